@@ -1,0 +1,83 @@
+"""The trace of one translation: everything a view needs, as plain data.
+
+Numpy arrays and lists of strings only (no tensors, no modules), so it can be kept in a UI
+state, turned into JSON and read back without the model. Shapes follow the Hugging Face
+convention: attention is [layers, heads, queries, keys].
+
+Axes: S = source tokens (encoder input, language tag first, [EOS] last); T = decoding steps.
+At step t the decoder reads target_tokens[t] (the prefix is target_tokens[:t+1]) and chooses
+output_tokens[t]; target_tokens = [BOS] + output_tokens[:-1].
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+ARRAY_FIELDS = {
+    # name: dtype
+    "candidate_ids": np.int64, "candidate_probs": np.float32, "chosen_probs": np.float32,
+    "entropy": np.float32,
+    "encoder_attention": np.float32, "decoder_self_attention": np.float32, "cross_attention": np.float32,
+    "encoder_scores": np.float32, "decoder_self_scores": np.float32, "cross_scores": np.float32,
+    "source_mask": np.bool_, "causal_mask": np.bool_, "decoder_mask": np.bool_, "cross_mask": np.bool_,
+    "batch_padding_mask": np.bool_, "positional_encoding": np.float32,
+}
+
+
+@dataclass
+class TranslationTrace:
+    direction: str  # "de-en" or "en-de"
+    source_text: str  # the text as translated (after any cut to the source limit)
+    translation: str  # detokenized greedy output
+    source_tokens: list[str]  # S tokens as the tokenizer spells them
+    source_ids: list[int]
+    target_tokens: list[str]  # T decoder inputs, the queries of decoder attention: [BOS] y1 .. y_{T-1}
+    output_tokens: list[str]  # T tokens chosen by greedy decoding: y1 .. y_T (often ending in [EOS])
+    output_ids: list[int]
+    candidate_tokens: list[list[str]]  # T x k: the top-k next tokens at each step, most probable first
+    candidate_ids: np.ndarray  # (T, k)
+    candidate_probs: np.ndarray  # (T, k) softmax probabilities
+    chosen_probs: np.ndarray  # (T,) probability of the chosen token
+    entropy: np.ndarray  # (T,) entropy of the next-token distribution, in bits
+    encoder_attention: np.ndarray  # (L_enc, h, S, S) encoder self-attention weights
+    decoder_self_attention: np.ndarray  # (L_dec, h, T, T) masked decoder self-attention weights
+    cross_attention: np.ndarray  # (L_dec, h, T, S) encoder-decoder attention weights
+    encoder_scores: np.ndarray  # (L_enc, h, S, S) QK^T / sqrt(d_k) before mask and softmax
+    decoder_self_scores: np.ndarray  # (L_dec, h, T, T)
+    cross_scores: np.ndarray  # (L_dec, h, T, S)
+    source_mask: np.ndarray  # (S,) True = real token (key that may be attended)
+    causal_mask: np.ndarray  # (T, T) look-ahead mask, True on and below the diagonal
+    decoder_mask: np.ndarray  # (T, T) causal AND target padding: what decoder self-attention used
+    cross_mask: np.ndarray  # (T, S) which source keys each target query may attend
+    batch_tokens: list[list[str]]  # the source batched with a longer example, padded with [PAD]
+    batch_padding_mask: np.ndarray  # (2, S_batch) padding mask of that real padded batch
+    positional_encoding: np.ndarray  # (max(S, T), d_model) the PE rows this sentence used
+    source_truncated: bool = False  # the source was cut to model.limits.MAX_SOURCE_TOKENS
+    stopped_by: str = "eos"  # "eos" or "max_length"
+
+    @property
+    def num_steps(self) -> int:
+        return len(self.output_tokens)
+
+    def to_dict(self) -> dict:
+        data = {}
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if isinstance(value, np.ndarray):
+                value = np.round(value, 6).tolist() if value.dtype.kind == "f" else value.tolist()
+            data[field.name] = value
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "TranslationTrace":
+        values = dict(data)
+        for name, dtype in ARRAY_FIELDS.items():
+            values[name] = np.asarray(values[name], dtype=dtype)
+        return cls(**values)

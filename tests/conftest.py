@@ -1,0 +1,72 @@
+"""Shared tiny fixtures: a tokenizer, config, model and checkpoint built in seconds on the CPU.
+
+No test reads ../shared/data, needs the network, a GPU, or a particular working directory.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from model import SubwordTokenizer, Transformer, TransformerConfig, save_checkpoint  # noqa: E402
+
+# A small hand-written parallel corpus (German, English) in the style of the training data.
+PAIRS = [
+    ("Ein Mann fährt Fahrrad.", "A man rides a bike."),
+    ("Eine Frau liest ein Buch.", "A woman reads a book."),
+    ("Zwei Hunde spielen im Schnee.", "Two dogs play in the snow."),
+    ("Ein Kind isst einen Apfel.", "A child eats an apple."),
+    ("Die Straße ist nass.", "The street is wet."),
+    ("Wie spät ist es?", "What time is it?"),
+    ("Ich habe Hunger.", "I am hungry."),
+    ("Grüße aus Köln!", "Greetings from Cologne!"),
+    ("Ein Mädchen springt über eine Pfütze.", "A girl jumps over a puddle."),
+    ("Männer arbeiten auf einer Baustelle.", "Men are working on a construction site."),
+    ("Ein Hund läuft am Strand.", "A dog runs on the beach."),
+    ("Wir gehen morgen ins Kino.", "We are going to the cinema tomorrow."),
+]
+
+
+def tiny_texts() -> list[str]:
+    return [text for pair in PAIRS for text in pair]
+
+
+@pytest.fixture(scope="session")
+def pairs() -> list[tuple[str, str]]:
+    return list(PAIRS)
+
+
+@pytest.fixture(scope="session")
+def tiny_tokenizer() -> SubwordTokenizer:
+    return SubwordTokenizer.train(tiny_texts() * 3, vocab_size=400, min_frequency=1)
+
+
+@pytest.fixture(scope="session")
+def tiny_config(tiny_tokenizer) -> TransformerConfig:
+    return TransformerConfig(
+        vocab_size=tiny_tokenizer.vocab_size, d_model=32, n_heads=4, n_encoder_layers=2,
+        n_decoder_layers=2, d_ff=64, dropout=0.0, attention_dropout=0.0, max_positions=256,
+    )
+
+
+@pytest.fixture
+def tiny_model(tiny_config) -> Transformer:
+    torch.manual_seed(0)
+    return Transformer(tiny_config).eval()
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tmp_path_factory, tiny_tokenizer, tiny_config) -> Path:
+    """A saved checkpoint directory of an untrained tiny model (random weights, seed 0)."""
+    torch.manual_seed(0)
+    model = Transformer(tiny_config).eval()
+    directory = tmp_path_factory.mktemp("checkpoint") / "tiny"
+    save_checkpoint(directory, model, tiny_tokenizer, {"note": "untrained test fixture"})
+    return directory
