@@ -32,6 +32,10 @@ PADDING_EXAMPLES = {
 }
 
 
+# The trace keeps at least this many positional-encoding rows, so the sinusoids read as waves.
+MIN_PE_ROWS = 64
+
+
 class GreedyStep(NamedTuple):
     logits: torch.Tensor  # (B, V) next-token logits at this step
     tokens: torch.Tensor  # (B,) chosen ids ([PAD] for sequences that already ended)
@@ -175,7 +179,7 @@ def translate(
         cross_mask=src_mask[0, 0].expand(n_target, n_source).cpu().numpy(),
         batch_tokens=[[PAD if i == config.pad_id else tokenizer.id_to_token(i) for i in row] for row in batch.tolist()],
         batch_padding_mask=padding_mask(batch, config.pad_id)[:, 0, 0].numpy(),
-        positional_encoding=model.positional_encoding[: max(n_source, n_target)].cpu().numpy(),
+        positional_encoding=model.positional_encoding[: max(n_source, n_target, MIN_PE_ROWS)].cpu().numpy(),
         source_truncated=was_cut,
         stopped_by="eos" if output_ids[-1] == config.eos_id else "max_length",
     )

@@ -55,7 +55,7 @@ class TranslationTrace:
     cross_mask: np.ndarray  # (T, S) which source keys each target query may attend
     batch_tokens: list[list[str]]  # the source batched with a longer example, padded with [PAD]
     batch_padding_mask: np.ndarray  # (2, S_batch) padding mask of that real padded batch
-    positional_encoding: np.ndarray  # (max(S, T), d_model) the PE rows this sentence used
+    positional_encoding: np.ndarray  # (P, d_model), P = max(S, T, 64) capped at max_positions: rows 0..S-1 feed the source, 0..T-1 the target
     source_truncated: bool = False  # the source was cut to model.limits.MAX_SOURCE_TOKENS
     stopped_by: str = "eos"  # "eos" or "max_length"
 
