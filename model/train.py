@@ -1,0 +1,358 @@
+"""Training, section 5 of the paper: Adam, warm-up + inverse-square-root learning rate, label
+smoothing, dropout, token-count batches; on a GPU bf16 autocast, a fused optimizer, torch.compile
+and several GPUs through torchrun (DistributedDataParallel).
+
+    python -m model.train --data ../shared/data/multi30k/train ../shared/data/tatoeba/eng-deu.tsv \
+        --val ../shared/data/multi30k/val --out runs/base
+    torchrun --nproc_per_node 8 -m model.train ...        # several GPUs, same script
+
+The run directory holds `best/` (a checkpoint directory: the best validation BLEU so far),
+`last/` (weights + optimizer state, for --resume) and `training_log.json` (per-step loss and
+learning rate, the validation curve), which is copied into each saved checkpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from safetensors.torch import load_file, save_file
+
+from .checkpoint import load_local_checkpoint, save_checkpoint
+from .config import TransformerConfig
+from .data import DataError, Example, collate, make_examples, read_sources, token_batches
+from .evaluate import score, translate_batch
+from .tokenizer import SubwordTokenizer
+from .transformer import Transformer
+
+LOG_FILE = "training_log.json"
+STATE_FILE = "training_state.json"
+OPTIMIZER_FILE = "optimizer.safetensors"
+
+
+def learning_rate(step: int, d_model: int, warmup: int, factor: float = 1.0) -> float:
+    """lrate = d_model^-0.5 * min(step^-0.5, step * warmup^-1.5), section 5.3 (times a factor)."""
+    step = max(step, 1)
+    return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m model.train", description=__doc__.splitlines()[0])
+    data = parser.add_argument_group("data")
+    data.add_argument("--data", nargs="+", required=True,
+                      help="training sources: PREFIX (PREFIX.de + PREFIX.en), FILE.tsv (English<TAB>German) or hf:DATASET[:CONFIG]")
+    data.add_argument("--val", help="validation source (same formats), used for model selection")
+    data.add_argument("--tokenizer", help="reuse this tokenizer.json instead of training one")
+    data.add_argument("--vocab-size", type=int, default=8000)
+    data.add_argument("--max-length", type=int, default=100, help="drop pairs with a side longer than this many subwords")
+    model = parser.add_argument_group("model (TransformerConfig)")
+    model.add_argument("--d-model", type=int, default=256)
+    model.add_argument("--heads", type=int, default=8)
+    model.add_argument("--encoder-layers", type=int, default=6)
+    model.add_argument("--decoder-layers", type=int, default=6)
+    model.add_argument("--d-ff", type=int, default=1024)
+    model.add_argument("--dropout", type=float, default=0.1)
+    model.add_argument("--attention-dropout", type=float, default=0.1)
+    model.add_argument("--max-positions", type=int, default=256)
+    optim = parser.add_argument_group("optimisation")
+    optim.add_argument("--max-tokens", type=int, default=8000, help="padded source+target tokens per batch (per GPU)")
+    optim.add_argument("--warmup", type=int, default=4000)
+    optim.add_argument("--lr-factor", type=float, default=1.0, help="multiplies the paper's learning-rate formula")
+    optim.add_argument("--label-smoothing", type=float, default=0.1)
+    optim.add_argument("--clip-norm", type=float, default=0.0, help="gradient clipping (0 = off, as in the paper)")
+    optim.add_argument("--epochs", type=int, default=1000)
+    optim.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0 = no limit)")
+    optim.add_argument("--max-minutes", type=float, default=0.0, help="stop after this much training time (0 = no limit)")
+    optim.add_argument("--average-last", type=int, default=0,
+                       help="at the end, also try the average of the last N evaluated weights; keep it if val BLEU is better")
+    run = parser.add_argument_group("run")
+    run.add_argument("--out", required=True, help="run directory")
+    run.add_argument("--resume", action="store_true", help="continue from OUT/last")
+    run.add_argument("--seed", type=int, default=1234)
+    run.add_argument("--eval-every", type=int, default=1000, help="steps between validations")
+    run.add_argument("--bleu-sentences", type=int, default=500, help="validation sentences per direction for BLEU")
+    run.add_argument("--log-every", type=int, default=50)
+    run.add_argument("--device", default="auto", help="auto, cpu, cuda")
+    run.add_argument("--compile", choices=("auto", "on", "off"), default="auto", help="torch.compile (auto: on for CUDA)")
+    run.add_argument("--threads", type=int, default=0, help="CPU threads (0 = torch default)")
+    return parser
+
+
+def git_commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
+                              cwd=Path(__file__).resolve().parent).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+class Distributed:
+    """torchrun's environment (RANK, WORLD_SIZE, LOCAL_RANK), or a single process."""
+
+    def __init__(self, device_choice: str):
+        self.world = int(os.environ.get("WORLD_SIZE", "1"))
+        self.rank = int(os.environ.get("RANK", "0"))
+        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        cuda = torch.cuda.is_available() and device_choice in ("auto", "cuda")
+        if device_choice == "cuda" and not torch.cuda.is_available():
+            raise SystemExit("error: --device cuda but no CUDA device is available")
+        self.device = torch.device(f"cuda:{local_rank}" if cuda else "cpu")
+        if cuda:
+            torch.cuda.set_device(self.device)
+        if self.world > 1:
+            torch.distributed.init_process_group("nccl" if cuda else "gloo")
+
+    @property
+    def main(self) -> bool:
+        return self.rank == 0
+
+    def barrier(self) -> None:
+        if self.world > 1:
+            torch.distributed.barrier()
+
+
+def batch_loss(model, src, tgt_in, labels, pad_id: int, label_smoothing: float, autocast: bool):
+    """Label-smoothed cross-entropy (section 5.4) summed over real tokens, and their count."""
+    with torch.autocast(device_type=src.device.type, dtype=torch.bfloat16, enabled=autocast):
+        logits = model(src, tgt_in)  # (B, T, V)
+    loss = F.cross_entropy(logits.float().flatten(0, 1), labels.flatten(), ignore_index=pad_id,
+                           label_smoothing=label_smoothing, reduction="sum")
+    return loss, int((labels != pad_id).sum())
+
+
+@torch.no_grad()
+def validate(model: Transformer, tokenizer: SubwordTokenizer, examples: list[Example], pairs, args, device) -> dict:
+    """Validation loss (label-smoothed, like the training loss) and greedy BLEU in both directions."""
+    model.eval()
+    total, count = 0.0, 0
+    for indices in token_batches(examples, args.max_tokens, random.Random(0)):
+        src, tgt_in, labels = (t.to(device) for t in collate(examples, indices, model.config.pad_id))
+        loss, tokens = batch_loss(model, src, tgt_in, labels, model.config.pad_id, args.label_smoothing, False)
+        total, count = total + float(loss), count + tokens
+    result = {"loss": total / max(count, 1)}
+    subset = pairs[: args.bleu_sentences]
+    for direction, (sources, references) in {
+        "de-en": ([p[0] for p in subset], [p[1] for p in subset]),
+        "en-de": ([p[1] for p in subset], [p[0] for p in subset]),
+    }.items():
+        hypotheses = translate_batch(model, tokenizer, sources, direction)
+        result[f"bleu_{direction.replace('-', '_')}"] = score(hypotheses, references)["bleu"]
+    model.train()
+    return result
+
+
+def save_training_state(directory: Path, model, optimizer, state: dict, tokenizer, log: dict) -> None:
+    """OUT/last: a loadable checkpoint plus the Adam moments (safetensors) and counters (JSON)."""
+    save_checkpoint(directory, model, tokenizer, {"training": state})
+    names = {id(p): n for n, p in model.named_parameters()}
+    tensors = {}
+    for group in optimizer.param_groups:
+        for parameter in group["params"]:
+            for key, value in optimizer.state.get(parameter, {}).items():
+                tensors[f"{names[id(parameter)]}/{key}"] = torch.as_tensor(value).detach().float().cpu().contiguous()
+    save_file(tensors, directory / OPTIMIZER_FILE)
+    (directory / STATE_FILE).write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
+    (directory / LOG_FILE).write_text(json.dumps(log) + "\n", encoding="utf-8")
+
+
+def load_training_state(directory: Path, model, optimizer) -> tuple[dict, dict]:
+    checkpoint = load_local_checkpoint(directory)
+    model.load_state_dict(checkpoint.model.state_dict())
+    tensors = load_file(directory / OPTIMIZER_FILE)
+    for name, parameter in model.named_parameters():
+        moments = {key.split("/", 1)[1]: value for key, value in tensors.items() if key.split("/", 1)[0] == name}
+        if moments:
+            optimizer.state[parameter] = {k: v.to(parameter.device) if k != "step" else v for k, v in moments.items()}
+    state = json.loads((directory / STATE_FILE).read_text(encoding="utf-8"))
+    log = json.loads((directory / LOG_FILE).read_text(encoding="utf-8"))
+    return state, log
+
+
+def empty_log() -> dict:
+    return {"train": {"step": [], "loss": [], "learning_rate": [], "tokens_per_second": []},
+            "validation": {"step": [], "loss": [], "bleu_de_en": [], "bleu_en_de": []}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    dist = Distributed(args.device)
+    device = dist.device
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    try:
+        pairs = read_sources(args.data)
+        val_pairs = read_sources([args.val]) if args.val else []
+    except DataError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if args.resume and (out / "last" / "tokenizer.json").exists():
+        tokenizer = SubwordTokenizer.load(out / "last" / "tokenizer.json")
+    elif args.tokenizer:
+        tokenizer = SubwordTokenizer.load(args.tokenizer)
+    else:
+        tokenizer = SubwordTokenizer.train((text for pair in pairs for text in pair), vocab_size=args.vocab_size)
+    config = TransformerConfig(
+        vocab_size=tokenizer.vocab_size, d_model=args.d_model, n_heads=args.heads,
+        n_encoder_layers=args.encoder_layers, n_decoder_layers=args.decoder_layers, d_ff=args.d_ff,
+        dropout=args.dropout, attention_dropout=args.attention_dropout, max_positions=args.max_positions,
+    )
+    model = Transformer(config).to(device)
+    cuda = device.type == "cuda"
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9,
+                                 **({"fused": True} if cuda else {}))
+    state = {"step": 0, "epoch": 0, "batch_in_epoch": 0, "best_bleu": -1.0, "seconds": 0.0, "tokens": 0}
+    log = empty_log()
+    if args.resume and (out / "last" / STATE_FILE).exists():
+        state, log = load_training_state(out / "last", model, optimizer)
+        if dist.main:
+            print(f"resumed from {out / 'last'} at step {state['step']}")
+    training_model = model
+    if args.compile == "on" or (args.compile == "auto" and cuda):
+        training_model = torch.compile(model)
+    if dist.world > 1:
+        training_model = torch.nn.parallel.DistributedDataParallel(
+            training_model, device_ids=[device.index] if cuda else None)
+
+    examples = make_examples(pairs, tokenizer, args.max_length)
+    val_examples = make_examples(val_pairs, tokenizer, args.max_length)
+    if dist.main:
+        print(f"{len(pairs)} pairs -> {len(examples)} examples (both directions); vocab {tokenizer.vocab_size}; "
+              f"{model.num_parameters() / 1e6:.2f}M parameters; device {device}; world {dist.world}")
+    command = "python -m model.train " + " ".join(sys.argv[1:] if argv is None else argv)
+    snapshots: list[dict[str, torch.Tensor]] = []
+
+    def evaluate_and_save() -> None:
+        scores = validate(model, tokenizer, val_examples, val_pairs, args, device)
+        for key in ("loss", "bleu_de_en", "bleu_en_de"):
+            log["validation"][key].append(round(scores[key], 4))
+        log["validation"]["step"].append(state["step"])
+        mean_bleu = (scores["bleu_de_en"] + scores["bleu_en_de"]) / 2
+        print(f"\nstep {state['step']}: val loss {scores['loss']:.3f}  BLEU de-en {scores['bleu_de_en']:.2f}  "
+              f"en-de {scores['bleu_en_de']:.2f}", flush=True)
+        if args.average_last:
+            snapshots.append({k: v.detach().clone().cpu() for k, v in model.state_dict().items()})
+            del snapshots[: -args.average_last]
+        if mean_bleu > state["best_bleu"]:
+            state["best_bleu"] = mean_bleu
+            save_run_checkpoint(out / "best", model, tokenizer, log, state, scores, command, "best")
+        save_training_state(out / "last", model, optimizer, state, tokenizer, log)
+
+    model.train()
+    start = time.time() - state["seconds"]
+    window_tokens, window_start = 0, time.time()
+    done = False
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover
+        tqdm = None
+    progress = tqdm(total=args.max_steps or None, initial=state["step"], disable=not dist.main or tqdm is None,
+                    mininterval=2.0, dynamic_ncols=True) if tqdm else None
+    while not done and state["epoch"] < args.epochs:
+        batches = token_batches(examples, args.max_tokens, random.Random(args.seed + state["epoch"]))
+        per_rank = len(batches) // dist.world
+        batches = batches[dist.rank::dist.world][:per_rank]
+        for indices in batches[state["batch_in_epoch"]:]:
+            src, tgt_in, labels = (t.to(device, non_blocking=True) for t in collate(examples, indices, config.pad_id))
+            loss_sum, tokens = batch_loss(training_model, src, tgt_in, labels, config.pad_id, args.label_smoothing, cuda)
+            (loss_sum / max(tokens, 1)).backward()
+            if args.clip_norm:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip_norm)
+            state["step"] += 1
+            rate = learning_rate(state["step"], config.d_model, args.warmup, args.lr_factor)
+            for group in optimizer.param_groups:
+                group["lr"] = rate
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            state["batch_in_epoch"] += 1
+            real_tokens = int((src != config.pad_id).sum()) + tokens
+            state["tokens"] += real_tokens * dist.world
+            window_tokens += real_tokens * dist.world
+            if state["step"] % args.log_every == 0 and dist.main:
+                loss_value = loss_sum.item() / max(tokens, 1)
+                speed = window_tokens / max(time.time() - window_start, 1e-9)
+                window_tokens, window_start = 0, time.time()
+                for key, value in (("step", state["step"]), ("loss", round(loss_value, 4)),
+                                   ("learning_rate", rate), ("tokens_per_second", round(speed))):
+                    log["train"][key].append(value)
+                if progress is not None:
+                    progress.set_postfix_str(f"loss {loss_value:.3f}  {speed / 1000:.1f}k tok/s  lr {rate:.2e}  epoch {state['epoch']}")
+            if progress is not None:
+                progress.update(1)
+            state["seconds"] = time.time() - start
+            out_of_time = args.max_minutes and state["seconds"] > args.max_minutes * 60
+            done = bool((args.max_steps and state["step"] >= args.max_steps) or out_of_time)
+            if dist.world > 1:  # every rank stops together
+                flag = torch.tensor(float(done), device=device)
+                torch.distributed.all_reduce(flag, op=torch.distributed.ReduceOp.MAX)
+                done = bool(flag.item())
+            if state["step"] % args.eval_every == 0 or done:
+                if dist.main:
+                    evaluate_and_save()
+                dist.barrier()
+            if done:
+                break
+        else:
+            state["epoch"] += 1
+            state["batch_in_epoch"] = 0
+    if progress is not None:
+        progress.close()
+    if dist.main:
+        if log["validation"]["step"] and log["validation"]["step"][-1] != state["step"]:
+            evaluate_and_save()
+        if len(snapshots) > 1:
+            try_average(model, snapshots, tokenizer, val_examples, val_pairs, args, device, out, log, state, command)
+        print(f"done: {state['step']} steps, {state['seconds'] / 60:.1f} min, best mean val BLEU {state['best_bleu']:.2f}; "
+              f"checkpoint in {out / 'best'}")
+    if dist.world > 1:
+        torch.distributed.destroy_process_group()
+    return 0
+
+
+def try_average(model, snapshots, tokenizer, val_examples, val_pairs, args, device, out, log, state, command) -> None:
+    """Checkpoint averaging (section 6.1 averages the last checkpoints): keep it if val BLEU improves."""
+    averaged = {k: torch.stack([s[k].float() for s in snapshots]).mean(0).to(snapshots[-1][k].dtype) for k in snapshots[-1]}
+    model.load_state_dict(averaged)
+    scores = validate(model, tokenizer, val_examples, val_pairs, args, device)
+    mean_bleu = (scores["bleu_de_en"] + scores["bleu_en_de"]) / 2
+    print(f"average of last {len(snapshots)}: val BLEU de-en {scores['bleu_de_en']:.2f} en-de {scores['bleu_en_de']:.2f}")
+    if mean_bleu > state["best_bleu"]:
+        state["best_bleu"] = mean_bleu
+        save_run_checkpoint(out / "best", model, tokenizer, log, state, scores, command, f"average of last {len(snapshots)}")
+
+
+def save_run_checkpoint(directory: Path, model, tokenizer, log, state, scores, command, selected) -> None:
+    """A checkpoint directory for the app, with the training log and how it was made."""
+    speeds = log["train"]["tokens_per_second"]
+    metrics = {
+        "selected": selected,
+        "validation": {k: round(v, 4) for k, v in scores.items()},
+        "step": state["step"],
+        "command": command,
+        "commit": git_commit(),
+        "training_seconds": round(state["seconds"], 1),
+        "parameters": model.num_parameters(),
+        "tokens_per_second": round(sum(speeds[-20:]) / len(speeds[-20:])) if speeds else None,
+        "device": str(next(model.parameters()).device),
+        "config": dataclasses.asdict(model.config),
+    }
+    save_checkpoint(directory, model, tokenizer, metrics)
+    (directory / LOG_FILE).write_text(json.dumps(log) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
