@@ -1,0 +1,633 @@
+"""Attention Explorer: look inside the 2017 Transformer ("Attention Is All You Need") as it translates.
+
+One Gradio app over one checkpoint. Translate runs the model once (`model.decoding.translate`)
+and keeps the whole `TranslationTrace` in the user's `gr.State`; stepping through greedy decoding,
+switching attention kind, layer or head, and opening a tab only re-draw from that trace with
+`visualizer.*`, never calling the model again. Hidden tabs are drawn when they are opened.
+
+    python3 app.py                                  # checkpoints/de-en-small on 127.0.0.1:7860
+    python3 app.py --checkpoint /tmp/dev-checkpoint --port 7861
+    python3 app.py --hub owner/name --host 0.0.0.0  # a checkpoint from the Hugging Face Hub
+
+Environment: ATTENTION_EXPLORER_CHECKPOINT (a local checkpoint directory),
+ATTENTION_EXPLORER_HOST (0.0.0.0 listens on all interfaces, as on Spaces), GRADIO_SERVER_PORT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import html
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import gradio as gr
+import numpy as np
+from gradio.components.plot import PlotData
+
+import visualizer
+from model import Checkpoint, CheckpointError, TranslationTrace, load_checkpoint, translate
+from model import limits
+from model.paths import DEFAULT_CHECKPOINT
+
+CHECKPOINT_ENV = "ATTENTION_EXPLORER_CHECKPOINT"
+HOST_ENV = "ATTENTION_EXPLORER_HOST"
+TRAINING_LOG_FILE = "training_log.json"
+DIRECTION_LABELS = {"de-en": "German → English", "en-de": "English → German"}
+KINDS = {
+    "encoder": "Encoder self-attention",
+    "decoder": "Masked decoder self-attention",
+    "cross": "Cross-attention (encoder → decoder)",
+}
+TABS = ("next", "attention", "positions", "masks", "model")
+PLAY_SECONDS = 1.0  # one decoding step per tick while playing
+TRACE_FILES_MAX_AGE_S = 3600  # trace JSON files older than this are removed when a new one is written
+
+EXAMPLES = [
+    ["Ein Mann fährt mit dem Fahrrad die Straße entlang.", "de-en"],
+    ["Zwei Hunde spielen im Schnee.", "de-en"],
+    ["Eine Frau in einem roten Kleid singt auf einer Bühne.", "de-en"],
+    ["Wie spät ist es?", "de-en"],
+    ["Ich habe heute keine Zeit.", "de-en"],
+    ["A little girl is climbing into a wooden playhouse.", "en-de"],
+    ["Two men are playing soccer in the park.", "en-de"],
+    ["I would like a cup of coffee.", "en-de"],
+    ["Where is the train station?", "en-de"],
+]
+
+INTRO = f"""
+# Attention Explorer
+A from-scratch **Transformer** ("Attention Is All You Need", Vaswani et al., 2017) trained to translate
+German ↔ English. Type a sentence, translate it, then step through greedy decoding and open the model:
+the next-token probabilities, every attention head, the positional encodings and the masks.
+The model is **post-LN, like the paper**: every sub-layer is `LayerNorm(x + Sublayer(x))` (section 3.1).
+
+Limits: at most **{limits.MAX_INPUT_CHARS:,} characters** of input; the source is cut to
+**{limits.MAX_SOURCE_TOKENS} subword tokens** and the output stops after **{limits.MAX_TARGET_TOKENS} tokens**.
+"""
+
+ABOUT_NEXT = """
+**Greedy decoding.** The decoder is auto-regressive (section 3): at step *t* it reads the tokens
+chosen so far and outputs a probability for every token of the shared vocabulary (section 3.4).
+Greedy decoding takes the most probable one (highlighted); the paper used beam search of size 4
+(section 6.1). The entropy (in bits) says how unsure the model is: 0 bits = certain.
+"""
+
+ABOUT_ATTENTION = {
+    "encoder": "**Encoder self-attention** (sections 3.2.2 and 3.2.3): every source token (row, query) "
+               "attends to every source token (column, key). It runs once for the sentence, so it does "
+               "not change as you step.",
+    "decoder": "**Masked decoder self-attention** (section 3.2.3): each target position attends only to "
+               "itself and earlier positions, so the triangle grows by one row and column per step. "
+               "The highlighted row is the query being decoded now.",
+    "cross": "**Cross-attention / encoder-decoder attention** (section 3.2.3): queries come from the "
+             "decoder, keys and values from the encoder's output, so each target row shows which source "
+             "tokens the decoder reads. Rows appear as you step; the highlighted row is being decoded now.",
+}
+
+ABOUT_HEADS = """
+Each cell is a softmax weight, `softmax(QKᵀ/√d_k)` (scaled dot-product attention, section 3.2.1):
+rows are queries (top to bottom), columns are keys (left to right); each row sums to 1.
+*All heads* shows every layer (rows) and head (columns) at once; *mean of heads* averages the heads of
+one layer. Multi-head attention (section 3.2.2) runs the heads in parallel on d_k-sized slices.
+"""
+
+ABOUT_PIPELINE = """
+**Inside one head** (section 3.2.1): the raw scores `QKᵀ/√d_k`, the same scores with the mask applied
+(masked keys get −∞, i.e. the dtype's minimum), and the softmax that turns each row into weights.
+"""
+
+ABOUT_POSITIONS = """
+**Positional encoding** (section 3.5): attention itself ignores word order, so a fixed sinusoid,
+`PE(pos, 2i) = sin(pos / 10000^(2i/d_model))`, `PE(pos, 2i+1) = cos(…)`, is added to every embedding.
+Low dimensions oscillate fast, high dimensions slowly; rows 0..S−1 are added to this source sentence.
+"""
+
+ABOUT_MASKS = """
+**Masks** (section 3.2.3; True = may attend). *Padding*: a batch is padded to its longest sentence and
+no query may attend a `[PAD]` key; the typed sentence is shown batched with a longer one.
+*Causal (look-ahead)*: decoder position *i* sees positions ≤ *i* only. *Decoder mask*: causal AND padding.
+*Cross-attention mask*: every target query may attend every real source token.
+"""
+
+ABOUT_MODEL = """
+Post-LN like the paper: each encoder and decoder layer applies `LayerNorm(x + Sublayer(x))` after every
+attention and feed-forward sub-layer (section 3.1); embeddings are scaled by √d_model and share one
+German+English vocabulary (section 3.4); dropout as in section 5.4; BLEU as in section 6.1 (sacreBLEU,
+detokenized, greedy decoding here).
+"""
+
+CSS = """
+.gradio-container { max-width: 1280px !important; margin: 0 auto; }
+#checkpoint-error { border: 1px solid #dc2626; border-radius: 6px; padding: 4px 12px; }
+.token-row { display: flex; flex-wrap: wrap; gap: 4px; align-items: center; margin: 2px 0 8px; }
+.token-row .label { font-weight: 600; margin-right: 6px; min-width: 7.5em; }
+.tok { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 0.85em; padding: 1px 6px;
+       border-radius: 4px; background: var(--block-background-fill); border: 1px solid var(--border-color-primary);
+       white-space: pre; }
+.tok.special { color: var(--body-text-color-subdued); font-style: italic; }
+.tok.query { background: #fde68a; border-color: #d97706; color: #111; }
+.tok.chosen { background: #bbf7d0; border-color: #16a34a; color: #111; }
+.step-facts { margin-top: 4px; }
+#step-controls button { min-width: 0; }
+"""
+
+
+# --------------------------------------------------------------------------- model and files
+def checkpoint_source(checkpoint: str | Path | None = None) -> str:
+    """The checkpoint to load: the argument, else $ATTENTION_EXPLORER_CHECKPOINT, else the shipped one."""
+    if checkpoint is not None:
+        return str(checkpoint)
+    return os.environ.get(CHECKPOINT_ENV) or str(DEFAULT_CHECKPOINT)
+
+
+@functools.lru_cache(maxsize=4)
+def load_model(source: str, hub: bool = False) -> Checkpoint:
+    """Load a checkpoint once per process; it is shared read-only by every user (eval mode, no grad)."""
+    return load_checkpoint(source, hub=hub)
+
+
+@functools.lru_cache(maxsize=4)
+def load_training_log(directory: str) -> dict | None:
+    """training_log.json beside the checkpoint, or None when absent or unreadable."""
+    path = Path(directory) / TRAINING_LOG_FILE
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def parse_direction(value: str | None) -> str:
+    """'de-en', 'en-de' or their labels (as the UI and API clients send them) -> 'de-en' / 'en-de'."""
+    text = str(value or "").strip().lower().replace("->", "→")
+    for code, label in DIRECTION_LABELS.items():
+        if text in (code, label.lower(), code.replace("-", "→"), code.replace("-", "_")):
+            return code
+    choices = ", ".join(f"{code!r} / {label!r}" for code, label in DIRECTION_LABELS.items())
+    raise gr.Error(f"Unknown direction {value!r}: use one of {choices}.")
+
+
+def write_trace_json(trace: TranslationTrace) -> str:
+    """Write the trace as JSON to a fresh temporary file (for the download button and the API)."""
+    folder = Path(tempfile.gettempdir()) / "attention-explorer-traces"
+    folder.mkdir(parents=True, exist_ok=True)
+    now = time.time()
+    for old in folder.glob("*/trace-*.json"):  # keep the folder from growing without bound
+        try:
+            if now - old.stat().st_mtime > TRACE_FILES_MAX_AGE_S:
+                old.unlink()
+                old.parent.rmdir()
+        except OSError:
+            pass
+    path = Path(tempfile.mkdtemp(dir=folder)) / f"trace-{trace.direction}.json"
+    path.write_text(trace.to_json(), encoding="utf-8")
+    return str(path)
+
+
+def translate_text(checkpoint: Checkpoint | None, text: str | None, direction: str,
+                   load_error: str = "") -> tuple[TranslationTrace, str, str]:
+    """The Translate action: validate, run the model once, -> (trace, translation, trace JSON path).
+
+    Bad input raises gr.Error with a message for the page (a notice) and for API clients.
+    """
+    if checkpoint is None:
+        raise gr.Error(f"No model is loaded: {load_error}")
+    code = parse_direction(direction)
+    if not isinstance(text, str) or not text.strip():
+        raise gr.Error("The text box is empty: type a sentence to translate.")
+    if len(text) > limits.MAX_INPUT_CHARS:
+        raise gr.Error(f"The text is {len(text):,} characters long; the limit is "
+                       f"{limits.MAX_INPUT_CHARS:,} characters (MAX_INPUT_CHARS). Shorten it and try again.")
+    try:
+        trace = translate(checkpoint.model, checkpoint.tokenizer, text, code)
+    except ValueError as error:
+        raise gr.Error(str(error)) from None
+    return trace, trace.translation, write_trace_json(trace)
+
+
+# --------------------------------------------------------------------------- small pure views
+def plot(figure, name: str) -> PlotData:
+    """A Plotly figure for gr.Plot with the toolbar always shown; its camera icon saves `name`.png."""
+    config = {"displayModeBar": True, "displaylogo": False,
+              "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}}
+    # gr.Plot's front end passes a "config" key of the figure JSON to Plotly; splice it in front.
+    return PlotData(type="plotly", plot='{"config": %s, %s' % (json.dumps(config), figure.to_json()[1:]))
+
+
+def step_index(trace: TranslationTrace, step: float | None) -> int:
+    """The 1-based step of the slider -> a 0-based index into the trace, clamped to the steps there are."""
+    return int(np.clip(int(step or 1), 1, trace.num_steps)) - 1
+
+
+def clamp_step(trace: TranslationTrace | None, step: float | None) -> int:
+    """A requested 1-based step, kept within 1..num_steps (1 when there is no trace)."""
+    return 1 if trace is None else step_index(trace, step) + 1
+
+
+def token_chips(tokens: list[str], classes: dict[int, str] | None = None) -> str:
+    """Tokens as escaped HTML chips; typed HTML is shown, never run."""
+    classes = classes or {}
+    chips = []
+    for index, token in enumerate(tokens):
+        names = ["tok"]
+        if token.startswith("[") and token.endswith("]") or token.startswith("<2"):
+            names.append("special")
+        if index in classes:
+            names.append(classes[index])
+        chips.append(f'<span class="{" ".join(names)}">{html.escape(token)}</span>')
+    return "".join(chips)
+
+
+def tokens_html(trace: TranslationTrace | None) -> str:
+    if trace is None:
+        return ""
+    return (f'<div class="token-row"><span class="label">Source ({len(trace.source_tokens)})</span>'
+            f'{token_chips(trace.source_tokens)}</div>'
+            f'<div class="token-row"><span class="label">Output ({trace.num_steps})</span>'
+            f'{token_chips(trace.output_tokens)}</div>')
+
+
+def notice_markdown(trace: TranslationTrace | None) -> str:
+    """Visible notices about limits that shaped this translation ('' when there are none)."""
+    if trace is None:
+        return ""
+    notes = []
+    if trace.source_truncated:
+        notes.append(f"⚠️ The source was cut to its first **{limits.MAX_SOURCE_TOKENS} subword tokens** "
+                     "(MAX_SOURCE_TOKENS); only that part was translated.")
+    if trace.stopped_by == "max_length":
+        notes.append(f"⚠️ Decoding stopped after **{trace.num_steps} tokens** without producing `[EOS]` "
+                     f"(the length budget is 2 × source + 10, at most {limits.MAX_TARGET_TOKENS} = "
+                     "MAX_TARGET_TOKENS).")
+    return "\n\n".join(notes)
+
+
+def step_html(trace: TranslationTrace | None, step: float | None) -> str:
+    """The target prefix at this step, the query being decoded, the chosen token, its probability, entropy."""
+    if trace is None:
+        return "<p>Translate a sentence to step through greedy decoding.</p>"
+    t = step_index(trace, step)
+    prefix = token_chips(trace.target_tokens[: t + 1], {t: "query"})
+    chosen = token_chips([trace.output_tokens[t]], {0: "chosen"})
+    return (f'<div class="token-row"><span class="label">Step {t + 1} of {trace.num_steps}</span>'
+            f'decoder input so far (the highlighted token is the query):</div>'
+            f'<div class="token-row">{prefix}</div>'
+            f'<div class="token-row step-facts"><span class="label">Chosen next</span>{chosen}'
+            f'&nbsp;p = {float(trace.chosen_probs[t]):.3f} &nbsp;·&nbsp; entropy = '
+            f'{float(trace.entropy[t]):.2f} bits</div>')
+
+
+def candidates_view(trace: TranslationTrace, step: float | None) -> PlotData:
+    t = step_index(trace, step)
+    ids = trace.candidate_ids[t].tolist()
+    chosen = ids.index(trace.output_ids[t]) if trace.output_ids[t] in ids else None
+    figure = visualizer.candidates_chart(
+        trace.candidate_tokens[t], trace.candidate_probs[t], chosen, entropy_bits=float(trace.entropy[t]),
+        title=f"Step {t + 1}: the {len(ids)} most probable next tokens",
+    )
+    return plot(figure, f"candidates-step-{t + 1}")
+
+
+def attention_arrays(trace: TranslationTrace, step: float | None, kind: str):
+    """(weights, scores, mask, queries, keys) for one attention kind, limited to what exists at this step.
+
+    weights/scores (L, h, Tq, Tk), mask (Tq, Tk). Decoder rows stop at the query being decoded (and,
+    for self-attention, so do the keys: later tokens do not exist yet), so the causal triangle grows.
+    """
+    t = step_index(trace, step)
+    if kind == "encoder":
+        n = len(trace.source_tokens)
+        mask = np.broadcast_to(trace.source_mask, (n, n))  # (S, S): every query sees the real keys
+        return (trace.encoder_attention, trace.encoder_scores, mask,
+                trace.source_tokens, trace.source_tokens)
+    if kind == "decoder":
+        return (trace.decoder_self_attention[:, :, : t + 1, : t + 1], trace.decoder_self_scores[:, :, : t + 1, : t + 1],
+                trace.decoder_mask[: t + 1, : t + 1], trace.target_tokens[: t + 1], trace.target_tokens[: t + 1])
+    if kind == "cross":
+        return (trace.cross_attention[:, :, : t + 1], trace.cross_scores[:, :, : t + 1], trace.cross_mask[: t + 1],
+                trace.target_tokens[: t + 1], trace.source_tokens)
+    raise gr.Error(f"Unknown attention kind {kind!r}; expected one of {', '.join(KINDS)}.")
+
+
+def layer_index(weights: np.ndarray, layer: float | None) -> int:
+    """1-based layer from the UI -> 0-based index, clamped to the layers of this attention kind."""
+    return int(np.clip(int(layer or 1), 1, weights.shape[0])) - 1
+
+
+def attention_view(trace: TranslationTrace, step: float | None, kind: str, layer: float | None,
+                   head: str) -> PlotData:
+    weights, _, _, queries, keys = attention_arrays(trace, step, kind)
+    highlight = None if kind == "encoder" else len(queries) - 1
+    name = KINDS[kind]
+    if head == "all":
+        figure = visualizer.attention_grid(weights, queries, keys, highlight_query=highlight,
+                                           title=f"{name}: every layer (rows) and head (columns)")
+        return plot(figure, f"{kind}-attention-all-heads")
+    l = layer_index(weights, layer)
+    if head == "mean":
+        figure = visualizer.attention_heatmap(weights[l].mean(axis=0), queries, keys, highlight_query=highlight,
+                                              title=f"{name}, layer {l + 1}, mean of {weights.shape[1]} heads")
+        return plot(figure, f"{kind}-attention-layer{l + 1}-mean")
+    h = head_index(weights, head)
+    figure = visualizer.attention_heatmap(weights[l, h], queries, keys, highlight_query=highlight,
+                                          title=f"{name}, layer {l + 1}, head {h + 1}")
+    return plot(figure, f"{kind}-attention-layer{l + 1}-head{h + 1}")
+
+
+def head_index(weights: np.ndarray, head: str) -> int:
+    """'3' -> 2; 'all' and 'mean' -> head 1 (index 0); clamped to the heads there are."""
+    number = int(head) if str(head).isdigit() else 1
+    return int(np.clip(number, 1, weights.shape[1])) - 1
+
+
+def pipeline_view(trace: TranslationTrace, step: float | None, kind: str, layer: float | None,
+                  head: str) -> PlotData:
+    weights, scores, mask, queries, keys = attention_arrays(trace, step, kind)
+    l, h = layer_index(weights, layer), head_index(weights, head)
+    stand_in = " (head 1 stands in for all heads)" if not str(head).isdigit() else ""
+    figure = visualizer.attention_pipeline(
+        scores[l, h], np.asarray(mask), weights[l, h], queries, keys,
+        title=f"{KINDS[kind]}, layer {l + 1}, head {h + 1}{stand_in}: scores → + mask → softmax",
+    )
+    return plot(figure, f"{kind}-pipeline-layer{l + 1}-head{h + 1}")
+
+
+def positions_view(trace: TranslationTrace) -> PlotData:
+    return plot(visualizer.positional_encoding_figure(trace.positional_encoding, tokens=trace.source_tokens),
+                "positional-encoding")
+
+
+def masks_view(trace: TranslationTrace, step: float | None) -> PlotData:
+    t = step_index(trace, step)
+    figure = visualizer.masks_figure(
+        trace.batch_padding_mask, trace.batch_tokens, trace.causal_mask, trace.decoder_mask, trace.cross_mask,
+        trace.source_tokens, trace.target_tokens, step=t,
+    )
+    return plot(figure, "masks")
+
+
+def render_views(tab: str, trace: TranslationTrace | None, step: float | None, kind: str, layer: float | None,
+                 head: str, step_only: bool = False) -> list:
+    """Figures for [candidates, attention, pipeline, positions, masks]: only the open tab's are drawn.
+
+    The others are left as they are (gr.skip()) and drawn when their tab opens. step_only skips
+    views that do not change with the step (encoder attention, positional encodings).
+    """
+    views = [gr.skip()] * 5
+    if trace is None:
+        return views
+    if tab == "next":
+        views[0] = candidates_view(trace, step)
+    elif tab == "attention" and not (step_only and kind == "encoder"):
+        views[1] = attention_view(trace, step, kind, layer, head)
+        views[2] = pipeline_view(trace, step, kind, layer, head)
+    elif tab == "positions" and not step_only:
+        views[3] = positions_view(trace)
+    elif tab == "masks":
+        views[4] = masks_view(trace, step)
+    return views
+
+
+def config_markdown(checkpoint: Checkpoint) -> str:
+    config = checkpoint.config
+    rows = "\n".join(f"| `{name}` | {value} |" for name, value in config.to_dict().items())
+    return (f"**{checkpoint.model.num_parameters():,} parameters** · d_k = d_v = {config.d_head} · "
+            f"checkpoint `{html.escape(str(checkpoint.path))}`\n\n| setting | value |\n| --- | --- |\n{rows}")
+
+
+def training_view(checkpoint: Checkpoint | None) -> PlotData | None:
+    log = None if checkpoint is None else load_training_log(str(checkpoint.path))
+    return None if log is None else plot(visualizer.training_curves_figure(log), "training-curves")
+
+
+# --------------------------------------------------------------------------- the page
+def build_demo(checkpoint: str | Path | None = None, hub: bool = False) -> gr.Blocks:
+    """The whole app over one checkpoint (a local directory, or a Hub repo id with hub=True).
+
+    A checkpoint that is missing or broken does not stop the app: the page says what is wrong.
+    """
+    source = checkpoint_source(checkpoint)
+    try:
+        loaded, load_error = load_model(source, hub), ""
+    except CheckpointError as error:
+        loaded, load_error = None, f"{error}. Train one, or point the app at one with --checkpoint DIR, " \
+                                   f"--hub REPO_ID or ${CHECKPOINT_ENV}."
+    n_layers = {"encoder": loaded.config.n_encoder_layers if loaded else 1,
+                "decoder": loaded.config.n_decoder_layers if loaded else 1}
+    n_heads = loaded.config.n_heads if loaded else 1
+    n_layers["cross"] = n_layers["decoder"]
+
+    def layer_choices(kind: str) -> list[tuple[str, int]]:
+        return [(str(number), number) for number in range(1, n_layers[kind] + 1)]
+
+    with gr.Blocks(title="Attention Explorer", delete_cache=(3600, 3600)) as demo:
+        trace_state = gr.State(None)  # this user's TranslationTrace
+        tab_state = gr.State("next")  # the open tab: only its views are drawn
+        playing_state = gr.State(False)
+
+        gr.Markdown(INTRO)
+        gr.Markdown(f"⚠️ **No model loaded.** {html.escape(load_error)}", elem_id="checkpoint-error",
+                    visible=bool(load_error))
+
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=3):
+                source_box = gr.Textbox(
+                    label="Sentence", lines=2, max_lines=8, elem_id="source",
+                    placeholder="Ein Mann fährt mit dem Fahrrad die Straße entlang.",
+                    info=f"Up to {limits.MAX_INPUT_CHARS:,} characters; longer sources are cut to "
+                         f"{limits.MAX_SOURCE_TOKENS} subword tokens.",
+                )
+            with gr.Column(scale=1, min_width=220):
+                direction = gr.Radio([(label, code) for code, label in DIRECTION_LABELS.items()], value="de-en",
+                                     label="Direction", elem_id="direction")
+                translate_button = gr.Button("Translate", variant="primary", elem_id="translate")
+        gr.Examples(EXAMPLES, inputs=[source_box, direction], label="Examples (click one, then Translate)",
+                    examples_per_page=len(EXAMPLES))
+
+        with gr.Row(equal_height=False):
+            translation_box = gr.Textbox(label="Translation (greedy)", interactive=False, elem_id="translation",
+                                         scale=4)
+            download = gr.DownloadButton("Download trace (JSON)", interactive=False, elem_id="download-trace",
+                                         scale=1, min_width=180)
+        tokens = gr.HTML(elem_id="tokens")
+        notice = gr.Markdown(elem_id="notice")
+
+        gr.Markdown("### Step through greedy decoding")
+        with gr.Row(elem_id="step-controls", equal_height=True):
+            first_button = gr.Button("⏮ First", elem_id="step-first", size="sm", min_width=70, scale=0)
+            prev_button = gr.Button("◀ Back", elem_id="step-prev", size="sm", min_width=70, scale=0)
+            step_slider = gr.Slider(1, 2, value=1, step=1, label="Step", elem_id="step", scale=4, interactive=False)
+            next_button = gr.Button("Next ▶", elem_id="step-next", size="sm", min_width=70, scale=0)
+            last_button = gr.Button("Last ⏭", elem_id="step-last", size="sm", min_width=70, scale=0)
+            play_button = gr.Button("▶ Play", elem_id="play", size="sm", min_width=80, scale=0)
+        timer = gr.Timer(PLAY_SECONDS, active=False)
+        step_info = gr.HTML(step_html(None, 1), elem_id="step-info")
+
+        with gr.Tabs(elem_id="views"):
+            with gr.Tab("Next token", id="next") as next_tab:
+                gr.Markdown(ABOUT_NEXT)
+                candidates_plot = gr.Plot(elem_id="candidates-plot", show_label=False)
+            with gr.Tab("Attention", id="attention") as attention_tab:
+                with gr.Row():
+                    kind = gr.Radio([(label, code) for code, label in KINDS.items()], value="cross",
+                                    label="Attention", elem_id="attention-kind", scale=3)
+                    layer = gr.Radio(layer_choices("cross"), value=1, label="Layer", elem_id="layer", scale=1)
+                head = gr.Radio([("all heads", "all"), ("mean of heads", "mean")]
+                                + [(f"head {h}", str(h)) for h in range(1, n_heads + 1)],
+                                value="1", label="Head", elem_id="head")
+                about_kind = gr.Markdown(ABOUT_ATTENTION["cross"])
+                attention_plot = gr.Plot(elem_id="attention-plot", show_label=False)
+                gr.Markdown(ABOUT_HEADS)
+                gr.Markdown(ABOUT_PIPELINE)
+                pipeline_plot = gr.Plot(elem_id="pipeline-plot", show_label=False)
+            with gr.Tab("Positional encoding", id="positions") as positions_tab:
+                gr.Markdown(ABOUT_POSITIONS)
+                pe_plot = gr.Plot(elem_id="pe-plot", show_label=False)
+            with gr.Tab("Masks", id="masks") as masks_tab:
+                gr.Markdown(ABOUT_MASKS)
+                mask_plot = gr.Plot(elem_id="mask-plot", show_label=False)
+            with gr.Tab("Model", id="model") as model_tab:
+                gr.Markdown(ABOUT_MODEL)
+                if loaded is None:
+                    gr.Markdown("No model is loaded, so there is nothing to show here.")
+                else:
+                    with gr.Row(equal_height=False):
+                        gr.Markdown(config_markdown(loaded), elem_id="model-config")
+                        gr.Markdown("**Test-set BLEU and other metrics (metrics.json)**\n\n"
+                                    + visualizer.metrics_table_markdown(loaded.metrics), elem_id="metrics")
+                curves_plot = gr.Plot(elem_id="curves-plot", show_label=False)
+                curves_note = gr.Markdown()
+
+        # ------------------------------------------------------------------- wiring
+        views = [candidates_plot, attention_plot, pipeline_plot, pe_plot, mask_plot]
+        controls = [kind, layer, head]
+
+        def stopped() -> list:  # updates for [playing_state, timer, play_button] that stop playback
+            return [False, gr.Timer(active=False), gr.Button("▶ Play")]
+
+        def on_translate(text, direction_value):
+            return translate_text(loaded, text, direction_value, load_error)
+
+        def show_trace(trace, kind_value, layer_value, head_value, tab):
+            # a slider needs minimum < maximum: a one-step trace gets a disabled 1..2 slider (steps clamp)
+            slider = gr.Slider(minimum=1, maximum=max(trace.num_steps, 2), value=1, interactive=trace.num_steps > 1)
+            return [slider, tokens_html(trace), notice_markdown(trace),
+                    step_html(trace, 1), *stopped(),
+                    *render_views(tab, trace, 1, kind_value, layer_value, head_value)]
+
+        # preprocess=False: API clients may send "de-en" as well as the label; translate_text checks both.
+        translate_event = gr.on(
+            [translate_button.click, source_box.submit], on_translate, [source_box, direction],
+            [trace_state, translation_box, download], api_name="translate", preprocess=False,
+        )
+        translate_event.success(lambda: gr.DownloadButton(interactive=True), None, download,
+                                api_visibility="private", queue=False)
+        translate_event.success(show_trace, [trace_state, *controls, tab_state],
+                                [step_slider, tokens, notice, step_info, playing_state, timer, play_button, *views],
+                                api_visibility="private")
+
+        def go_to(move):
+            def handler(trace, step, kind_value, layer_value, head_value, tab):
+                new_step = clamp_step(trace, move(trace, step))
+                return [new_step, step_html(trace, new_step),
+                        *render_views(tab, trace, new_step, kind_value, layer_value, head_value, step_only=True)]
+            return handler
+
+        step_inputs = [trace_state, step_slider, *controls, tab_state]
+        step_outputs = [step_slider, step_info, *views]
+        moves = {
+            first_button: lambda trace, step: 1,
+            prev_button: lambda trace, step: int(step) - 1,
+            next_button: lambda trace, step: int(step) + 1,
+            last_button: lambda trace, step: trace.num_steps if trace else 1,
+        }
+        for button, move in moves.items():
+            button.click(go_to(move), step_inputs, step_outputs, api_visibility="private",
+                         trigger_mode="always_last")
+        step_slider.release(go_to(lambda trace, step: step), step_inputs, step_outputs, api_visibility="private",
+                            trigger_mode="always_last")
+
+        def toggle_play(trace, step, playing, kind_value, layer_value, head_value, tab):
+            if trace is None or playing:
+                return [*stopped(), gr.skip(), gr.skip(), *[gr.skip()] * 5]
+            restart = clamp_step(trace, step) >= trace.num_steps  # at the end: play again from the start
+            new_step = 1 if restart else clamp_step(trace, step)
+            return [True, gr.Timer(active=True), gr.Button("⏸ Pause"), new_step, step_html(trace, new_step),
+                    *render_views(tab, trace, new_step, kind_value, layer_value, head_value, step_only=True)]
+
+        def tick(trace, step, playing, kind_value, layer_value, head_value, tab):
+            if trace is None or not playing:
+                return [*stopped(), gr.skip(), gr.skip(), *[gr.skip()] * 5]
+            new_step = clamp_step(trace, int(step) + 1)
+            state = stopped() if new_step >= trace.num_steps else [gr.skip()] * 3
+            return [*state, new_step, step_html(trace, new_step),
+                    *render_views(tab, trace, new_step, kind_value, layer_value, head_value, step_only=True)]
+
+        play_inputs = [trace_state, step_slider, playing_state, *controls, tab_state]
+        play_outputs = [playing_state, timer, play_button, step_slider, step_info, *views]
+        play_button.click(toggle_play, play_inputs, play_outputs, api_visibility="private")
+        timer.tick(tick, play_inputs, play_outputs, api_visibility="private", trigger_mode="always_last")
+
+        def on_kind(trace, step, kind_value, layer_value, head_value, tab):
+            choices = layer_choices(kind_value)
+            layer_value = min(int(layer_value or 1), len(choices))
+            return [gr.Radio(choices=choices, value=layer_value), ABOUT_ATTENTION[kind_value],
+                    *render_views(tab, trace, step, kind_value, layer_value, head_value)[1:3]]
+
+        attention_inputs = [trace_state, step_slider, *controls, tab_state]
+        kind.input(on_kind, attention_inputs, [layer, about_kind, attention_plot, pipeline_plot],
+                   api_visibility="private", trigger_mode="always_last")
+        def on_layer_or_head(trace, step, kind_value, layer_value, head_value, tab):
+            return render_views(tab, trace, step, kind_value, layer_value, head_value)[1:3]
+
+        for control in (layer, head):
+            control.input(on_layer_or_head, attention_inputs, [attention_plot, pipeline_plot],
+                          api_visibility="private", trigger_mode="always_last")
+
+        def open_tab(tab_id):
+            def handler(trace, step, kind_value, layer_value, head_value):
+                return [tab_id, *render_views(tab_id, trace, step, kind_value, layer_value, head_value)]
+            return handler
+
+        for tab_id, tab in zip(TABS[:-1], (next_tab, attention_tab, positions_tab, masks_tab)):
+            tab.select(open_tab(tab_id), [trace_state, step_slider, *controls], [tab_state, *views],
+                       api_visibility="private")
+
+        def open_model_tab():
+            figure = training_view(loaded)
+            note = "" if figure is not None or loaded is None else \
+                f"No `{TRAINING_LOG_FILE}` beside this checkpoint, so there are no training curves to show."
+            return ["model", figure, note]
+
+        model_tab.select(open_model_tab, None, [tab_state, curves_plot, curves_note], api_visibility="private")
+    return demo
+
+
+demo = build_demo()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Attention Explorer: look inside a Transformer translator.")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--checkpoint", help=f"local checkpoint directory (default: ${CHECKPOINT_ENV} or "
+                                            f"{DEFAULT_CHECKPOINT})")
+    where.add_argument("--hub", metavar="REPO_ID", help="load the checkpoint from this Hugging Face Hub repo")
+    parser.add_argument("--host", help=f"interface to listen on (default: ${HOST_ENV}, $GRADIO_SERVER_NAME "
+                                       "or 127.0.0.1; 0.0.0.0 = all interfaces)")
+    parser.add_argument("--port", type=int, help="port (default: $GRADIO_SERVER_PORT or the first free from 7860)")
+    args = parser.parse_args(argv)
+    app = demo
+    if args.hub:
+        app = build_demo(args.hub, hub=True)
+    elif args.checkpoint:
+        app = build_demo(args.checkpoint)
+    host = args.host or os.environ.get(HOST_ENV) or os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
+    app.queue(default_concurrency_limit=4).launch(server_name=host, server_port=args.port, css=CSS, ssr_mode=False)
+
+
+if __name__ == "__main__":
+    main()
