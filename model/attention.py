@@ -81,10 +81,16 @@ class MultiHeadAttention(nn.Module):
         key: torch.Tensor,
         value: torch.Tensor,
         mask: torch.Tensor | None = None,
+        head_mask: torch.Tensor | None = None,
     ) -> AttentionOutput:
-        """query (B, T_q, d_model); key, value already projected: (B, h, T_k, d_head)."""
+        """query (B, T_q, d_model); key, value already projected: (B, h, T_k, d_head).
+
+        head_mask (h,): 0 switches a head's output off (model/ablation.py); None keeps all heads.
+        """
         q = self.split_heads(self.q_proj(query))  # (B, h, T_q, d_head)
         heads, weights, scores = scaled_dot_product_attention(q, key, value, mask, self.attention_dropout)
+        if head_mask is not None:
+            heads = heads * head_mask[None, :, None, None]  # (B, h, T_q, d_head), off heads are 0
         batch, _, length, _ = heads.shape
         concat = heads.transpose(1, 2).reshape(batch, length, self.n_heads * self.d_head)  # (B, T_q, d_model)
         return AttentionOutput(self.out_proj(concat), weights, scores)

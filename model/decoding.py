@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from . import limits
+from .ablation import Ablation
 from .layers import DecoderCache
 from .masks import causal_mask, decoder_mask, padding_mask
 from .tokenizer import PAD, SubwordTokenizer, parse_direction
@@ -34,6 +35,7 @@ PADDING_EXAMPLES = {
 
 # The trace keeps at least this many positional-encoding rows, so the sinusoids read as waves.
 MIN_PE_ROWS = 64
+LOGIT_LENS_K = 5  # tokens kept per decoder layer and step in the logit lens
 
 
 class GreedyStep(NamedTuple):
@@ -48,31 +50,38 @@ def greedy_steps(
     src_mask: torch.Tensor,
     max_new_tokens: int,
     use_cache: bool = True,
+    prefix: torch.Tensor | None = None,
+    ablation: Ablation | None = None,
 ) -> Iterator[GreedyStep]:
     """Yield one GreedyStep per decoding step until every sequence ends or max_new_tokens.
 
     memory (B, S, d_model) and src_mask (B, 1, 1, S) come from `model.encode`.
+    prefix (B, P): tokens forced after [BOS] before greedy choice begins (branching); not yielded.
     use_cache=False recomputes the whole prefix at every step (the reference the cache must match).
     """
     config = model.config
     batch = memory.size(0)
-    prefix = torch.full((batch, 1), config.bos_id, dtype=torch.long, device=memory.device)  # (B, 1)
+    bos = torch.full((batch, 1), config.bos_id, dtype=torch.long, device=memory.device)
+    tokens_so_far = bos if prefix is None else torch.cat([bos, prefix.to(memory.device)], dim=1)  # (B, 1 + P)
     finished = torch.zeros(batch, dtype=torch.bool, device=memory.device)
     cache = DecoderCache.empty(len(model.decoder_layers)) if use_cache else None
-    max_new_tokens = min(max_new_tokens, config.max_positions - 1)
+    max_new_tokens = min(max_new_tokens, config.max_positions - tokens_so_far.size(1))
     for _ in range(max_new_tokens):
         if cache is not None:
-            # only the newest position; it may attend to every cached key, so no mask is needed
-            hidden = model.decode(prefix[:, -1:], memory, src_mask, None, cache).hidden  # (B, 1, d)
+            # feed only positions not cached yet: the whole forced prefix at first, then one token
+            new = tokens_so_far[:, cache.length:]  # (B, T_new)
+            mask = decoder_mask(new, config.pad_id) if cache.length == 0 else None
+            hidden = model.decode(new, memory, src_mask, mask, cache, ablation).hidden  # (B, T_new, d)
         else:
-            hidden = model.decode(prefix, memory, src_mask, decoder_mask(prefix, config.pad_id)).hidden
+            mask = decoder_mask(tokens_so_far, config.pad_id)
+            hidden = model.decode(tokens_so_far, memory, src_mask, mask, None, ablation).hidden
         logits = model.project(hidden[:, -1])  # (B, V)
         tokens = logits.argmax(dim=-1).masked_fill(finished, config.pad_id)  # (B,)
         finished = finished | (tokens == config.eos_id)
         yield GreedyStep(logits, tokens, finished)
         if bool(finished.all()):
             return
-        prefix = torch.cat([prefix, tokens[:, None]], dim=1)  # (B, t + 1)
+        tokens_so_far = torch.cat([tokens_so_far, tokens[:, None]], dim=1)  # (B, t + 1)
 
 
 @torch.no_grad()
@@ -124,25 +133,42 @@ def translate(
     direction: str,
     top_k: int = limits.TOP_K,
     max_new_tokens: int | None = None,
+    forced_prefix: list[int] | None = None,
+    ablation: Ablation | None = None,
 ) -> TranslationTrace:
-    """Translate one sentence greedily and return the whole trace (see model/trace.py)."""
+    """Translate one sentence greedily and return the whole trace (see model/trace.py).
+
+    forced_prefix: target ids imposed at the first steps (branching: "what if the model had
+    chosen this token here?"); greedy decoding continues after them.
+    ablation: heads switched off and/or positional encodings removed (model/ablation.py).
+    """
     model.eval()
     config = model.config
     device = model.embedding.weight.device
     source_ids, was_cut = prepare_source(tokenizer, text, direction)
     src = torch.tensor([source_ids], device=device)  # (1, S)
     src_mask = padding_mask(src, config.pad_id)  # (1, 1, 1, S)
-    encoded = model.encode(src, src_mask)
+    encoded = model.encode(src, src_mask, ablation)
 
     budget = max_new_tokens if max_new_tokens is not None else default_max_new_tokens(len(source_ids))
-    output_ids = [int(step.tokens[0]) for step in greedy_steps(model, encoded.memory, src_mask, budget)]
+    forced = [int(i) for i in forced_prefix or []][:budget]
+    if forced and forced[-1] == config.eos_id or len(forced) >= budget:
+        output_ids = forced
+    else:
+        prefix = torch.tensor([forced], dtype=torch.long, device=device) if forced else None
+        steps = greedy_steps(model, encoded.memory, src_mask, budget - len(forced), prefix=prefix, ablation=ablation)
+        output_ids = forced + [int(step.tokens[0]) for step in steps]
 
     # One teacher-forced pass over the chosen tokens gives every layer's attention at once.
     target_ids = [config.bos_id, *output_ids[:-1]]
     tgt = torch.tensor([target_ids], device=device)  # (1, T)
     tgt_mask = decoder_mask(tgt, config.pad_id)  # (1, 1, T, T)
-    decoded = model.decode(tgt, encoded.memory, src_mask, tgt_mask)
+    decoded = model.decode(tgt, encoded.memory, src_mask, tgt_mask, None, ablation)
     probs = torch.softmax(model.project(decoded.hidden)[0].float(), dim=-1)  # (T, V)
+    # Logit lens: every decoder layer's output through the final projection. Post-LN layers end in
+    # a LayerNorm, so each layer output is already normalised like the last one: no extra norm.
+    lens_probs = torch.softmax(model.project(torch.stack([h[0] for h in decoded.layer_hiddens], 1)).float(), -1)
+    lens_top_probs, lens_top_ids = lens_probs.topk(min(LOGIT_LENS_K, lens_probs.size(-1)), dim=-1)  # (T, L, k)
     top_probs, top_ids = probs.topk(min(top_k, probs.size(-1)), dim=-1)  # (T, k)
     entropy = -(probs * torch.log2(probs.clamp_min(1e-30))).sum(-1)  # (T,) bits
     chosen = torch.tensor(output_ids, device=device)
@@ -180,6 +206,10 @@ def translate(
         batch_tokens=[[PAD if i == config.pad_id else tokenizer.id_to_token(i) for i in row] for row in batch.tolist()],
         batch_padding_mask=padding_mask(batch, config.pad_id)[:, 0, 0].numpy(),
         positional_encoding=model.positional_encoding[: max(n_source, n_target, MIN_PE_ROWS)].cpu().numpy(),
+        logit_lens_tokens=[[tokenizer.tokens(row) for row in layer] for layer in lens_top_ids.tolist()],
+        logit_lens_probs=lens_top_probs.cpu().numpy(),
         source_truncated=was_cut,
+        forced_steps=len(forced),
+        ablation=(ablation or Ablation()).describe(),
         stopped_by="eos" if output_ids[-1] == config.eos_id else "max_length",
     )

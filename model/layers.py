@@ -46,8 +46,8 @@ class EncoderLayer(nn.Module):
         self.norm2 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
         self.dropout = nn.Dropout(config.dropout)
 
-    def forward(self, x: torch.Tensor, src_mask: torch.Tensor) -> EncoderLayerOutput:
-        attention = self.self_attention(x, *self.self_attention.project_key_value(x), src_mask)
+    def forward(self, x: torch.Tensor, src_mask: torch.Tensor, head_mask: torch.Tensor | None = None) -> EncoderLayerOutput:
+        attention = self.self_attention(x, *self.self_attention.project_key_value(x), src_mask, head_mask)
         x = self.norm1(x + self.dropout(attention.output))
         x = self.norm2(x + self.dropout(self.feed_forward(x)))
         return EncoderLayerOutput(x, attention)
@@ -105,6 +105,8 @@ class DecoderLayer(nn.Module):
         src_mask: torch.Tensor,
         tgt_mask: torch.Tensor,
         cache: LayerCache | None = None,
+        self_head_mask: torch.Tensor | None = None,
+        cross_head_mask: torch.Tensor | None = None,
     ) -> DecoderLayerOutput:
         """x (B, T, d_model): the new target positions; memory (B, S, d_model).
 
@@ -117,7 +119,7 @@ class DecoderLayer(nn.Module):
                 key = torch.cat([cache.self_key, key], dim=2)  # (B, h, T_cached + T, d_head)
                 value = torch.cat([cache.self_value, value], dim=2)
             cache.self_key, cache.self_value = key, value
-        self_attention = self.self_attention(x, key, value, tgt_mask)
+        self_attention = self.self_attention(x, key, value, tgt_mask, self_head_mask)
         x = self.norm1(x + self.dropout(self_attention.output))
 
         if cache is not None and cache.cross_key is not None:
@@ -126,7 +128,7 @@ class DecoderLayer(nn.Module):
             cross_key, cross_value = self.cross_attention.project_key_value(memory)  # (B, h, S, d_head)
             if cache is not None:
                 cache.cross_key, cache.cross_value = cross_key, cross_value
-        cross_attention = self.cross_attention(x, cross_key, cross_value, src_mask)
+        cross_attention = self.cross_attention(x, cross_key, cross_value, src_mask, cross_head_mask)
         x = self.norm2(x + self.dropout(cross_attention.output))
 
         x = self.norm3(x + self.dropout(self.feed_forward(x)))

@@ -24,7 +24,7 @@ ARRAY_FIELDS = {
     "encoder_attention": np.float32, "decoder_self_attention": np.float32, "cross_attention": np.float32,
     "encoder_scores": np.float32, "decoder_self_scores": np.float32, "cross_scores": np.float32,
     "source_mask": np.bool_, "causal_mask": np.bool_, "decoder_mask": np.bool_, "cross_mask": np.bool_,
-    "batch_padding_mask": np.bool_, "positional_encoding": np.float32,
+    "batch_padding_mask": np.bool_, "positional_encoding": np.float32, "logit_lens_probs": np.float32,
 }
 
 
@@ -56,8 +56,12 @@ class TranslationTrace:
     batch_tokens: list[list[str]]  # the source batched with a longer example, padded with [PAD]
     batch_padding_mask: np.ndarray  # (2, S_batch) padding mask of that real padded batch
     positional_encoding: np.ndarray  # (P, d_model), P = max(S, T, 64) capped at max_positions: rows 0..S-1 feed the source, 0..T-1 the target
+    logit_lens_tokens: list[list[list[str]]]  # T x L_dec x 5: top tokens read from each decoder layer
+    logit_lens_probs: np.ndarray  # (T, L_dec, 5) their probabilities (layer output -> projection -> softmax)
     source_truncated: bool = False  # the source was cut to model.limits.MAX_SOURCE_TOKENS
     stopped_by: str = "eos"  # "eos" or "max_length"
+    forced_steps: int = 0  # the first forced_steps output tokens were imposed (branching), not chosen
+    ablation: dict = dataclasses.field(default_factory=dict)  # Ablation.describe() of the run
 
     @property
     def num_steps(self) -> int:

@@ -18,6 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .ablation import Ablation
 from .attention import AttentionOutput
 from .config import TransformerConfig
 from .layers import DecoderCache, DecoderLayer, EncoderLayer
@@ -63,10 +64,11 @@ class Transformer(nn.Module):
         with torch.no_grad():
             self.embedding.weight[self.config.pad_id].zero_()
 
-    def embed(self, ids: torch.Tensor, offset: int = 0) -> torch.Tensor:
+    def embed(self, ids: torch.Tensor, offset: int = 0, positions: bool = True) -> torch.Tensor:
         """Token embedding * sqrt(d_model) + PE (3.4, 3.5). ids (B, T) -> (B, T, d_model).
 
         `offset` is the position of ids[:, 0]: a cached decoder step embeds position t alone.
+        positions=False leaves the PE out (the positional-encoding ablation).
         """
         length = ids.size(1)
         if offset + length > self.config.max_positions:
@@ -74,14 +76,22 @@ class Transformer(nn.Module):
                 f"sequence of {offset + length} positions exceeds max_positions={self.config.max_positions}"
             )
         scaled = self.embedding(ids) * math.sqrt(self.config.d_model)
-        return self.embedding_dropout(scaled + self.positional_encoding[offset:offset + length])
+        if positions:
+            scaled = scaled + self.positional_encoding[offset:offset + length]
+        return self.embedding_dropout(scaled)
 
-    def encode(self, src: torch.Tensor, src_mask: torch.Tensor) -> EncoderOutput:
+    def _head_masks(self, ablation: Ablation | None, kind: str, n_layers: int) -> list:
+        """Per-layer (h,) head masks of an ablation, or None for every layer."""
+        mask = ablation.head_mask(kind, n_layers, self.config.n_heads, self.embedding.weight.device) if ablation else None
+        return [None] * n_layers if mask is None else list(mask)
+
+    def encode(self, src: torch.Tensor, src_mask: torch.Tensor, ablation: Ablation | None = None) -> EncoderOutput:
         """src (B, S) token ids, src_mask (B, 1, 1, S) -> memory (B, S, d_model) + attentions."""
-        x = self.embed(src)
+        x = self.embed(src, positions=ablation is None or ablation.positional_encoding)
         attentions = []
-        for layer in self.encoder_layers:
-            x, attention = layer(x, src_mask)
+        head_masks = self._head_masks(ablation, "encoder", len(self.encoder_layers))
+        for layer, head_mask in zip(self.encoder_layers, head_masks):
+            x, attention = layer(x, src_mask, head_mask)
             attentions.append(attention)
         return EncoderOutput(x, attentions)
 
@@ -92,6 +102,7 @@ class Transformer(nn.Module):
         src_mask: torch.Tensor,
         tgt_mask: torch.Tensor,
         cache: DecoderCache | None = None,
+        ablation: Ablation | None = None,
     ) -> DecoderOutput:
         """tgt (B, T) target ids (shifted right: they start with [BOS]).
 
@@ -100,11 +111,15 @@ class Transformer(nn.Module):
         covers cached + new keys; the cache is extended in place.
         """
         offset = cache.length if cache is not None else 0
-        x = self.embed(tgt, offset)
+        x = self.embed(tgt, offset, positions=ablation is None or ablation.positional_encoding)
         hiddens, self_attentions, cross_attentions = [], [], []
+        n_layers = len(self.decoder_layers)
+        self_masks = self._head_masks(ablation, "decoder_self", n_layers)
+        cross_masks = self._head_masks(ablation, "cross", n_layers)
         for index, layer in enumerate(self.decoder_layers):
             layer_cache = cache.layers[index] if cache is not None else None
-            x, self_attention, cross_attention = layer(x, memory, src_mask, tgt_mask, layer_cache)
+            x, self_attention, cross_attention = layer(
+                x, memory, src_mask, tgt_mask, layer_cache, self_masks[index], cross_masks[index])
             hiddens.append(x)
             self_attentions.append(self_attention)
             cross_attentions.append(cross_attention)

@@ -1,0 +1,51 @@
+"""Interventions for the explorer: switch attention heads off, remove positional encodings.
+
+Switching a head off zeroes its output (its slice of Concat(head_1..head_h), before W^O, 3.2.2),
+as in "Are Sixteen Heads Really Better than One?" (Michel et al., 2019); its attention weights
+are still computed and shown. Removing positional encodings (3.5) leaves the model with no
+notion of order: the encoder sees a bag of tokens.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+ATTENTION_KINDS = ("encoder", "decoder_self", "cross")
+
+
+@dataclass(frozen=True)
+class Ablation:
+    encoder_heads: frozenset[tuple[int, int]] = frozenset()  # (layer, head), 0-based, switched off
+    decoder_self_heads: frozenset[tuple[int, int]] = frozenset()
+    cross_heads: frozenset[tuple[int, int]] = frozenset()
+    positional_encoding: bool = True  # False: embeddings only, no PE added
+
+    def __post_init__(self) -> None:
+        for kind in ATTENTION_KINDS:
+            heads = getattr(self, f"{kind}_heads")
+            object.__setattr__(self, f"{kind}_heads", frozenset((int(l), int(h)) for l, h in heads))
+            if any(l < 0 or h < 0 for l, h in getattr(self, f"{kind}_heads")):
+                raise ValueError(f"{kind}_heads must hold non-negative (layer, head) pairs")
+
+    @property
+    def is_empty(self) -> bool:
+        return self.positional_encoding and not any(getattr(self, f"{k}_heads") for k in ATTENTION_KINDS)
+
+    def head_mask(self, kind: str, n_layers: int, n_heads: int, device=None) -> torch.Tensor | None:
+        """(L, h) float mask, 0 = head off; None when no head of this kind is off."""
+        heads = getattr(self, f"{kind}_heads")
+        if not heads:
+            return None
+        mask = torch.ones(n_layers, n_heads, device=device)
+        for layer, head in heads:
+            if layer >= n_layers or head >= n_heads:
+                raise ValueError(f"{kind} head (layer {layer + 1}, head {head + 1}) does not exist "
+                                 f"in a model of {n_layers} layers x {n_heads} heads")
+            mask[layer, head] = 0.0
+        return mask
+
+    def describe(self) -> dict:
+        return {"positional_encoding": self.positional_encoding,
+                **{f"{k}_heads": sorted(map(list, getattr(self, f"{k}_heads"))) for k in ATTENTION_KINDS}}
