@@ -133,7 +133,7 @@ CSS = """
 .tok.query { background: #fde68a; border-color: #d97706; color: #111; }
 .tok.chosen { background: #bbf7d0; border-color: #16a34a; color: #111; }
 .step-facts { margin-top: 4px; }
-#step-controls button { min-width: 0; }
+#step-controls { align-items: center; }
 """
 
 
@@ -226,6 +226,20 @@ def step_index(trace: TranslationTrace, step: float | None) -> int:
 def clamp_step(trace: TranslationTrace | None, step: float | None) -> int:
     """A requested 1-based step, kept within 1..num_steps (1 when there is no trace)."""
     return 1 if trace is None else step_index(trace, step) + 1
+
+
+STEP_MOVES = {  # 1-based step -> requested step; move_step clamps the result
+    "first": lambda trace, step: 1,
+    "prev": lambda trace, step: int(step or 1) - 1,
+    "next": lambda trace, step: int(step or 1) + 1,
+    "last": lambda trace, step: trace.num_steps if trace is not None else 1,
+    "stay": lambda trace, step: step,
+}
+
+
+def move_step(trace: TranslationTrace | None, step: float | None, move: str) -> int:
+    """The step after pressing first / prev / next / last (or moving the slider), within 1..num_steps."""
+    return clamp_step(trace, STEP_MOVES[move](trace, step))
 
 
 def token_chips(tokens: list[str], classes: dict[int, str] | None = None) -> str:
@@ -445,8 +459,15 @@ def build_demo(checkpoint: str | Path | None = None, hub: bool = False) -> gr.Bl
                 direction = gr.Radio([(label, code) for code, label in DIRECTION_LABELS.items()], value="de-en",
                                      label="Direction", elem_id="direction")
                 translate_button = gr.Button("Translate", variant="primary", elem_id="translate")
-        gr.Examples(EXAMPLES, inputs=[source_box, direction], label="Examples (click one, then Translate)",
-                    examples_per_page=len(EXAMPLES))
+        with gr.Row():
+            for code, label in DIRECTION_LABELS.items():
+                sentences = [[text] for text, example_direction in EXAMPLES if example_direction == code]
+                with gr.Column(min_width=300):
+                    examples = gr.Examples(sentences, inputs=[source_box], examples_per_page=len(sentences),
+                                           label=f"{label} examples (click one, then Translate)")
+                # an example also sets its direction
+                examples.load_input_event.then(functools.partial(str, code), None, direction, queue=False,
+                                               api_visibility="private", show_progress="hidden")
 
         with gr.Row(equal_height=False):
             translation_box = gr.Textbox(label="Translation (greedy)", interactive=False, elem_id="translation",
@@ -457,13 +478,14 @@ def build_demo(checkpoint: str | Path | None = None, hub: bool = False) -> gr.Bl
         notice = gr.Markdown(elem_id="notice")
 
         gr.Markdown("### Step through greedy decoding")
-        with gr.Row(elem_id="step-controls", equal_height=True):
-            first_button = gr.Button("⏮ First", elem_id="step-first", size="sm", min_width=70, scale=0)
-            prev_button = gr.Button("◀ Back", elem_id="step-prev", size="sm", min_width=70, scale=0)
-            step_slider = gr.Slider(1, 2, value=1, step=1, label="Step", elem_id="step", scale=4, interactive=False)
-            next_button = gr.Button("Next ▶", elem_id="step-next", size="sm", min_width=70, scale=0)
-            last_button = gr.Button("Last ⏭", elem_id="step-last", size="sm", min_width=70, scale=0)
-            play_button = gr.Button("▶ Play", elem_id="play", size="sm", min_width=80, scale=0)
+        with gr.Row(elem_id="step-controls", equal_height=False):
+            first_button = gr.Button("« First", elem_id="step-first", size="sm", min_width=80, scale=0)
+            prev_button = gr.Button("‹ Back", elem_id="step-prev", size="sm", min_width=80, scale=0)
+            next_button = gr.Button("Next ›", elem_id="step-next", size="sm", min_width=80, scale=0)
+            last_button = gr.Button("Last »", elem_id="step-last", size="sm", min_width=80, scale=0)
+            play_button = gr.Button("▶ Play", elem_id="play", size="sm", min_width=90, scale=0, variant="primary")
+            step_slider = gr.Slider(1, 2, value=1, step=1, label="Decoding step", elem_id="step", scale=1,
+                                    interactive=False)
         timer = gr.Timer(PLAY_SECONDS, active=False)
         step_info = gr.HTML(step_html(None, 1), elem_id="step-info")
 
@@ -475,13 +497,14 @@ def build_demo(checkpoint: str | Path | None = None, hub: bool = False) -> gr.Bl
                 with gr.Row():
                     kind = gr.Radio([(label, code) for code, label in KINDS.items()], value="cross",
                                     label="Attention", elem_id="attention-kind", scale=3)
-                    layer = gr.Radio(layer_choices("cross"), value=1, label="Layer", elem_id="layer", scale=1)
+                    layer = gr.Radio(layer_choices("cross"), value=1, label="Layer", elem_id="layer", scale=1,
+                                     info="not used by all heads")
                 head = gr.Radio([("all heads", "all"), ("mean of heads", "mean")]
                                 + [(f"head {h}", str(h)) for h in range(1, n_heads + 1)],
                                 value="1", label="Head", elem_id="head")
                 about_kind = gr.Markdown(ABOUT_ATTENTION["cross"])
-                attention_plot = gr.Plot(elem_id="attention-plot", show_label=False)
                 gr.Markdown(ABOUT_HEADS)
+                attention_plot = gr.Plot(elem_id="attention-plot", show_label=False)
                 gr.Markdown(ABOUT_PIPELINE)
                 pipeline_plot = gr.Plot(elem_id="pipeline-plot", show_label=False)
             with gr.Tab("Positional encoding", id="positions") as positions_tab:
@@ -532,23 +555,18 @@ def build_demo(checkpoint: str | Path | None = None, hub: bool = False) -> gr.Bl
 
         def go_to(move):
             def handler(trace, step, kind_value, layer_value, head_value, tab):
-                new_step = clamp_step(trace, move(trace, step))
+                new_step = move_step(trace, step, move)
                 return [new_step, step_html(trace, new_step),
                         *render_views(tab, trace, new_step, kind_value, layer_value, head_value, step_only=True)]
             return handler
 
         step_inputs = [trace_state, step_slider, *controls, tab_state]
         step_outputs = [step_slider, step_info, *views]
-        moves = {
-            first_button: lambda trace, step: 1,
-            prev_button: lambda trace, step: int(step) - 1,
-            next_button: lambda trace, step: int(step) + 1,
-            last_button: lambda trace, step: trace.num_steps if trace else 1,
-        }
-        for button, move in moves.items():
+        buttons = {"first": first_button, "prev": prev_button, "next": next_button, "last": last_button}
+        for move, button in buttons.items():
             button.click(go_to(move), step_inputs, step_outputs, api_visibility="private",
                          trigger_mode="always_last")
-        step_slider.release(go_to(lambda trace, step: step), step_inputs, step_outputs, api_visibility="private",
+        step_slider.release(go_to("stay"), step_inputs, step_outputs, api_visibility="private",
                             trigger_mode="always_last")
 
         def toggle_play(trace, step, playing, kind_value, layer_value, head_value, tab):
@@ -562,7 +580,7 @@ def build_demo(checkpoint: str | Path | None = None, hub: bool = False) -> gr.Bl
         def tick(trace, step, playing, kind_value, layer_value, head_value, tab):
             if trace is None or not playing:
                 return [*stopped(), gr.skip(), gr.skip(), *[gr.skip()] * 5]
-            new_step = clamp_step(trace, int(step) + 1)
+            new_step = move_step(trace, step, "next")
             state = stopped() if new_step >= trace.num_steps else [gr.skip()] * 3
             return [*state, new_step, step_html(trace, new_step),
                     *render_views(tab, trace, new_step, kind_value, layer_value, head_value, step_only=True)]
@@ -610,6 +628,11 @@ def build_demo(checkpoint: str | Path | None = None, hub: bool = False) -> gr.Bl
 demo = build_demo()
 
 
+def server_host(cli_host: str | None = None) -> str:
+    """--host, else $ATTENTION_EXPLORER_HOST, else $GRADIO_SERVER_NAME (set by Spaces), else 127.0.0.1 only."""
+    return cli_host or os.environ.get(HOST_ENV) or os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Attention Explorer: look inside a Transformer translator.")
     where = parser.add_mutually_exclusive_group()
@@ -625,8 +648,8 @@ def main(argv: list[str] | None = None) -> None:
         app = build_demo(args.hub, hub=True)
     elif args.checkpoint:
         app = build_demo(args.checkpoint)
-    host = args.host or os.environ.get(HOST_ENV) or os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
-    app.queue(default_concurrency_limit=4).launch(server_name=host, server_port=args.port, css=CSS, ssr_mode=False)
+    app.queue(default_concurrency_limit=4).launch(server_name=server_host(args.host), server_port=args.port,
+                                                  css=CSS, ssr_mode=False)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,300 @@
+"""App callbacks, called directly on the tiny checkpoint: translate once, then every view from the trace.
+
+No server and no browser here (tests/test_browser.py drives the page); no network, no ../shared/data.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import gradio as gr
+import numpy as np
+import pytest
+
+import app
+import visualizer
+from model import TranslationTrace, limits
+
+GERMAN = "Ein Mann fährt Fahrrad."
+XSS = "<img src=x onerror=alert(1)>"
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tiny_checkpoint):
+    return app.load_model(str(tiny_checkpoint))
+
+
+@pytest.fixture(scope="module")
+def trace(checkpoint) -> TranslationTrace:
+    trace, _, _ = app.translate_text(checkpoint, GERMAN, "de-en", )
+    return trace
+
+
+@pytest.fixture(scope="module")
+def demo(tiny_checkpoint) -> gr.Blocks:
+    return app.build_demo(tiny_checkpoint)
+
+
+def api_function(demo: gr.Blocks, api_name: str):
+    matches = [block_fn for block_fn in demo.fns.values() if block_fn.api_name == api_name]
+    assert len(matches) == 1, f"expected one endpoint named {api_name!r}"
+    return matches[0]
+
+
+def figure_json(value) -> dict:
+    """A gr.Plot value from app.plot -> the figure JSON the browser receives."""
+    assert value.type == "plotly"
+    return json.loads(value.plot)
+
+
+# --------------------------------------------------------------------------- translate
+@pytest.mark.parametrize("direction", ["de-en", "German → English", " DE-EN ", "en-de", "English → German"])
+def test_translate_accepts_codes_and_labels(checkpoint, direction):
+    trace, translation, path = app.translate_text(checkpoint, GERMAN, direction)
+    assert trace.direction == app.parse_direction(direction)
+    assert trace.source_tokens[0] == ("<2en>" if trace.direction == "de-en" else "<2de>")
+    assert translation == trace.translation and trace.num_steps >= 1
+    assert Path(path).suffix == ".json"
+
+
+def test_unknown_direction_is_refused(checkpoint):
+    with pytest.raises(gr.Error, match="de-en"):
+        app.translate_text(checkpoint, GERMAN, "fr-en")
+
+
+@pytest.mark.parametrize("text", ["", "   \n\t ", None])
+def test_empty_input_gives_a_clear_message(checkpoint, text):
+    with pytest.raises(gr.Error, match="empty"):
+        app.translate_text(checkpoint, text, "de-en")
+
+
+def test_too_long_input_is_refused_naming_the_limit(checkpoint, monkeypatch):
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("the model must not run on refused input")
+
+    monkeypatch.setattr(app, "translate", must_not_run)
+    with pytest.raises(gr.Error, match=f"{limits.MAX_INPUT_CHARS:,} characters") as raised:
+        app.translate_text(checkpoint, "a" * (limits.MAX_INPUT_CHARS + 1), "de-en")
+    assert f"{limits.MAX_INPUT_CHARS + 1:,}" in str(raised.value)
+
+
+def test_truncated_source_shows_a_notice_naming_the_limit(checkpoint):
+    text = "Ein Mann fährt Fahrrad. " * 40  # far more than MAX_SOURCE_TOKENS subwords, under MAX_INPUT_CHARS
+    trace, _, _ = app.translate_text(checkpoint, text, "de-en")
+    assert trace.source_truncated
+    assert len(trace.source_tokens) == limits.MAX_SOURCE_TOKENS + 2  # language tag + subwords + [EOS]
+    assert f"{limits.MAX_SOURCE_TOKENS} subword tokens" in app.notice_markdown(trace)
+
+
+def test_no_notice_for_a_short_sentence_that_ends(trace):
+    notice = app.notice_markdown(trace)
+    assert "cut" not in notice
+    assert ("without producing" in notice) == (trace.stopped_by == "max_length")
+
+
+def test_trace_json_download_reads_back(checkpoint):
+    trace, _, path = app.translate_text(checkpoint, GERMAN, "de-en")
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    again = TranslationTrace.from_dict(data)
+    assert again.output_tokens == trace.output_tokens
+    np.testing.assert_allclose(again.cross_attention, trace.cross_attention, atol=1e-6)
+
+
+# --------------------------------------------------------------------------- the page
+def test_demo_exposes_translate_endpoint(demo, tiny_checkpoint):
+    names = [dependency.get("api_name") for dependency in demo.config["dependencies"]]
+    assert "translate" in names
+    visible = [d["api_name"] for d in demo.config["dependencies"] if d.get("api_visibility", "public") == "public"]
+    assert visible.count("translate") == 1
+    trace, translation, path = api_function(demo, "translate").fn("Zwei Hunde spielen im Schnee.", "de-en")
+    assert translation == trace.translation and Path(path).exists()
+
+
+def test_demo_without_checkpoint_starts_and_explains(tmp_path):
+    missing = tmp_path / "no-such-checkpoint"
+    demo = app.build_demo(missing)
+    texts = [c.get("props", {}).get("value") for c in demo.config["components"]]
+    assert any(isinstance(t, str) and "No model loaded" in t and str(missing) in t for t in texts)
+    with pytest.raises(gr.Error, match="No model is loaded"):
+        api_function(demo, "translate").fn(GERMAN, "de-en")
+
+
+def test_checkpoint_source_prefers_argument_then_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv(app.CHECKPOINT_ENV, str(tmp_path))
+    assert app.checkpoint_source() == str(tmp_path)
+    assert app.checkpoint_source("elsewhere") == "elsewhere"
+    monkeypatch.delenv(app.CHECKPOINT_ENV)
+    assert app.checkpoint_source() == str(app.DEFAULT_CHECKPOINT)
+
+
+def test_server_host_defaults_to_localhost(monkeypatch):
+    monkeypatch.delenv(app.HOST_ENV, raising=False)
+    monkeypatch.delenv("GRADIO_SERVER_NAME", raising=False)
+    assert app.server_host() == "127.0.0.1"
+    monkeypatch.setenv(app.HOST_ENV, "0.0.0.0")
+    assert app.server_host() == "0.0.0.0"
+    assert app.server_host("192.0.2.1") == "192.0.2.1"
+
+
+# --------------------------------------------------------------------------- stepping
+def test_step_moves_clamp_to_the_trace(trace):
+    last = trace.num_steps
+    assert app.move_step(trace, 1, "prev") == 1
+    assert app.move_step(trace, 1, "next") == min(2, last)
+    assert app.move_step(trace, last, "next") == last
+    assert app.move_step(trace, 3, "first") == 1
+    assert app.move_step(trace, 1, "last") == last
+    assert app.move_step(trace, 10_000, "stay") == last
+    assert app.move_step(trace, -5, "stay") == 1
+    assert app.move_step(None, 7, "next") == 1
+
+
+def test_step_html_shows_prefix_and_chosen_token(trace):
+    step = min(3, trace.num_steps)
+    text = app.step_html(trace, step)
+    assert f"Step {step} of {trace.num_steps}" in text
+    assert text.count('<span class="tok') == step + 1  # the prefix [BOS] y1 .. plus the chosen token
+    assert f"{float(trace.entropy[step - 1]):.2f} bits" in text
+
+
+def test_candidates_view_highlights_the_greedy_choice(trace, monkeypatch):
+    seen = {}
+    original = visualizer.candidates_chart
+
+    def spy(tokens, probs, chosen_index, **kwargs):
+        seen.update(tokens=tokens, probs=probs, chosen=chosen_index, **kwargs)
+        return original(tokens, probs, chosen_index, **kwargs)
+
+    monkeypatch.setattr(visualizer, "candidates_chart", spy)
+    step = min(2, trace.num_steps)
+    figure = figure_json(app.candidates_view(trace, step))
+    assert seen["tokens"][seen["chosen"]] == trace.output_tokens[step - 1]
+    assert seen["chosen"] == 0  # greedy picks the most probable candidate
+    assert seen["entropy_bits"] == pytest.approx(float(trace.entropy[step - 1]))
+    assert figure["config"]["displayModeBar"] is True
+    assert figure["config"]["toImageButtonOptions"]["format"] == "png"
+
+
+# --------------------------------------------------------------------------- views from the trace only
+@pytest.fixture
+def no_model(monkeypatch):
+    """After the first translation, any further model call fails the test."""
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("re-rendering must not run the model")
+
+    monkeypatch.setattr(app, "translate", must_not_run)
+
+
+@pytest.fixture
+def drawn(monkeypatch) -> list[tuple[str, np.ndarray, list, list]]:
+    """Record (function, weights, queries, keys) for every attention figure drawn; still draw it."""
+    calls = []
+    for name in ("attention_heatmap", "attention_grid"):
+        original = getattr(visualizer, name)
+
+        def spy(weights, queries, keys, *, _name=name, _original=original, **kwargs):
+            calls.append((_name, np.asarray(weights), list(queries), list(keys), kwargs))
+            return _original(weights, queries, keys, **kwargs)
+
+        monkeypatch.setattr(visualizer, name, spy)
+    return calls
+
+
+@pytest.mark.parametrize("kind", list(app.KINDS))
+@pytest.mark.parametrize("head", ["all", "mean", "1", "4"])
+def test_attention_views_have_the_shapes_of_the_step(trace, no_model, drawn, kind, head):
+    step = min(3, trace.num_steps)
+    value = app.attention_view(trace, step, kind, 2, head)
+    assert figure_json(value)["data"], "the figure has traces"
+    name, weights, queries, keys, kwargs = drawn[-1]
+    S, L, H = len(trace.source_tokens), trace.encoder_attention.shape[0], trace.encoder_attention.shape[1]
+    expected = {"encoder": (S, S), "decoder": (step, step), "cross": (step, S)}[kind]
+    assert (len(queries), len(keys)) == expected
+    if head == "all":
+        assert name == "attention_grid" and weights.shape == (L, H, *expected)
+    else:
+        assert name == "attention_heatmap" and weights.shape == expected
+        np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-4)  # softmax rows, also for the mean
+    assert kwargs["highlight_query"] == (None if kind == "encoder" else step - 1)
+
+
+def test_decoder_triangle_grows_with_the_step(trace, no_model, drawn):
+    for step in range(1, trace.num_steps + 1):
+        app.attention_view(trace, step, "decoder", 1, "1")
+        weights = drawn[-1][1]
+        assert weights.shape == (step, step)
+        assert np.allclose(np.triu(weights, k=1), 0.0)  # nothing above the diagonal: no peeking ahead
+
+
+def test_mean_of_heads_and_single_head_pick_the_right_layer(trace, no_model, drawn):
+    app.attention_view(trace, 1, "encoder", 2, "mean")
+    np.testing.assert_allclose(drawn[-1][1], trace.encoder_attention[1].mean(0), rtol=1e-6)
+    app.attention_view(trace, 1, "encoder", 2, "3")
+    np.testing.assert_array_equal(drawn[-1][1], trace.encoder_attention[1, 2])
+    app.attention_view(trace, 1, "encoder", 99, "99")  # out-of-range controls clamp, never crash
+    np.testing.assert_array_equal(drawn[-1][1], trace.encoder_attention[-1, -1])
+
+
+@pytest.mark.parametrize("kind", list(app.KINDS))
+@pytest.mark.parametrize("head", ["all", "2"])
+def test_pipeline_view_uses_scores_mask_and_weights_of_one_head(trace, no_model, monkeypatch, kind, head):
+    seen = {}
+    original = visualizer.attention_pipeline
+
+    def spy(scores, mask, weights, queries, keys, **kwargs):
+        seen.update(scores=scores, mask=mask, weights=weights, queries=queries, keys=keys, **kwargs)
+        return original(scores, mask, weights, queries, keys, **kwargs)
+
+    monkeypatch.setattr(visualizer, "attention_pipeline", spy)
+    step = min(2, trace.num_steps)
+    figure_json(app.pipeline_view(trace, step, kind, 1, head))
+    h = 0 if head == "all" else 1
+    scores = {"encoder": trace.encoder_scores, "decoder": trace.decoder_self_scores, "cross": trace.cross_scores}[kind]
+    rows = len(trace.source_tokens) if kind == "encoder" else step
+    np.testing.assert_array_equal(seen["scores"], scores[0, h, :rows, : seen["scores"].shape[1]])
+    assert seen["scores"].shape == seen["mask"].shape == seen["weights"].shape == (len(seen["queries"]), len(seen["keys"]))
+    assert seen["mask"].dtype == bool
+    assert ("head 1 stands in" in seen["title"]) == (head == "all")
+
+
+def test_positions_and_masks_views(trace, no_model):
+    assert figure_json(app.positions_view(trace))["data"]
+    assert figure_json(app.masks_view(trace, trace.num_steps))["data"]
+
+
+def test_only_the_open_tab_is_drawn(trace, no_model):
+    views = app.render_views("attention", trace, 1, "cross", 1, "1")
+    drawn = [not isinstance(view, dict) for view in views]  # gr.skip() is an update dict
+    assert drawn == [False, True, True, False, False]
+    assert all(isinstance(view, dict) for view in app.render_views("positions", trace, 1, "cross", 1, "1",
+                                                                  step_only=True))
+    assert all(isinstance(view, dict) for view in app.render_views("next", None, 1, "cross", 1, "1"))
+    assert [not isinstance(v, dict) for v in app.render_views("masks", trace, 2, "encoder", 1, "all")] == \
+        [False, False, False, False, True]
+
+
+# --------------------------------------------------------------------------- escaping
+def test_tokens_are_escaped(checkpoint):
+    trace, translation, _ = app.translate_text(checkpoint, XSS, "en-de")
+    for text in (app.tokens_html(trace), app.step_html(trace, trace.num_steps)):
+        assert "<img" not in text
+    assert "&lt;" in app.tokens_html(trace)
+    assert app.token_chips([XSS]) == f'<span class="tok">{XSS.replace("<", "&lt;").replace(">", "&gt;")}</span>'
+
+
+# --------------------------------------------------------------------------- model tab
+def test_model_tab_config_metrics_and_curves(checkpoint, tiny_checkpoint, tmp_path):
+    text = app.config_markdown(checkpoint)
+    assert f"{checkpoint.model.num_parameters():,} parameters" in text
+    assert "`d_model`" in text
+    assert app.training_view(checkpoint) is None  # the fixture has no training_log.json
+
+    directory = tmp_path / "with-log"
+    shutil.copytree(tiny_checkpoint, directory)
+    log = {"train": {"step": [1, 2, 3], "loss": [9.0, 7.5, 6.0], "learning_rate": [1e-4, 2e-4, 3e-4],
+                     "tokens_per_second": [1000.0, 1100.0, 1050.0]},
+           "validation": {"step": [3], "loss": [6.5], "bleu_de_en": [1.2], "bleu_en_de": [0.9]}}
+    (directory / app.TRAINING_LOG_FILE).write_text(json.dumps(log), encoding="utf-8")
+    assert figure_json(app.training_view(app.load_model(str(directory))))["data"]
