@@ -1,0 +1,19 @@
+"""Attention Explorer's figures: pure functions from a translation trace's arrays and tokens to
+Plotly figures, one module per part of the paper ("Attention Is All You Need", Vaswani et al., 2017).
+
+attention (3.2, 3.2.1, 3.2.2), masks (3.2.3), candidates (3.4), positional (3.5), training (5.3, 6).
+They import numpy and plotly only, check their inputs (ValueError), and never show anything.
+"""
+
+from .attention import attention_grid, attention_heatmap, attention_pipeline
+from .candidates import candidates_chart
+from .masks import mask_heatmap, masks_figure
+from .positional import positional_encoding_figure
+from .tokens import display_tokens
+from .training import metrics_table_markdown, training_curves_figure
+
+__all__ = [
+    "attention_grid", "attention_heatmap", "attention_pipeline", "candidates_chart", "display_tokens",
+    "mask_heatmap", "masks_figure", "metrics_table_markdown", "positional_encoding_figure",
+    "training_curves_figure",
+]

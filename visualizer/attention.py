@@ -1,0 +1,170 @@
+"""Attention weights as heatmaps: section 3.2 (scaled dot-product and multi-head attention).
+
+Queries run down (first query at the top), keys across, weights on a fixed 0-1 scale so heads and
+layers compare at a glance. ``attention_heatmap`` draws one head, ``attention_grid`` every layer and
+head at once (the BertViz "model view", section 3.2.2), and ``attention_pipeline`` the three steps
+inside one head (section 3.2.1): scores QKᵀ/√d_k, the mask, the softmax.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .common import (
+    ATTENTION_SCALE, DIVERGING_SCALE, MASKED_COLOR, as_array, cell_px, check_index,
+    cell_gap, colorbar, finish_layout, heatmap_size, highlight_rows, hover_template, indexed, labels_for, style_token_axes, token_heatmap, token_margins,
+)
+
+MASKED_TEXT = "−∞ (masked)"
+COLORBAR_PX = 90  # room right of the last panel for its colour bar
+
+
+def _checked(weights, query_tokens, key_tokens, ndim: int, highlight_query=None):
+    """Weights of rank ``ndim`` whose last two axes match the tokens, their labels, the highlight."""
+    array = as_array("weights", weights, ndim)
+    queries = labels_for("query_tokens", query_tokens, array.shape[-2])
+    keys = labels_for("key_tokens", key_tokens, array.shape[-1])
+    return array, queries, keys, check_index("highlight_query", highlight_query, array.shape[-2])
+
+
+def attention_heatmap(weights: np.ndarray, query_tokens: Sequence[str], key_tokens: Sequence[str], *,
+                      title: str = "", highlight_query: int | None = None) -> go.Figure:
+    """One head's attention: rows are queries, columns keys, colour the softmax weight.
+
+    Args:
+        weights: (Tq, Tk) attention weights, each row a distribution over the keys.
+        query_tokens: Tq tokens, one per row; key_tokens: Tk tokens, one per column.
+        title: plain text (escaped).
+        highlight_query: a row to outline, e.g. the decoding step being inspected.
+
+    Raises:
+        ValueError: weights not 2-D, or their shape does not match the token counts.
+    """
+    w, queries, keys, highlight = _checked(weights, query_tokens, key_tokens, 2, highlight_query)
+    gap = cell_gap(max(w.shape))
+    fig = go.Figure(token_heatmap(w, queries, keys, zmin=0, zmax=1, colorscale=ATTENTION_SCALE,
+                                  colorbar=colorbar("weight"), xgap=gap, ygap=gap))
+    style_token_axes(fig, queries, keys, row_title="query", col_title="key")
+    highlight_rows(fig, highlight, len(keys))
+    return finish_layout(fig, title, **heatmap_size(queries, keys, title=bool(title)))
+
+
+def attention_grid(weights: np.ndarray, query_tokens: Sequence[str], key_tokens: Sequence[str], *,
+                   title: str = "", highlight_query: int | None = None) -> go.Figure:
+    """Every layer and head in one figure (rows = layers, columns = heads), one shared 0-1 scale.
+
+    Args:
+        weights: (L, H, Tq, Tk) attention weights.
+        query_tokens, key_tokens: Tq and Tk tokens; the cells carry no tick labels, the hover
+            names the query and key tokens, the layer and the head.
+        title: plain text (escaped).
+        highlight_query: a query row to outline in every cell.
+
+    Raises:
+        ValueError: weights not 4-D, or their last two axes do not match the token counts.
+    """
+    w, queries, keys, highlight = _checked(weights, query_tokens, key_tokens, 4, highlight_query)
+    n_layers, n_heads, n_queries, n_keys = w.shape
+    panel_w = float(np.clip(880 / n_heads, 64, 150))
+    panel_h = panel_w * float(np.clip(n_queries / n_keys, 0.4, 1.5))
+    gap_x, gap_y = 8.0, 26.0  # pixels between cells; the vertical gap holds each cell's title
+    plot_w = n_heads * panel_w + (n_heads - 1) * gap_x
+    plot_h = n_layers * panel_h + (n_layers - 1) * gap_y
+    fig = make_subplots(
+        rows=n_layers, cols=n_heads,
+        subplot_titles=[f"L{layer + 1} H{head + 1}" for layer in range(n_layers) for head in range(n_heads)],
+        horizontal_spacing=gap_x / plot_w if n_heads > 1 else 0.0,
+        vertical_spacing=gap_y / plot_h if n_layers > 1 else 0.0,
+    )
+    # The cells have no tick labels, so their axes can be categories named "#i token" (unique per
+    # position): the hover reads the tokens from x and y instead of a (Tq, Tk) customdata per cell,
+    # which keeps the figure's JSON about ten times smaller.
+    x, y = indexed(keys), indexed(queries)
+    traces, rows, cols = [], [], []
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            template = hover_template("query", "key", "weight", "%{z:.4f}", row_ref="%{y}", col_ref="%{x}")
+            traces.append(go.Heatmap(z=w[layer, head], x=x, y=y, coloraxis="coloraxis",
+                                     hovertemplate=f"layer {layer + 1} · head {head + 1}<br>{template}"))
+            rows.append(layer + 1)
+            cols.append(head + 1)
+    fig.add_traces(traces, rows=rows, cols=cols)
+    fig.update_xaxes(type="category", showticklabels=False, showgrid=False, zeroline=False, ticks="")
+    fig.update_yaxes(type="category", showticklabels=False, showgrid=False, zeroline=False, ticks="",
+                     autorange="reversed")
+    fig.update_annotations(font=dict(size=11))
+    highlight_rows(fig, highlight, n_keys, list(zip(rows, cols)), width=1.5)
+    top = 70 if title else 40
+    margin = dict(l=20, r=COLORBAR_PX, t=top, b=20)
+    return finish_layout(
+        fig, title, width=int(plot_w + margin["l"] + margin["r"]), height=int(plot_h + top + margin["b"]),
+        margin=margin, coloraxis=dict(cmin=0, cmax=1, colorscale=ATTENTION_SCALE,
+                                      colorbar=colorbar("weight", len=min(1.0, 400 / plot_h))),
+    )
+
+
+def attention_pipeline(scores: np.ndarray, mask: np.ndarray, weights: np.ndarray,
+                       query_tokens: Sequence[str], key_tokens: Sequence[str], *, title: str = "",
+                       highlight_query: int | None = None) -> go.Figure:
+    """Section 3.2.1 inside one head, left to right: QKᵀ/√d_k, the same with the mask, the softmax.
+
+    Args:
+        scores: (Tq, Tk) scaled dot products before the mask, on a diverging scale centred at 0.
+        mask: (Tq, Tk) booleans, True = the query may attend to the key; masked cells are −∞
+            before the softmax and are drawn as grey cells whose hover reads "−∞ (masked)".
+        weights: (Tq, Tk) softmax weights on the 0-1 scale.
+        query_tokens, key_tokens: Tq and Tk tokens.
+
+    Raises:
+        ValueError: an array is not 2-D or its shape does not match the tokens.
+    """
+    w, queries, keys, highlight = _checked(weights, query_tokens, key_tokens, 2, highlight_query)
+    s = as_array("scores", scores, 2)
+    allowed = as_array("mask", mask, 2, dtype=bool)
+    for name, array in (("scores", s), ("mask", allowed)):
+        if array.shape != w.shape:
+            raise ValueError(f"{name} has shape {array.shape}, weights {w.shape}; they must match")
+
+    # Symmetric colour range over the finite scores, so 0 is white in both score panels.
+    finite = s[np.isfinite(s) & (np.abs(s) < 1e30)]
+    bound = float(np.abs(finite).max()) if finite.size and np.abs(finite).max() > 0 else 1.0
+    masked_scores = np.where(allowed, s, np.nan).astype(np.float32)
+    overlay = np.where(allowed, np.nan, 0.0).astype(np.float32)  # grey where masked, gap elsewhere
+
+    n_queries, n_keys = w.shape
+    cell = cell_px(max(w.shape), budget=330, low=7, high=28)
+    panel_w, gap = n_keys * cell, 100.0
+    plot_w = 3 * panel_w + 2 * gap
+    fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=gap / plot_w,
+                        subplot_titles=("QKᵀ/√d_k", "+ mask", "softmax"))
+    fig.add_trace(token_heatmap(s, queries, keys, value_name="score", coloraxis="coloraxis",
+                                xgap=1, ygap=1), row=1, col=1)
+    fig.add_trace(token_heatmap(masked_scores, queries, keys, value_name="score", coloraxis="coloraxis",
+                                hoverongaps=False, xgap=1, ygap=1), row=1, col=2)
+    fig.add_trace(token_heatmap(
+        overlay, queries, keys, value_name="score", value_text=np.full(w.shape, MASKED_TEXT, dtype=object),
+        colorscale=[[0, MASKED_COLOR], [1, MASKED_COLOR]], zmin=0, zmax=1, showscale=False,
+        hoverongaps=False, name="masked", xgap=1, ygap=1), row=1, col=2)
+    fig.add_trace(token_heatmap(w, queries, keys, coloraxis="coloraxis2", xgap=1, ygap=1), row=1, col=3)
+    for col in (1, 2, 3):
+        style_token_axes(fig, queries, keys, row=1, col=col, show_rows=col == 1,
+                         row_title="query" if col == 1 else None, col_title="key")
+    highlight_rows(fig, highlight, n_keys, [(1, 1), (1, 2), (1, 3)])
+    fig.update_annotations(font=dict(size=13))
+
+    margin = token_margins(queries, keys, title=bool(title))
+    margin["r"] = COLORBAR_PX
+    bar_x = fig.layout.xaxis2.domain[1] + 8 / plot_w
+    return finish_layout(
+        fig, title, margin=margin,
+        width=int(max(plot_w + margin["l"] + margin["r"], 560)),
+        height=int(max(n_queries * cell + margin["t"] + margin["b"], 260)),
+        coloraxis=dict(cmin=-bound, cmax=bound, colorscale=DIVERGING_SCALE,
+                       colorbar=colorbar("score", x=bar_x, xanchor="left")),
+        coloraxis2=dict(cmin=0, cmax=1, colorscale=ATTENTION_SCALE,
+                        colorbar=colorbar("weight", x=1.0 + 8 / plot_w, xanchor="left")),
+    )

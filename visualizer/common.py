@@ -1,0 +1,235 @@
+"""Shared figure machinery for the views of sections 3.1-3.5: input checks, token axes, heatmaps.
+
+Every view is a matrix over tokens (queries x keys, positions x dimensions) or a chart over
+steps, so the pieces live here once: validation with clear errors, numeric token axes
+(tickvals/ticktext, because Plotly merges duplicate category labels), per-cell hover built from
+customdata, bounded sizes and one palette.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.colors as pcolors
+import plotly.graph_objects as go
+
+from .tokens import display_tokens, escape_text
+
+FONT_FAMILY = "Inter, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
+TEXT_COLOR = "#1f2933"
+MUTED_COLOR = "#7b8794"
+GRID_COLOR = "#e4e7eb"
+ACCENT_COLOR = "#e4572e"  # highlighted query row, chosen candidate
+PRIMARY_COLOR = "#4c78a8"
+MASKED_COLOR = "#d9dde3"  # cells a query may not attend to
+PALETTE = pcolors.qualitative.T10
+
+
+def _scale(colors: Sequence[str]) -> list[list]:
+    return [[i / (len(colors) - 1), color] for i, color in enumerate(colors)]
+
+
+ATTENTION_SCALE = _scale(pcolors.sequential.Blues)  # 0 (white) .. 1 (deep blue)
+DIVERGING_SCALE = _scale(pcolors.diverging.RdBu[::-1])  # negative blue, 0 white, positive red
+SEQUENTIAL_SCALE = _scale(pcolors.sequential.Viridis)
+
+
+# ---- input checks ---------------------------------------------------------------------------
+
+def as_array(name: str, value, ndim: int, dtype=np.float32) -> np.ndarray:
+    """A numpy array of rank ``ndim`` with at least one element per axis, or ValueError."""
+    try:
+        array = np.asarray(value, dtype=dtype)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must be a numeric array: {error}") from None
+    if array.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimensions, got shape {array.shape}")
+    if 0 in array.shape:
+        raise ValueError(f"{name} is empty (shape {array.shape})")
+    return array
+
+
+def check_axis(name: str, array: np.ndarray, axis: int, size: int, what: str) -> None:
+    """ValueError unless ``array.shape[axis] == size`` (the number of ``what``)."""
+    if array.shape[axis] != size:
+        raise ValueError(f"{name} has shape {array.shape}, but axis {axis} should match the "
+                         f"{size} {what}")
+
+
+def labels_for(name: str, tokens: Sequence[str], size: int | None = None) -> list[str]:
+    """Escaped labels for ``tokens``; ValueError if there are none or not ``size`` of them."""
+    try:
+        labels = display_tokens(tokens)
+    except ValueError as error:
+        raise ValueError(f"{name}: {error}") from None
+    if not labels:
+        raise ValueError(f"{name} is empty")
+    if size is not None and len(labels) != size:
+        raise ValueError(f"{name} has {len(labels)} tokens, but the array has {size} positions")
+    return labels
+
+
+def check_index(name: str, index, size: int) -> int | None:
+    """``index`` as an int in [0, size), None passes through, anything else is a ValueError."""
+    if index is None:
+        return None
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer or None, got {index!r}")
+    if not 0 <= index < size:
+        raise ValueError(f"{name}={index} is out of range for {size} rows")
+    return int(index)
+
+
+# ---- token heatmaps ---------------------------------------------------------------------------
+
+def indexed(labels: Sequence[str]) -> np.ndarray:
+    """"#i token" per position: unique even when tokens repeat (object array)."""
+    return np.array([f"#{i} {label}" for i, label in enumerate(labels)], dtype=object)
+
+
+def cell_customdata(row_labels: Sequence[str], col_labels: Sequence[str],
+                    values: np.ndarray | None = None) -> np.ndarray:
+    """(R, C, 2) object array of "#i token" per row and column, plus a third text field if given."""
+    rows, cols = indexed(row_labels), indexed(col_labels)
+    data = np.empty((len(rows), len(cols), 2 if values is None else 3), dtype=object)
+    data[..., 0] = rows[:, None]
+    data[..., 1] = cols[None, :]
+    if values is not None:
+        data[..., 2] = values
+    return data
+
+
+def hover_template(row_name: str, col_name: str, value_name: str, value: str,
+                   row_ref: str = "%{customdata[0]}", col_ref: str = "%{customdata[1]}") -> str:
+    return (f"{row_name} <b>{row_ref}</b><br>{col_name} <b>{col_ref}</b>"
+            f"<br>{value_name} <b>{value}</b><extra></extra>")
+
+
+def token_heatmap(z: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str], *,
+                  row_name: str = "query", col_name: str = "key", value_name: str = "weight",
+                  value_format: str = ".4f", value_text: np.ndarray | None = None,
+                  **heatmap_kwargs) -> go.Heatmap:
+    """A heatmap over numeric positions whose hover names both tokens and the value.
+
+    ``value_text`` (R, C) strings replace the formatted z in the hover (e.g. "−∞ (masked)").
+    """
+    value = "%{customdata[2]}" if value_text is not None else f"%{{z:{value_format}}}"
+    return go.Heatmap(
+        z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]),
+        customdata=cell_customdata(row_labels, col_labels, value_text),
+        hovertemplate=hover_template(row_name, col_name, value_name, value), **heatmap_kwargs,
+    )
+
+
+def tick_font_size(n: int) -> int:
+    return 12 if n <= 24 else 10 if n <= 48 else 8
+
+
+def token_axis(labels: Sequence[str], *, show: bool = True, angle: int = 0,
+               reverse: bool = False, title: str | None = None) -> dict:
+    """Axis settings putting ``labels`` at positions 0..n-1 (reversed: first at the top)."""
+    n = len(labels)
+    axis = dict(tickmode="array", tickvals=np.arange(n), ticktext=list(labels), showticklabels=show,
+                tickangle=angle, tickfont=dict(size=tick_font_size(n)), showgrid=False, zeroline=False,
+                ticks="", constrain="domain")
+    if reverse:
+        axis["autorange"] = "reversed"
+    else:
+        axis["range"] = [-0.5, n - 0.5]
+    if title is not None:
+        axis["title"] = dict(text=title, font=dict(size=12, color=MUTED_COLOR), standoff=6)
+    return axis
+
+
+def style_token_axes(fig: go.Figure, row_labels: Sequence[str], col_labels: Sequence[str], *,
+                     row: int | None = None, col: int | None = None, show_rows: bool = True,
+                     show_cols: bool = True, row_title: str | None = None,
+                     col_title: str | None = None) -> None:
+    """Rows down (first at the top), columns across with rotated labels, on one (sub)plot."""
+    angle = -45 if len(col_labels) > 3 else 0
+    fig.update_xaxes(token_axis(col_labels, show=show_cols, angle=angle, title=col_title), row=row, col=col)
+    fig.update_yaxes(token_axis(row_labels, show=show_rows, reverse=True, title=row_title), row=row, col=col)
+
+
+def axis_refs(fig: go.Figure, row: int | None, col: int | None) -> tuple[str, str]:
+    """("x3", "y3")-style references of a subplot, ("x", "y") for a plain figure."""
+    if row is None or col is None:
+        return "x", "y"
+    subplot = fig.get_subplot(row, col)
+    return (subplot.xaxis.plotly_name.replace("axis", ""), subplot.yaxis.plotly_name.replace("axis", ""))
+
+
+def highlight_shape(index: int, n_cols: int, xref: str = "x", yref: str = "y", width: float = 2.5) -> dict:
+    """An outline around row ``index`` of a heatmap (the query being inspected)."""
+    return dict(type="rect", xref=xref, yref=yref, x0=-0.5, x1=n_cols - 0.5, y0=index - 0.5,
+                y1=index + 0.5, line=dict(color=ACCENT_COLOR, width=width), fillcolor="rgba(0,0,0,0)",
+                layer="above", name="highlight")
+
+
+def highlight_rows(fig: go.Figure, index: int | None, n_cols: int,
+                   cells: Sequence[tuple[int | None, int | None]] = ((None, None),),
+                   width: float = 2.5) -> None:
+    """Outline row ``index`` in every (row, col) subplot of ``cells``, in one layout update
+    (``add_shape`` per subplot re-validates all shapes each time: quadratic)."""
+    if index is None:
+        return
+    shapes = [highlight_shape(index, n_cols, *axis_refs(fig, row, col), width=width) for row, col in cells]
+    fig.update_layout(shapes=list(fig.layout.shapes) + shapes)
+
+
+# ---- sizes and layout -------------------------------------------------------------------------
+
+def cell_px(n: int, budget: float = 720, low: float = 9, high: float = 34) -> float:
+    """Pixels per heatmap cell: big for short sentences, never above ``budget`` in total (mostly)."""
+    return float(np.clip(budget / max(n, 1), low, high))
+
+
+def label_px(labels: Sequence[str], font_size: int) -> float:
+    """Rough rendered width of the longest label (entities count as one character)."""
+    longest = max((len(label.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"))
+                   for label in labels), default=1)
+    return 0.62 * font_size * min(longest, 24)
+
+
+def token_margins(row_labels: Sequence[str], col_labels: Sequence[str], *, title: bool) -> dict:
+    """Margins that fit the y tick labels on the left and the 45°-rotated x labels below."""
+    left = label_px(row_labels, tick_font_size(len(row_labels))) + 40
+    bottom = 0.75 * label_px(col_labels, tick_font_size(len(col_labels))) + 50
+    return dict(l=int(np.clip(left, 60, 220)), r=20, t=70 if title else 30, b=int(np.clip(bottom, 50, 200)))
+
+
+def heatmap_size(row_labels: Sequence[str], col_labels: Sequence[str], *, title: bool,
+                 right: int = 110) -> dict:
+    """width, height and margin for one token heatmap: grows with the tokens, bounded (~720 px of cells)."""
+    cell = cell_px(max(len(row_labels), len(col_labels)))
+    margin = token_margins(row_labels, col_labels, title=title)
+    margin["r"] = right
+    width = margin["l"] + margin["r"] + len(col_labels) * cell
+    height = margin["t"] + margin["b"] + len(row_labels) * cell
+    return dict(width=int(max(width, 320)), height=int(max(height, 220)), margin=margin)
+
+
+def cell_gap(n: int) -> int:
+    """White lines between cells while cells are big enough for them not to wash the colours out."""
+    return 1 if cell_px(n) >= 14 else 0
+
+
+def finish_layout(fig: go.Figure, title: str = "", **layout) -> go.Figure:
+    """House look: white template, one font, escaped plain-text title, readable hover labels."""
+    fig.update_layout(
+        template="plotly_white",
+        font=dict(family=FONT_FAMILY, size=12, color=TEXT_COLOR),
+        title=dict(text=escape_text(title), x=0.01, xanchor="left", font=dict(size=16)) if title else None,
+        hoverlabel=dict(bgcolor="white", bordercolor=MUTED_COLOR,
+                        font=dict(family=FONT_FAMILY, size=12, color=TEXT_COLOR)),
+        plot_bgcolor="white",
+        **layout,
+    )
+    return fig
+
+
+def colorbar(title: str = "", **kwargs) -> dict:
+    """Colour-bar settings; keyword arguments (x, len, tickvals, ...) override the defaults."""
+    return {"title": dict(text=title, side="right", font=dict(size=11)), "thickness": 12, "len": 0.8,
+            "outlinewidth": 0, "tickfont": dict(size=10), **kwargs}

@@ -1,0 +1,153 @@
+"""Masks of section 3.2.3, as the model used them: True = the query may attend to the key.
+
+Four panels: (a) the source padding mask of a real padded batch (shorter sentences are filled
+with [PAD], which no query may attend to), (b) the look-ahead mask that keeps decoder position i
+from seeing positions after i, (c) the decoder self-attention mask (look-ahead AND target
+padding), (d) the encoder-decoder (cross) attention mask (source padding, same for every query).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .common import (
+    MASKED_COLOR, PRIMARY_COLOR, as_array, cell_px, check_axis, check_index, colorbar, finish_layout,
+    heatmap_size, highlight_rows, hover_template, labels_for, style_token_axes, token_heatmap,
+    token_margins,
+)
+from .tokens import display_tokens
+
+ATTEND, MASKED = "attend", "masked"
+MASK_SCALE = [[0, MASKED_COLOR], [0.5, MASKED_COLOR], [0.5, PRIMARY_COLOR], [1, PRIMARY_COLOR]]
+MASK_COLORAXIS = dict(cmin=0, cmax=1, colorscale=MASK_SCALE,
+                      colorbar=colorbar("", tickvals=[0.25, 0.75], ticktext=[MASKED, ATTEND], len=0.35,
+                                        tickfont=dict(size=12), y=1, yanchor="top"))
+
+
+def as_mask(name: str, value, rows: int | None = None, cols: int | None = None,
+            row_what: str = "rows", col_what: str = "columns") -> np.ndarray:
+    """A 2-D boolean mask; ValueError unless its shape is (rows, cols) where given."""
+    mask = as_array(name, value, 2, dtype=bool)
+    if rows is not None:
+        check_axis(name, mask, 0, rows, row_what)
+    if cols is not None:
+        check_axis(name, mask, 1, cols, col_what)
+    return mask
+
+
+def mask_trace(mask: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str]) -> go.Heatmap:
+    """Attend/masked cells on the shared two-colour axis, hover naming both tokens and the verdict."""
+    return token_heatmap(mask.astype(np.float32), row_labels, col_labels, value_name="",
+                         value_text=np.where(mask, ATTEND, MASKED).astype(object), coloraxis="coloraxis",
+                         xgap=1, ygap=1)
+
+
+def mask_heatmap(mask: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str], *,
+                 title: str = "", highlight_row: int | None = None) -> go.Figure:
+    """One mask (R, C): rows are queries, columns keys, "attend" vs "masked" in two colours.
+
+    Raises:
+        ValueError: mask not 2-D or its shape does not match the labels.
+    """
+    rows = labels_for("row_labels", row_labels)
+    cols = labels_for("col_labels", col_labels)
+    m = as_mask("mask", mask, len(rows), len(cols), "row labels", "column labels")
+    highlight = check_index("highlight_row", highlight_row, len(rows))
+    fig = go.Figure(mask_trace(m, rows, cols))
+    style_token_axes(fig, rows, cols, row_title="query", col_title="key")
+    highlight_rows(fig, highlight, len(cols))
+    return finish_layout(fig, title, coloraxis=MASK_COLORAXIS, **heatmap_size(rows, cols, title=bool(title)))
+
+
+def batch_trace(mask: np.ndarray, batch_tokens: list[list[str]], cell_chars: int) -> go.Heatmap:
+    """Panel (a): sentences down, positions across, each cell showing its token (cut to fit)."""
+    rows, cols = mask.shape
+    text = np.array([display_tokens(sentence, cell_chars) for sentence in batch_tokens], dtype=object)
+    labels = np.array([display_tokens(sentence) for sentence in batch_tokens], dtype=object)  # (B, S_b)
+    customdata = np.empty((rows, cols, 3), dtype=object)
+    customdata[..., 0] = np.array([f"sentence {r + 1}" for r in range(rows)], dtype=object)[:, None]
+    customdata[..., 1] = np.char.add(np.array([f"#{j} " for j in range(cols)])[None, :], labels.astype(str))
+    customdata[..., 2] = np.where(mask, ATTEND, MASKED)
+    return go.Heatmap(
+        z=mask.astype(np.float32), x=np.arange(cols), y=np.arange(rows), customdata=customdata,
+        text=text, texttemplate="%{text}", textfont=dict(size=10 if cols <= 16 else 8),
+        coloraxis="coloraxis", xgap=2, ygap=2,
+        hovertemplate=hover_template("", "token", "key", "%{customdata[2]}", row_ref="%{customdata[0]}"),
+    )
+
+
+def masks_figure(batch_padding_mask: np.ndarray, batch_tokens: list[list[str]], causal_mask: np.ndarray,
+                 decoder_mask: np.ndarray, cross_mask: np.ndarray, source_tokens: Sequence[str],
+                 target_tokens: Sequence[str], *, step: int | None = None) -> go.Figure:
+    """The four masks of one translation in one figure (see the module docstring).
+
+    Args:
+        batch_padding_mask: (B, S_b) True = real token, False = [PAD], for a padded batch of B
+            sentences whose tokens are ``batch_tokens`` (B lists of S_b tokens).
+        causal_mask, decoder_mask: (T, T) over the T ``target_tokens`` (decoder inputs).
+        cross_mask: (T, S) target queries x the S ``source_tokens``.
+        step: the decoding step shown: panel (b) has rows 0..step, (c) and (d) outline row step.
+
+    Raises:
+        ValueError: a mask has the wrong rank or a shape that does not match its tokens.
+    """
+    if isinstance(batch_tokens, str) or not len(batch_tokens):
+        raise ValueError("batch_tokens must be a non-empty list of token lists")
+    batch = as_mask("batch_padding_mask", batch_padding_mask, len(batch_tokens), None, "batch sentences")
+    for index, sentence in enumerate(batch_tokens):
+        labels_for(f"batch_tokens[{index}]", sentence, batch.shape[1])
+    target = labels_for("target_tokens", target_tokens)
+    source = labels_for("source_tokens", source_tokens)
+    n_target, n_source = len(target), len(source)
+    causal = as_mask("causal_mask", causal_mask, n_target, n_target, "target tokens", "target tokens")
+    decoder = as_mask("decoder_mask", decoder_mask, n_target, n_target, "target tokens", "target tokens")
+    cross = as_mask("cross_mask", cross_mask, n_target, n_source, "target tokens", "source tokens")
+    t = check_index("step", step, n_target)
+    last = n_target - 1 if t is None else t
+
+    cell = cell_px(max(n_target, n_source), budget=300, low=8, high=28)
+    gap = 70.0
+    plot_w = (2 * n_target + n_source) * cell + 2 * gap
+    row_h = [40.0 * batch.shape[0], n_target * cell]
+    gap_y = 110.0  # room for panel (a)'s position labels and the titles of the lower panels
+    plot_h = sum(row_h) + gap_y
+    at_step = "" if t is None else f" at step {t + 1}"
+    fig = make_subplots(
+        rows=2, cols=3, specs=[[{"colspan": 3}, None, None], [{}, {}, {}]],
+        column_widths=[n_target, n_target, n_source], row_heights=row_h,
+        horizontal_spacing=gap / plot_w, vertical_spacing=gap_y / plot_h,
+        subplot_titles=(
+            "(a) source padding mask of a padded batch: [PAD] keys are masked",
+            f"(b) look-ahead mask{at_step}",
+            "(c) decoder self-attention mask",
+            "(d) cross-attention mask",
+        ),
+    )
+    cell_chars = int(max(plot_w / batch.shape[1] / 6.5, 3))  # ~6.5 px per character at font size 10
+    fig.add_trace(batch_trace(batch, batch_tokens, cell_chars), row=1, col=1)
+    fig.update_xaxes(tickmode="array", tickvals=np.arange(batch.shape[1]), showgrid=False, zeroline=False,
+                     title=dict(text="position", font=dict(size=12)), row=1, col=1)
+    fig.update_yaxes(tickmode="array", tickvals=np.arange(batch.shape[0]), autorange="reversed",
+                     ticktext=[f"sentence {r + 1}" for r in range(batch.shape[0])], showgrid=False,
+                     zeroline=False, row=1, col=1)
+
+    panels = [(causal[: last + 1], target), (decoder, target), (cross, source)]
+    for col, (mask, keys) in enumerate(panels, start=1):
+        fig.add_trace(mask_trace(mask, target[: mask.shape[0]], keys), row=2, col=col)
+        style_token_axes(fig, target, keys, row=2, col=col, show_rows=col == 1,
+                         row_title="query" if col == 1 else None, col_title="key")
+    highlight_rows(fig, t, n_target, [(2, 1), (2, 2)])
+    highlight_rows(fig, t, n_source, [(2, 3)])
+    # Panel (b) stops at the step: a fixed range keeps its rows level with those of (c) and (d).
+    fig.update_yaxes(range=[n_target - 0.5, -0.5], autorange=False, row=2)
+    fig.update_annotations(font=dict(size=12))
+
+    margin = token_margins(target, source, title=False)
+    margin.update(r=110, t=40)
+    return finish_layout(fig, "", coloraxis=MASK_COLORAXIS, margin=margin,
+                         width=int(max(plot_w + margin["l"] + margin["r"], 640)),
+                         height=int(plot_h + margin["t"] + margin["b"]))

@@ -1,0 +1,123 @@
+"""Sinusoidal positional encoding, section 3.5: PE(pos, 2i) = sin(pos / 10000^(2i/d_model)),
+PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)).
+
+Three panels from the encoding matrix the model adds to its embeddings: (a) the whole matrix,
+positions x dimensions, with the positions of the sentence marked; (b) a few dimensions as waves
+over position (low dimensions fast, high dimensions slow); (c) the dot product of every pair of
+positions, which depends only on their distance: why the paper expected relative positions to be
+easy to attend to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .common import (
+    ACCENT_COLOR, DIVERGING_SCALE, GRID_COLOR, MUTED_COLOR, PALETTE, SEQUENTIAL_SCALE, as_array,
+    colorbar, finish_layout, labels_for,
+)
+
+PANEL_TITLES = ("(a) PE: positions × dimensions", "(b) some dimensions over position (sin even, cos odd)",
+                "(c) PE·PEᵀ: similarity of positions")
+
+
+def position_ticks(n_positions: int, labels: list[str], row_px: float) -> dict:
+    """y ticks: the sentence's tokens at their positions, then every 8th position as a number."""
+    values = list(range(len(labels)))
+    text = list(labels)
+    start = 8 * (len(labels) // 8 + 1) if labels else 0
+    for position in range(start, n_positions, 8):
+        values.append(position)
+        text.append(str(position))
+    return dict(tickmode="array", tickvals=np.array(values), ticktext=text,
+                tickfont=dict(size=int(np.clip(row_px - 1.5, 6, 11))))
+
+
+def positional_encoding_figure(pe: np.ndarray, tokens: Sequence[str] | None = None,
+                               dims: tuple[int, ...] = (0, 1, 4, 5, 16, 17)) -> go.Figure:
+    """The positional-encoding matrix, some of its sinusoids, and the similarity of positions.
+
+    Args:
+        pe: (P, D) positional encodings, values in [-1, 1].
+        tokens: the sentence; tokens[i] labels position i (at most P tokens). None: no marking.
+        dims: dimensions drawn in panel (b) (even = sin, odd = cos); those >= D are dropped.
+
+    Raises:
+        ValueError: pe not 2-D, or more tokens than positions.
+    """
+    enc = as_array("pe", pe, 2)
+    n_positions, d_model = enc.shape
+    labels = [] if tokens is None else labels_for("tokens", tokens)
+    if len(labels) > n_positions:
+        raise ValueError(f"{len(labels)} tokens but pe has only {n_positions} positions")
+    chosen = [int(d) for d in dims if 0 <= int(d) < d_model]
+
+    width, height, margin = 1120, 860, dict(l=110, r=130, t=80, b=60)
+    # (a) fills the left column, full height, so each position gets a row tall enough for its token.
+    fig = make_subplots(rows=2, cols=2, specs=[[{"rowspan": 2}, {}], [None, {}]], column_widths=[0.45, 0.55],
+                        horizontal_spacing=0.13, vertical_spacing=0.13, subplot_titles=PANEL_TITLES)
+    positions = np.arange(n_positions)
+    token_of = np.array([f" {label}" for label in labels] + [""] * (n_positions - len(labels)), dtype=object)
+    x_title = dict(font=dict(size=12, color=MUTED_COLOR))
+
+    # (a) the matrix
+    a_domain = fig.layout.xaxis.domain
+    fig.add_trace(go.Heatmap(
+        z=enc, x=np.arange(d_model), y=positions, zmin=-1, zmax=1, colorscale=DIVERGING_SCALE,
+        customdata=np.repeat(token_of[:, None], d_model, axis=1),
+        hovertemplate="position %{y}%{customdata}<br>dimension %{x}<br>value %{z:.4f}<extra></extra>",
+        colorbar=colorbar("PE value", x=a_domain[1] + 0.01, xanchor="left", len=0.5),
+    ), row=1, col=1)
+    fig.update_xaxes(title=dict(text="dimension", **x_title), showgrid=False, zeroline=False,
+                     range=[-0.5, d_model - 0.5], row=1, col=1)
+    row_px = (height - margin["t"] - margin["b"]) / n_positions
+    fig.update_yaxes(title=dict(text="position", **x_title), autorange="reversed", showgrid=False, zeroline=False,
+                     **position_ticks(n_positions, labels, row_px), row=1, col=1)
+    if labels:
+        fig.add_shape(type="rect", x0=-0.5, x1=d_model - 0.5, y0=-0.5, y1=len(labels) - 0.5,
+                      line=dict(color=ACCENT_COLOR, width=2), fillcolor="rgba(0,0,0,0)", name="sentence",
+                      row=1, col=1)
+
+    # (b) sinusoids: the matrix's own columns (so what is drawn is what the model adds), stacked
+    # one above the other because neighbouring dimensions have similar frequencies.
+    offsets = -2.6 * np.arange(len(chosen))
+    names = []
+    for index, dim in enumerate(chosen):
+        kind = "sin" if dim % 2 == 0 else "cos"
+        names.append(f"dim {dim} ({kind})")
+        fig.add_trace(go.Scatter(
+            x=positions, y=enc[:, dim] + offsets[index], mode="lines+markers", name=names[-1],
+            line=dict(width=1.6, color=PALETTE[index % len(PALETTE)], shape="spline", smoothing=0.8),
+            marker=dict(size=3.5), customdata=np.stack([token_of, enc[:, dim].astype(object)], axis=-1),
+            hovertemplate=f"{names[-1]}<br>position %{{x}}%{{customdata[0]}}<br>value %{{customdata[1]:.4f}}"
+                          "<extra></extra>",
+        ), row=1, col=2)
+    if labels:
+        fig.add_vrect(x0=-0.5, x1=len(labels) - 0.5, fillcolor=ACCENT_COLOR, opacity=0.08, line_width=0,
+                      row=1, col=2)
+    shown = min(n_positions, max(len(labels) + 8, 40))  # the first waves; zoom out for the rest
+    fig.update_xaxes(title=dict(text="position", **x_title), gridcolor=GRID_COLOR, zeroline=False,
+                     range=[-0.5, shown - 0.5], row=1, col=2)
+    fig.update_yaxes(tickmode="array", tickvals=offsets, ticktext=names, gridcolor=GRID_COLOR, zeroline=False,
+                     range=[offsets[-1] - 1.3, 1.3] if chosen else None, row=1, col=2)
+
+    # (c) dot products of positions: D/2 on the diagonal, falling off with distance
+    similarity = (enc.astype(np.float64) @ enc.T.astype(np.float64)).astype(np.float32)  # (P, P)
+    fig.add_trace(go.Heatmap(
+        z=similarity, x=positions, y=positions, colorscale=SEQUENTIAL_SCALE,
+        hovertemplate="positions %{y} · %{x}<br>PE·PE %{z:.2f}<extra></extra>",
+        colorbar=colorbar("PE·PE", x=1.0 + 0.01, xanchor="left", y=0.22, len=0.42),
+    ), row=2, col=2)
+    fig.update_xaxes(title=dict(text="position", **x_title), showgrid=False, zeroline=False,
+                     range=[-0.5, n_positions - 0.5], row=2, col=2)
+    fig.update_yaxes(title=dict(text="position", **x_title), autorange="reversed", showgrid=False,
+                     zeroline=False, row=2, col=2)
+    fig.update_annotations(font=dict(size=13))
+    return finish_layout(
+        fig, f"Positional encoding (section 3.5): {n_positions} positions × d_model = {d_model}",
+        width=width, height=height, margin=margin, showlegend=False,
+    )

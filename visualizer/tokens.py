@@ -1,0 +1,46 @@
+"""Token labels for every view (the inputs and outputs of section 3.1's encoder and decoder).
+
+Tokens are the tokenizer's own spellings ("▁Mann", "[EOS]", "<2en>", "<0xF0>"). Plotly renders a
+small HTML subset in tick labels, hover text and titles, so a token typed as
+``<img src=x onerror=alert(1)>`` must be escaped to be shown as text; Plotly turns the entities
+&lt; &gt; &amp; back into characters when drawing. The SentencePiece word marker "▁" (a word
+start) is kept as is.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+EMPTY_TOKEN = "∅"  # shown for an empty token, which would otherwise be an invisible tick
+
+
+def escape_text(text: str) -> str:
+    """Plain text -> Plotly-safe label (only & < > matter; quotes are not markup in Plotly)."""
+    return html.escape(text, quote=False)
+
+
+def display_tokens(tokens: Sequence[str], max_chars: int | None = None) -> list[str]:
+    """Escaped display labels, one per position (duplicates stay separate positions).
+
+    Args:
+        tokens: the tokens as the tokenizer spells them.
+        max_chars: cut longer tokens to this many characters, ending in "…" (before escaping,
+            so an entity is never cut in half). None: keep them whole.
+
+    Returns:
+        One label per token: HTML-escaped, "▁" kept, an empty token shown as "∅".
+
+    Raises:
+        ValueError: ``tokens`` is a plain string or holds something other than strings.
+    """
+    if isinstance(tokens, (str, bytes)):
+        raise ValueError("tokens must be a list of strings, not a single string")
+    labels = []
+    for index, token in enumerate(tokens):
+        if not isinstance(token, str):
+            raise ValueError(f"token {index} is {type(token).__name__}, expected str")
+        if max_chars is not None and len(token) > max_chars:
+            token = token[: max(max_chars - 1, 1)] + "…"
+        labels.append(escape_text(token) if token else EMPTY_TOKEN)
+    return labels

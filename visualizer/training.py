@@ -1,0 +1,143 @@
+"""How the checkpoint was trained: section 5.3 (the learning-rate schedule: warm-up, then
+1/√step decay) and section 6 (BLEU on held-out data), from the checkpoint's own logs.
+
+``training_curves_figure`` reads ``training_log.json``; ``metrics_table_markdown`` reads the
+``scores`` of ``metrics.json``. Both tolerate missing parts: a checkpoint may have none.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .common import GRID_COLOR, MUTED_COLOR, PALETTE, finish_layout
+
+NO_METRICS = "_No evaluation scores recorded for this checkpoint._"
+
+
+def series(log: dict, section: str, key: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """(steps, values) of ``log[section][key]`` against ``log[section]["step"]``; None if nothing usable.
+
+    Tolerates a missing section or key, lists of unequal length (cut to the shorter) and null or
+    non-numeric entries (dropped).
+    """
+    part = log.get(section)
+    if not isinstance(part, dict):
+        return None
+    steps, values = part.get("step"), part.get(key)
+    if not isinstance(steps, (list, tuple, np.ndarray)) or not isinstance(values, (list, tuple, np.ndarray)):
+        return None
+    n = min(len(steps), len(values))
+    pairs = [(s, v) for s, v in zip(steps[:n], values[:n]) if number(s) is not None and number(v) is not None]
+    if not pairs:
+        return None
+    x, y = zip(*pairs)
+    return np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+
+
+def number(value) -> float | None:
+    """A finite float, or None for null, text, NaN and infinities."""
+    if isinstance(value, bool):
+        return None
+    try:
+        result = float(value)
+    except (TypeError, ValueError):
+        return None
+    return result if math.isfinite(result) else None
+
+
+# (section, key, legend name, panel column, markers)
+CURVES = [
+    ("train", "loss", "training loss", 1, False),
+    ("validation", "loss", "validation loss", 1, True),
+    ("train", "learning_rate", "learning rate", 2, False),
+    ("validation", "bleu_de_en", "BLEU de→en", 3, True),
+    ("validation", "bleu_en_de", "BLEU en→de", 3, True),
+]
+
+
+def training_curves_figure(log: dict | None) -> go.Figure:
+    """Loss (training and validation), learning rate and validation BLEU against the step.
+
+    Args:
+        log: the parsed ``training_log.json``: {"train": {"step", "loss", "learning_rate",
+            "tokens_per_second"}, "validation": {"step", "loss", "bleu_de_en", "bleu_en_de"}}.
+            Missing or empty parts leave their panel reading "no data".
+
+    Raises:
+        ValueError: log is neither a dict nor None.
+    """
+    if log is None:
+        log = {}
+    if not isinstance(log, dict):
+        raise ValueError(f"log must be the dict of training_log.json, got {type(log).__name__}")
+    fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.08,
+                        subplot_titles=("loss (label-smoothed cross-entropy)", "learning rate", "validation BLEU"))
+    fig.update_annotations(font=dict(size=13))
+    filled = set()
+    for index, (section, key, name, col, markers) in enumerate(CURVES):
+        data = series(log, section, key)
+        if data is None:
+            continue
+        x, y = data
+        fig.add_trace(go.Scatter(
+            x=x, y=y, name=name, mode="lines+markers" if markers else "lines",
+            line=dict(color=PALETTE[index % len(PALETTE)], width=2 if markers else 1.5),
+            marker=dict(size=6), hovertemplate=f"{name}<br>step %{{x:,}}<br>%{{y:.4g}}<extra></extra>",
+        ), row=1, col=col)
+        filled.add(col)
+    for col in (1, 2, 3):
+        if col not in filled:
+            subplot = fig.get_subplot(1, col)  # paper coordinates: an empty subplot draws no axes
+            fig.add_annotation(text="no data", xref="paper", yref="paper", x=sum(subplot.xaxis.domain) / 2,
+                               y=sum(subplot.yaxis.domain) / 2, showarrow=False, name="no data",
+                               font=dict(size=14, color=MUTED_COLOR))
+            fig.update_xaxes(visible=False, row=1, col=col)
+            fig.update_yaxes(visible=False, row=1, col=col)
+    fig.update_xaxes(title=dict(text="step", font=dict(size=12, color=MUTED_COLOR)), gridcolor=GRID_COLOR,
+                     zeroline=False)
+    fig.update_yaxes(gridcolor=GRID_COLOR, zeroline=False)
+    fig.update_yaxes(exponentformat="e", row=1, col=2)
+    return finish_layout(fig, "Training", width=1100, height=400, margin=dict(l=60, r=20, t=80, b=90),
+                         legend=dict(orientation="h", x=0, y=-0.22, yanchor="top"))
+
+
+def markdown_cell(value) -> str:
+    """Text safe in a Markdown table cell."""
+    text = str(value)
+    for char in "\\|*_`[]<>":
+        text = text.replace(char, "\\" + char)
+    return text
+
+
+def score_cell(value) -> str:
+    result = number(value)
+    return "–" if result is None else f"{result:.2f}"
+
+
+def metrics_table_markdown(metrics: dict | None) -> str:
+    """A Markdown table of BLEU and chrF per split, direction and decoding, from ``metrics.json``.
+
+    Args:
+        metrics: the parsed ``metrics.json``; its ``scores`` is {split: {direction: {decoding:
+            {"bleu": x, "chrf": y}}}}, e.g. scores["test_2016_flickr"]["de-en"]["beam4"]["bleu"].
+
+    Returns:
+        The table, or a one-line note when there are no scores.
+    """
+    scores = metrics.get("scores") if isinstance(metrics, dict) else None
+    rows = []
+    if isinstance(scores, dict):
+        for split, directions in scores.items():
+            for direction, decodings in (directions.items() if isinstance(directions, dict) else ()):
+                for decoding, values in (decodings.items() if isinstance(decodings, dict) else ()):
+                    values = values if isinstance(values, dict) else {}
+                    rows.append(f"| {markdown_cell(split)} | {markdown_cell(direction)} | {markdown_cell(decoding)} "
+                                f"| {score_cell(values.get('bleu'))} | {score_cell(values.get('chrf'))} |")
+    if not rows:
+        return NO_METRICS
+    header = "| split | direction | decoding | BLEU | chrF |\n| --- | --- | --- | ---: | ---: |"
+    return "\n".join([header, *rows])
