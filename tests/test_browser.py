@@ -1,0 +1,216 @@
+"""End to end: `python3 app.py` on the tiny checkpoint, driven by headless Chromium and by gradio_client.
+
+The server runs in a subprocess on a free 127.0.0.1 port and is always stopped. Browser tests
+need Debian's /usr/bin/chromium (Playwright downloads no browser) and are skipped without it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+GERMAN = "Ein Mann fährt mit dem Fahrrad die Straße entlang."
+XSS = "<img src=x onerror=alert(1)>"
+START_TIMEOUT_S = 120  # importing torch and gradio on a busy 2-core machine is slow
+needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is not installed")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tiny_checkpoint, tmp_path_factory):
+    """The app's URL; the server process (and its children) is stopped after the module."""
+    port = free_port()
+    log_path = tmp_path_factory.mktemp("server") / "app.log"
+    env = {**os.environ, "ATTENTION_EXPLORER_CHECKPOINT": str(tiny_checkpoint), "GRADIO_ANALYTICS_ENABLED": "False",
+           "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+    for name in ("ATTENTION_EXPLORER_HOST", "GRADIO_SERVER_NAME", "GRADIO_SERVER_PORT"):
+        env.pop(name, None)
+    url = f"http://127.0.0.1:{port}/"
+    with log_path.open("w") as log:
+        process = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port)], cwd=log_path.parent,
+                                   env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"app.py exited with {process.returncode}:\n{log_path.read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(url, timeout=5) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"app.py did not answer within {START_TIMEOUT_S}s:\n{log_path.read_text()[-3000:]}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)  # its own session: the server and nothing else
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=15)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=30_000)  # the server shares two busy CPU cores
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.dialogs = []  # any alert() would land here
+    page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
+    page.set_default_timeout(30_000)
+    page.goto(server)
+    page.wait_for_selector("#source textarea")
+    yield page
+    page.close()
+
+
+def translate(page, text: str) -> None:
+    page.fill("#source textarea", text)
+    page.click("#translate")
+
+
+def detokenize(tokens: list[str]) -> str:
+    """Subwords as displayed ("▁on", "<0x3C>") -> text; only ASCII byte tokens are needed here."""
+    text = "".join(chr(int(t[3:5], 16)) if t.startswith("<0x") and len(t) == 6 else t for t in tokens)
+    return text.replace("\u2581", " ").strip()
+
+
+def plot_title(page, elem_id: str) -> str:
+    return page.locator(f"#{elem_id} .js-plotly-plot .gtitle").first.text_content()
+
+
+@pytest.mark.browser
+@needs_chromium
+def test_translate_step_and_switch_views(page):
+    from playwright.sync_api import expect
+
+    translate(page, GERMAN)
+    page.wait_for_selector("#candidates-plot .js-plotly-plot")
+    expect(page.locator("#translation textarea")).not_to_have_value("")
+    expect(page.locator("#tokens")).to_contain_text("Mann")
+    step = page.locator("#step input[type=number]")
+    expect(step).to_have_value("1")
+    page.click("#step-next")
+    expect(step).to_have_value("2")
+    page.click("#step-next")
+    expect(step).to_have_value("3")
+    expect(page.locator("#step-info")).to_contain_text("Step 3 of")
+    expect(page.locator("#candidates-plot .gtitle")).to_contain_text("Step 3")
+    page.click("#step-prev")
+    expect(step).to_have_value("2")
+    page.click("#step-first")
+    expect(step).to_have_value("1")
+    page.click("#step-prev")  # clamps at the first step
+    expect(page.locator("#step-info")).to_contain_text("Step 1 of")
+    page.click("#step-last")
+    expect(step).not_to_have_value("1")
+
+    page.get_by_role("tab", name="Attention").click()
+    page.wait_for_selector("#attention-plot .js-plotly-plot")
+    page.wait_for_selector("#pipeline-plot .js-plotly-plot")
+    page.locator("#attention-kind").get_by_text("Masked decoder self-attention").click()
+    expect(page.locator("#attention-plot .gtitle")).to_contain_text("Masked decoder self-attention")
+    page.locator("#attention-kind").get_by_text("Cross-attention").click()
+    expect(page.locator("#attention-plot .gtitle")).to_contain_text("Cross-attention")
+    page.locator("#head").get_by_text("all heads").click()
+    expect(page.locator("#attention-plot .gtitle")).to_contain_text("every layer")
+    expect(page.locator("#pipeline-plot .gtitle")).to_contain_text("head 1 stands in")
+    expect(page.locator("#attention-plot .modebar").first).to_be_visible()  # the PNG download toolbar
+
+    for tab, elem_id in (("Positional encoding", "pe-plot"), ("Masks", "mask-plot")):
+        page.get_by_role("tab", name=tab).click()
+        page.wait_for_selector(f"#{elem_id} .js-plotly-plot")
+    page.get_by_role("tab", name="Model").click()
+    expect(page.get_by_text("post-LN", exact=False).first).to_be_visible()
+
+
+@pytest.mark.browser
+@needs_chromium
+def test_play_advances_and_pauses(page):
+    from playwright.sync_api import expect
+
+    translate(page, GERMAN)
+    page.wait_for_selector("#candidates-plot .js-plotly-plot")
+    step = page.locator("#step input[type=number]")
+    page.click("#play")
+    expect(page.locator("#play")).to_contain_text("Pause")
+    expect(step).not_to_have_value("1", timeout=20_000)
+    page.click("#play")
+    expect(page.locator("#play")).to_contain_text("Play")
+    paused_at = step.input_value()
+    time.sleep(2.5)
+    assert step.input_value() == paused_at
+
+
+@pytest.mark.browser
+@needs_chromium
+def test_typed_html_is_shown_not_run(page):
+    from playwright.sync_api import expect
+
+    translate(page, XSS)
+    page.wait_for_selector("#candidates-plot .js-plotly-plot")
+    expect(page.locator("#tokens")).to_contain_text("Source")
+    # the source chips, read back as text, spell the typed HTML: it was shown, not parsed
+    chips = page.locator("#tokens .token-row").first.locator(".tok").all_inner_texts()
+    assert chips[0] == "<2en>" and chips[-1] == "[EOS]"
+    assert detokenize(chips[1:-1]) == XSS
+    assert page.locator("#tokens img, #step-info img, #candidates-plot img").count() == 0
+    page.wait_for_timeout(1000)
+    assert page.dialogs == []
+
+
+@pytest.mark.browser
+@needs_chromium
+def test_empty_input_shows_a_notice(page):
+    from playwright.sync_api import expect
+
+    translate(page, "   ")
+    expect(page.get_by_text("The text box is empty").first).to_be_visible()
+    expect(page.locator("#source textarea")).to_be_visible()  # the page still works
+
+
+@pytest.mark.slow
+def test_translate_endpoint_from_gradio_client(server, tmp_path):
+    from gradio_client import Client
+    from gradio_client.exceptions import AppError
+
+    client = Client(server, verbose=False, download_files=str(tmp_path), analytics_enabled=False)
+    for direction in ("de-en", "German → English"):
+        translation, trace_path = client.predict(GERMAN, direction, api_name="/translate")
+        trace = json.loads(Path(trace_path).read_text(encoding="utf-8"))
+        assert trace["translation"] == translation and trace["direction"] == "de-en"
+        assert trace["source_tokens"][0] == "<2en>"
+    with pytest.raises(AppError, match="empty"):
+        client.predict("", "en-de", api_name="/translate")
