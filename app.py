@@ -117,8 +117,8 @@ no query may attend a `[PAD]` key; the typed sentence is shown batched with a lo
 ABOUT_MODEL = """
 Post-LN like the paper: each encoder and decoder layer applies `LayerNorm(x + Sublayer(x))` after every
 attention and feed-forward sub-layer (section 3.1); embeddings are scaled by √d_model and share one
-German+English vocabulary (section 3.4); dropout as in section 5.4; BLEU as in section 6.1 (sacreBLEU,
-detokenized, greedy decoding here).
+German+English vocabulary (section 3.4); dropout as in section 5.4; BLEU as in section 6.1 (sacreBLEU on
+detokenized, cased output).
 """
 
 CSS = """
@@ -407,10 +407,24 @@ def render_views(tab: str, trace: TranslationTrace | None, step: float | None, k
 
 
 def config_markdown(checkpoint: Checkpoint) -> str:
+    """The hyper-parameters beside the paper's base model (Table 3), and the parameter count."""
     config = checkpoint.config
-    rows = "\n".join(f"| `{name}` | {value} |" for name, value in config.to_dict().items())
-    return (f"**{checkpoint.model.num_parameters():,} parameters** · d_k = d_v = {config.d_head} · "
-            f"checkpoint `{html.escape(str(checkpoint.path))}`\n\n| setting | value |\n| --- | --- |\n{rows}")
+    rows = [
+        ("layers (encoder / decoder)", "N", f"{config.n_encoder_layers} / {config.n_decoder_layers}", "6 / 6"),
+        ("model width", "d_model", config.d_model, 512),
+        ("attention heads", "h", config.n_heads, 8),
+        ("width per head", "d_k = d_v", config.d_head, 64),
+        ("feed-forward width", "d_ff", config.d_ff, 2048),
+        ("dropout", "P_drop", config.dropout, 0.1),
+        ("shared vocabulary", "", f"{config.vocab_size:,}", "≈37,000 BPE"),
+        ("longest sequence", "", config.max_positions, ""),
+        ("parameters", "", f"{checkpoint.model.num_parameters():,}", "≈65 million"),
+    ]
+    table = "\n".join(f"| {name} | {f'`{symbol}`' if symbol else ''} | {value} | {base} |"
+                      for name, symbol, value, base in rows)
+    return (f"**This model: {checkpoint.model.num_parameters():,} parameters**, post-LN, checkpoint "
+            f"`{checkpoint.path}`\n\n| | paper | this model | base model (Table 3) |\n| --- | --- | ---: | ---: |\n"
+            + table)
 
 
 def training_view(checkpoint: Checkpoint | None) -> PlotData | None:
@@ -520,7 +534,7 @@ def build_demo(checkpoint: str | Path | None = None, hub: bool = False) -> gr.Bl
                 else:
                     with gr.Row(equal_height=False):
                         gr.Markdown(config_markdown(loaded), elem_id="model-config")
-                        gr.Markdown("**Test-set BLEU and other metrics (metrics.json)**\n\n"
+                        gr.Markdown("**BLEU and chrF (metrics.json)**\n\n"
                                     + visualizer.metrics_table_markdown(loaded.metrics), elem_id="metrics")
                 curves_plot = gr.Plot(elem_id="curves-plot", show_label=False)
                 curves_note = gr.Markdown()

@@ -288,7 +288,7 @@ def test_tokens_are_escaped(checkpoint):
 def test_model_tab_config_metrics_and_curves(checkpoint, tiny_checkpoint, tmp_path):
     text = app.config_markdown(checkpoint)
     assert f"{checkpoint.model.num_parameters():,} parameters" in text
-    assert "`d_model`" in text
+    assert "`d_model`" in text and f"| {checkpoint.config.d_model} |" in text
     assert app.training_view(checkpoint) is None  # the fixture has no training_log.json
 
     directory = tmp_path / "with-log"

@@ -214,3 +214,15 @@ def test_translate_endpoint_from_gradio_client(server, tmp_path):
         assert trace["source_tokens"][0] == "<2en>"
     with pytest.raises(AppError, match="empty"):
         client.predict("", "en-de", api_name="/translate")
+
+
+@pytest.mark.browser
+@needs_chromium
+def test_clicking_an_example_fills_text_and_direction(page):
+    from playwright.sync_api import expect
+
+    page.get_by_text("I would like a cup of coffee.").click()
+    expect(page.locator("#source textarea")).to_have_value("I would like a cup of coffee.")
+    expect(page.locator("#direction").get_by_label("English → German")).to_be_checked()
+    page.get_by_text("Wie spät ist es?").click()
+    expect(page.locator("#direction").get_by_label("German → English")).to_be_checked()
