@@ -22,7 +22,7 @@ MUTED_COLOR = "#7b8794"
 GRID_COLOR = "#e4e7eb"
 ACCENT_COLOR = "#e4572e"  # highlighted query row, chosen candidate
 PRIMARY_COLOR = "#4c78a8"
-MASKED_COLOR = "#d9dde3"  # cells a query may not attend to
+MASKED_COLOR = "#cdd2d9"  # cells a query may not attend to
 PALETTE = pcolors.qualitative.T10
 
 
@@ -146,9 +146,14 @@ def style_token_axes(fig: go.Figure, row_labels: Sequence[str], col_labels: Sequ
                      row: int | None = None, col: int | None = None, show_rows: bool = True,
                      show_cols: bool = True, row_title: str | None = None,
                      col_title: str | None = None) -> None:
-    """Rows down (first at the top), columns across with rotated labels, on one (sub)plot."""
+    """Rows down (first at the top), columns across with rotated labels, square cells, on one (sub)plot.
+
+    Square cells (x scaled to y) keep the matrix readable whatever size the page gives the figure.
+    """
     angle = -45 if len(col_labels) > 3 else 0
-    fig.update_xaxes(token_axis(col_labels, show=show_cols, angle=angle, title=col_title), row=row, col=col)
+    _, yref = axis_refs(fig, row, col)
+    fig.update_xaxes(token_axis(col_labels, show=show_cols, angle=angle, title=col_title), scaleanchor=yref,
+                     row=row, col=col)
     fig.update_yaxes(token_axis(row_labels, show=show_rows, reverse=True, title=row_title), row=row, col=col)
 
 
