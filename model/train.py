@@ -84,7 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--log-every", type=int, default=50)
     run.add_argument("--device", default="auto", help="auto, cpu, cuda")
     run.add_argument("--compile", choices=("auto", "on", "off"), default="auto", help="torch.compile (auto: on for CUDA)")
-    run.add_argument("--threads", type=int, default=0, help="CPU threads (0 = torch default)")
+    run.add_argument("--threads", type=int, default=0,
+                     help="CPU threads (0 = torch default; 1 is fastest on a small, shared CPU)")
+    run.add_argument("--precision", choices=("auto", "bf16", "fp32"), default="auto",
+                     help="bf16 autocast (auto: on CUDA only; bf16 also helps CPUs with AMX/AVX512-BF16)")
     return parser
 
 
@@ -213,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     model = Transformer(config).to(device)
     cuda = device.type == "cuda"
+    use_bf16 = args.precision == "bf16" or (args.precision == "auto" and cuda)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9,
                                  **({"fused": True} if cuda else {}))
     state = {"step": 0, "epoch": 0, "batch_in_epoch": 0, "best_bleu": -1.0, "seconds": 0.0, "tokens": 0}
@@ -268,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         batches = batches[dist.rank::dist.world][:per_rank]
         for indices in batches[state["batch_in_epoch"]:]:
             src, tgt_in, labels = (t.to(device, non_blocking=True) for t in collate(examples, indices, config.pad_id))
-            loss_sum, tokens = batch_loss(training_model, src, tgt_in, labels, config.pad_id, args.label_smoothing, cuda)
+            loss_sum, tokens = batch_loss(training_model, src, tgt_in, labels, config.pad_id, args.label_smoothing, use_bf16)
             (loss_sum / max(tokens, 1)).backward()
             if args.clip_norm:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip_norm)
