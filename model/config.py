@@ -49,6 +49,8 @@ class TransformerConfig:
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
                 raise ConfigError(f"{name} must be in [0, 1), got {value!r}")
+        if not isinstance(self.layer_norm_eps, (int, float)) or not self.layer_norm_eps > 0:
+            raise ConfigError(f"layer_norm_eps must be a positive number, got {self.layer_norm_eps!r}")
         ids = {"pad_id": self.pad_id, "bos_id": self.bos_id, "eos_id": self.eos_id, "unk_id": self.unk_id}
         for name, value in ids.items():
             if not isinstance(value, int) or not 0 <= value < self.vocab_size:

@@ -105,7 +105,7 @@ def prepare_source(tokenizer: SubwordTokenizer, text: str, direction: str) -> tu
     if len(text) > limits.MAX_INPUT_CHARS:
         raise ValueError(f"text is {len(text)} characters long; the limit is {limits.MAX_INPUT_CHARS}")
     _, target = parse_direction(direction)
-    subwords = tokenizer.encode(text)
+    subwords = tokenizer.encode(text.strip())  # outer whitespace carries no meaning for translation
     was_cut = len(subwords) > limits.MAX_SOURCE_TOKENS
     subwords = subwords[: limits.MAX_SOURCE_TOKENS]
     return [tokenizer.language_tag_id(target), *subwords, tokenizer.eos_id], was_cut

@@ -17,6 +17,10 @@ if str(ROOT) not in sys.path:
 
 from model import SubwordTokenizer, Transformer, TransformerConfig, save_checkpoint  # noqa: E402
 
+# One thread: on a small shared CPU (CI has 2 cores) two OpenMP threads contend and run many times
+# slower, and one thread makes float results independent of the machine's core count.
+torch.set_num_threads(1)
+
 # A small hand-written parallel corpus (German, English) in the style of the training data.
 PAIRS = [
     ("Ein Mann fährt Fahrrad.", "A man rides a bike."),
