@@ -104,6 +104,11 @@ def prepare_source(tokenizer: SubwordTokenizer, text: str, direction: str) -> tu
         raise TypeError(f"text must be a string, got {type(text).__name__}")
     if len(text) > limits.MAX_INPUT_CHARS:
         raise ValueError(f"text is {len(text)} characters long; the limit is {limits.MAX_INPUT_CHARS}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:  # a lone surrogate (JSON "\ud800") cannot be tokenized
+        raise ValueError(f"text is not valid Unicode: a lone surrogate U+{ord(text[error.start]):04X} "
+                         f"at character {error.start + 1}") from None
     _, target = parse_direction(direction)
     subwords = tokenizer.encode(text.strip())  # outer whitespace carries no meaning for translation
     was_cut = len(subwords) > limits.MAX_SOURCE_TOKENS
