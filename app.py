@@ -197,7 +197,9 @@ def translate_text(checkpoint: Checkpoint | None, text: str | None, direction: s
     if checkpoint is None:
         raise gr.Error(f"No model is loaded: {load_error}")
     code = parse_direction(direction)
-    if not isinstance(text, str) or not text.strip():
+    if text is not None and not isinstance(text, str):  # API clients can send any JSON value
+        raise gr.Error(f"The text must be a string, not {type(text).__name__}.")
+    if not text or not text.strip():
         raise gr.Error("The text box is empty: type a sentence to translate.")
     if len(text) > limits.MAX_INPUT_CHARS:
         raise gr.Error(f"The text is {len(text):,} characters long; the limit is "
@@ -642,6 +644,19 @@ def build_demo(checkpoint: str | Path | None = None, hub: bool = False) -> gr.Bl
 demo = build_demo()
 
 
+# Many users at once. Gradio gives every event listener its own pool of workers (concurrency_id defaults
+# to the function), so stepping and drawing never wait behind another user's translation. Translate is the
+# only event that runs the model: CONCURRENCY_LIMIT translations run at once in threads (PyTorch releases
+# the GIL), so one long 100-token source does not stall everyone, while more would only share the same
+# cores and multiply peak memory. At most QUEUE_MAX_SIZE events wait (then "queue is full"); the server
+# keeps the gr.State (one TranslationTrace, ~0.1-10 MB) of at most STATE_SESSIONS sessions, oldest first
+# out; nothing accepts uploads, so any upload is capped at MAX_UPLOAD. api_open=False: API calls queue too.
+CONCURRENCY_LIMIT = 4
+QUEUE_MAX_SIZE = 256
+STATE_SESSIONS = 500
+MAX_UPLOAD = "1mb"
+
+
 def server_host(cli_host: str | None = None) -> str:
     """--host, else $ATTENTION_EXPLORER_HOST, else $GRADIO_SERVER_NAME (set by Spaces), else 127.0.0.1 only."""
     return cli_host or os.environ.get(HOST_ENV) or os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
@@ -662,8 +677,9 @@ def main(argv: list[str] | None = None) -> None:
         app = build_demo(args.hub, hub=True)
     elif args.checkpoint:
         app = build_demo(args.checkpoint)
-    app.queue(default_concurrency_limit=4).launch(server_name=server_host(args.host), server_port=args.port,
-                                                  css=CSS, ssr_mode=False)
+    app.queue(default_concurrency_limit=CONCURRENCY_LIMIT, max_size=QUEUE_MAX_SIZE, api_open=False)
+    app.launch(server_name=server_host(args.host), server_port=args.port, css=CSS, ssr_mode=False,
+               state_session_capacity=STATE_SESSIONS, max_file_size=MAX_UPLOAD)
 
 
 if __name__ == "__main__":
