@@ -30,6 +30,7 @@ import numpy as np
 from gradio.components.plot import PlotData
 
 import visualizer
+from visualizer.tokens import token_chips
 from model import Checkpoint, CheckpointError, TranslationTrace, load_checkpoint, translate
 from model import limits
 from model.paths import DEFAULT_CHECKPOINT
@@ -242,20 +243,6 @@ STEP_MOVES = {  # 1-based step -> requested step; move_step clamps the result
 def move_step(trace: TranslationTrace | None, step: float | None, move: str) -> int:
     """The step after pressing first / prev / next / last (or moving the slider), within 1..num_steps."""
     return clamp_step(trace, STEP_MOVES[move](trace, step))
-
-
-def token_chips(tokens: list[str], classes: dict[int, str] | None = None) -> str:
-    """Tokens as escaped HTML chips; typed HTML is shown, never run."""
-    classes = classes or {}
-    chips = []
-    for index, token in enumerate(tokens):
-        names = ["tok"]
-        if token.startswith("[") and token.endswith("]") or token.startswith("<2"):
-            names.append("special")
-        if index in classes:
-            names.append(classes[index])
-        chips.append(f'<span class="{" ".join(names)}">{html.escape(token)}</span>')
-    return "".join(chips)
 
 
 def tokens_html(trace: TranslationTrace | None) -> str:

@@ -44,3 +44,24 @@ def display_tokens(tokens: Sequence[str], max_chars: int | None = None) -> list[
             token = token[: max(max_chars - 1, 1)] + "…"
         labels.append(escape_text(token) if token else EMPTY_TOKEN)
     return labels
+
+
+def is_special_token(token: str) -> bool:
+    """[PAD] [BOS] [EOS] [UNK] and the language tags <2de> <2en> (the tokenizer's own spellings)."""
+    return token.startswith("[") and token.endswith("]") or token.startswith("<2")
+
+
+def token_chips(tokens: Sequence[str], classes: dict[int, str] | None = None,
+                titles: Sequence[str] | None = None) -> str:
+    """Tokens as escaped HTML chips (<span class="tok ...">) for the page; typed HTML is shown, never run.
+
+    classes: extra CSS class per position (e.g. {3: "chosen"}); titles: a tooltip per position.
+    Special tokens get the class "special".
+    """
+    classes = classes or {}
+    chips = []
+    for index, token in enumerate(tokens):
+        names = ["tok", *(["special"] if is_special_token(token) else []), *([classes[index]] if index in classes else [])]
+        tip = f' title="{html.escape(titles[index])}"' if titles is not None else ""
+        chips.append(f'<span class="{" ".join(names)}"{tip}>{html.escape(token)}</span>')
+    return "".join(chips)
