@@ -633,14 +633,17 @@ demo = build_demo()
 
 # Many users at once. Gradio gives every event listener its own pool of workers (concurrency_id defaults
 # to the function), so stepping and drawing never wait behind another user's translation. Translate is the
-# only event that runs the model: CONCURRENCY_LIMIT translations run at once in threads (PyTorch releases
-# the GIL), so one long 100-token source does not stall everyone, while more would only share the same
-# cores and multiply peak memory. At most QUEUE_MAX_SIZE events wait (then "queue is full"); the server
-# keeps the gr.State (one TranslationTrace, ~0.1-10 MB) of at most STATE_SESSIONS sessions, oldest first
-# out; nothing accepts uploads, so any upload is capped at MAX_UPLOAD. api_open=False: API calls queue too.
-CONCURRENCY_LIMIT = 4
+# only event that runs the model; CONCURRENCY_LIMIT of them run at once in threads (PyTorch releases the
+# GIL). Measured on 2 busy cores with 6 translations at the limits (100 source / 120 output tokens) already
+# running, a short sentence took 22 s with 1 slot, 11.5 s with 4 and 1.4 s with 8: with 8 slots one long
+# request does not stall everyone, and 8 traces at the limits (~7 MB each) keep peak memory small.
+# At most QUEUE_MAX_SIZE events wait (each holds only its <= 5,000-character input; then "queue is full").
+# The server keeps the gr.State of at most STATE_SESSIONS sessions, oldest dropped first: <= 1.5 GB even if
+# every trace is at the limits (~0.4 MB for a typical sentence). Nothing here accepts uploads, so Gradio's
+# upload route is capped at MAX_UPLOAD. api_open=False: API calls go through the same queue and limits.
+CONCURRENCY_LIMIT = 8
 QUEUE_MAX_SIZE = 256
-STATE_SESSIONS = 500
+STATE_SESSIONS = 200
 MAX_UPLOAD = "1mb"
 
 
