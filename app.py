@@ -29,7 +29,9 @@ import gradio as gr
 import numpy as np
 from gradio.components.plot import PlotData
 
+import explain_tab
 import visualizer
+from app_common import plot, step_index
 from visualizer.tokens import token_chips
 from model import Checkpoint, CheckpointError, TranslationTrace, load_checkpoint, translate
 from model import limits
@@ -135,7 +137,7 @@ CSS = """
 .tok.chosen { background: #bbf7d0; border-color: #16a34a; color: #111; }
 .step-facts { margin-top: 4px; }
 #step-controls { align-items: center; }
-"""
+""" + explain_tab.CSS
 
 
 # --------------------------------------------------------------------------- model and files
@@ -213,19 +215,6 @@ def translate_text(checkpoint: Checkpoint | None, text: str | None, direction: s
 
 
 # --------------------------------------------------------------------------- small pure views
-def plot(figure, name: str) -> PlotData:
-    """A Plotly figure for gr.Plot with the toolbar always shown; its camera icon saves `name`.png."""
-    config = {"displayModeBar": True, "displaylogo": False,
-              "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}}
-    # gr.Plot's front end passes a "config" key of the figure JSON to Plotly; splice it in front.
-    return PlotData(type="plotly", plot='{"config": %s, %s' % (json.dumps(config), figure.to_json()[1:]))
-
-
-def step_index(trace: TranslationTrace, step: float | None) -> int:
-    """The 1-based step of the slider -> a 0-based index into the trace, clamped to the steps there are."""
-    return int(np.clip(int(step or 1), 1, trace.num_steps)) - 1
-
-
 def clamp_step(trace: TranslationTrace | None, step: float | None) -> int:
     """A requested 1-based step, kept within 1..num_steps (1 when there is no trace)."""
     return 1 if trace is None else step_index(trace, step) + 1
@@ -492,7 +481,7 @@ def build_demo(checkpoint: str | Path | None = None, hub: bool = False) -> gr.Bl
         timer = gr.Timer(PLAY_SECONDS, active=False)
         step_info = gr.HTML(step_html(None, 1), elem_id="step-info")
 
-        with gr.Tabs(elem_id="views"):
+        with gr.Tabs(elem_id="views") as views_tabs:
             with gr.Tab("Next token", id="next") as next_tab:
                 gr.Markdown(ABOUT_NEXT)
                 candidates_plot = gr.Plot(elem_id="candidates-plot", show_label=False)
@@ -527,6 +516,8 @@ def build_demo(checkpoint: str | Path | None = None, hub: bool = False) -> gr.Bl
                                     + visualizer.metrics_table_markdown(loaded.metrics), elem_id="metrics")
                 curves_plot = gr.Plot(elem_id="curves-plot", show_label=False)
                 curves_note = gr.Markdown()
+            explain = explain_tab.ExplainTab(loaded)
+            explain.layout()
 
         # ------------------------------------------------------------------- wiring
         views = [candidates_plot, attention_plot, pipeline_plot, pe_plot, mask_plot]
@@ -625,6 +616,16 @@ def build_demo(checkpoint: str | Path | None = None, hub: bool = False) -> gr.Bl
             return ["model", figure, note]
 
         model_tab.select(open_model_tab, None, [tab_state, curves_plot, curves_note], api_visibility="private")
+
+        def show_head(trace, step, kind_value, layer_value, head_value):
+            """Updates for [kind, layer, head, about, attention plot, pipeline plot] showing one head."""
+            return [kind_value, gr.Radio(choices=layer_choices(kind_value), value=layer_value), head_value,
+                    ABOUT_ATTENTION[kind_value],
+                    *render_views("attention", trace, step, kind_value, layer_value, head_value)[1:3]]
+
+        explain.wire(explain_tab.AppParts(
+            trace=trace_state, step=step_slider, tab=tab_state, tabs=views_tabs, translate_event=translate_event,
+            attention_outputs=[kind, layer, head, about_kind, attention_plot, pipeline_plot], show_head=show_head))
     return demo
 
 
