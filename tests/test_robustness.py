@@ -301,3 +301,15 @@ def test_limits_come_from_model_limits_and_are_shown(handler, tiny_checkpoint, m
     trace, _, _ = handler("Zwei Hunde spielen im Schnee.", "de-en")
     assert len(trace.source_tokens) == 3 + 2 and trace.source_truncated
     assert trace.num_steps <= 2
+
+
+# --------------------------------------------------------------------------- the load script
+@pytest.mark.slow
+def test_load_script_counts_requests_and_latency(server, capsys):  # noqa: F811
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import load_test
+
+    result = load_test.main(["--url", server, "--clients", "4", "--requests", "2"])
+    assert result["errors"] == [] and result["ok"] == result["requests"] == 8
+    assert 0 < result["p50_s"] <= result["p95_s"] <= result["max_s"]
+    assert "8/8 ok, 0 errors; latency p50" in capsys.readouterr().out
