@@ -414,6 +414,9 @@ class ExplainTab:
         if self.checkpoint is None:
             return
         checkpoint, private = self.checkpoint, dict(api_visibility="private")
+        # The four model runs share one pool of workers (the queue's default limit), so a crowd pressing
+        # them cannot start 4x as many model calls as there are workers.
+        model_run = dict(api_visibility="private", concurrency_id="explain-model-runs")
         config = checkpoint.config
 
         def trace_views(trace, step, align_layers, level, kind):
@@ -457,7 +460,7 @@ class ExplainTab:
                                       "ablation-probabilities")
 
         self.ablate_button.click(on_ablate, [app.trace, *self.head_boxes], [self.ablate_result, self.ablate_plot],
-                                 **private)
+                                 **model_run)
         self.clear_button.click(lambda: [[]] * len(self.head_boxes) + ["", None], None,
                                 [*self.head_boxes, self.ablate_result, self.ablate_plot], **private)
 
@@ -467,14 +470,14 @@ class ExplainTab:
             heading = f"Branch: “{branched.output_tokens[t]}” forced at step {t + 1}"
             return comparison_html(trace, branched, heading, forced_step=t)
 
-        self.branch_button.click(on_branch, [app.trace, app.step, self.candidate], self.branch_result, **private)
+        self.branch_button.click(on_branch, [app.trace, app.step, self.candidate], self.branch_result, **model_run)
 
         def on_beam(trace):
             require(checkpoint, trace)
             return beam_html(analysis.beam_versus_greedy(checkpoint.model, checkpoint.tokenizer, trace.source_ids,
                                                          trace.output_ids))
 
-        self.beam_button.click(on_beam, app.trace, self.beam_result, **private)
+        self.beam_button.click(on_beam, app.trace, self.beam_result, **model_run)
 
         def on_alignment(trace, align_layers, level):
             return [gr.skip(), gr.skip()] if trace is None else alignment_views(trace, align_layers, level)
@@ -506,7 +509,7 @@ class ExplainTab:
         positions_controls = [self.positions_layer, self.positions_head]
         self.positions_button.click(on_positions, [app.trace, *positions_controls],
                                     [self.positions_state, self.positions_result, self.positions_plot,
-                                     self.positions_attention], **private)
+                                     self.positions_attention], **model_run)
 
         def on_positions_head(trace, result, layer, head):
             return gr.skip() if trace is None or result is None else positions_views(trace, result, layer, head)
