@@ -227,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"resumed from {out / 'last'} at step {state['step']}")
     training_model = model
     if args.compile == "on" or (args.compile == "auto" and cuda):
-        training_model = torch.compile(model)
+        training_model = torch.compile(model, dynamic=True)  # batch shapes vary with length bucketing
     if dist.world > 1:
         training_model = torch.nn.parallel.DistributedDataParallel(
             training_model, device_ids=[device.index] if cuda else None)
@@ -238,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(pairs)} pairs -> {len(examples)} examples (both directions); vocab {tokenizer.vocab_size}; "
               f"{model.num_parameters() / 1e6:.2f}M parameters; device {device}; world {dist.world}")
     command = "python -m model.train " + " ".join(sys.argv[1:] if argv is None else argv)
+    commit = git_commit()  # the code this run started from, recorded in every checkpoint it saves
     snapshots: list[dict[str, torch.Tensor]] = []
 
     def evaluate_and_save() -> None:
@@ -253,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
             del snapshots[: -args.average_last]
         if mean_bleu > state["best_bleu"]:
             state["best_bleu"] = mean_bleu
-            save_run_checkpoint(out / "best", model, tokenizer, log, state, scores, command, "best")
+            save_run_checkpoint(out / "best", model, tokenizer, log, state, scores, command, commit, "best")
         save_training_state(out / "last", model, optimizer, state, tokenizer, log)
 
     model.train()
@@ -319,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
         if log["validation"]["step"] and log["validation"]["step"][-1] != state["step"]:
             evaluate_and_save()
         if len(snapshots) > 1:
-            try_average(model, snapshots, tokenizer, val_examples, val_pairs, args, device, out, log, state, command)
+            try_average(model, snapshots, tokenizer, val_examples, val_pairs, args, device, out, log, state, command, commit)
         print(f"done: {state['step']} steps, {state['seconds'] / 60:.1f} min, best mean val BLEU {state['best_bleu']:.2f}; "
               f"checkpoint in {out / 'best'}")
     if dist.world > 1:
@@ -327,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def try_average(model, snapshots, tokenizer, val_examples, val_pairs, args, device, out, log, state, command) -> None:
+def try_average(model, snapshots, tokenizer, val_examples, val_pairs, args, device, out, log, state, command, commit) -> None:
     """Checkpoint averaging (section 6.1 averages the last checkpoints): keep it if val BLEU improves."""
     averaged = {k: torch.stack([s[k].float() for s in snapshots]).mean(0).to(snapshots[-1][k].dtype) for k in snapshots[-1]}
     model.load_state_dict(averaged)
@@ -336,10 +337,11 @@ def try_average(model, snapshots, tokenizer, val_examples, val_pairs, args, devi
     print(f"average of last {len(snapshots)}: val BLEU de-en {scores['bleu_de_en']:.2f} en-de {scores['bleu_en_de']:.2f}")
     if mean_bleu > state["best_bleu"]:
         state["best_bleu"] = mean_bleu
-        save_run_checkpoint(out / "best", model, tokenizer, log, state, scores, command, f"average of last {len(snapshots)}")
+        save_run_checkpoint(out / "best", model, tokenizer, log, state, scores, command, commit,
+                            f"average of last {len(snapshots)}")
 
 
-def save_run_checkpoint(directory: Path, model, tokenizer, log, state, scores, command, selected) -> None:
+def save_run_checkpoint(directory: Path, model, tokenizer, log, state, scores, command, commit, selected) -> None:
     """A checkpoint directory for the app, with the training log and how it was made."""
     speeds = log["train"]["tokens_per_second"]
     metrics = {
@@ -347,7 +349,7 @@ def save_run_checkpoint(directory: Path, model, tokenizer, log, state, scores, c
         "validation": {k: round(v, 4) for k, v in scores.items()},
         "step": state["step"],
         "command": command,
-        "commit": git_commit(),
+        "commit": commit,
         "training_seconds": round(state["seconds"], 1),
         "parameters": model.num_parameters(),
         "tokens_per_second": round(sum(speeds[-20:]) / len(speeds[-20:])) if speeds else None,
