@@ -1,0 +1,1 @@
+"""Speed and memory benchmarks: `python -m benchmarks.run --help`."""

@@ -1,0 +1,128 @@
+"""Browser part: click-to-plot time in headless Chromium (Playwright), app.py in a subprocess.
+
+With the Attention tab open, two timings (ms, measured inside the page with performance.now()):
+- translate: click Translate -> the attention plot redrawn with the new trace;
+- step:      click "Next ›"  -> the attention plot redrawn for the next step.
+
+"Redrawn": gr.Plot draws with `Plotly.react(div, data, ...)`, which replaces `div.data` and updates
+the SVG synchronously. A MutationObserver on the plot (plus an animation-frame poll as a fallback)
+notes the first moment `div.data` is a new object and the plot has a layout: `drawn`. `painted`
+adds the next animation frame (the pixels on screen); `afterplot` is Plotly's own
+`plotly_afterplot` event, when it fired after the new data arrived; `plotly_react` the time spent
+inside Plotly.react (all plots this click redrew), i.e. the browser's share of `drawn`.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from .common import app_server, summarize, text_of_tokens
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+PLOT_TIMEOUT_MS = 60_000
+PAUSE_S = 0.3  # between clicks, so one event chain has fully finished before the next click
+
+# Click `button` and resolve with the times (ms after the click) at which `plot` was redrawn.
+CLICK_TO_PLOT_JS = """
+async ({button, plot, timeout}) => {
+  const host = () => document.querySelector(`#${plot} [data-testid=plotly]`);
+  const old = host();
+  const before = old ? old.data : undefined;
+  let afterplot = null;
+  if (old && typeof old.on === "function") {
+    old.on("plotly_afterplot", () => {
+      if (afterplot === null && old.data !== before) afterplot = performance.now();
+    });
+  }
+  // time spent inside Plotly.react (every plot redrawn by this click), where gr.Plot calls it
+  if (window.Plotly && !window.Plotly.__benchmarkWrapped) {
+    const react = window.Plotly.react;
+    window.Plotly.react = function (...args) {
+      const start = performance.now();
+      try { return react.apply(this, args); } finally { window.__plotlyMs += performance.now() - start; }
+    };
+    window.Plotly.__benchmarkWrapped = true;
+  }
+  window.__plotlyMs = 0;
+  const container = document.querySelector(`#${plot}`);
+  return await new Promise((resolve, reject) => {
+    let done = false, observer = null;
+    const t0 = performance.now();
+    const check = () => {
+      if (done) return;
+      const gd = host();
+      if (gd && gd.data && gd.data !== before && gd._fullLayout) {
+        done = true;
+        const drawn = performance.now();
+        if (observer) observer.disconnect();
+        requestAnimationFrame(() => setTimeout(() => resolve({
+          drawn: drawn - t0, painted: performance.now() - t0,
+          afterplot: afterplot === null ? null : afterplot - t0,
+          plotly_react: window.Plotly && window.Plotly.__benchmarkWrapped ? window.__plotlyMs : null,
+        }), 0));
+        return;
+      }
+      if (performance.now() - t0 > timeout) { done = true; reject(new Error(`no redraw of #${plot}`)); return; }
+      requestAnimationFrame(check);
+    };
+    observer = new MutationObserver(check);
+    observer.observe(container, {subtree: true, childList: true, attributes: true});
+    document.querySelector(`#${button}`).click();
+    requestAnimationFrame(check);
+  });
+}
+"""
+
+
+def click_to_plot(page, button: str, plot: str = "attention-plot") -> dict:
+    return page.evaluate(CLICK_TO_PLOT_JS, {"button": button, "plot": plot, "timeout": PLOT_TIMEOUT_MS})
+
+
+def measure(checkpoint, checkpoint_dir: str, repeats: int = 10, n_tokens: int = 20, direction: str = "de-en") -> dict:
+    if not CHROMIUM.exists():
+        return {"skipped": f"{CHROMIUM} is not installed"}
+    from playwright.sync_api import sync_playwright
+
+    # gr.Plot redraws only when the figure changes: alternate two different sentences of n_tokens
+    language = "de" if direction == "de-en" else "en"
+    texts = [text_of_tokens(checkpoint.tokenizer, language, n_tokens, skip_words) for skip_words in (0, 3)]
+    translations, steps = [], []
+    with app_server(checkpoint_dir) as (url, _pid), sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(PLOT_TIMEOUT_MS)
+            page.goto(url)
+            page.wait_for_selector("#source textarea")
+            page.get_by_role("tab", name="Attention").click()
+            if direction == "en-de":
+                page.locator("#direction").get_by_label("English → German").check()
+            for index in range(repeats + 2):  # two warm-up translations: the first plot also loads Plotly
+                page.fill("#source textarea", texts[index % 2])
+                timing = click_to_plot(page, "translate")
+                if index >= 2:
+                    translations.append(timing)
+                time.sleep(PAUSE_S)
+            num_steps = int(page.locator("#step input[type=number]").get_attribute("max") or 0) or None
+            for _ in range(repeats):
+                step = page.locator("#step input[type=number]").input_value()
+                if num_steps and int(step) >= num_steps:  # at the last step: back to the first, untimed
+                    click_to_plot(page, "step-first")
+                    time.sleep(PAUSE_S)
+                steps.append(click_to_plot(page, "step-next"))
+                time.sleep(PAUSE_S)
+        finally:
+            browser.close()
+
+    def stats(samples: list[dict]) -> dict:
+        result = {key: summarize([s[key] for s in samples]) for key in ("drawn", "painted")}
+        for key in ("afterplot", "plotly_react"):
+            values = [s[key] for s in samples if s[key] is not None]
+            result[key] = summarize(values) if values else None
+        return result
+
+    return {"source_tokens": n_tokens, "sources": texts, "direction": direction, "translate_ms": stats(translations),
+            "step_ms": stats(steps)}

@@ -1,0 +1,164 @@
+"""Shared pieces of the benchmarks: timing statistics, fixed texts cut to N tokens, the app server.
+
+Nothing here knows which part is measured; each part module imports what it needs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVER_START_TIMEOUT_S = 180  # importing torch + gradio on a busy 2-core machine is slow
+
+# Fixed source texts (written for these benchmarks, in the style of the training data), long enough
+# to give 80+ subword tokens with any tokenizer; sentences of exactly N tokens are cut from them.
+TEXTS = {
+    "de": ("Ein älterer Mann mit einem blauen Hut sitzt auf einer Bank im Park und füttert die Tauben, "
+           "während zwei kleine Kinder neben ihm mit einem roten Ball spielen und laut lachen. Auf der "
+           "anderen Seite des Weges verkauft eine junge Frau frisches Obst und Gemüse an einem hölzernen "
+           "Stand, und ein Hund wartet geduldig darauf, dass sein Besitzer vom Einkaufen zurückkommt. "
+           "Später am Nachmittag beginnt es zu regnen, die Menschen öffnen ihre Regenschirme und laufen "
+           "schnell zur nächsten Haltestelle, um den Bus in die Stadt nicht zu verpassen."),
+    "en": ("An older man wearing a blue hat is sitting on a bench in the park and feeding the pigeons, "
+           "while two small children play next to him with a red ball and laugh loudly. On the other side "
+           "of the path a young woman is selling fresh fruit and vegetables at a wooden stand, and a dog "
+           "waits patiently for its owner to come back from shopping. Later in the afternoon it starts to "
+           "rain, the people open their umbrellas and run quickly to the next stop so that they do not "
+           "miss the bus into the city."),
+}
+SOURCE_LANGUAGE = {"de-en": "de", "en-de": "en"}
+
+
+# --------------------------------------------------------------------------- statistics
+def summarize(samples_ms: list[float]) -> dict:
+    """Median, p95, min, mean of timings in milliseconds (rounded to 0.01 ms)."""
+    values = np.asarray(samples_ms, dtype=float)
+    return {
+        "median": round(float(np.median(values)), 2),
+        "p95": round(float(np.percentile(values, 95)), 2),
+        "min": round(float(values.min()), 2),
+        "mean": round(float(values.mean()), 2),
+        "n": int(values.size),
+    }
+
+
+def time_interleaved(functions: dict[str, Callable[[], object]], repeats: int,
+                     warmup: int = 1) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Call each function `repeats` times, round-robin (so load changes hit every variant alike).
+
+    -> ({name: wall-clock ms per call}, {name: CPU ms of this process per call}); `warmup`
+    untimed rounds first. On a shared machine the CPU time (all threads summed) is the steadier
+    of the two; with one thread it approaches the wall time an idle machine would give.
+    """
+    for _ in range(warmup):
+        for function in functions.values():
+            function()
+    wall: dict[str, list[float]] = {name: [] for name in functions}
+    cpu: dict[str, list[float]] = {name: [] for name in functions}
+    for _ in range(repeats):
+        for name, function in functions.items():
+            start, start_cpu = time.perf_counter(), time.process_time()
+            function()
+            cpu[name].append((time.process_time() - start_cpu) * 1000)
+            wall[name].append((time.perf_counter() - start) * 1000)
+    return wall, cpu
+
+
+def ratio(numerator: float, denominator: float) -> float:
+    return round(numerator / denominator, 3) if denominator else float("nan")
+
+
+# --------------------------------------------------------------------------- texts of N tokens
+def text_of_tokens(tokenizer, language: str, n_tokens: int, skip_words: int = 0) -> str:
+    """A prefix of TEXTS[language] (after its first `skip_words` words) of exactly n_tokens subwords.
+
+    Cutting ids and decoding can re-tokenize differently at the cut, so word-prefix cuts are
+    tried first, then id cuts; ValueError when none gives exactly n_tokens.
+    """
+    text = " ".join(TEXTS[language].split()[skip_words:])
+    ids = tokenizer.encode(text)
+    if len(ids) < n_tokens:
+        raise ValueError(f"the {language} text has only {len(ids)} tokens with this tokenizer; asked for {n_tokens}")
+    candidates = [tokenizer.decode(ids[:cut]) for cut in range(n_tokens, max(n_tokens - 8, 0), -1)]
+    candidates += [tokenizer.decode(ids[:cut]) for cut in range(n_tokens + 1, min(n_tokens + 8, len(ids)) + 1)]
+    for candidate in candidates:
+        if len(tokenizer.encode(candidate)) == n_tokens:
+            return candidate
+    raise ValueError(f"could not cut the {language} text to exactly {n_tokens} tokens")
+
+
+# --------------------------------------------------------------------------- the app in a subprocess
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def app_server(checkpoint: str | Path) -> Iterator[tuple[str, int]]:
+    """`python app.py --checkpoint DIR --port P` in its own session -> (url, pid); always stopped.
+
+    Started the way tests/test_browser.py starts it (analytics off, offline Hub).
+    """
+    port = free_port()
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+    for name in ("ATTENTION_EXPLORER_HOST", "GRADIO_SERVER_NAME", "GRADIO_SERVER_PORT"):
+        env.pop(name, None)
+    env["ATTENTION_EXPLORER_CHECKPOINT"] = str(checkpoint)  # module-level demo loads this one too
+    log = tempfile.NamedTemporaryFile("w+", prefix="benchmark-app-", suffix=".log", delete=False)
+    process = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--checkpoint", str(checkpoint),
+                                "--port", str(port)], cwd=tempfile.gettempdir(), env=env, stdout=log,
+                               stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"app.py exited with {process.returncode}:\n{Path(log.name).read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(url, timeout=5) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"app.py did not answer within {SERVER_START_TIMEOUT_S}s")
+            time.sleep(0.5)
+        yield url, process.pid
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)  # its own session: the server and nothing else
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=15)
+        log.close()
+        Path(log.name).unlink(missing_ok=True)
+
+
+def read_memory_kib(pid: int) -> dict:
+    """VmRSS / VmHWM (peak RSS) / VmSize of a process from /proc/<pid>/status, in KiB."""
+    values = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("VmRSS", "VmHWM", "VmSize"):
+            values[key] = int(rest.split()[0])
+    return values
+
+
+def median(values: list[float]) -> float:
+    return round(statistics.median(values), 2)
