@@ -33,7 +33,8 @@ import explain_tab
 import visualizer
 from app_common import plot, step_index
 from visualizer.tokens import token_chips
-from model import Checkpoint, CheckpointError, TranslationTrace, load_checkpoint, translate
+from model import Checkpoint, CheckpointError, TranslationTrace, load_checkpoint
+from model.decoding import translate
 from model import limits
 from model.paths import DEFAULT_CHECKPOINT
 

@@ -23,7 +23,8 @@ import numpy as np
 from gradio.components.plot import PlotData
 
 from app_common import plot, step_index
-from model import Checkpoint, TranslationTrace, translate
+from model import Checkpoint, TranslationTrace
+from model.decoding import translate
 from model import analysis
 from model.ablation import ATTENTION_KINDS, Ablation
 from visualizer import explain as figures

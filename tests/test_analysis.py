@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from model import translate
+from model.decoding import translate
 from model.ablation import Ablation
 from model.analysis import (
     DIAGNOSTICS, beam_versus_greedy, first_difference, head_diagnostics, is_punctuation, token_probabilities,

@@ -16,6 +16,7 @@ import pytest
 import app
 import visualizer
 from model import TranslationTrace, limits
+from model.trace import JSON_DECIMALS
 
 GERMAN = "Ein Mann fährt Fahrrad."
 XSS = "<img src=x onerror=alert(1)>"
@@ -99,7 +100,7 @@ def test_trace_json_download_reads_back(checkpoint):
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     again = TranslationTrace.from_dict(data)
     assert again.output_tokens == trace.output_tokens
-    np.testing.assert_allclose(again.cross_attention, trace.cross_attention, atol=1e-6)
+    np.testing.assert_allclose(again.cross_attention, trace.cross_attention, atol=10 ** -JSON_DECIMALS)
 
 
 # --------------------------------------------------------------------------- the page

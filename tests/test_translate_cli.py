@@ -23,7 +23,7 @@ import pytest
 from model import limits
 from model.checkpoint import load_checkpoint
 from model.decoding import translate
-from model.trace import ARRAY_FIELDS, TranslationTrace
+from model.trace import ARRAY_FIELDS, JSON_DECIMALS, TranslationTrace
 from model.translate import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -125,7 +125,7 @@ def test_trace_json_round_trip_keeps_shapes_and_values(checkpoint):
     for field in dataclasses.fields(TranslationTrace):
         before, after = getattr(trace, field.name), getattr(restored, field.name)
         if isinstance(before, np.ndarray):
-            np.testing.assert_allclose(after, before, atol=1e-6, rtol=0, err_msg=field.name)
+            np.testing.assert_allclose(after, before, atol=10 ** -JSON_DECIMALS, rtol=0, err_msg=field.name)
         else:
             assert after == before, field.name
     assert restored.num_steps == trace.num_steps <= 7
