@@ -431,7 +431,8 @@ def build_demo(checkpoint: str | Path | None = None, hub: bool = False) -> gr.Bl
     def layer_choices(kind: str) -> list[tuple[str, int]]:
         return [(str(number), number) for number in range(1, n_layers[kind] + 1)]
 
-    with gr.Blocks(title="Attention Explorer", delete_cache=(3600, 3600)) as demo:
+    # analytics off: no telemetry or version checks from an offline demo
+    with gr.Blocks(title="Attention Explorer", delete_cache=(3600, 3600), analytics_enabled=False) as demo:
         trace_state = gr.State(None)  # this user's TranslationTrace
         tab_state = gr.State("next")  # the open tab: only its views are drawn
         playing_state = gr.State(False)
