@@ -364,21 +364,20 @@ def masks_view(trace: TranslationTrace, step: float | None) -> PlotData:
 
 
 def render_views(tab: str, trace: TranslationTrace | None, step: float | None, kind: str, layer: float | None,
-                 head: str, step_only: bool = False) -> list:
+                 head: str) -> list:
     """Figures for [candidates, attention, pipeline, positions, masks]: only the open tab's are drawn.
 
-    The others are left as they are (gr.skip()) and drawn when their tab opens. step_only skips
-    views that do not change with the step (encoder attention, positional encodings).
+    The others are left as they are (gr.skip()) and drawn when their tab opens.
     """
     views = [gr.skip()] * 5
     if trace is None:
         return views
     if tab == "next":
         views[0] = candidates_view(trace, step)
-    elif tab == "attention" and not (step_only and kind == "encoder"):
+    elif tab == "attention":
         views[1] = attention_view(trace, step, kind, layer, head)
         views[2] = pipeline_view(trace, step, kind, layer, head)
-    elif tab == "positions" and not step_only:
+    elif tab == "positions":
         views[3] = positions_view(trace)
     elif tab == "masks":
         views[4] = masks_view(trace, step)
@@ -531,12 +530,10 @@ def build_demo(checkpoint: str | Path | None = None, hub: bool = False) -> gr.Bl
         def on_translate(text, direction_value):
             return translate_text(loaded, text, direction_value, load_error)
 
-        def show_trace(trace, kind_value, layer_value, head_value, tab):
+        def show_trace(trace):
             # a slider needs minimum < maximum: a one-step trace gets a disabled 1..2 slider (steps clamp)
             slider = gr.Slider(minimum=1, maximum=max(trace.num_steps, 2), value=1, interactive=trace.num_steps > 1)
-            return [slider, tokens_html(trace), notice_markdown(trace),
-                    step_html(trace, 1), *stopped(),
-                    *render_views(tab, trace, 1, kind_value, layer_value, head_value)]
+            return [slider, tokens_html(trace), notice_markdown(trace), *stopped()]
 
         # preprocess=False: API clients may send "de-en" as well as the label; translate_text checks both.
         translate_event = gr.on(
@@ -545,71 +542,57 @@ def build_demo(checkpoint: str | Path | None = None, hub: bool = False) -> gr.Bl
         )
         translate_event.success(lambda: gr.DownloadButton(interactive=True), None, download,
                                 api_visibility="private", queue=False)
-        translate_event.success(show_trace, [trace_state, *controls, tab_state],
-                                [step_slider, tokens, notice, step_info, playing_state, timer, play_button, *views],
-                                api_visibility="private")
+        translate_event.success(show_trace, [trace_state], [step_slider, tokens, notice, playing_state, timer,
+                                                             play_button], api_visibility="private")
+
+        # Every view is drawn by ONE listener, fired by whatever changes what is shown: a new trace, the
+        # step, the open tab, kind, layer or head. trigger_mode="always_last" runs it once at a time per
+        # page and, after a burst of clicks, once more with the latest values, so the figures always
+        # match the step and controls on screen (separate listeners raced and could leave a stale plot).
+        def redraw(trace, step, kind_value, layer_value, head_value, tab):
+            return [step_html(trace, step), *render_views(tab, trace, step, kind_value, layer_value, head_value)]
+
+        gr.on([trace_state.change, step_slider.change, tab_state.change, kind.change, layer.change, head.change],
+              redraw, [trace_state, step_slider, *controls, tab_state], [step_info, *views],
+              trigger_mode="always_last", show_progress="hidden", api_visibility="private")
 
         def go_to(move):
-            def handler(trace, step, kind_value, layer_value, head_value, tab):
-                new_step = move_step(trace, step, move)
-                return [new_step, step_html(trace, new_step),
-                        *render_views(tab, trace, new_step, kind_value, layer_value, head_value, step_only=True)]
+            def handler(trace, step):
+                return move_step(trace, step, move)
             return handler
 
-        step_inputs = [trace_state, step_slider, *controls, tab_state]
-        step_outputs = [step_slider, step_info, *views]
         buttons = {"first": first_button, "prev": prev_button, "next": next_button, "last": last_button}
         for move, button in buttons.items():
-            button.click(go_to(move), step_inputs, step_outputs, api_visibility="private",
-                         trigger_mode="always_last")
-        step_slider.release(go_to("stay"), step_inputs, step_outputs, api_visibility="private",
-                            trigger_mode="always_last")
+            button.click(go_to(move), [trace_state, step_slider], step_slider, api_visibility="private",
+                         trigger_mode="always_last", show_progress="hidden")
 
-        def toggle_play(trace, step, playing, kind_value, layer_value, head_value, tab):
+        def toggle_play(trace, step, playing):
             if trace is None or playing:
-                return [*stopped(), gr.skip(), gr.skip(), *[gr.skip()] * 5]
+                return [*stopped(), gr.skip()]
             restart = clamp_step(trace, step) >= trace.num_steps  # at the end: play again from the start
-            new_step = 1 if restart else clamp_step(trace, step)
-            return [True, gr.Timer(active=True), gr.Button("⏸ Pause"), new_step, step_html(trace, new_step),
-                    *render_views(tab, trace, new_step, kind_value, layer_value, head_value, step_only=True)]
+            return [True, gr.Timer(active=True), gr.Button("⏸ Pause"), 1 if restart else clamp_step(trace, step)]
 
-        def tick(trace, step, playing, kind_value, layer_value, head_value, tab):
+        def tick(trace, step, playing):
             if trace is None or not playing:
-                return [*stopped(), gr.skip(), gr.skip(), *[gr.skip()] * 5]
+                return [*stopped(), gr.skip()]
             new_step = move_step(trace, step, "next")
             state = stopped() if new_step >= trace.num_steps else [gr.skip()] * 3
-            return [*state, new_step, step_html(trace, new_step),
-                    *render_views(tab, trace, new_step, kind_value, layer_value, head_value, step_only=True)]
+            return [*state, new_step]
 
-        play_inputs = [trace_state, step_slider, playing_state, *controls, tab_state]
-        play_outputs = [playing_state, timer, play_button, step_slider, step_info, *views]
+        play_inputs = [trace_state, step_slider, playing_state]
+        play_outputs = [playing_state, timer, play_button, step_slider]
         play_button.click(toggle_play, play_inputs, play_outputs, api_visibility="private")
         timer.tick(tick, play_inputs, play_outputs, api_visibility="private", trigger_mode="always_last")
 
-        def on_kind(trace, step, kind_value, layer_value, head_value, tab):
+        def on_kind(kind_value, layer_value):
             choices = layer_choices(kind_value)
             layer_value = min(int(layer_value or 1), len(choices))
-            return [gr.Radio(choices=choices, value=layer_value), ABOUT_ATTENTION[kind_value],
-                    *render_views(tab, trace, step, kind_value, layer_value, head_value)[1:3]]
+            return [gr.Radio(choices=choices, value=layer_value), ABOUT_ATTENTION[kind_value]]
 
-        attention_inputs = [trace_state, step_slider, *controls, tab_state]
-        kind.input(on_kind, attention_inputs, [layer, about_kind, attention_plot, pipeline_plot],
-                   api_visibility="private", trigger_mode="always_last")
-        def on_layer_or_head(trace, step, kind_value, layer_value, head_value, tab):
-            return render_views(tab, trace, step, kind_value, layer_value, head_value)[1:3]
-
-        for control in (layer, head):
-            control.input(on_layer_or_head, attention_inputs, [attention_plot, pipeline_plot],
-                          api_visibility="private", trigger_mode="always_last")
-
-        def open_tab(tab_id):
-            def handler(trace, step, kind_value, layer_value, head_value):
-                return [tab_id, *render_views(tab_id, trace, step, kind_value, layer_value, head_value)]
-            return handler
+        kind.input(on_kind, [kind, layer], [layer, about_kind], api_visibility="private", trigger_mode="always_last")
 
         for tab_id, tab in zip(TABS[:-1], (next_tab, attention_tab, positions_tab, masks_tab)):
-            tab.select(open_tab(tab_id), [trace_state, step_slider, *controls], [tab_state, *views],
-                       api_visibility="private")
+            tab.select(functools.partial(str, tab_id), None, tab_state, api_visibility="private")
 
         def open_model_tab():
             figure = training_view(loaded)

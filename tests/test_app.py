@@ -269,8 +269,8 @@ def test_only_the_open_tab_is_drawn(trace, no_model):
     views = app.render_views("attention", trace, 1, "cross", 1, "1")
     drawn = [not isinstance(view, dict) for view in views]  # gr.skip() is an update dict
     assert drawn == [False, True, True, False, False]
-    assert all(isinstance(view, dict) for view in app.render_views("positions", trace, 1, "cross", 1, "1",
-                                                                  step_only=True))
+    assert [not isinstance(v, dict) for v in app.render_views("positions", trace, 1, "cross", 1, "1")] == \
+        [False, False, False, True, False]
     assert all(isinstance(view, dict) for view in app.render_views("next", None, 1, "cross", 1, "1"))
     assert [not isinstance(v, dict) for v in app.render_views("masks", trace, 2, "encoder", 1, "all")] == \
         [False, False, False, False, True]
