@@ -27,6 +27,7 @@ from pathlib import Path
 
 import gradio as gr
 import numpy as np
+import torch
 from gradio.components.plot import PlotData
 
 import explain_tab
@@ -40,6 +41,7 @@ from model.paths import DEFAULT_CHECKPOINT
 
 CHECKPOINT_ENV = "ATTENTION_EXPLORER_CHECKPOINT"
 HOST_ENV = "ATTENTION_EXPLORER_HOST"
+THREADS_ENV = "ATTENTION_EXPLORER_THREADS"
 TRAINING_LOG_FILE = "training_log.json"
 DIRECTION_LABELS = {"de-en": "German → English", "en-de": "English → German"}
 KINDS = {
@@ -647,7 +649,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", help=f"interface to listen on (default: ${HOST_ENV}, $GRADIO_SERVER_NAME "
                                        "or 127.0.0.1; 0.0.0.0 = all interfaces)")
     parser.add_argument("--port", type=int, help="port (default: $GRADIO_SERVER_PORT or the first free from 7860)")
+    parser.add_argument("--threads", type=int, default=int(os.environ.get(THREADS_ENV, "1")),
+                        help=f"PyTorch CPU threads per request (default: ${THREADS_ENV} or 1: several requests "
+                             "run at once, and on a small CPU one thread each is fastest)")
     args = parser.parse_args(argv)
+    torch.set_num_threads(max(1, args.threads))
     app = demo
     if args.hub:
         app = build_demo(args.hub, hub=True)

@@ -12,6 +12,7 @@ and the next-token distributions (identical to the cached steps' logits; a test 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -84,7 +85,7 @@ def greedy_steps(
         tokens_so_far = torch.cat([tokens_so_far, tokens[:, None]], dim=1)  # (B, t + 1)
 
 
-@torch.no_grad()
+@torch.inference_mode()  # no autograd bookkeeping at all: faster than no_grad
 def greedy_decode(model: Transformer, src: torch.Tensor, max_new_tokens: int, use_cache: bool = True) -> torch.Tensor:
     """Batch greedy decoding. src (B, S) padded ids -> chosen ids (B, T), [PAD] after [EOS]."""
     src_mask = padding_mask(src, model.config.pad_id)
@@ -130,7 +131,26 @@ def _numpy(attentions: list, part: str) -> np.ndarray:
     return torch.stack([getattr(a, part)[0] for a in attentions]).float().cpu().numpy()
 
 
-@torch.no_grad()
+def logit_lens(model: Transformer, layer_hiddens: list[torch.Tensor], final_probs: torch.Tensor):
+    """Top LOGIT_LENS_K tokens read from every decoder layer's output through the final projection.
+
+    Post-LN layers end in a LayerNorm, so each layer output is already normalised like the last
+    one: no extra norm is applied. The last layer's output is the decoder output, whose
+    distribution (final_probs (T, V)) is reused; top-k is taken on logits and normalised with
+    logsumexp, without a softmax over (T, L, V).
+    layer_hiddens: L x (1, T, d_model) -> probabilities (T, L, k), ids (T, L, k).
+    """
+    k = min(LOGIT_LENS_K, final_probs.size(-1))
+    last_probs, last_ids = final_probs.topk(k, dim=-1)  # (T, k)
+    if len(layer_hiddens) == 1:
+        return last_probs[:, None], last_ids[:, None]
+    logits = model.project(torch.stack([h[0] for h in layer_hiddens[:-1]], dim=1)).float()  # (T, L-1, V)
+    top_logits, top_ids = logits.topk(k, dim=-1)  # (T, L-1, k)
+    top_probs = (top_logits - logits.logsumexp(dim=-1, keepdim=True)).exp()
+    return torch.cat([top_probs, last_probs[:, None]], dim=1), torch.cat([top_ids, last_ids[:, None]], dim=1)
+
+
+@torch.inference_mode()  # no autograd bookkeeping at all: faster than no_grad
 def translate(
     model: Transformer,
     tokenizer: SubwordTokenizer,
@@ -169,13 +189,11 @@ def translate(
     tgt = torch.tensor([target_ids], device=device)  # (1, T)
     tgt_mask = decoder_mask(tgt, config.pad_id)  # (1, 1, T, T)
     decoded = model.decode(tgt, encoded.memory, src_mask, tgt_mask, None, ablation)
-    probs = torch.softmax(model.project(decoded.hidden)[0].float(), dim=-1)  # (T, V)
-    # Logit lens: every decoder layer's output through the final projection. Post-LN layers end in
-    # a LayerNorm, so each layer output is already normalised like the last one: no extra norm.
-    lens_probs = torch.softmax(model.project(torch.stack([h[0] for h in decoded.layer_hiddens], 1)).float(), -1)
-    lens_top_probs, lens_top_ids = lens_probs.topk(min(LOGIT_LENS_K, lens_probs.size(-1)), dim=-1)  # (T, L, k)
+    log_probs = torch.log_softmax(model.project(decoded.hidden)[0].float(), dim=-1)  # (T, V)
+    probs = log_probs.exp()
     top_probs, top_ids = probs.topk(min(top_k, probs.size(-1)), dim=-1)  # (T, k)
-    entropy = -(probs * torch.log2(probs.clamp_min(1e-30))).sum(-1)  # (T,) bits
+    entropy = -(probs * log_probs).sum(-1) / math.log(2)  # (T,) bits
+    lens_top_probs, lens_top_ids = logit_lens(model, decoded.layer_hiddens, probs)  # (T, L, 5)
     chosen = torch.tensor(output_ids, device=device)
 
     _, target_language = parse_direction(direction)

@@ -219,3 +219,21 @@ def test_model_and_trace_use_the_same_positional_table(tiny_model, trace):
     rows = trace.positional_encoding.shape[0]
     assert rows >= max(len(trace.source_tokens), len(trace.target_tokens))
     np.testing.assert_array_equal(trace.positional_encoding, expected[:rows].numpy())
+
+
+def test_logit_lens_reads_every_decoder_layer_through_the_projection(tiny_model, tiny_tokenizer):
+    """Each layer's output -> shared projection -> softmax; the last layer is the model's own distribution."""
+    trace = translate(tiny_model, tiny_tokenizer, "Ein Mann fährt Fahrrad.", "de-en", max_new_tokens=6)
+    src = torch.tensor([trace.source_ids])
+    tgt = torch.tensor([[tiny_model.config.bos_id, *trace.output_ids[:-1]]])  # the decoder inputs
+    with torch.no_grad():
+        src_mask = padding_mask(src, tiny_model.config.pad_id)
+        memory = tiny_model.encode(src, src_mask).memory
+        decoded = tiny_model.decode(tgt, memory, src_mask, decoder_mask(tgt, tiny_model.config.pad_id))
+        for layer, hidden in enumerate(decoded.layer_hiddens):
+            probs = torch.softmax(tiny_model.project(hidden[0]), dim=-1)  # (T, V)
+            expected, ids = probs.topk(trace.logit_lens_probs.shape[-1], dim=-1)
+            np.testing.assert_allclose(trace.logit_lens_probs[:, layer], expected.numpy(), atol=1e-5)
+            assert [[tiny_tokenizer.id_to_token(i) for i in row] for row in ids.tolist()] == \
+                [step[layer] for step in trace.logit_lens_tokens]
+    np.testing.assert_allclose(trace.logit_lens_probs[:, -1], trace.candidate_probs[:, :5], atol=1e-6)
