@@ -86,9 +86,8 @@ def test_attention_heatmap_draws_weights_on_token_axes():
 def test_attention_heatmap_hover_names_query_key_and_exact_weight():
     weights = softmax_rows((len(TARGET), len(SOURCE)))
     trace = visualizer.attention_heatmap(weights, TARGET, SOURCE).data[0]
-    assert trace.customdata.shape == (len(TARGET), len(SOURCE), 2)
-    assert tuple(trace.customdata[3, 2]) == ("#3 ▁rides", "#2 ▁Mann")
-    assert "%{customdata[0]}" in trace.hovertemplate and "%{customdata[1]}" in trace.hovertemplate
+    assert (trace.y[3], trace.x[2]) == ("#3 ▁rides", "#2 ▁Mann")  # the hover of cell (3, 2)
+    assert "query <b>%{y}</b>" in trace.hovertemplate and "key <b>%{x}</b>" in trace.hovertemplate
     assert "%{z:.4f}" in trace.hovertemplate
 
 
@@ -105,9 +104,9 @@ def test_attention_heatmap_keeps_duplicate_tokens_apart_and_escapes_them():
     weights = softmax_rows((4, 4))
     fig = visualizer.attention_heatmap(weights, tokens, tokens)
     assert list(fig.layout.yaxis.ticktext) == ["▁a", "&lt;script&gt;", "▁a", "▁a"]
-    assert list(fig.data[0].y) == [0, 1, 2, 3]  # numeric rows: Plotly cannot merge them
+    # unique category per position: Plotly cannot merge the repeated rows
+    assert list(fig.data[0].y) == ["#0 ▁a", "#1 &lt;script&gt;", "#2 ▁a", "#3 ▁a"]
     assert fig.data[0].z.shape == (4, 4)
-    assert fig.data[0].customdata[1, 0, 0] == "#1 &lt;script&gt;"
 
 
 def test_attention_heatmap_grows_with_tokens_but_stays_bounded():
@@ -193,14 +192,14 @@ def test_attention_pipeline_shows_scores_masked_scores_and_softmax():
     assert np.isnan(masked.z[~mask]).all()  # −∞ is not a colour: the cell is left to the overlay
     np.testing.assert_allclose(masked.z[mask], scores[mask])
     assert np.isnan(overlay.z[mask]).all() and not np.isnan(overlay.z[~mask]).any()
-    assert overlay.customdata[0, 3, 2] == "−∞ (masked)" and "%{customdata[2]}" in overlay.hovertemplate
+    assert "score <b>−∞ (masked)</b>" in overlay.hovertemplate
     assert masked.hoverongaps is False and overlay.hoverongaps is False
     np.testing.assert_allclose(soft.z, weights)
     # scores diverge around 0 on a shared axis; the softmax has its own fixed 0-1 axis
     assert raw.coloraxis == masked.coloraxis == "coloraxis" and soft.coloraxis == "coloraxis2"
     assert fig.layout.coloraxis.cmin == -fig.layout.coloraxis.cmax == -np.abs(scores).max()
     assert (fig.layout.coloraxis2.cmin, fig.layout.coloraxis2.cmax) == (0, 1)
-    assert all("%{customdata[0]}" in trace.hovertemplate for trace in fig.data)
+    assert all("query <b>%{y}</b>" in trace.hovertemplate for trace in fig.data)
 
 
 def test_attention_pipeline_rejects_a_mask_of_another_shape():
@@ -264,7 +263,7 @@ def test_masks_figure_has_four_panels_with_attend_and_masked():
     np.testing.assert_array_equal(lookahead.z, causal[:4])  # rows 0..step
     np.testing.assert_array_equal(self_mask.z, decoder)
     np.testing.assert_array_equal(cross_panel.z, cross)
-    assert self_mask.customdata[1, 5, 2] == "masked" and self_mask.customdata[5, 1, 2] == "attend"
+    assert self_mask.customdata[1, 5] == "masked" and self_mask.customdata[5, 1] == "attend"
     assert list(fig.layout.coloraxis.colorbar.ticktext) == ["masked", "attend"]
     assert {trace.coloraxis for trace in heatmaps(fig)} == {"coloraxis"}
     assert [shape.y0 for shape in highlight_shapes(fig)] == [2.5, 2.5, 2.5]
@@ -304,7 +303,7 @@ def test_mask_heatmap_labels_cells_and_highlights_a_row():
     fig = visualizer.mask_heatmap(causal, ["▁a", "▁b", "▁c"], ["▁a", "▁b", "▁c"], title="look-ahead",
                                   highlight_row=1)
     (trace,) = fig.data
-    assert trace.customdata[0, 2, 2] == "masked" and trace.customdata[2, 0, 2] == "attend"
+    assert trace.customdata[0, 2] == "masked" and trace.customdata[2, 0] == "attend"
     assert len(highlight_shapes(fig)) == 1
     with pytest.raises(ValueError, match="row labels"):
         visualizer.mask_heatmap(causal, ["▁a", "▁b"], ["▁a", "▁b", "▁c"])

@@ -12,11 +12,11 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from .common import (
-    ATTENTION_SCALE, DIVERGING_SCALE, MASKED_COLOR, as_array, cell_px, check_index,
-    cell_gap, colorbar, finish_layout, heatmap_size, highlight_rows, hover_template, indexed, labels_for, style_token_axes, token_heatmap, token_margins,
+    ATTENTION_SCALE, DIVERGING_SCALE, MASKED_COLOR, as_array, axis_name, cell_gap, cell_px, check_index,
+    colorbar, figure, heatmap_size, highlight_rows, hover_template, indexed, labels_for, on_axes, set_axes,
+    subplot_grid, token_axes, token_heatmap, token_margins,
 )
 
 MASKED_TEXT = "−∞ (masked)"
@@ -46,11 +46,11 @@ def attention_heatmap(weights: np.ndarray, query_tokens: Sequence[str], key_toke
     """
     w, queries, keys, highlight = _checked(weights, query_tokens, key_tokens, 2, highlight_query)
     gap = cell_gap(max(w.shape))
-    fig = go.Figure(token_heatmap(w, queries, keys, zmin=0, zmax=1, colorscale=ATTENTION_SCALE,
-                                  colorbar=colorbar("weight"), xgap=gap, ygap=gap))
-    style_token_axes(fig, queries, keys, row_title="query", col_title="key")
-    highlight_rows(fig, highlight, len(keys))
-    return finish_layout(fig, title, **heatmap_size(queries, keys, title=bool(title)))
+    trace = token_heatmap(w, queries, keys, zmin=0, zmax=1, colorscale=ATTENTION_SCALE,
+                          colorbar=colorbar("weight"), xgap=gap, ygap=gap)
+    xaxis, yaxis = token_axes(queries, keys, row_title="query", col_title="key")
+    return figure([trace], dict(xaxis=xaxis, yaxis=yaxis, shapes=highlight_rows(highlight, len(keys)),
+                                **heatmap_size(queries, keys, title=bool(title))), title)
 
 
 def attention_grid(weights: np.ndarray, query_tokens: Sequence[str], key_tokens: Sequence[str], *,
@@ -74,9 +74,10 @@ def attention_grid(weights: np.ndarray, query_tokens: Sequence[str], key_tokens:
     gap_x, gap_y = 8.0, 26.0  # pixels between cells; the vertical gap holds each cell's title
     plot_w = n_heads * panel_w + (n_heads - 1) * gap_x
     plot_h = n_layers * panel_h + (n_layers - 1) * gap_y
-    fig = make_subplots(
-        rows=n_layers, cols=n_heads,
-        subplot_titles=[f"L{layer + 1} H{head + 1}" for layer in range(n_layers) for head in range(n_heads)],
+    layout, refs = subplot_grid(
+        n_layers, n_heads,
+        titles=[f"L{layer + 1} H{head + 1}" for layer in range(n_layers) for head in range(n_heads)],
+        title_size=11,
         horizontal_spacing=gap_x / plot_w if n_heads > 1 else 0.0,
         vertical_spacing=gap_y / plot_h if n_layers > 1 else 0.0,
     )
@@ -84,27 +85,22 @@ def attention_grid(weights: np.ndarray, query_tokens: Sequence[str], key_tokens:
     # position): the hover reads the tokens from x and y instead of a (Tq, Tk) customdata per cell,
     # which keeps the figure's JSON about ten times smaller.
     x, y = indexed(keys), indexed(queries)
-    traces, rows, cols = [], [], []
-    for layer in range(n_layers):
-        for head in range(n_heads):
-            template = hover_template("query", "key", "weight", "%{z:.4f}", row_ref="%{y}", col_ref="%{x}")
-            traces.append(go.Heatmap(z=w[layer, head], x=x, y=y, coloraxis="coloraxis",
-                                     hovertemplate=f"layer {layer + 1} · head {head + 1}<br>{template}"))
-            rows.append(layer + 1)
-            cols.append(head + 1)
-    fig.add_traces(traces, rows=rows, cols=cols)
-    fig.update_xaxes(type="category", showticklabels=False, showgrid=False, zeroline=False, ticks="")
-    fig.update_yaxes(type="category", showticklabels=False, showgrid=False, zeroline=False, ticks="",
-                     autorange="reversed")
-    fig.update_annotations(font=dict(size=11))
-    highlight_rows(fig, highlight, n_keys, list(zip(rows, cols)), width=1.5)
+    template = hover_template("query", "key", "weight", "%{z:.4f}")
+    traces = [on_axes(dict(type="heatmap", z=w[layer, head], x=x, y=y, coloraxis="coloraxis",
+                           hovertemplate=f"layer {layer + 1} · head {head + 1}<br>{template}"),
+                      refs[layer + 1, head + 1])
+              for layer in range(n_layers) for head in range(n_heads)]
+    hidden = dict(type="category", showticklabels=False, showgrid=False, zeroline=False, ticks="")
+    for cell in refs.values():
+        set_axes(layout, cell, hidden, dict(hidden, autorange="reversed"))
     top = 70 if title else 40
     margin = dict(l=20, r=COLORBAR_PX, t=top, b=20)
-    return finish_layout(
-        fig, title, width=int(plot_w + margin["l"] + margin["r"]), height=int(plot_h + top + margin["b"]),
+    return figure(traces, dict(
+        layout, shapes=highlight_rows(highlight, n_keys, list(refs.values()), width=1.5),
+        width=int(plot_w + margin["l"] + margin["r"]), height=int(plot_h + top + margin["b"]),
         margin=margin, coloraxis=dict(cmin=0, cmax=1, colorscale=ATTENTION_SCALE,
                                       colorbar=colorbar("weight", len=min(1.0, 400 / plot_h))),
-    )
+    ), title)
 
 
 def attention_pipeline(scores: np.ndarray, mask: np.ndarray, weights: np.ndarray,
@@ -139,32 +135,32 @@ def attention_pipeline(scores: np.ndarray, mask: np.ndarray, weights: np.ndarray
     cell = cell_px(max(w.shape), budget=330, low=7, high=28)
     panel_w, gap = n_keys * cell, 100.0
     plot_w = 3 * panel_w + 2 * gap
-    fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=gap / plot_w,
-                        subplot_titles=("QKᵀ/√d_k", "+ mask", "softmax"))
-    fig.add_trace(token_heatmap(s, queries, keys, value_name="score", coloraxis="coloraxis",
-                                xgap=1, ygap=1), row=1, col=1)
-    fig.add_trace(token_heatmap(masked_scores, queries, keys, value_name="score", coloraxis="coloraxis",
-                                hoverongaps=False, xgap=1, ygap=1), row=1, col=2)
-    fig.add_trace(token_heatmap(
-        overlay, queries, keys, value_name="score", value_text=np.full(w.shape, MASKED_TEXT, dtype=object),
-        colorscale=[[0, MASKED_COLOR], [1, MASKED_COLOR]], zmin=0, zmax=1, showscale=False,
-        hoverongaps=False, name="masked", xgap=1, ygap=1), row=1, col=2)
-    fig.add_trace(token_heatmap(w, queries, keys, coloraxis="coloraxis2", xgap=1, ygap=1), row=1, col=3)
-    for col in (1, 2, 3):
-        style_token_axes(fig, queries, keys, row=1, col=col, show_rows=col == 1,
-                         row_title="query" if col == 1 else None, col_title="key")
-    highlight_rows(fig, highlight, n_keys, [(1, 1), (1, 2), (1, 3)])
-    fig.update_annotations(font=dict(size=13))
+    layout, refs = subplot_grid(1, 3, shared_yaxes=True, horizontal_spacing=gap / plot_w, title_size=13,
+                                titles=("QKᵀ/√d_k", "+ mask", "softmax"))
+    panels = [refs[1, col] for col in (1, 2, 3)]
+    traces = [
+        on_axes(token_heatmap(s, queries, keys, value_name="score", coloraxis="coloraxis", xgap=1, ygap=1),
+                panels[0]),
+        on_axes(token_heatmap(masked_scores, queries, keys, value_name="score", coloraxis="coloraxis",
+                              hoverongaps=False, xgap=1, ygap=1), panels[1]),
+        on_axes(token_heatmap(overlay, queries, keys, value_name="score", value_text=MASKED_TEXT,
+                              colorscale=[[0, MASKED_COLOR], [1, MASKED_COLOR]], zmin=0, zmax=1, showscale=False,
+                              hoverongaps=False, name="masked", xgap=1, ygap=1), panels[1]),
+        on_axes(token_heatmap(w, queries, keys, coloraxis="coloraxis2", xgap=1, ygap=1), panels[2]),
+    ]
+    for col, refs_of_panel in enumerate(panels, start=1):
+        set_axes(layout, refs_of_panel, *token_axes(queries, keys, refs_of_panel[1], show_rows=col == 1,
+                                                    row_title="query" if col == 1 else None, col_title="key"))
 
     margin = token_margins(queries, keys, title=bool(title))
     margin["r"] = COLORBAR_PX
-    bar_x = fig.layout.xaxis2.domain[1] + 8 / plot_w
-    return finish_layout(
-        fig, title, margin=margin,
+    bar_x = layout[axis_name(panels[1][0])]["domain"][1] + 8 / plot_w
+    return figure(traces, dict(
+        layout, margin=margin, shapes=highlight_rows(highlight, n_keys, panels),
         width=int(max(plot_w + margin["l"] + margin["r"], 560)),
         height=int(max(n_queries * cell + margin["t"] + margin["b"], 260)),
         coloraxis=dict(cmin=-bound, cmax=bound, colorscale=DIVERGING_SCALE,
                        colorbar=colorbar("score", x=bar_x, xanchor="left")),
         coloraxis2=dict(cmin=0, cmax=1, colorscale=ATTENTION_SCALE,
                         colorbar=colorbar("weight", x=1.0 + 8 / plot_w, xanchor="left")),
-    )
+    ), title)

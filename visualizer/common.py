@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.colors as pcolors
 import plotly.graph_objects as go
+import plotly.io as pio
 
 from .tokens import display_tokens, escape_text
 
@@ -33,6 +34,9 @@ def _scale(colors: Sequence[str]) -> list[list]:
 ATTENTION_SCALE = _scale(pcolors.sequential.Blues)  # 0 (white) .. 1 (deep blue)
 DIVERGING_SCALE = _scale(pcolors.diverging.RdBu[::-1])  # negative blue, 0 white, positive red
 SEQUENTIAL_SCALE = _scale(pcolors.sequential.Viridis)
+# The white template expanded once: validating it (or any figure) per call costs far more than
+# drawing; the views build plain dicts and hand them to `figure` unvalidated.
+TEMPLATE = pio.templates["plotly_white"].to_plotly_json()
 
 
 # ---- input checks ---------------------------------------------------------------------------
@@ -88,38 +92,32 @@ def indexed(labels: Sequence[str]) -> np.ndarray:
     return np.array([f"#{i} {label}" for i, label in enumerate(labels)], dtype=object)
 
 
-def cell_customdata(row_labels: Sequence[str], col_labels: Sequence[str],
-                    values: np.ndarray | None = None) -> np.ndarray:
-    """(R, C, 2) object array of "#i token" per row and column, plus a third text field if given."""
-    rows, cols = indexed(row_labels), indexed(col_labels)
-    data = np.empty((len(rows), len(cols), 2 if values is None else 3), dtype=object)
-    data[..., 0] = rows[:, None]
-    data[..., 1] = cols[None, :]
-    if values is not None:
-        data[..., 2] = values
-    return data
-
-
 def hover_template(row_name: str, col_name: str, value_name: str, value: str,
-                   row_ref: str = "%{customdata[0]}", col_ref: str = "%{customdata[1]}") -> str:
+                   row_ref: str = "%{y}", col_ref: str = "%{x}") -> str:
     return (f"{row_name} <b>{row_ref}</b><br>{col_name} <b>{col_ref}</b>"
             f"<br>{value_name} <b>{value}</b><extra></extra>")
 
 
 def token_heatmap(z: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str], *,
                   row_name: str = "query", col_name: str = "key", value_name: str = "weight",
-                  value_format: str = ".4f", value_text: np.ndarray | None = None,
-                  **heatmap_kwargs) -> go.Heatmap:
-    """A heatmap over numeric positions whose hover names both tokens and the value.
+                  value_format: str = ".4f", value_text: np.ndarray | str | None = None,
+                  **heatmap_kwargs) -> dict:
+    """A heatmap trace (dict) over token positions whose hover names both tokens and the value.
 
-    ``value_text`` (R, C) strings replace the formatted z in the hover (e.g. "−∞ (masked)").
+    x and y are the "#i token" names (unique, so repeated tokens stay apart) on category axes:
+    the hover reads the tokens from them instead of a per-cell customdata, which would make the
+    figure's JSON many times bigger. ``value_text`` replaces the formatted z in the hover: one
+    string for every cell (e.g. "−∞ (masked)") or (R, C) strings, one per cell.
     """
-    value = "%{customdata[2]}" if value_text is not None else f"%{{z:{value_format}}}"
-    return go.Heatmap(
-        z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]),
-        customdata=cell_customdata(row_labels, col_labels, value_text),
-        hovertemplate=hover_template(row_name, col_name, value_name, value), **heatmap_kwargs,
-    )
+    if isinstance(value_text, str):
+        value = value_text
+    elif value_text is not None:
+        value = "%{customdata}"
+        heatmap_kwargs["customdata"] = np.asarray(value_text, dtype=str)  # fixed-width: cheap to copy
+    else:
+        value = f"%{{z:{value_format}}}"
+    return dict(type="heatmap", z=z, x=indexed(col_labels), y=indexed(row_labels),
+                hovertemplate=hover_template(row_name, col_name, value_name, value), **heatmap_kwargs)
 
 
 def tick_font_size(n: int) -> int:
@@ -130,7 +128,7 @@ def token_axis(labels: Sequence[str], *, show: bool = True, angle: int = 0,
                reverse: bool = False, title: str | None = None) -> dict:
     """Axis settings putting ``labels`` at positions 0..n-1 (reversed: first at the top)."""
     n = len(labels)
-    axis = dict(tickmode="array", tickvals=np.arange(n), ticktext=list(labels), showticklabels=show,
+    axis = dict(type="category", tickmode="array", tickvals=np.arange(n), ticktext=list(labels), showticklabels=show,
                 tickangle=angle, tickfont=dict(size=tick_font_size(n)), showgrid=False, zeroline=False,
                 ticks="", constrain="domain")
     if reverse:
@@ -142,19 +140,25 @@ def token_axis(labels: Sequence[str], *, show: bool = True, angle: int = 0,
     return axis
 
 
-def style_token_axes(fig: go.Figure, row_labels: Sequence[str], col_labels: Sequence[str], *,
-                     row: int | None = None, col: int | None = None, show_rows: bool = True,
-                     show_cols: bool = True, row_title: str | None = None,
-                     col_title: str | None = None) -> None:
-    """Rows down (first at the top), columns across with rotated labels, square cells, on one (sub)plot.
+def token_axes(row_labels: Sequence[str], col_labels: Sequence[str], yref: str = "y", *, show_rows: bool = True,
+               show_cols: bool = True, row_title: str | None = None,
+               col_title: str | None = None) -> tuple[dict, dict]:
+    """(x, y) axis settings: rows down (first at the top), columns across with rotated labels, square cells.
 
-    Square cells (x scaled to y) keep the matrix readable whatever size the page gives the figure.
+    Square cells (x scaled to ``yref``) keep the matrix readable whatever size the page gives the figure.
     """
     angle = -45 if len(col_labels) > 3 else 0
+    return (dict(token_axis(col_labels, show=show_cols, angle=angle, title=col_title), scaleanchor=yref),
+            token_axis(row_labels, show=show_rows, reverse=True, title=row_title))
+
+
+def style_token_axes(fig: go.Figure, row_labels: Sequence[str], col_labels: Sequence[str], *,
+                     row: int | None = None, col: int | None = None, **axes) -> None:
+    """``token_axes`` on one (sub)plot of a graph-object figure."""
     _, yref = axis_refs(fig, row, col)
-    fig.update_xaxes(token_axis(col_labels, show=show_cols, angle=angle, title=col_title), scaleanchor=yref,
-                     row=row, col=col)
-    fig.update_yaxes(token_axis(row_labels, show=show_rows, reverse=True, title=row_title), row=row, col=col)
+    x, y = token_axes(row_labels, col_labels, yref, **axes)
+    fig.update_xaxes(x, row=row, col=col)
+    fig.update_yaxes(y, row=row, col=col)
 
 
 def axis_refs(fig: go.Figure, row: int | None, col: int | None) -> tuple[str, str]:
@@ -172,15 +176,76 @@ def highlight_shape(index: int, n_cols: int, xref: str = "x", yref: str = "y", w
                 layer="above", name="highlight")
 
 
-def highlight_rows(fig: go.Figure, index: int | None, n_cols: int,
-                   cells: Sequence[tuple[int | None, int | None]] = ((None, None),),
-                   width: float = 2.5) -> None:
-    """Outline row ``index`` in every (row, col) subplot of ``cells``, in one layout update
-    (``add_shape`` per subplot re-validates all shapes each time: quadratic)."""
-    if index is None:
-        return
-    shapes = [highlight_shape(index, n_cols, *axis_refs(fig, row, col), width=width) for row, col in cells]
-    fig.update_layout(shapes=list(fig.layout.shapes) + shapes)
+def highlight_rows(index: int | None, n_cols: int, refs: Sequence[tuple[str, str]] = (("x", "y"),),
+                   width: float = 2.5) -> list[dict]:
+    """Outlines of row ``index`` in every subplot of ``refs`` (("x2", "y2"), ...); none for None."""
+    return [] if index is None else [highlight_shape(index, n_cols, x, y, width=width) for x, y in refs]
+
+
+# ---- figure specs -----------------------------------------------------------------------------
+
+def axis_name(ref: str) -> str:
+    """"x3" -> "xaxis3", the layout key of an axis reference."""
+    return f"{ref[0]}axis{ref[1:]}"
+
+
+def subplot_grid(rows: int, cols: int, *, specs: Sequence[Sequence[dict | None]] | None = None,
+                 column_widths: Sequence[float] | None = None, row_heights: Sequence[float] | None = None,
+                 horizontal_spacing: float = 0.0, vertical_spacing: float = 0.0,
+                 titles: Sequence[str] = (), title_size: int = 16,
+                 shared_yaxes: bool = False) -> tuple[dict, dict[tuple[int, int], tuple[str, str]]]:
+    """The layout of ``plotly.subplots.make_subplots`` (same domains, axis numbering and titles), as a dict.
+
+    Returns (layout with xaxis/yaxis domains, anchors and title annotations, {(row, col): ("x2", "y2")}),
+    rows and columns 1-based, row 1 at the top. ``specs`` cells may hold "rowspan"/"colspan" or be None.
+    """
+    def edges(sizes, spacing):  # (starts, ends) of each column or row, from 0 to 1
+        sizes = np.asarray(sizes, dtype=float)
+        sizes = sizes * (1 - spacing * (len(sizes) - 1)) / sizes.sum()
+        starts = np.concatenate([[0.0], np.cumsum(sizes + spacing)[:-1]])
+        return starts, starts + sizes
+
+    widths = np.ones(cols) if column_widths is None else column_widths
+    heights = np.ones(rows) if row_heights is None else row_heights
+    x0, x1 = edges(widths, horizontal_spacing)
+    top_down0, top_down1 = edges(heights, vertical_spacing)
+    y1, y0 = 1 - top_down0, 1 - top_down1  # row 1 at the top
+    specs = specs or [[{}] * cols for _ in range(rows)]
+    layout, refs, annotations = {}, {}, []
+    for row in range(rows):
+        for col in range(cols):
+            spec = specs[row][col]
+            if spec is None:
+                continue
+            n = len(refs) + 1
+            suffix = "" if n == 1 else str(n)
+            x_dom = [float(x0[col]), float(x1[col + spec.get("colspan", 1) - 1])]
+            y_dom = [float(y0[row + spec.get("rowspan", 1) - 1]), float(y1[row])]
+            layout[f"xaxis{suffix}"] = dict(anchor=f"y{suffix}", domain=x_dom)
+            layout[f"yaxis{suffix}"] = dict(anchor=f"x{suffix}", domain=y_dom)
+            if shared_yaxes and col > 0:
+                layout[f"yaxis{suffix}"].update(matches=refs[(row + 1, 1)][1], showticklabels=False)
+            refs[(row + 1, col + 1)] = (f"x{suffix}", f"y{suffix}")
+            if len(refs) <= len(titles):
+                annotations.append(dict(text=titles[len(refs) - 1], x=sum(x_dom) / 2, y=y_dom[1], xref="paper",
+                                        yref="paper", xanchor="center", yanchor="bottom", showarrow=False,
+                                        font=dict(size=title_size)))
+    if annotations:
+        layout["annotations"] = annotations
+    return layout, refs
+
+
+def on_axes(trace: dict, refs: tuple[str, str]) -> dict:
+    """``trace`` drawn on the subplot whose axes are ``refs``."""
+    trace["xaxis"], trace["yaxis"] = refs
+    return trace
+
+
+def set_axes(layout: dict, refs: tuple[str, str], x: dict | None = None, y: dict | None = None) -> None:
+    """Merge axis settings into the x and y axes ``refs`` of a layout dict."""
+    for ref, settings in zip(refs, (x, y)):
+        if settings:
+            layout.setdefault(axis_name(ref), {}).update(settings)
 
 
 # ---- sizes and layout -------------------------------------------------------------------------
@@ -220,17 +285,31 @@ def cell_gap(n: int) -> int:
     return 1 if cell_px(n) >= 14 else 0
 
 
-def finish_layout(fig: go.Figure, title: str = "", **layout) -> go.Figure:
+def house_layout(title: str = "", **layout) -> dict:
     """House look: white template, one font, escaped plain-text title, readable hover labels."""
-    fig.update_layout(
-        template="plotly_white",
-        font=dict(family=FONT_FAMILY, size=12, color=TEXT_COLOR),
-        title=dict(text=escape_text(title), x=0.01, xanchor="left", font=dict(size=16)) if title else None,
-        hoverlabel=dict(bgcolor="white", bordercolor=MUTED_COLOR,
-                        font=dict(family=FONT_FAMILY, size=12, color=TEXT_COLOR)),
-        plot_bgcolor="white",
-        **layout,
-    )
+    spec = dict(template=TEMPLATE, font=dict(family=FONT_FAMILY, size=12, color=TEXT_COLOR),
+                hoverlabel=dict(bgcolor="white", bordercolor=MUTED_COLOR,
+                                font=dict(family=FONT_FAMILY, size=12, color=TEXT_COLOR)),
+                plot_bgcolor="white")
+    if title:
+        spec["title"] = dict(text=escape_text(title), x=0.01, xanchor="left", font=dict(size=16))
+    for key, value in layout.items():  # axes set earlier keep their settings
+        if isinstance(value, dict) and isinstance(spec.get(key), dict):
+            spec[key] = {**spec[key], **value}
+        else:
+            spec[key] = value
+    return spec
+
+
+def figure(data: list[dict], layout: dict, title: str = "") -> go.Figure:
+    """A figure from plain trace and layout dicts in the house look, without Plotly's validation (slow)."""
+    return go.Figure({"data": data, "layout": house_layout(title, **layout)}, _validate=False)
+
+
+def finish_layout(fig: go.Figure, title: str = "", **layout) -> go.Figure:
+    """``house_layout`` applied to a graph-object figure (views not yet built as dicts)."""
+    fig.update_layout(title=None)
+    fig.update_layout(house_layout(title, **layout))
     return fig
 
 

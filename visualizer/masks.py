@@ -12,11 +12,10 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from .common import (
-    MASKED_COLOR, PRIMARY_COLOR, as_array, cell_px, check_axis, check_index, colorbar, finish_layout,
-    heatmap_size, highlight_rows, hover_template, labels_for, style_token_axes, token_heatmap,
+    MASKED_COLOR, PRIMARY_COLOR, as_array, cell_px, check_axis, check_index, colorbar, figure, heatmap_size,
+    highlight_rows, hover_template, labels_for, on_axes, set_axes, subplot_grid, token_axes, token_heatmap,
     token_margins,
 )
 from .tokens import display_tokens
@@ -39,10 +38,10 @@ def as_mask(name: str, value, rows: int | None = None, cols: int | None = None,
     return mask
 
 
-def mask_trace(mask: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str]) -> go.Heatmap:
+def mask_trace(mask: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str]) -> dict:
     """Attend/masked cells on the shared two-colour axis, hover naming both tokens and the verdict."""
     return token_heatmap(mask.astype(np.float32), row_labels, col_labels, value_name="",
-                         value_text=np.where(mask, ATTEND, MASKED).astype(object), coloraxis="coloraxis",
+                         value_text=np.where(mask, ATTEND, MASKED), coloraxis="coloraxis",
                          xgap=1, ygap=1)
 
 
@@ -57,13 +56,13 @@ def mask_heatmap(mask: np.ndarray, row_labels: Sequence[str], col_labels: Sequen
     cols = labels_for("col_labels", col_labels)
     m = as_mask("mask", mask, len(rows), len(cols), "row labels", "column labels")
     highlight = check_index("highlight_row", highlight_row, len(rows))
-    fig = go.Figure(mask_trace(m, rows, cols))
-    style_token_axes(fig, rows, cols, row_title="query", col_title="key")
-    highlight_rows(fig, highlight, len(cols))
-    return finish_layout(fig, title, coloraxis=MASK_COLORAXIS, **heatmap_size(rows, cols, title=bool(title)))
+    xaxis, yaxis = token_axes(rows, cols, row_title="query", col_title="key")
+    return figure([mask_trace(m, rows, cols)], dict(
+        xaxis=xaxis, yaxis=yaxis, shapes=highlight_rows(highlight, len(cols)), coloraxis=MASK_COLORAXIS,
+        **heatmap_size(rows, cols, title=bool(title))), title)
 
 
-def batch_trace(mask: np.ndarray, batch_tokens: list[list[str]], cell_chars: int) -> go.Heatmap:
+def batch_trace(mask: np.ndarray, batch_tokens: list[list[str]], cell_chars: int) -> dict:
     """Panel (a): sentences down, positions across, each cell showing its token (cut to fit)."""
     rows, cols = mask.shape
     text = np.array([display_tokens(sentence, cell_chars) for sentence in batch_tokens], dtype=object)
@@ -72,11 +71,12 @@ def batch_trace(mask: np.ndarray, batch_tokens: list[list[str]], cell_chars: int
     customdata[..., 0] = np.array([f"sentence {r + 1}" for r in range(rows)], dtype=object)[:, None]
     customdata[..., 1] = np.char.add(np.array([f"#{j} " for j in range(cols)])[None, :], labels.astype(str))
     customdata[..., 2] = np.where(mask, ATTEND, MASKED)
-    return go.Heatmap(
-        z=mask.astype(np.float32), x=np.arange(cols), y=np.arange(rows), customdata=customdata,
+    return dict(
+        type="heatmap", z=mask.astype(np.float32), x=np.arange(cols), y=np.arange(rows), customdata=customdata,
         text=text, texttemplate="%{text}", textfont=dict(size=10 if cols <= 16 else 8),
         coloraxis="coloraxis", xgap=2, ygap=2,
-        hovertemplate=hover_template("", "token", "key", "%{customdata[2]}", row_ref="%{customdata[0]}"),
+        hovertemplate=hover_template("", "token", "key", "%{customdata[2]}", row_ref="%{customdata[0]}",
+                                     col_ref="%{customdata[1]}"),
     )
 
 
@@ -116,11 +116,11 @@ def masks_figure(batch_padding_mask: np.ndarray, batch_tokens: list[list[str]], 
     gap_y = 110.0  # room for panel (a)'s position labels and the titles of the lower panels
     plot_h = sum(row_h) + gap_y
     at_step = "" if t is None else f" at step {t + 1}"
-    fig = make_subplots(
-        rows=2, cols=3, specs=[[{"colspan": 3}, None, None], [{}, {}, {}]],
+    layout, refs = subplot_grid(
+        2, 3, specs=[[{"colspan": 3}, None, None], [{}, {}, {}]],
         column_widths=[n_target, n_target, n_source], row_heights=row_h,
-        horizontal_spacing=gap / plot_w, vertical_spacing=gap_y / plot_h,
-        subplot_titles=(
+        horizontal_spacing=gap / plot_w, vertical_spacing=gap_y / plot_h, title_size=12,
+        titles=(
             "(a) source padding mask of a padded batch: [PAD] keys are masked",
             f"(b) look-ahead mask{at_step}",
             "(c) decoder self-attention mask",
@@ -128,26 +128,26 @@ def masks_figure(batch_padding_mask: np.ndarray, batch_tokens: list[list[str]], 
         ),
     )
     cell_chars = int(max(plot_w / batch.shape[1] / 6.5, 3))  # ~6.5 px per character at font size 10
-    fig.add_trace(batch_trace(batch, batch_tokens, cell_chars), row=1, col=1)
-    fig.update_xaxes(tickmode="array", tickvals=np.arange(batch.shape[1]), showgrid=False, zeroline=False,
-                     title=dict(text="position", font=dict(size=12)), row=1, col=1)
-    fig.update_yaxes(tickmode="array", tickvals=np.arange(batch.shape[0]), autorange="reversed",
-                     ticktext=[f"sentence {r + 1}" for r in range(batch.shape[0])], showgrid=False,
-                     zeroline=False, row=1, col=1)
+    traces = [on_axes(batch_trace(batch, batch_tokens, cell_chars), refs[1, 1])]
+    set_axes(layout, refs[1, 1],
+             dict(tickmode="array", tickvals=np.arange(batch.shape[1]), showgrid=False, zeroline=False,
+                  title=dict(text="position", font=dict(size=12))),
+             dict(tickmode="array", tickvals=np.arange(batch.shape[0]), autorange="reversed",
+                  ticktext=[f"sentence {r + 1}" for r in range(batch.shape[0])], showgrid=False, zeroline=False))
 
     panels = [(causal[: last + 1], target), (decoder, target), (cross, source)]
     for col, (mask, keys) in enumerate(panels, start=1):
-        fig.add_trace(mask_trace(mask, target[: mask.shape[0]], keys), row=2, col=col)
-        style_token_axes(fig, target, keys, row=2, col=col, show_rows=col == 1,
-                         row_title="query" if col == 1 else None, col_title="key")
-    highlight_rows(fig, t, n_target, [(2, 1), (2, 2)])
-    highlight_rows(fig, t, n_source, [(2, 3)])
-    # Panel (b) stops at the step: a fixed range keeps its rows level with those of (c) and (d).
-    fig.update_yaxes(range=[n_target - 0.5, -0.5], autorange=False, row=2)
-    fig.update_annotations(font=dict(size=12))
+        cell_refs = refs[2, col]
+        traces.append(on_axes(mask_trace(mask, target[: mask.shape[0]], keys), cell_refs))
+        xaxis, yaxis = token_axes(target, keys, cell_refs[1], show_rows=col == 1,
+                                  row_title="query" if col == 1 else None, col_title="key")
+        # Panel (b) stops at the step: a fixed range keeps its rows level with those of (c) and (d).
+        yaxis.update(range=[n_target - 0.5, -0.5], autorange=False)
+        set_axes(layout, cell_refs, xaxis, yaxis)
+    shapes = highlight_rows(t, n_target, [refs[2, 1], refs[2, 2]]) + highlight_rows(t, n_source, [refs[2, 3]])
 
     margin = token_margins(target, source, title=False)
     margin.update(r=110, t=40)
-    return finish_layout(fig, "", coloraxis=MASK_COLORAXIS, margin=margin,
-                         width=int(max(plot_w + margin["l"] + margin["r"], 640)),
-                         height=int(plot_h + margin["t"] + margin["b"]))
+    return figure(traces, dict(layout, coloraxis=MASK_COLORAXIS, margin=margin, shapes=shapes,
+                               width=int(max(plot_w + margin["l"] + margin["r"], 640)),
+                               height=int(plot_h + margin["t"] + margin["b"])))
