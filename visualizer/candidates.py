@@ -13,8 +13,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .common import (
-    ACCENT_COLOR, GRID_COLOR, MUTED_COLOR, PRIMARY_COLOR, as_array, check_index, finish_layout,
-    labels_for, tick_font_size,
+    ACCENT_COLOR, GRID_COLOR, MUTED_COLOR, PRIMARY_COLOR, as_array, check_index, figure, labels_for,
+    tick_font_size,
 )
 
 
@@ -48,21 +48,23 @@ def candidates_chart(tokens: Sequence[str], probs: np.ndarray, chosen_index: int
     is_chosen = order == chosen
     ticktext = [f"<b>{label}</b>" if hit else label for label, hit in zip(ranked, is_chosen)]
     status = np.where(is_chosen, "chosen", "")
-    fig = go.Figure(go.Bar(
-        x=p[order], y=np.arange(len(order)), orientation="h",
+    bars = dict(
+        type="bar", x=p[order], y=np.arange(len(order)), orientation="h",
         marker=dict(color=[ACCENT_COLOR if hit else PRIMARY_COLOR for hit in is_chosen], line=dict(width=0)),
         text=[percent(v) for v in p[order]], textposition="outside", cliponaxis=False,
         textfont=dict(size=11), customdata=np.stack([np.array(ranked, dtype=object), status], axis=-1),
         hovertemplate="<b>%{customdata[0]}</b> %{customdata[1]}<br>p = %{x:.4f}<extra></extra>",
-    ))
-    fig.update_yaxes(tickmode="array", tickvals=np.arange(len(order)), ticktext=ticktext, autorange="reversed",
-                     tickfont=dict(size=tick_font_size(len(order)) + 1), showgrid=False, ticks="")
-    fig.update_xaxes(range=[0, 1], tickformat=".0%", dtick=0.25, gridcolor=GRID_COLOR, zeroline=False,
-                     title=dict(text="probability", font=dict(size=12, color=MUTED_COLOR)))
+    )
+    layout = dict(
+        yaxis=dict(tickmode="array", tickvals=np.arange(len(order)), ticktext=ticktext, autorange="reversed",
+                   tickfont=dict(size=tick_font_size(len(order)) + 1), showgrid=False, ticks=""),
+        xaxis=dict(range=[0, 1], tickformat=".0%", dtick=0.25, gridcolor=GRID_COLOR, zeroline=False,
+                   title=dict(text="probability", font=dict(size=12, color=MUTED_COLOR))),
+        bargap=0.25, width=560, showlegend=False, height=int(np.clip(110 + 30 * len(order), 200, 640)),
+        margin=dict(l=20, r=60, t=70 if title else 40, b=50),
+    )
     if entropy_bits is not None:
-        fig.add_annotation(text=f"entropy {float(entropy_bits):.2f} bits", xref="paper", yref="paper",
-                           x=1, y=1.02, xanchor="right", yanchor="bottom", showarrow=False,
-                           font=dict(size=12, color=MUTED_COLOR))
-    return finish_layout(fig, title, bargap=0.25, width=560, showlegend=False,
-                         height=int(np.clip(110 + 30 * len(order), 200, 640)),
-                         margin=dict(l=20, r=60, t=70 if title else 40, b=50))
+        layout["annotations"] = [dict(text=f"entropy {float(entropy_bits):.2f} bits", xref="paper", yref="paper",
+                                      x=1, y=1.02, xanchor="right", yanchor="bottom", showarrow=False,
+                                      font=dict(size=12, color=MUTED_COLOR))]
+    return figure([bars], layout, title)
