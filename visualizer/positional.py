@@ -14,11 +14,10 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from .common import (
     ACCENT_COLOR, DIVERGING_SCALE, GRID_COLOR, MUTED_COLOR, PALETTE, SEQUENTIAL_SCALE, as_array,
-    colorbar, finish_layout, labels_for,
+    colorbar, figure, labels_for, on_axes, set_axes, subplot_grid,
 )
 
 PANEL_TITLES = ("(a) PE: positions × dimensions", "(b) some dimensions over position (sin even, cos odd)",
@@ -58,29 +57,32 @@ def positional_encoding_figure(pe: np.ndarray, tokens: Sequence[str] | None = No
 
     width, height, margin = 1120, 860, dict(l=110, r=130, t=80, b=60)
     # (a) fills the left column, full height, so each position gets a row tall enough for its token.
-    fig = make_subplots(rows=2, cols=2, specs=[[{"rowspan": 2}, {}], [None, {}]], column_widths=[0.45, 0.55],
-                        horizontal_spacing=0.13, vertical_spacing=0.13, subplot_titles=PANEL_TITLES)
+    layout, refs = subplot_grid(2, 2, specs=[[{"rowspan": 2}, {}], [None, {}]], column_widths=[0.45, 0.55],
+                                horizontal_spacing=0.13, vertical_spacing=0.13, titles=PANEL_TITLES,
+                                title_size=13)
+    matrix, waves, similar = refs[1, 1], refs[1, 2], refs[2, 2]
     positions = np.arange(n_positions)
     token_of = np.array([f" {label}" for label in labels] + [""] * (n_positions - len(labels)), dtype=object)
     x_title = dict(font=dict(size=12, color=MUTED_COLOR))
+    traces, shapes = [], []
 
-    # (a) the matrix
-    a_domain = fig.layout.xaxis.domain
-    fig.add_trace(go.Heatmap(
-        z=enc, x=np.arange(d_model), y=positions, zmin=-1, zmax=1, colorscale=DIVERGING_SCALE,
-        customdata=np.repeat(token_of[:, None], d_model, axis=1),
-        hovertemplate="position %{y}%{customdata}<br>dimension %{x}<br>value %{z:.4f}<extra></extra>",
-        colorbar=colorbar("PE value", x=a_domain[1] + 0.01, xanchor="left", len=0.5),
-    ), row=1, col=1)
-    fig.update_xaxes(title=dict(text="dimension", **x_title), showgrid=False, zeroline=False,
-                     range=[-0.5, d_model - 0.5], row=1, col=1)
+    # (a) the matrix; its rows are categories named "position token", which the hover reads
+    # instead of a (P, D) customdata repeating each token along the row
+    traces.append(on_axes(dict(
+        type="heatmap", z=enc, x=np.arange(d_model), y=np.array([f"{p}{token}" for p, token in enumerate(token_of)]),
+        zmin=-1, zmax=1, colorscale=DIVERGING_SCALE,
+        hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.4f}<extra></extra>",
+        colorbar=colorbar("PE value", x=layout["xaxis"]["domain"][1] + 0.01, xanchor="left", len=0.5),
+    ), matrix))
     row_px = (height - margin["t"] - margin["b"]) / n_positions
-    fig.update_yaxes(title=dict(text="position", **x_title), autorange="reversed", showgrid=False, zeroline=False,
-                     **position_ticks(n_positions, labels, row_px), row=1, col=1)
+    set_axes(layout, matrix,
+             dict(title=dict(text="dimension", **x_title), showgrid=False, zeroline=False, range=[-0.5, d_model - 0.5]),
+             dict(type="category", title=dict(text="position", **x_title), autorange="reversed", showgrid=False,
+                  zeroline=False, **position_ticks(n_positions, labels, row_px)))
     if labels:
-        fig.add_shape(type="rect", x0=-0.5, x1=d_model - 0.5, y0=-0.5, y1=len(labels) - 0.5,
-                      line=dict(color=ACCENT_COLOR, width=2), fillcolor="rgba(0,0,0,0)", name="sentence",
-                      row=1, col=1)
+        shapes.append(dict(type="rect", x0=-0.5, x1=d_model - 0.5, y0=-0.5, y1=len(labels) - 0.5,
+                           line=dict(color=ACCENT_COLOR, width=2), fillcolor="rgba(0,0,0,0)", name="sentence",
+                           xref=matrix[0], yref=matrix[1]))
 
     # (b) sinusoids: the matrix's own columns (so what is drawn is what the model adds), stacked
     # one above the other because neighbouring dimensions have similar frequencies.
@@ -89,35 +91,32 @@ def positional_encoding_figure(pe: np.ndarray, tokens: Sequence[str] | None = No
     for index, dim in enumerate(chosen):
         kind = "sin" if dim % 2 == 0 else "cos"
         names.append(f"dim {dim} ({kind})")
-        fig.add_trace(go.Scatter(
-            x=positions, y=enc[:, dim] + offsets[index], mode="lines+markers", name=names[-1],
+        traces.append(on_axes(dict(
+            type="scatter", x=positions, y=enc[:, dim] + offsets[index], mode="lines+markers", name=names[-1],
             line=dict(width=1.6, color=PALETTE[index % len(PALETTE)], shape="spline", smoothing=0.8),
             marker=dict(size=3.5), customdata=np.stack([token_of, enc[:, dim].astype(object)], axis=-1),
             hovertemplate=f"{names[-1]}<br>position %{{x}}%{{customdata[0]}}<br>value %{{customdata[1]:.4f}}"
                           "<extra></extra>",
-        ), row=1, col=2)
+        ), waves))
     if labels:
-        fig.add_vrect(x0=-0.5, x1=len(labels) - 0.5, fillcolor=ACCENT_COLOR, opacity=0.08, line_width=0,
-                      row=1, col=2)
+        shapes.append(dict(type="rect", x0=-0.5, x1=len(labels) - 0.5, y0=0, y1=1, xref=waves[0],
+                           yref=f"{waves[1]} domain", fillcolor=ACCENT_COLOR, opacity=0.08, line=dict(width=0)))
     shown = min(n_positions, max(len(labels) + 8, 40))  # the first waves; zoom out for the rest
-    fig.update_xaxes(title=dict(text="position", **x_title), gridcolor=GRID_COLOR, zeroline=False,
-                     range=[-0.5, shown - 0.5], row=1, col=2)
-    fig.update_yaxes(tickmode="array", tickvals=offsets, ticktext=names, gridcolor=GRID_COLOR, zeroline=False,
-                     range=[offsets[-1] - 1.3, 1.3] if chosen else None, row=1, col=2)
+    wave_y = dict(tickmode="array", tickvals=offsets, ticktext=names, gridcolor=GRID_COLOR, zeroline=False)
+    if chosen:
+        wave_y["range"] = [offsets[-1] - 1.3, 1.3]
+    set_axes(layout, waves, dict(title=dict(text="position", **x_title), gridcolor=GRID_COLOR, zeroline=False,
+                                 range=[-0.5, shown - 0.5]), wave_y)
 
     # (c) dot products of positions: D/2 on the diagonal, falling off with distance
     similarity = (enc.astype(np.float64) @ enc.T.astype(np.float64)).astype(np.float32)  # (P, P)
-    fig.add_trace(go.Heatmap(
-        z=similarity, x=positions, y=positions, colorscale=SEQUENTIAL_SCALE,
+    traces.append(on_axes(dict(
+        type="heatmap", z=similarity, x=positions, y=positions, colorscale=SEQUENTIAL_SCALE,
         hovertemplate="positions %{y} · %{x}<br>PE·PE %{z:.2f}<extra></extra>",
         colorbar=colorbar("PE·PE", x=1.0 + 0.01, xanchor="left", y=0.22, len=0.42),
-    ), row=2, col=2)
-    fig.update_xaxes(title=dict(text="position", **x_title), showgrid=False, zeroline=False,
-                     range=[-0.5, n_positions - 0.5], row=2, col=2)
-    fig.update_yaxes(title=dict(text="position", **x_title), autorange="reversed", showgrid=False,
-                     zeroline=False, row=2, col=2)
-    fig.update_annotations(font=dict(size=13))
-    return finish_layout(
-        fig, f"Positional encoding (section 3.5): {n_positions} positions × d_model = {d_model}",
-        width=width, height=height, margin=margin, showlegend=False,
-    )
+    ), similar))
+    set_axes(layout, similar,
+             dict(title=dict(text="position", **x_title), showgrid=False, zeroline=False, range=[-0.5, n_positions - 0.5]),
+             dict(title=dict(text="position", **x_title), autorange="reversed", showgrid=False, zeroline=False))
+    return figure(traces, dict(layout, shapes=shapes, width=width, height=height, margin=margin, showlegend=False),
+                  f"Positional encoding (section 3.5): {n_positions} positions × d_model = {d_model}")
