@@ -182,12 +182,16 @@ def write_trace_json(trace: TranslationTrace) -> str:
     folder = Path(tempfile.gettempdir()) / "attention-explorer-traces"
     folder.mkdir(parents=True, exist_ok=True)
     now = time.time()
-    for old in folder.glob("*/trace-*.json"):  # keep the folder from growing without bound
+    try:  # keep the folder from growing without bound
+        previous = list(folder.glob("*/trace-*.json"))
+    except OSError:  # a concurrent request removed a folder while we listed: prune next time
+        previous = []
+    for old in previous:
         try:
             if now - old.stat().st_mtime > TRACE_FILES_MAX_AGE_S:
                 old.unlink()
                 old.parent.rmdir()
-        except OSError:
+        except OSError:  # already removed by a concurrent request
             pass
     path = Path(tempfile.mkdtemp(dir=folder)) / f"trace-{trace.direction}.json"
     path.write_text(trace.to_json(), encoding="utf-8")

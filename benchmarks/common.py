@@ -6,21 +6,18 @@ Nothing here knows which part is measured; each part module imports what it need
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+from app_process import started_app  # noqa: E402  (scripts/app_process.py)
 SERVER_START_TIMEOUT_S = 180  # importing torch + gradio on a busy 2-core machine is slow
 
 # Fixed source texts (written for these benchmarks, in the style of the training data), long enough
@@ -101,53 +98,12 @@ def text_of_tokens(tokenizer, language: str, n_tokens: int, skip_words: int = 0)
 
 
 # --------------------------------------------------------------------------- the app in a subprocess
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @contextlib.contextmanager
 def app_server(checkpoint: str | Path) -> Iterator[tuple[str, int]]:
-    """`python app.py --checkpoint DIR --port P` in its own session -> (url, pid); always stopped.
-
-    Started the way tests/test_browser.py starts it (analytics off, offline Hub).
-    """
-    port = free_port()
-    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-    for name in ("ATTENTION_EXPLORER_HOST", "GRADIO_SERVER_NAME", "GRADIO_SERVER_PORT"):
-        env.pop(name, None)
-    env["ATTENTION_EXPLORER_CHECKPOINT"] = str(checkpoint)  # module-level demo loads this one too
-    log = tempfile.NamedTemporaryFile("w+", prefix="benchmark-app-", suffix=".log", delete=False)
-    process = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--checkpoint", str(checkpoint),
-                                "--port", str(port)], cwd=tempfile.gettempdir(), env=env, stdout=log,
-                               stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"app.py exited with {process.returncode}:\n{Path(log.name).read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(url, timeout=5) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"app.py did not answer within {SERVER_START_TIMEOUT_S}s")
-            time.sleep(0.5)
+    """`python app.py --checkpoint DIR` on a free port (scripts/app_process.py) -> (url, pid); always stopped."""
+    with tempfile.TemporaryDirectory(prefix="benchmark-app-") as folder, \
+            started_app(checkpoint, Path(folder) / "app.log") as (url, process):
         yield url, process.pid
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)  # its own session: the server and nothing else
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=15)
-        log.close()
-        Path(log.name).unlink(missing_ok=True)
 
 
 def read_memory_kib(pid: int) -> dict:

@@ -46,7 +46,7 @@ def view_calls(app, trace, n_heads: int, n_layers: int) -> dict:
     def step(tab, kind="cross", head="1"):
         def call():
             s = next(steps)
-            return app.step_html(trace, s), app.render_views(tab, trace, s, kind, 1, head, step_only=True)
+            return app.step_html(trace, s), app.render_views(tab, trace, s, kind, 1, head)
         return call
 
     def layer_or_head():

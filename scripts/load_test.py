@@ -14,22 +14,18 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+from app_process import started_app  # noqa: E402
 START_TIMEOUT_S = 180  # importing torch and gradio on a busy small machine is slow
 SENTENCES = [  # (text, direction): short and long, both directions
     ("Ein Mann fährt mit dem Fahrrad die Straße entlang.", "de-en"),
@@ -40,51 +36,6 @@ SENTENCES = [  # (text, direction): short and long, both directions
     ("Two men are playing soccer in the park.", "en-de"),
     ("Where is the train station?", "en-de"),
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@contextlib.contextmanager
-def started_app(checkpoint: str | None, log_path: Path) -> Iterator[str]:
-    """Run app.py on 127.0.0.1 and a free port in its own process group; yield its URL, then stop it."""
-    port = free_port()
-    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-    for name in ("ATTENTION_EXPLORER_HOST", "GRADIO_SERVER_NAME", "GRADIO_SERVER_PORT"):
-        env.pop(name, None)
-    command = [sys.executable, str(ROOT / "app.py"), "--port", str(port)]
-    if checkpoint:
-        command += ["--checkpoint", str(Path(checkpoint).resolve())]
-    url = f"http://127.0.0.1:{port}/"
-    with log_path.open("w") as log:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
-    try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"app.py exited with {process.returncode}:\n{log_path.read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(url, timeout=5) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"app.py did not answer within {START_TIMEOUT_S}s")
-            time.sleep(0.5)
-        yield url
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)  # its own process group: the server and nothing else
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=15)
 
 
 def run_load(url: str, clients: int, requests: int, downloads: Path) -> dict:
@@ -154,7 +105,7 @@ def main(argv: list[str] | None = None) -> dict:
     with tempfile.TemporaryDirectory(prefix="load-test-") as folder:
         folder = Path(folder)
         with contextlib.ExitStack() as stack:
-            url = args.url or stack.enter_context(started_app(args.checkpoint, folder / "app.log"))
+            url = args.url or stack.enter_context(started_app(args.checkpoint, folder / "app.log"))[0]
             print(f"{args.clients} clients x {args.requests} translations against {url}", flush=True)
             result = run_load(url, args.clients, args.requests, folder)
     for error in result["errors"][:10]:

@@ -299,3 +299,30 @@ def test_model_tab_config_metrics_and_curves(checkpoint, tiny_checkpoint, tmp_pa
            "validation": {"step": [3], "loss": [6.5], "bleu_de_en": [1.2], "bleu_en_de": [0.9]}}
     (directory / app.TRAINING_LOG_FILE).write_text(json.dumps(log), encoding="utf-8")
     assert figure_json(app.training_view(app.load_model(str(directory))))["data"]
+
+
+def test_trace_files_survive_concurrent_pruning(checkpoint, monkeypatch, tmp_path):
+    """Many requests writing and pruning trace files at once never fail (a race seen under load)."""
+    import os
+    import threading
+
+    monkeypatch.setattr(app.tempfile, "gettempdir", lambda: str(tmp_path))
+    trace, _, _ = app.translate_text(checkpoint, GERMAN, "de-en")
+    folder = tmp_path / "attention-explorer-traces"
+    errors = []
+
+    def write_many():
+        for _ in range(30):
+            try:
+                path = app.write_trace_json(trace)
+                os.utime(path, (0, 0))  # looks ancient: the next writer prunes it
+            except Exception as error:  # noqa: BLE001 - any failure is what this test looks for
+                errors.append(error)
+
+    threads = [threading.Thread(target=write_many) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert len(list(folder.glob("*/trace-*.json"))) < 6 * 30  # old files were pruned

@@ -7,18 +7,15 @@ need Debian's /usr/bin/chromium (Playwright downloads no browser) and are skippe
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+from app_process import started_app  # noqa: E402
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
@@ -28,48 +25,15 @@ START_TIMEOUT_S = 120  # importing torch and gradio on a busy 2-core machine is 
 needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is not installed")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tiny_checkpoint, tmp_path_factory):
     """The app's URL; the server process (and its children) is stopped after the module."""
-    port = free_port()
     log_path = tmp_path_factory.mktemp("server") / "app.log"
-    env = {**os.environ, "ATTENTION_EXPLORER_CHECKPOINT": str(tiny_checkpoint), "GRADIO_ANALYTICS_ENABLED": "False",
-           "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-    for name in ("ATTENTION_EXPLORER_HOST", "GRADIO_SERVER_NAME", "GRADIO_SERVER_PORT"):
-        env.pop(name, None)
-    url = f"http://127.0.0.1:{port}/"
-    with log_path.open("w") as log:
-        process = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port)], cwd=log_path.parent,
-                                   env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"app.py exited with {process.returncode}:\n{log_path.read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(url, timeout=5) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"app.py did not answer within {START_TIMEOUT_S}s:\n{log_path.read_text()[-3000:]}")
-            time.sleep(0.5)
-        yield url
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)  # its own session: the server and nothing else
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=15)
+        with started_app(tiny_checkpoint, log_path, START_TIMEOUT_S) as (url, _process):
+            yield url
+    except RuntimeError as error:
+        pytest.fail(str(error))
 
 
 @pytest.fixture(scope="module")
