@@ -474,3 +474,26 @@ def test_hostile_token_is_shown_as_text_in_ticks_and_hover(tmp_path):
     assert HOSTILE in hover and "<script>alert(2)</script>" in hover
     assert f"{fig.data[0].z[1, 2]:.4f}" in hover
     assert dialogs == []
+
+
+@pytest.mark.parametrize("rows", range(1, 9))
+@pytest.mark.parametrize("cols", range(1, 13))
+def test_subplot_domains_stay_inside_the_unit_interval(rows, cols):
+    """Rounding in the cumulative sums must never push a domain past 1 (Plotly rejects 1.0000000000000002)."""
+    from visualizer.common import subplot_grid
+
+    layout, _ = subplot_grid(rows, cols, horizontal_spacing=0.07 / cols, vertical_spacing=0.09 / rows)
+    for name, axis in layout.items():
+        if name.startswith(("xaxis", "yaxis")):
+            assert 0.0 <= axis["domain"][0] <= axis["domain"][1] <= 1.0, (name, axis["domain"])
+
+
+def test_pipeline_builds_for_every_size():
+    """The three-panel figure builds (and validates) for any number of queries and keys."""
+    rng = np.random.default_rng(0)
+    for queries, keys in [(t, s) for t in range(1, 41, 3) for s in range(1, 41, 7)]:
+        scores = rng.normal(size=(queries, keys)).astype(np.float32)
+        weights = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)
+        figure = visualizer.attention_pipeline(scores, np.ones((queries, keys), bool), weights,
+                                               [f"q{i}" for i in range(queries)], [f"k{j}" for j in range(keys)])
+        go.Figure(figure.to_dict())  # full validation, as a client loading the JSON would need

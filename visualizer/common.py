@@ -203,7 +203,8 @@ def subplot_grid(rows: int, cols: int, *, specs: Sequence[Sequence[dict | None]]
         sizes = np.asarray(sizes, dtype=float)
         sizes = sizes * (1 - spacing * (len(sizes) - 1)) / sizes.sum()
         starts = np.concatenate([[0.0], np.cumsum(sizes + spacing)[:-1]])
-        return starts, starts + sizes
+        # clip: cumulative sums can overshoot 1 by a rounding error (1.0000000000000002), which Plotly rejects
+        return np.clip(starts, 0.0, 1.0), np.clip(starts + sizes, 0.0, 1.0)
 
     widths = np.ones(cols) if column_widths is None else column_widths
     heights = np.ones(rows) if row_heights is None else row_heights
