@@ -5,6 +5,7 @@ No test reads ../shared/data, needs the network, a GPU, or a particular working 
 
 from __future__ import annotations
 
+import socket
 import sys
 from pathlib import Path
 
@@ -74,3 +75,18 @@ def tiny_checkpoint(tmp_path_factory, tiny_tokenizer, tiny_config) -> Path:
     directory = tmp_path_factory.mktemp("checkpoint") / "tiny"
     save_checkpoint(directory, model, tiny_tokenizer, {"note": "untrained test fixture"})
     return directory
+
+
+@pytest.fixture
+def socket_attempts(monkeypatch) -> list:
+    """Every socket use is recorded and refused: the list proves that nothing touched the network."""
+    attempts = []
+
+    def refuse(*args, **kwargs):
+        attempts.append(args)
+        raise OSError("network use in a test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    return attempts

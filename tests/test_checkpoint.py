@@ -16,7 +16,6 @@ import dataclasses
 import json
 import pickle
 import shutil
-import socket
 
 import pytest
 import torch
@@ -161,7 +160,7 @@ def test_shared_fixture_checkpoint_loads(tiny_checkpoint, tmp_path):
 
 # --------------------------------------------------------------------------- the Hub, offline
 @pytest.fixture
-def no_network(monkeypatch, tmp_path):
+def no_network(monkeypatch, tmp_path, socket_attempts):
     """Hub offline, an empty Hub cache, and any socket use recorded (and refused)."""
     import huggingface_hub.constants as hub_constants
 
@@ -169,16 +168,7 @@ def no_network(monkeypatch, tmp_path):
     # huggingface_hub reads its environment once, at import: set the module constants as well
     monkeypatch.setattr(hub_constants, "HF_HUB_OFFLINE", True)
     monkeypatch.setattr(hub_constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
-    attempts = []
-
-    def refuse(*args, **kwargs):
-        attempts.append(args)
-        raise OSError("network use in a test")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    return attempts
+    return socket_attempts
 
 
 @pytest.mark.parametrize("repo_id", [

@@ -230,7 +230,7 @@ def test_main_bounds_the_queue_sessions_and_uploads(launched, tiny_checkpoint):
 
 # --------------------------------------------------------------------------- untrusted checkpoints
 @pytest.fixture
-def no_network(monkeypatch):
+def no_network(monkeypatch, socket_attempts):
     """Any socket use is recorded and refused; the Hub download function must not even be called."""
     import huggingface_hub
 
@@ -239,15 +239,7 @@ def no_network(monkeypatch):
 
     monkeypatch.setattr(huggingface_hub, "snapshot_download", never)
     monkeypatch.setenv("GRADIO_ANALYTICS_ENABLED", "False")  # Gradio's own version check and telemetry
-    attempts = []
-
-    def refuse(*args, **kwargs):
-        attempts.append(args)
-        raise OSError("network use in a test")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
-    return attempts
+    return socket_attempts
 
 
 @pytest.mark.parametrize("repo_id", ["bad id", "../../etc", "owner/name?revision=x", "https://evil.example/a/b"])
