@@ -132,8 +132,9 @@ def attention_pipeline(scores: np.ndarray, mask: np.ndarray, weights: np.ndarray
     overlay = np.where(allowed, np.nan, 0.0).astype(np.float32)  # grey where masked, gap elsewhere
 
     n_queries, n_keys = w.shape
-    cell = cell_px(max(w.shape), budget=330, low=7, high=28)
-    panel_w, gap = n_keys * cell, 100.0
+    # three panels, two gaps and the margins fit the app's ~1,200 px column at a 1,400 px window
+    cell = cell_px(max(w.shape), budget=280, low=7, high=28)
+    panel_w, gap = n_keys * cell, 90.0
     plot_w = 3 * panel_w + 2 * gap
     layout, refs = subplot_grid(1, 3, shared_yaxes=True, horizontal_spacing=gap / plot_w, title_size=13,
                                 titles=("QKᵀ/√d_k", "+ mask", "softmax"))
