@@ -18,7 +18,6 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 from app_process import started_app  # noqa: E402  (scripts/app_process.py)
-SERVER_START_TIMEOUT_S = 180  # importing torch + gradio on a busy 2-core machine is slow
 
 # Fixed source texts (written for these benchmarks, in the style of the training data), long enough
 # to give 80+ subword tokens with any tokenizer; sentences of exactly N tokens are cut from them.

@@ -109,10 +109,8 @@ def make_examples(pairs: list[Pair], tokenizer: SubwordTokenizer, max_tokens: in
         de_ids, en_ids = tokenizer.encode(german), tokenizer.encode(english)
         if len(de_ids) > max_tokens or len(en_ids) > max_tokens:
             continue
-        examples.append(Example([tokenizer.language_tag_id("en"), *de_ids, tokenizer.eos_id],
-                                [tokenizer.bos_id, *en_ids, tokenizer.eos_id]))
-        examples.append(Example([tokenizer.language_tag_id("de"), *en_ids, tokenizer.eos_id],
-                                [tokenizer.bos_id, *de_ids, tokenizer.eos_id]))
+        examples.append(Example(tokenizer.frame_source(de_ids, "en"), tokenizer.frame_target(en_ids)))
+        examples.append(Example(tokenizer.frame_source(en_ids, "de"), tokenizer.frame_target(de_ids)))
     return examples
 
 

@@ -114,7 +114,7 @@ def prepare_source(tokenizer: SubwordTokenizer, text: str, direction: str) -> tu
     subwords = tokenizer.encode(text.strip())  # outer whitespace carries no meaning for translation
     was_cut = len(subwords) > limits.MAX_SOURCE_TOKENS
     subwords = subwords[: limits.MAX_SOURCE_TOKENS]
-    return [tokenizer.language_tag_id(target), *subwords, tokenizer.eos_id], was_cut
+    return tokenizer.frame_source(subwords, target), was_cut
 
 
 def pad_batch(sequences: list[list[int]], pad_id: int) -> torch.Tensor:

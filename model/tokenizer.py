@@ -99,13 +99,19 @@ class SubwordTokenizer:
         """Subword ids of a text, without special tokens."""
         return self.tokenizer.encode(text, add_special_tokens=False).ids
 
+    def frame_source(self, subwords: list[int], target_language: str) -> list[int]:
+        """Encoder input from subword ids: [<2xx>] + subwords + [EOS]."""
+        return [self.language_tag_id(target_language), *subwords, self.eos_id]
+
+    def frame_target(self, subwords: list[int]) -> list[int]:
+        """Decoder sequence from subword ids: [BOS] + subwords + [EOS] (inputs are [:-1], labels [1:])."""
+        return [self.bos_id, *subwords, self.eos_id]
+
     def encode_source(self, text: str, target_language: str) -> list[int]:
-        """Encoder input: [<2xx>] + subwords + [EOS]."""
-        return [self.language_tag_id(target_language), *self.encode(text), self.eos_id]
+        return self.frame_source(self.encode(text), target_language)
 
     def encode_target(self, text: str) -> list[int]:
-        """Decoder sequence: [BOS] + subwords + [EOS] (inputs are [:-1], labels are [1:])."""
-        return [self.bos_id, *self.encode(text), self.eos_id]
+        return self.frame_target(self.encode(text))
 
     def decode(self, ids: Iterable[int]) -> str:
         """Detokenized text; special tokens are dropped."""
