@@ -170,10 +170,6 @@ def intervene(checkpoint: Checkpoint, trace: TranslationTrace, ablation: Ablatio
     return Intervention(changed, trace.chosen_probs, probs, describe_ablation(ablation))
 
 
-def log_prob(probs: np.ndarray) -> float:
-    return float(np.log(np.clip(probs, 1e-30, None)).sum())
-
-
 def output_card(heading: str, trace: TranslationTrace, classes: dict[int, str], facts: str) -> str:
     tips = [f"step {t + 1}: p = {p:.3f}" for t, p in enumerate(trace.chosen_probs)]
     return (f'<div><h4>{html.escape(heading)}</h4><div class="text">{html.escape(trace.translation) or "∅"}</div>'
@@ -193,7 +189,7 @@ def comparison_html(original: TranslationTrace, changed: TranslationTrace, headi
     verdict = ("same output" if differs is None else f"outputs part at step {differs + 1}")
 
     def facts(trace: TranslationTrace) -> str:
-        return (f"{trace.num_steps} tokens · log P = {log_prob(trace.chosen_probs):.2f} · "
+        return (f"{trace.num_steps} tokens · log P = {analysis.sequence_log_prob(trace.chosen_probs):.2f} · "
                 f"mean p = {float(trace.chosen_probs.mean()):.2f} · {verdict}")
 
     return (f'<div class="explain-compare">{output_card("Original (greedy)", original, {}, facts(original))}'
@@ -475,8 +471,7 @@ class ExplainTab:
 
         def on_beam(trace):
             require(checkpoint, trace)
-            return beam_html(analysis.beam_versus_greedy(checkpoint.model, checkpoint.tokenizer, trace.source_ids,
-                                                         trace.output_ids))
+            return beam_html(analysis.beam_versus_greedy(checkpoint.model, checkpoint.tokenizer, trace))
 
         self.beam_button.click(on_beam, app.trace, self.beam_result, **model_run)
 

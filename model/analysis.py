@@ -97,20 +97,25 @@ class BeamComparison:
     length_penalty: float
 
 
-def beam_versus_greedy(model: Transformer, tokenizer: SubwordTokenizer, source_ids: Sequence[int],
-                       greedy_ids: Sequence[int], beam_size: int = 4,
-                       length_penalty: float = 0.6) -> BeamComparison:
-    """Beam search (section 6.1: beam 4, alpha 0.6) beside the greedy output of the same source.
+def sequence_log_prob(probs: np.ndarray) -> float:
+    """log P of a sequence from its per-token probabilities (T,)."""
+    return float(np.log(np.clip(probs, 1e-30, None)).sum())
+
+
+def beam_versus_greedy(model: Transformer, tokenizer: SubwordTokenizer, trace: TranslationTrace,
+                       beam_size: int = 4, length_penalty: float = 0.6) -> BeamComparison:
+    """Beam search (section 6.1: beam 4, alpha 0.6) beside the greedy output kept in the trace.
 
     The greedy output is scored with the same length penalty, so the scores compare: beam search
     keeps a hypothesis only if its score beats the others', and may find one above greedy's.
+    Greedy's log P comes from the trace's chosen_probs: only the beam search runs the model.
     """
     model.eval()
     device = model.embedding.weight.device
-    src = torch.tensor([list(source_ids)], dtype=torch.long, device=device)  # (1, S)
+    src = torch.tensor([list(trace.source_ids)], dtype=torch.long, device=device)  # (1, S)
     result = beam_search(model, src, beam_size=beam_size, length_penalty=length_penalty)[0]
-    greedy_ids = [int(i) for i in greedy_ids]
-    greedy_log_prob = float(np.log(np.clip(token_probabilities(model, source_ids, greedy_ids), 1e-30, None)).sum())
+    greedy_ids = [int(i) for i in trace.output_ids]
+    greedy_log_prob = sequence_log_prob(trace.chosen_probs)
 
     def ranked(ids: list[int], log_prob: float, score: float) -> RankedOutput:
         return RankedOutput(ids, tokenizer.tokens(ids), tokenizer.decode(ids), log_prob, score,

@@ -76,14 +76,14 @@ def test_first_difference(a, b, expected):
 
 def test_beam_of_one_is_greedy(tiny_model, tiny_tokenizer):
     trace = translate(tiny_model, tiny_tokenizer, GERMAN, "de-en")  # the same step budget as beam search
-    comparison = beam_versus_greedy(tiny_model, tiny_tokenizer, trace.source_ids, trace.output_ids, beam_size=1)
+    comparison = beam_versus_greedy(tiny_model, tiny_tokenizer, trace, beam_size=1)
     (beam,) = comparison.beams
     assert beam.ids == trace.output_ids and beam.diverges_at is None
     assert beam.score == pytest.approx(comparison.greedy.score, abs=1e-4)
 
 
 def test_beam_hypotheses_are_ranked_and_marked_where_they_leave_greedy(tiny_model, tiny_tokenizer, trace):
-    comparison = beam_versus_greedy(tiny_model, tiny_tokenizer, trace.source_ids, trace.output_ids)
+    comparison = beam_versus_greedy(tiny_model, tiny_tokenizer, trace)
     assert (comparison.beam_size, comparison.length_penalty) == (4, 0.6)
     greedy = comparison.greedy
     assert greedy.ids == trace.output_ids and greedy.diverges_at is None

@@ -152,7 +152,7 @@ def test_branch_forces_the_candidate_and_keeps_the_prefix(checkpoint, trace):
 def test_beam_table_lists_greedy_and_the_hypotheses(checkpoint, trace):
     from model.analysis import beam_versus_greedy
 
-    comparison = beam_versus_greedy(checkpoint.model, checkpoint.tokenizer, trace.source_ids, trace.output_ids)
+    comparison = beam_versus_greedy(checkpoint.model, checkpoint.tokenizer, trace)
     html = explain_tab.beam_html(comparison)
     assert html.count("<tr>") == 2 + len(comparison.beams)  # header, greedy, hypotheses
     assert f"{comparison.greedy.score:.3f}" in html and "α = 0.6" in html
