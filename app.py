@@ -38,17 +38,14 @@ from model import Checkpoint, CheckpointError, TranslationTrace, load_checkpoint
 from model.decoding import translate
 from model import limits
 from model.paths import DEFAULT_CHECKPOINT
+from model.trace import ATTENTION_KINDS
 
 CHECKPOINT_ENV = "ATTENTION_EXPLORER_CHECKPOINT"
 HOST_ENV = "ATTENTION_EXPLORER_HOST"
 THREADS_ENV = "ATTENTION_EXPLORER_THREADS"
 TRAINING_LOG_FILE = "training_log.json"
 DIRECTION_LABELS = {"de-en": "German → English", "en-de": "English → German"}
-KINDS = {
-    "encoder": "Encoder self-attention",
-    "decoder": "Masked decoder self-attention",
-    "cross": "Cross-attention (encoder → decoder)",
-}
+KINDS = {name: kind.label for name, kind in ATTENTION_KINDS.items()}
 TABS = ("next", "attention", "positions", "masks", "model")
 PLAY_SECONDS = 1.0  # one decoding step per tick while playing
 TRACE_FILES_MAX_AGE_S = 3600  # trace JSON files older than this are removed when a new one is written
@@ -87,7 +84,7 @@ ABOUT_ATTENTION = {
     "encoder": "**Encoder self-attention** (sections 3.2.2 and 3.2.3): every source token (row, query) "
                "attends to every source token (column, key). It runs once for the sentence, so it does "
                "not change as you step.",
-    "decoder": "**Masked decoder self-attention** (section 3.2.3): each target position attends only to "
+    "decoder_self": "**Masked decoder self-attention** (section 3.2.3): each target position attends only to "
                "itself and earlier positions, so the triangle grows by one row and column per step. "
                "The highlighted row is the query being decoded now.",
     "cross": "**Cross-attention / encoder-decoder attention** (section 3.2.3): queries come from the "
@@ -292,24 +289,11 @@ def candidates_view(trace: TranslationTrace, step: float | None) -> PlotData:
 
 
 def attention_arrays(trace: TranslationTrace, step: float | None, kind: str):
-    """(weights, scores, mask, queries, keys) for one attention kind, limited to what exists at this step.
-
-    weights/scores (L, h, Tq, Tk), mask (Tq, Tk). Decoder rows stop at the query being decoded (and,
-    for self-attention, so do the keys: later tokens do not exist yet), so the causal triangle grows.
-    """
-    t = step_index(trace, step)
-    if kind == "encoder":
-        n = len(trace.source_tokens)
-        mask = np.broadcast_to(trace.source_mask, (n, n))  # (S, S): every query sees the real keys
-        return (trace.encoder_attention, trace.encoder_scores, mask,
-                trace.source_tokens, trace.source_tokens)
-    if kind == "decoder":
-        return (trace.decoder_self_attention[:, :, : t + 1, : t + 1], trace.decoder_self_scores[:, :, : t + 1, : t + 1],
-                trace.decoder_mask[: t + 1, : t + 1], trace.target_tokens[: t + 1], trace.target_tokens[: t + 1])
-    if kind == "cross":
-        return (trace.cross_attention[:, :, : t + 1], trace.cross_scores[:, :, : t + 1], trace.cross_mask[: t + 1],
-                trace.target_tokens[: t + 1], trace.source_tokens)
-    raise gr.Error(f"Unknown attention kind {kind!r}; expected one of {', '.join(KINDS)}.")
+    """(weights, scores, mask, queries, keys) of one attention kind as far as it exists at this step."""
+    try:
+        return trace.attention(kind, step_index(trace, step))[1:]
+    except ValueError as error:
+        raise gr.Error(str(error)) from None
 
 
 def layer_index(weights: np.ndarray, layer: float | None) -> int:
@@ -428,10 +412,8 @@ def build_demo(checkpoint: str | Path | None = None, hub: bool = False) -> gr.Bl
     except CheckpointError as error:
         loaded, load_error = None, f"{error}. Train one, or point the app at one with --checkpoint DIR, " \
                                    f"--hub REPO_ID or ${CHECKPOINT_ENV}."
-    n_layers = {"encoder": loaded.config.n_encoder_layers if loaded else 1,
-                "decoder": loaded.config.n_decoder_layers if loaded else 1}
+    n_layers = {name: kind.num_layers(loaded.config) if loaded else 1 for name, kind in ATTENTION_KINDS.items()}
     n_heads = loaded.config.n_heads if loaded else 1
-    n_layers["cross"] = n_layers["decoder"]
 
     def layer_choices(kind: str) -> list[tuple[str, int]]:
         return [(str(number), number) for number in range(1, n_layers[kind] + 1)]

@@ -33,7 +33,7 @@ from visualizer.tokens import token_chips
 TAB_ID = "explain"
 KIND_NAMES = {"encoder": "Encoder self-attention", "decoder_self": "Masked decoder self-attention",
               "cross": "Cross-attention"}
-DIAGNOSTIC_KINDS = {"encoder": "Encoder self-attention", "decoder": "Masked decoder self-attention",
+DIAGNOSTIC_KINDS = {"encoder": "Encoder self-attention", "decoder_self": "Masked decoder self-attention",
                     "cross": "Cross-attention"}  # the app's attention kinds, so a head opens in its view
 DIAGNOSTIC_TITLES = {"entropy": "entropy (bits)", "diagonal": "diagonal (%)", "special": "to [EOS]/specials (%)",
                      "punctuation": "to punctuation (%)"}

@@ -56,7 +56,7 @@ def view_calls(app, trace, n_heads: int, n_layers: int) -> dict:
     return {
         "step: next-token tab": step("next"),
         "step: attention tab (cross, one head)": step("attention"),
-        "step: attention tab (decoder, all heads)": step("attention", "decoder", "all"),
+        "step: attention tab (decoder, all heads)": step("attention", "decoder_self", "all"),
         "step: masks tab": step("masks"),
         "layer/head change (cross)": layer_or_head,
         "all-heads grid (cross)": lambda: app.render_views("attention", trace, last, "cross", 1, "all"),

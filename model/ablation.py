@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
-ATTENTION_KINDS = ("encoder", "decoder_self", "cross")
+from .trace import ATTENTION_KINDS  # the kinds, one spelling: "encoder", "decoder_self", "cross"
 
 
 @dataclass(frozen=True)

@@ -268,16 +268,7 @@ def head_diagnostics(weights: np.ndarray, query_tokens: Sequence[str],
     return {name: values.mean(-1).astype(np.float32) for name, values in per_query.items()}
 
 
-TRACE_ATTENTION = {  # kind (as the app names it): (weights field, query tokens field, key tokens field)
-    "encoder": ("encoder_attention", "source_tokens", "source_tokens"),
-    "decoder": ("decoder_self_attention", "target_tokens", "target_tokens"),
-    "cross": ("cross_attention", "target_tokens", "source_tokens"),
-}
-
-
 def trace_head_diagnostics(trace: TranslationTrace, kind: str) -> dict[str, np.ndarray]:
-    """`head_diagnostics` of one attention kind of a trace ("encoder", "decoder" or "cross")."""
-    if kind not in TRACE_ATTENTION:
-        raise ValueError(f"unknown attention kind {kind!r}; expected one of {', '.join(TRACE_ATTENTION)}")
-    weights, queries, keys = (getattr(trace, name) for name in TRACE_ATTENTION[kind])
-    return head_diagnostics(weights, queries, keys)
+    """`head_diagnostics` of one attention kind of a trace (a name of model.trace.ATTENTION_KINDS)."""
+    attention = trace.attention(kind)
+    return head_diagnostics(attention.weights, attention.queries, attention.keys)

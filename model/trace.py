@@ -12,8 +12,8 @@ output_tokens[t]; target_tokens = [BOS] + output_tokens[:-1].
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import orjson
@@ -30,6 +30,53 @@ ARRAY_FIELDS = {
 
 
 JSON_DECIMALS = 4  # precision of floats in TranslationTrace.to_json
+
+
+@dataclass(frozen=True)
+class AttentionKind:
+    """One of the three attention kinds of Figure 1 and where the trace keeps it (3.2.3)."""
+
+    name: str  # the one spelling used everywhere: "encoder", "decoder_self", "cross"
+    label: str  # what a person reads
+    weights_field: str  # trace field (L, h, Tq, Tk) of softmax weights
+    scores_field: str  # trace field (L, h, Tq, Tk) of QK^T / sqrt(d_k)
+    queries_field: str  # trace field naming the query tokens (rows)
+    keys_field: str  # trace field naming the key tokens (columns)
+    stack: str  # "encoder" or "decoder": whose layers these are
+    grows_with_step: bool  # decoder kinds: rows appear as decoding proceeds
+
+    def num_layers(self, config) -> int:
+        """Layers of this kind in a model of this TransformerConfig."""
+        return config.n_encoder_layers if self.stack == "encoder" else config.n_decoder_layers
+
+
+ATTENTION_KINDS: dict[str, AttentionKind] = {kind.name: kind for kind in (
+    AttentionKind("encoder", "Encoder self-attention", "encoder_attention", "encoder_scores",
+                  "source_tokens", "source_tokens", "encoder", False),
+    AttentionKind("decoder_self", "Masked decoder self-attention", "decoder_self_attention",
+                  "decoder_self_scores", "target_tokens", "target_tokens", "decoder", True),
+    AttentionKind("cross", "Cross-attention (encoder → decoder)", "cross_attention", "cross_scores",
+                  "target_tokens", "source_tokens", "decoder", True),
+)}
+
+
+def attention_kind(name: str) -> AttentionKind:
+    """The registered kind of this name, or ValueError listing the known ones."""
+    try:
+        return ATTENTION_KINDS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown attention kind {name!r}; expected one of {', '.join(ATTENTION_KINDS)}") from None
+
+
+class AttentionSlice(NamedTuple):
+    """One attention kind of a trace as far as it exists at a step (see TranslationTrace.attention)."""
+
+    kind: AttentionKind
+    weights: np.ndarray  # (L, h, Tq, Tk)
+    scores: np.ndarray  # (L, h, Tq, Tk), before the mask
+    mask: np.ndarray  # (Tq, Tk), True = may attend
+    queries: list[str]  # Tq query tokens (rows)
+    keys: list[str]  # Tk key tokens (columns)
 
 
 @dataclass
@@ -71,14 +118,26 @@ class TranslationTrace:
     def num_steps(self) -> int:
         return len(self.output_tokens)
 
-    def to_dict(self) -> dict:
-        data = {}
-        for field in dataclasses.fields(self):
-            value = getattr(self, field.name)
-            if isinstance(value, np.ndarray):
-                value = np.round(value, 6).tolist() if value.dtype.kind == "f" else value.tolist()
-            data[field.name] = value
-        return data
+    def attention(self, kind: str, step: int | None = None) -> AttentionSlice:
+        """Weights, scores, mask and tokens of one attention kind, limited to what exists at `step`.
+
+        step: 0-based decoding step, or None for the whole sentence. Decoder rows stop at the query
+        being decoded (and, for self-attention, so do the keys: later tokens do not exist yet), so
+        the causal triangle grows. Encoder attention is the same at every step.
+        """
+        spec = attention_kind(kind)
+        weights, scores = getattr(self, spec.weights_field), getattr(self, spec.scores_field)
+        queries, keys = getattr(self, spec.queries_field), getattr(self, spec.keys_field)
+        if spec.name == "encoder":
+            mask = np.broadcast_to(self.source_mask, (len(queries), len(keys)))  # every query sees real keys
+        else:
+            mask = self.decoder_mask if spec.name == "decoder_self" else self.cross_mask
+        if spec.grows_with_step and step is not None:
+            rows = int(np.clip(step, 0, self.num_steps - 1)) + 1
+            cols = rows if spec.name == "decoder_self" else len(keys)
+            weights, scores, mask = weights[:, :, :rows, :cols], scores[:, :, :rows, :cols], mask[:rows, :cols]
+            queries, keys = queries[:rows], keys[:cols]
+        return AttentionSlice(spec, weights, scores, mask, list(queries), list(keys))
 
     def to_json(self) -> str:
         """The whole trace as JSON; floats rounded to JSON_DECIMALS (weights in [0, 1] keep 4 digits).

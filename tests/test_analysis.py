@@ -170,7 +170,7 @@ def test_is_punctuation(token, expected):
     assert is_punctuation(token) is expected
 
 
-@pytest.mark.parametrize("kind", ["encoder", "decoder", "cross"])
+@pytest.mark.parametrize("kind", ["encoder", "decoder_self", "cross"])
 def test_trace_head_diagnostics_have_one_value_per_layer_and_head(trace, kind):
     stats = trace_head_diagnostics(trace, kind)
     for name, values in stats.items():

@@ -211,7 +211,7 @@ def test_attention_views_have_the_shapes_of_the_step(trace, no_model, drawn, kin
     assert figure_json(value)["data"], "the figure has traces"
     name, weights, queries, keys, kwargs = drawn[-1]
     S, L, H = len(trace.source_tokens), trace.encoder_attention.shape[0], trace.encoder_attention.shape[1]
-    expected = {"encoder": (S, S), "decoder": (step, step), "cross": (step, S)}[kind]
+    expected = {"encoder": (S, S), "decoder_self": (step, step), "cross": (step, S)}[kind]
     assert (len(queries), len(keys)) == expected
     if head == "all":
         assert name == "attention_grid" and weights.shape == (L, H, *expected)
@@ -223,7 +223,7 @@ def test_attention_views_have_the_shapes_of_the_step(trace, no_model, drawn, kin
 
 def test_decoder_triangle_grows_with_the_step(trace, no_model, drawn):
     for step in range(1, trace.num_steps + 1):
-        app.attention_view(trace, step, "decoder", 1, "1")
+        app.attention_view(trace, step, "decoder_self", 1, "1")
         weights = drawn[-1][1]
         assert weights.shape == (step, step)
         assert np.allclose(np.triu(weights, k=1), 0.0)  # nothing above the diagonal: no peeking ahead
@@ -252,7 +252,7 @@ def test_pipeline_view_uses_scores_mask_and_weights_of_one_head(trace, no_model,
     step = min(2, trace.num_steps)
     figure_json(app.pipeline_view(trace, step, kind, 1, head))
     h = 0 if head == "all" else 1
-    scores = {"encoder": trace.encoder_scores, "decoder": trace.decoder_self_scores, "cross": trace.cross_scores}[kind]
+    scores = {"encoder": trace.encoder_scores, "decoder_self": trace.decoder_self_scores, "cross": trace.cross_scores}[kind]
     rows = len(trace.source_tokens) if kind == "encoder" else step
     np.testing.assert_array_equal(seen["scores"], scores[0, h, :rows, : seen["scores"].shape[1]])
     assert seen["scores"].shape == seen["mask"].shape == seen["weights"].shape == (len(seen["queries"]), len(seen["keys"]))
