@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import limits
 from .analysis import is_special, word_numbers
 from .decoding import translate
 from .tokenizer import WORD_BOUNDARY
@@ -185,7 +186,14 @@ def run_paper_figures(model, tokenizer, figures: Sequence[PaperFigure] = PAPER_F
     results = []
     for figure in figures:
         trace = translate(model, tokenizer, figure.sentence, DIRECTION)
-        search = figure_head_search(figure, trace.encoder_attention, trace.source_tokens)
+        try:
+            search = figure_head_search(figure, trace.encoder_attention, trace.source_tokens)
+        except ValueError as error:
+            if not trace.source_truncated:
+                raise
+            raise ValueError(f"{figure.name}: this tokenizer splits the sentence into more than "
+                             f"{limits.MAX_SOURCE_TOKENS} subwords and the cut lost a word of the figure "
+                             f"({error})") from None
         results.append(FigureResult(figure, list(trace.source_tokens), trace.encoder_attention,
                                     trace.translation, search))
     return results
