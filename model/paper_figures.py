@@ -139,6 +139,11 @@ class HeadSearch:
         return self.ranking[0]
 
     @property
+    def best_depth(self) -> float:
+        """The best head's layer as a fraction of this stack's depth (the paper's is 5/6)."""
+        return (self.best.layer + 1) / self.scores.shape[0]
+
+    @property
     def best_over_chance(self) -> float:
         """How many times the chance mass the best head puts on the targets."""
         return self.best.score / self.chance

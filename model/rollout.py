@@ -155,3 +155,8 @@ def source_flow(encoder_attention: np.ndarray, decoder_self_attention: np.ndarra
     to_source, to_target = flow[:, :n_source], flow[:, n_source:]
     share = to_source.sum(-1)  # (T,)
     return SourceFlow(encoder, per_layer, to_source, to_target, share, _normalise_rows(to_source), residual)
+
+
+def trace_source_flow(trace, residual: float = RESIDUAL) -> SourceFlow:
+    """`source_flow` of a TranslationTrace's three attention kinds."""
+    return source_flow(trace.encoder_attention, trace.decoder_self_attention, trace.cross_attention, residual)

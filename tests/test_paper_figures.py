@@ -78,6 +78,7 @@ def test_the_head_with_the_planted_pattern_ranks_first(planted):
     assert search.best.score == pytest.approx(0.9)
     assert search.chance == pytest.approx(2 / 10)
     assert search.best_over_chance == pytest.approx(4.5)
+    assert search.best_depth == pytest.approx((layer + 1) / 3)
     assert len(search.ranking) == 12 and [h.score for h in search.ranking] == sorted(
         (h.score for h in search.ranking), reverse=True)
     # every score is an independent loop over the definition

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from model.decoding import translate
-from model.rollout import attention_rollout, cross_rollout, residual_attention, source_flow
+from model.rollout import attention_rollout, cross_rollout, residual_attention, source_flow, trace_source_flow
 
 # Layer 1 has two heads whose mean is A1; layer 2 one head A2 (given twice, so h = 2 as well).
 A1_HEADS = [[[1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]],
@@ -89,7 +89,7 @@ def test_source_flow_of_a_hand_made_model():
 
 def test_flow_of_a_real_trace_is_a_distribution_and_causal(tiny_model, tiny_tokenizer):
     trace = translate(tiny_model, tiny_tokenizer, "Ein Mann fährt Fahrrad.", "de-en", max_new_tokens=6)
-    flow = source_flow(trace.encoder_attention, trace.decoder_self_attention, trace.cross_attention)
+    flow = trace_source_flow(trace)
     n_target, n_source = trace.cross_attention.shape[2:]
     assert flow.to_source.shape == (n_target, n_source) and flow.to_target.shape == (n_target, n_target)
     np.testing.assert_allclose(flow.to_source.sum(-1) + flow.to_target.sum(-1), 1.0, atol=1e-9)
