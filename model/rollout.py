@@ -20,9 +20,12 @@ Encoder-decoder flow, the method stated exactly (`source_flow`):
     * cross-attention sub-layer: X <- 0.5 * X + 0.5 * [mean_h(C_l) · R_enc | 0], i.e. the
       residual keeps half, and half is the memory read through cross-attention, itself made of
       source tokens according to R_enc.
-  Rows stay distributions (sum to 1). The source part X[:, :S] is the flow to the source; its row
-  sum is the source share (the rest stayed on the target side), and divided by that share it is a
-  distribution over source tokens comparable with raw cross-attention.
+  Rows stay distributions (sum to 1). The source part X[:, :S] is the flow to the source; divided
+  by its row sum it is a distribution over source tokens comparable with raw cross-attention.
+  Note: the split between source and target is fixed by the method, not measured: every cross
+  sub-layer replaces the same (1 - residual) of every row with source, so each row keeps exactly
+  residual ** L_dec on the target side whatever the attention. Only how each side is spread
+  over its tokens says something about the model, so no "source share" is reported.
 - `cross_rollout` gives the simpler per-layer view: mean_h(C_l) · R_enc for each decoder layer l.
 
 Everything takes and returns plain numpy arrays, like model/analysis.py.
@@ -115,8 +118,7 @@ class SourceFlow:
     cross_rollout: np.ndarray  # (L_dec, T, S) mean_h(cross of layer l) · final encoder rollout
     to_source: np.ndarray  # (T, S) flow from each source input token into decoder position t
     to_target: np.ndarray  # (T, T) flow from each target input token (lower-triangular: causal)
-    source_share: np.ndarray  # (T,) to_source row sums: the part that came from the source
-    source_distribution: np.ndarray  # (T, S) to_source / source_share: rows sum to 1
+    source_distribution: np.ndarray  # (T, S) to_source with rows renormalised: rows sum to 1
     residual: float  # identity weight used in every sub-layer
 
     METHOD = ("Attention rollout (Abnar & Zuidema 2020): each sub-layer mixes 0.5 · attention (mean of heads) "
@@ -153,8 +155,7 @@ def source_flow(encoder_attention: np.ndarray, decoder_self_attention: np.ndarra
         read = np.concatenate([per_layer[layer], np.zeros((n_target, n_target))], axis=1)  # (T, S + T)
         flow = residual * flow + (1.0 - residual) * read  # cross-attention sub-layer
     to_source, to_target = flow[:, :n_source], flow[:, n_source:]
-    share = to_source.sum(-1)  # (T,)
-    return SourceFlow(encoder, per_layer, to_source, to_target, share, _normalise_rows(to_source), residual)
+    return SourceFlow(encoder, per_layer, to_source, to_target, _normalise_rows(to_source), residual)
 
 
 def trace_source_flow(trace, residual: float = RESIDUAL) -> SourceFlow:
