@@ -52,12 +52,12 @@ class CacheStep:
 class CacheRecording:
     """A whole cached run. `at(step)` gives the cache as it stood at that step."""
 
-    target_tokens: list[int]  # T ids fed to the decoder, [BOS] first
+    target_ids: list[int]  # T ids fed to the decoder, [BOS] first
     self_keys: np.ndarray  # (L, h, T, d_head) row t: the key position t wrote into the cache at step t
     self_values: np.ndarray  # (L, h, T, d_head)
     cross_keys: np.ndarray  # (L, h, S, d_head) computed once, at step 0
     cross_values: np.ndarray  # (L, h, S, d_head)
-    self_read: np.ndarray  # (T, L, h, T) step t's weights in [t, :, :, :t + 1], zero beyond
+    self_read: np.ndarray  # (L, h, T, T) step t's weights in [:, :, t, :t + 1], zero beyond (causal)
     cross_read: np.ndarray  # (L, h, T, S) step t's weights in [:, :, t]
     cache_lengths: list[int]  # positions cached after each step: 1, 2, ..., T
     cross_reused: bool  # True: every step read the very cross tensors computed at step 0
@@ -65,14 +65,15 @@ class CacheRecording:
 
     @property
     def num_steps(self) -> int:
-        return len(self.target_tokens)
+        return len(self.target_ids)
 
     def at(self, step: int) -> CacheStep:
+        """The cache as it stood at `step` (rows 0..step, written at steps 0..step) and that step's reads."""
         if not 0 <= step < self.num_steps:
             raise ValueError(f"step must be in 0..{self.num_steps - 1}, got {step}")
         rows = step + 1
         return CacheStep(step, self.self_keys[:, :, :rows], self.self_values[:, :, :rows],
-                         self.cross_keys, self.cross_values, self.self_read[step, :, :, :rows],
+                         self.cross_keys, self.cross_values, self.self_read[:, :, step, :rows],
                          self.cross_read[:, :, step])
 
 
@@ -100,12 +101,12 @@ def record_cache(model: Transformer, source_ids: Sequence[int], target_ids: Sequ
     tgt = torch.tensor([list(target_ids)], dtype=torch.long, device=device)  # (1, T)
     n_layers, n_target = len(model.decoder_layers), tgt.size(1)
     cache = DecoderCache.empty(n_layers)
-    self_read = np.zeros((n_target, n_layers, config.n_heads, n_target), dtype=np.float32)
+    self_read = np.zeros((n_layers, config.n_heads, n_target, n_target), dtype=np.float32)
     key_rows, value_rows, cross_rows, lengths, first_cross, reused = [], [], [], [], None, True
     for step in range(n_target):
         # one new position, no mask: it may attend to every cached key (all earlier, itself last)
         decoded = model.decode(tgt[:, step:step + 1], memory, src_mask, None, cache)
-        self_read[step, :, :, :step + 1] = np.stack([_numpy(a.weights[0, :, 0]) for a in decoded.self_attentions])
+        self_read[:, :, step, :step + 1] = np.stack([_numpy(a.weights[0, :, 0]) for a in decoded.self_attentions])
         cross_rows.append(np.stack([_numpy(a.weights[0, :, 0]) for a in decoded.cross_attentions]))  # (L, h, S)
         key_rows.append(np.stack([_numpy(layer.self_key[0, :, step]) for layer in cache.layers]))  # (L, h, d_head)
         value_rows.append(np.stack([_numpy(layer.self_value[0, :, step]) for layer in cache.layers]))

@@ -57,7 +57,7 @@ def test_shapes_are_as_documented(tiny_config, trace, recording):
 
 
 def test_cached_keys_at_step_t_equal_the_keys_of_an_uncached_pass_over_the_prefix(tiny_model, trace, recording):
-    target_ids = recording.target_tokens
+    target_ids = recording.target_ids
     for step in range(recording.num_steps):
         keys, values, cross_keys, cross_values = uncached_keys_values(
             tiny_model, trace.source_ids, target_ids[:step + 1])  # the prefix alone: t + 1 positions
@@ -78,6 +78,8 @@ def test_cross_keys_are_computed_once_and_self_rows_never_change(recording):
 
 
 def test_each_step_reads_what_the_trace_shows(trace, recording):
+    np.testing.assert_allclose(recording.self_read, trace.decoder_self_attention, atol=1e-5)
+    np.testing.assert_allclose(recording.cross_read, trace.cross_attention, atol=1e-5)
     for step in range(recording.num_steps):
         cache = recording.at(step)
         np.testing.assert_allclose(cache.self_read, trace.decoder_self_attention[:, :, step, :step + 1], atol=1e-5)
