@@ -88,8 +88,18 @@ Vaswani et al. (2017), "Attention Is All You Need", arXiv:1706.03762.
 
 # --------------------------------------------------------------------------- model-index
 def _direction_name(direction: str) -> str:
-    source, target = direction.split("-")
+    source, _, target = direction.partition("-")
     return f"{LANGUAGE_NAMES.get(source, source)} → {LANGUAGE_NAMES.get(target, target)}"
+
+
+def _scores(metrics: dict) -> dict:
+    """metrics["scores"] as {split: {direction: {decoding: {metric: value}}}}, skipping anything malformed."""
+    scores = metrics.get("scores")
+    if not isinstance(scores, dict):
+        return {}
+    return {split: {direction: {decoding: values for decoding, values in by_decoding.items() if isinstance(values, dict)}
+                    for direction, by_decoding in directions.items() if isinstance(by_decoding, dict)}
+            for split, directions in scores.items() if isinstance(directions, dict)}
 
 
 def eval_results(metrics: dict) -> list[EvalResult]:
@@ -99,7 +109,7 @@ def eval_results(metrics: dict) -> list[EvalResult]:
     ("de-en"), so each split and direction becomes one model-index entry with four metrics.
     """
     results = []
-    for split, directions in (metrics.get("scores") or {}).items():
+    for split, directions in _scores(metrics).items():
         for direction, by_decoding in directions.items():
             for decoding, scores in by_decoding.items():
                 for metric, metric_name in METRIC_NAMES.items():
@@ -123,7 +133,7 @@ def eval_results(metrics: dict) -> list[EvalResult]:
 # --------------------------------------------------------------------------- Markdown body
 def results_table(metrics: dict) -> str:
     """The README's table: one row per split and direction, greedy and beam-4 BLEU and chrF."""
-    scores = metrics.get("scores") or {}
+    scores = _scores(metrics)
     if not scores:
         return ("Not scored yet: `python3 scripts/score_checkpoint.py --checkpoint DIR --data MULTI30K_DIR` "
                 "writes the scores into metrics.json and this card.")
@@ -218,5 +228,7 @@ def write_model_card(directory: str | Path, repo_id: str | None = None) -> Path:
     directory = Path(directory)
     card = build_model_card(_read(directory / "metrics.json"), _read(directory / "config.json"),
                             name=repo_id or directory.resolve().name, repo_id=repo_id)
-    card.save(directory / CARD_FILE)
-    return directory / CARD_FILE
+    path = directory / CARD_FILE
+    if not path.exists() or path.read_text(encoding="utf-8") != str(card):  # unchanged: leave the file alone
+        card.save(path)
+    return path
