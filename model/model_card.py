@@ -73,7 +73,8 @@ With the Attention Explorer code (`python3 -m pip install -r requirements.txt`):
 ```
 
 The checkpoint is data only: `config.json` (the `TransformerConfig`), safetensors weights (shards
-under 10 MB), `tokenizer.json` (BPE with byte fallback), `metrics.json` and `training_log.json`. Nothing is unpickled when it is loaded.
+under 10 MB), `tokenizer.json` (BPE with byte fallback), `metrics.json` and `training_log.json`.
+Nothing is unpickled when it is loaded.
 
 ## Limitations
 
@@ -97,7 +98,8 @@ def _scores(metrics: dict) -> dict:
     scores = metrics.get("scores")
     if not isinstance(scores, dict):
         return {}
-    return {split: {direction: {decoding: values for decoding, values in by_decoding.items() if isinstance(values, dict)}
+    return {split: {direction: {decoding: values for decoding, values in by_decoding.items()
+                                if isinstance(values, dict)}
                     for direction, by_decoding in directions.items() if isinstance(by_decoding, dict)}
             for split, directions in scores.items() if isinstance(directions, dict)}
 
@@ -201,7 +203,8 @@ def build_model_card(metrics: dict, config: dict, name: str, repo_id: str | None
         model_name=name if results else None, eval_results=results or None, **WEIGHTS_LICENSE,
     )
     if repo_id:  # a card for the Hub: load by repo id
-        usage = (f'python3 -m model.translate --hub --checkpoint {repo_id} --direction de-en "Ein Mann fährt Fahrrad."\n'
+        usage = (f"python3 -m model.translate --hub --checkpoint {repo_id} --direction de-en "
+                 '"Ein Mann fährt Fahrrad."\n'
                  f"python3 app.py --hub {repo_id}   # the app on this checkpoint")
     else:
         usage = ('python3 -m model.translate --checkpoint DIR --direction de-en "Ein Mann fährt Fahrrad."\n'

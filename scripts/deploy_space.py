@@ -2,13 +2,13 @@
 
     python3 scripts/deploy_space.py OWNER/SPACE_NAME [--checkpoint DIR] [--private] [--token TOKEN]
 
-Creates the Space (Gradio SDK) if it does not exist and uploads this folder with huggingface_hub, in
-one commit: the code, requirements (pre-requirements.txt installs the CPU build of torch), the
-README whose front matter configures the Space, and one checkpoint. Training runs, data, caches,
-hidden folders and other checkpoints stay home; files in the Space that are not in this folder are
-deleted, so the Space mirrors it. The Space reads its checkpoint from the Space
-variable ATTENTION_EXPLORER_CHECKPOINT, which this command sets. `--dry-run` lists what would be
-uploaded and contacts nothing.
+Creates the Space (Gradio SDK) if it does not exist and uploads this folder with huggingface_hub
+(one upload_folder call; a second for a checkpoint from outside checkpoints/): the code, the
+requirements (pre-requirements.txt installs the CPU build of torch), the README whose front matter
+configures the Space, and one checkpoint. Training runs, data, caches, hidden folders and other
+checkpoints stay home; files in the Space that are not in this folder are deleted, so the Space
+mirrors it. The app finds its checkpoint through the Space variable ATTENTION_EXPLORER_CHECKPOINT,
+which this command sets. `--dry-run` lists what would be uploaded and contacts nothing.
 
 Everything is checked before the first request: the Space id, the checkpoint (it must load), the
 token, and that every uploaded file is under the Hub's 10 MB limit for plain git pushes.
@@ -56,7 +56,7 @@ def space_url(space_id: str) -> str:
 
 def ignore_patterns(root: Path, checkpoint: Path) -> list[str]:
     """IGNORE_PATTERNS plus every folder of checkpoints/ except the one deployed."""
-    folders = sorted(p for p in (root / CHECKPOINTS_DIR).glob("*") if p.is_dir()) if (root / CHECKPOINTS_DIR).is_dir() else []
+    folders = sorted(p for p in (root / CHECKPOINTS_DIR).glob("*") if p.is_dir())
     return IGNORE_PATTERNS + [f"{CHECKPOINTS_DIR}/{p.name}/" for p in folders if p.resolve() != checkpoint.resolve()]
 
 
@@ -102,7 +102,8 @@ def check_files(files: dict[str, Path], checkpoint_in_space: str) -> None:
                if path.stat().st_size >= HUB_MAX_FILE_BYTES]
     if too_big:
         raise DeployError(f"files of {HUB_MAX_FILE_BYTES / 1e6:.0f} MB or more would break a plain git push to "
-                          f"the Space: {', '.join(too_big)} (checkpoints: re-save with model.checkpoint.save_checkpoint)")
+                          f"the Space: {', '.join(too_big)} (a checkpoint: re-save it with "
+                          "model.checkpoint.save_checkpoint, which shards the weights)")
     for required in ("README.md", "app.py", "requirements.txt", "pre-requirements.txt",
                      f"{checkpoint_in_space}/config.json"):
         if required not in files:

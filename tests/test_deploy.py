@@ -49,9 +49,10 @@ HUB_LICENSES = {"mit", "apache-2.0", "bsd-3-clause", "gpl-3.0", "cc-by-4.0", "cc
 
 def tracked_files(root: Path) -> list[Path]:
     """git ls-files in a git checkout; otherwise every file outside hidden and ignored folders."""
-    if (root / ".git").exists() and shutil.which("git"):
-        out = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True).stdout
-        return [root / name for name in out.decode().split("\0") if name and (root / name).is_file()]
+    listing = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True) \
+        if (root / ".git").exists() and shutil.which("git") else None
+    if listing is not None and listing.returncode == 0:
+        return [root / name for name in listing.stdout.decode().split("\0") if name and (root / name).is_file()]
     skip = {"runs", "data", "__pycache__"}
     return [Path(d) / f for d, dirs, files in os.walk(root)
             for f in files if not (set(Path(d).relative_to(root).parts) & skip)
@@ -179,7 +180,8 @@ def test_scoring_a_checkpoint_rewrites_its_card(tmp_path, tiny_checkpoint, pairs
     assert score_checkpoint.main(["--checkpoint", str(directory), "--data", str(tmp_path), "--splits", "tiny",
                                   "--decodings", "greedy"]) == 0
     scores = json.loads((directory / "metrics.json").read_text())["scores"]["tiny"]
-    card = {(r.dataset_config, r.metric_type): r.metric_value for r in ModelCard.load(directory / "README.md").data.eval_results}
+    results = ModelCard.load(directory / "README.md").data.eval_results
+    card = {(r.dataset_config, r.metric_type): r.metric_value for r in results}
     assert card == {(d, m): scores[d]["greedy"][m] for d in ("de-en", "en-de") for m in ("bleu", "chrf")}
     assert socket_attempts == []
 
@@ -216,15 +218,15 @@ class FakeHub:
         return files
 
 
-def test_push_to_hub_writes_the_card_for_the_repo_and_uploads_the_checkpoint(tmp_path, tiny_checkpoint, socket_attempts):
+def test_push_to_hub_writes_the_card_for_the_repo_and_uploads_it(tmp_path, tiny_checkpoint, socket_attempts):
     directory = shutil.copytree(tiny_checkpoint, tmp_path / "tiny")
     hub = FakeHub()
     assert push_to_hub(directory, "someone/tiny-model", api=hub) == "https://huggingface.co/someone/tiny-model"
-    assert [call[:2] for call in hub.calls] == [("create_repo", "someone/tiny-model"), ("upload_folder", "someone/tiny-model")]
+    assert [call[:2] for call in hub.calls] == [("create_repo", "someone/tiny-model"),
+                                                ("upload_folder", "someone/tiny-model")]
     assert hub.calls[0][2]["repo_type"] == "model" and hub.calls[1][2]["repo_type"] == "model"
     assert set(hub.uploads()) == {p.name for p in directory.iterdir()} and "README.md" in hub.uploads()
     card = ModelCard.load(directory / "README.md")
-    assert card.data.to_dict()["model-index"][0]["name"] == "someone/tiny-model" if card.data.eval_results else True
     assert "--hub --checkpoint someone/tiny-model" in card.text
     assert socket_attempts == []
 
@@ -258,7 +260,8 @@ def project(tmp_path):
 
 def test_deploy_creates_a_gradio_space_and_uploads_the_app_and_checkpoint(project, capsys, socket_attempts):
     hub = FakeHub()
-    url = deploy_space.deploy("someone/attention-explorer", project / "checkpoints" / "de-en-small", api=hub, root=project)
+    url = deploy_space.deploy("someone/attention-explorer", project / "checkpoints" / "de-en-small",
+                              api=hub, root=project)
     assert url == "https://huggingface.co/spaces/someone/attention-explorer"
     assert [call[0] for call in hub.calls] == ["create_repo", "add_space_variable", "upload_folder"]
     create = hub.calls[0][2]
@@ -268,10 +271,8 @@ def test_deploy_creates_a_gradio_space_and_uploads_the_app_and_checkpoint(projec
     assert upload["repo_type"] == "space" and upload["folder_path"] == str(project)
 
     files = hub.uploads()
-    expected = {str(p.relative_to(project).as_posix()) for p in tracked_files(project)
-                if not p.relative_to(project).as_posix().startswith(".")}
-    decoys_tracked = {d for d in DECOYS if not d.startswith(".")}
-    assert set(files) == expected - decoys_tracked  # every tracked file but hidden ones, and no decoy
+    expected = {p.relative_to(ROOT).as_posix() for p in tracked_files(ROOT)}
+    assert set(files) == {f for f in expected if not f.startswith(".")}  # every tracked file but hidden ones, no decoy
     assert {f"checkpoints/de-en-small/{p.name}" for p in SHIPPED.iterdir()} <= set(files)
     for required in ("app.py", "README.md", "LICENSE", "requirements.txt", "pre-requirements.txt"):
         assert required in files
@@ -289,7 +290,8 @@ def test_deploy_of_a_checkpoint_from_elsewhere_uploads_it_under_checkpoints(proj
     assert hub.calls[0][2]["private"] is True
     assert hub.calls[1][2]["value"] == "checkpoints/tiny"
     files = hub.uploads()
-    assert {f for f in files if f.startswith("checkpoints/")} == {f"checkpoints/tiny/{p.name}" for p in tiny_checkpoint.iterdir()}
+    shipped = {f"checkpoints/tiny/{p.name}" for p in tiny_checkpoint.iterdir()}
+    assert {f for f in files if f.startswith("checkpoints/")} == shipped
     assert socket_attempts == []
 
 
