@@ -25,9 +25,16 @@ METRIC_NAMES = {"bleu": "BLEU", "chrf": "chrF"}
 # 1,014 / 1,000 sentences; test_2016_flickr is the Hub copy's "test").
 MULTI30K_HUB_ID = "bentrevett/multi30k"
 HUB_SPLITS = {"train": "train", "val": "validation", "test_2016_flickr": "test"}
-# The weights are derived from Multi30k (research use only), so they are not under the code's MIT.
-WEIGHTS_LICENSE = {"license": "other", "license_name": "multi30k-research-use",
-                   "license_link": "https://github.com/multi30k/dataset"}
+# Weights derived from Multi30k (research use only) are not under the code's MIT licence.
+MULTI30K_LICENSE = {"license": "other", "license_name": "multi30k-research-use",
+                    "license_link": "https://github.com/multi30k/dataset"}
+DATA_LICENCES = {  # data set name in metrics.json's training_data or command -> its terms
+    "multi30k": ("- **Multi30k** task 1 (image descriptions): research use only. Cite Elliott et al. (2016),\n"
+                 '  "Multi30K: Multilingual English-German Image Descriptions", Proceedings of the 5th Workshop on\n'
+                 "  Vision and Language."),
+    "tatoeba": ("- **Tatoeba** sentence pairs (via the manythings.org export): CC BY 2.0 FR, attribution\n"
+                '  "Tatoeba, tatoeba.org".'),
+}
 TAGS = ["translation", "transformer", "attention-is-all-you-need", "encoder-decoder", "pytorch",
         "safetensors", "from-scratch"]
 
@@ -55,14 +62,7 @@ German → English and English → German: the first source token is a target-la
 
 {{ training_data }}
 
-- **Multi30k** task 1 (image descriptions): research use only. Cite Elliott et al. (2016),
-  "Multi30K: Multilingual English-German Image Descriptions", Proceedings of the 5th Workshop on
-  Vision and Language.
-- **Tatoeba** sentence pairs (via the manythings.org export): CC BY 2.0 FR, attribution
-  "Tatoeba, tatoeba.org".
-
-Because the weights are derived from Multi30k, they are for research and teaching use
-(`license: other`); the project's code is MIT.
+{{ licences }}
 
 ## How to use
 
@@ -184,6 +184,22 @@ def _provenance(metrics: dict) -> str:
     return "\n\n".join(lines)
 
 
+def _data_used(metrics: dict) -> list[str]:
+    """The known data sets (DATA_LICENCES keys) that metrics.json says the model was trained on."""
+    text = f"{metrics.get('training_data', '')} {metrics.get('command', '')}".lower()
+    return [name for name in DATA_LICENCES if name in text]
+
+
+def _licences(data_used: list[str]) -> str:
+    if not data_used:
+        return "The training data is not recorded in metrics.json: check its terms before sharing the weights."
+    lines = [DATA_LICENCES[name] for name in data_used]
+    if "multi30k" in data_used:
+        lines.append("\nBecause the weights are derived from Multi30k, they are for research and teaching use\n"
+                     "(`license: other`); the project's code is MIT.")
+    return "\n".join(lines)
+
+
 # --------------------------------------------------------------------------- the card
 def build_model_card(metrics: dict, config: dict, name: str, repo_id: str | None = None) -> ModelCard:
     """A ModelCard from a checkpoint's metrics.json and config.json contents.
@@ -197,10 +213,13 @@ def build_model_card(metrics: dict, config: dict, name: str, repo_id: str | None
         A huggingface_hub.ModelCard; `str(card)` is the README.md text.
     """
     results = eval_results(metrics)
+    data_used = _data_used(metrics)
     data = ModelCardData(
-        language=["de", "en"], pipeline_tag="translation", tags=TAGS, datasets=[MULTI30K_HUB_ID],
+        language=["de", "en"], pipeline_tag="translation", tags=TAGS,
+        datasets=[MULTI30K_HUB_ID] if results or "multi30k" in data_used else None,
         metrics=sorted({result.metric_type for result in results}) or None,
-        model_name=name if results else None, eval_results=results or None, **WEIGHTS_LICENSE,
+        model_name=name if results else None, eval_results=results or None,
+        **(MULTI30K_LICENSE if "multi30k" in data_used else {}),
     )
     if repo_id:  # a card for the Hub: load by repo id
         usage = (f"python3 -m model.translate --hub --checkpoint {repo_id} --direction de-en "
@@ -212,9 +231,8 @@ def build_model_card(metrics: dict, config: dict, name: str, repo_id: str | None
     return ModelCard.from_template(
         data, template_str=TEMPLATE, title=f"Attention Explorer: {name}",
         architecture=_architecture(config, metrics), provenance=_provenance(metrics),
-        results=results_table(metrics), training_data=metrics.get("training_data") or
-        "Multi30k task 1 and Tatoeba German–English sentence pairs, each pair used in both directions.",
-        usage=usage,
+        results=results_table(metrics), training_data=metrics.get("training_data", ""),
+        licences=_licences(data_used), usage=usage,
     )
 
 
