@@ -1,4 +1,4 @@
-"""Checkpoint directories: config.json, safetensors weights, tokenizer.json, metrics.json.
+"""Checkpoint directories: config.json, safetensors weights, tokenizer.json, metrics.json, README.md.
 
 Weights are safetensors only (a checkpoint can never run code: nothing is unpickled).
 Larger weights are split into shards of at most MAX_SHARD_BYTES; a tensor larger than a shard
@@ -26,7 +26,8 @@ TOKENIZER_FILE = "tokenizer.json"
 METRICS_FILE = "metrics.json"
 INDEX_FILE = "model.safetensors.index.json"
 SINGLE_WEIGHTS_FILE = "model.safetensors"
-MAX_SHARD_BYTES = 15 * 1000 * 1000  # 15 MB, so every file stays small enough for git and Spaces
+HUB_MAX_FILE_BYTES = 10 * 1000 * 1000  # the Hub refuses a plain git push of a file of 10 MB or more
+MAX_SHARD_BYTES = 9 * 1000 * 1000  # 9 MB: each shard (plus its small JSON header) stays under that limit
 PART_SUFFIX = ".__part"  # "name.__part3": rows of a tensor larger than one shard
 HUB_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 
@@ -76,7 +77,7 @@ def save_checkpoint(
     metrics: dict | None = None,
     max_shard_bytes: int = MAX_SHARD_BYTES,
 ) -> Path:
-    """Write config.json, weights (one file or shards + index), tokenizer.json, metrics.json."""
+    """Write config.json, weights (one file or shards + index), tokenizer.json, metrics.json, README.md."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     for old in list(directory.glob("model*.safetensors")) + [directory / INDEX_FILE]:
@@ -84,6 +85,9 @@ def save_checkpoint(
     model.config.save(directory / CONFIG_FILE)
     tokenizer.save(directory / TOKENIZER_FILE)
     (directory / METRICS_FILE).write_text(json.dumps(metrics or {}, indent=2) + "\n", encoding="utf-8")
+    from .model_card import write_model_card  # here, not at import: huggingface_hub's card code takes 0.5 s
+
+    write_model_card(directory)  # README.md for the Hub, from the metrics and config just written
     shards = _shards(model.state_dict(), max_shard_bytes)
     if len(shards) == 1:
         save_file(shards[0], directory / SINGLE_WEIGHTS_FILE, metadata={"format": "pt"})
@@ -210,13 +214,21 @@ def load_checkpoint(source: str | Path, hub: bool = False, device: str | torch.d
     return load_local_checkpoint(download_from_hub(str(source)) if hub else source, device)
 
 
-def push_to_hub(directory: str | Path, repo_id: str, private: bool = False) -> str:
-    """Upload a checkpoint directory to a Hub model repo; returns the repo URL."""
+def push_to_hub(directory: str | Path, repo_id: str, private: bool = False, api=None) -> str:
+    """Upload a checkpoint directory to a Hub model repo; returns the repo URL.
+
+    The model card (README.md) is regenerated for repo_id first, so the Hub shows the scores of
+    metrics.json and how to load this repo. `api` is an `huggingface_hub.HfApi` (tests pass a fake).
+    """
     validate_repo_id(repo_id)
     load_local_checkpoint(directory)  # refuse to publish something that does not load
-    from huggingface_hub import HfApi
+    from .model_card import write_model_card
 
-    api = HfApi()
+    write_model_card(directory, repo_id)
+    if api is None:
+        from huggingface_hub import HfApi
+
+        api = HfApi()
     url = api.create_repo(repo_id, repo_type="model", private=private, exist_ok=True)
     api.upload_folder(folder_path=str(directory), repo_id=repo_id, repo_type="model",
                       allow_patterns=["*.json", "*.safetensors", "*.md"])

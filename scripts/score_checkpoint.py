@@ -1,7 +1,8 @@
 """Score a checkpoint on Multi30k val and test_2016_flickr, both directions, greedy and beam 4.
 
 Writes the scores into the checkpoint's metrics.json under "scores" (with the command and the git
-commit that scored it) and prints the Markdown table the README shows:
+commit that scored it), regenerates its model card (README.md, model/model_card.py) and prints the
+Markdown table the README shows:
 
     python scripts/score_checkpoint.py --checkpoint checkpoints/de-en-small --data ../shared/data/multi30k
 
@@ -23,6 +24,7 @@ import torch  # noqa: E402
 
 from model.checkpoint import METRICS_FILE, load_checkpoint  # noqa: E402
 from model.evaluate import score, translate_batch  # noqa: E402
+from model.model_card import write_model_card  # noqa: E402
 from model.train import git_commit  # noqa: E402
 
 DECODINGS = {"greedy": 1, "beam4": 4}
@@ -75,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     metrics["scored_by"] = {"command": "python scripts/score_checkpoint.py " + " ".join(argv if argv is not None else sys.argv[1:]),
                             "commit": git_commit(), "bleu": "sacreBLEU corpus_bleu, cased, 13a, detokenized"}
     path.write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+    write_model_card(args.checkpoint)  # the card's model-index follows the new scores
     print(markdown_table(scores))
     return 0
 

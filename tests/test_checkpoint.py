@@ -2,6 +2,7 @@
 
 - Save -> load gives a model with identical outputs, as one safetensors file and as shards with a
   tensor split by rows; loading never unpickles anything (pickle and torch.load are booby-trapped).
+  With the default shard size every file of the shipped model stays under the Hub's 10 MB.
 - Every broken checkpoint (bad JSON, missing file, wrong shape, vocabulary mismatch, ...) raises
   CheckpointError with a message naming the problem.
 - Hub loading: a bad repo id is refused before any request; with the Hub offline the failure is a
@@ -22,10 +23,11 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from model.checkpoint import (
-    CONFIG_FILE, INDEX_FILE, PART_SUFFIX, SINGLE_WEIGHTS_FILE, TOKENIZER_FILE, CheckpointError, load_checkpoint,
-    save_checkpoint, validate_repo_id,
+    CONFIG_FILE, HUB_MAX_FILE_BYTES, INDEX_FILE, MAX_SHARD_BYTES, PART_SUFFIX, SINGLE_WEIGHTS_FILE, TOKENIZER_FILE,
+    CheckpointError, load_checkpoint, save_checkpoint, validate_repo_id,
 )
 from model.config import ConfigError, TransformerConfig
+from model.paths import DEFAULT_CHECKPOINT
 from model.transformer import Transformer
 
 SHARD_BYTES = 20_000  # the tiny embedding (vocab x 32 floats, ~51 kB) must be split by rows
@@ -80,6 +82,17 @@ def test_saving_again_replaces_old_weight_files(tmp_path, tiny_model, tiny_token
     saved(directory, tiny_model, tiny_tokenizer, "single")
     assert sorted(p.name for p in directory.glob("model*")) == [SINGLE_WEIGHTS_FILE]
     load_checkpoint(directory)
+
+
+def test_default_shards_keep_every_file_under_the_hubs_10_mb(tmp_path):
+    """The shipped model (30 MB of float32) saved with the defaults: every file < 10 MB, same tensors."""
+    assert MAX_SHARD_BYTES < HUB_MAX_FILE_BYTES == 10 * 1000 * 1000
+    shipped = load_checkpoint(DEFAULT_CHECKPOINT)
+    directory = save_checkpoint(tmp_path / "resaved", shipped.model, shipped.tokenizer, shipped.metrics)
+    sizes = {path.name: path.stat().st_size for path in directory.iterdir()}
+    assert sum(sizes.values()) > 3 * HUB_MAX_FILE_BYTES and max(sizes.values()) < 10 * 1000 * 1000
+    original, resaved = shipped.model.state_dict(), load_checkpoint(directory).model.state_dict()
+    assert original.keys() == resaved.keys() and all(torch.equal(original[k], resaved[k]) for k in original)
 
 
 # --------------------------------------------------------------------------- broken checkpoints
