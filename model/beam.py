@@ -7,9 +7,9 @@ lp(Y) = ((5 + |Y|) / 6) ** alpha, where |Y| counts the generated tokens, [EOS] i
 The search runs over a whole batch at once: every sentence keeps `beam_size` live beams, stored
 flat as rows b * K + k of one (B * K, ...) tensor, and each step feeds only the newest token to
 the decoder with the KV cache of model/layers.py (fused attention: no weights are kept). When
-beams are reselected, the cached self-attention keys/values are reordered by beam index; the cross-attention keys/values are
-computed once per sentence and expanded to its K beams (reselection never leaves a sentence,
-so they never need reordering). A sentence stops once it has K finished hypotheses (the
+beams are reselected, the cached self-attention keys/values are reordered by beam index; the
+cross-attention keys/values are computed once per sentence and expanded to its K beams
+(reselection never leaves a sentence, so they never need reordering). A sentence stops once it has K finished hypotheses (the
 "early stopping" of GNMT-style implementations; with K = 1 this is exactly greedy decoding),
 and finished sentences leave the batch so later steps cost less.
 """
