@@ -104,7 +104,7 @@ def test_learning_rate_follows_section_5_3():
 
 TINY = ["--d-model", "32", "--heads", "4", "--encoder-layers", "1", "--decoder-layers", "1", "--d-ff", "64",
         "--vocab-size", "400", "--max-tokens", "400", "--warmup", "20", "--lr-factor", "2", "--bleu-sentences", "4",
-        "--log-every", "1", "--threads", "1"]
+        "--log-every", "1", "--threads", "1", "--precision", "fp32"]  # fp32: the same run on every CPU
 
 
 def test_tiny_training_run_learns_saves_and_resumes(corpus, tmp_path):
@@ -118,8 +118,10 @@ def test_tiny_training_run_learns_saves_and_resumes(corpus, tmp_path):
     assert len(losses) >= 15 and sum(losses[-5:]) / 5 < sum(losses[:5]) / 5  # the loss falls
     assert log["validation"]["step"][:2] == [15, 30]
     assert set(log["validation"]) == {"step", "loss", "bleu_de_en", "bleu_en_de"}
+    assert (out / "film.npz").exists()  # the training film (tests/test_film.py checks its content)
     metrics = json.loads((out / "best" / "metrics.json").read_text())
     assert {"command", "commit", "training_seconds", "parameters", "tokens_per_second", "validation"} <= set(metrics)
+    assert metrics["precision"] == log["precision"] == {"name": "fp32", "reason": "--precision fp32 was asked for"}
 
     checkpoint = load_checkpoint(out / "best")  # the app can load what training wrote
     assert checkpoint.config.d_model == 32
