@@ -44,10 +44,6 @@ class TeacherForced(NamedTuple):
     log_probs: torch.Tensor  # (T, V) float32 next-token log-probabilities
 
 
-def no_ablation(model: Transformer) -> AblationTensors:
-    return Ablation().tensors(model.config)
-
-
 def encode_source(model: Transformer, source_ids: list[int], ablation: AblationTensors) -> EncodedSource:
     """Encode one sentence's ids with the written-out attention (weights kept)."""
     src = torch.tensor([list(source_ids)], dtype=torch.long, device=model.embedding.weight.device)  # (1, S)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 import os
 import random
 import subprocess
@@ -272,6 +271,7 @@ def main(argv: list[str] | None = None) -> int:
             state["best_bleu"] = mean_bleu
             save_run_checkpoint(out / "best", model, tokenizer, log, state, scores, command, commit, "best")
         save_training_state(out / "last", model, optimizer, state, tokenizer, log)
+        (out / LOG_FILE).write_text(json.dumps(log) + "\n", encoding="utf-8")  # the run's log, beside best/ and last/
 
     model.train()
     start = time.time() - state["seconds"]
