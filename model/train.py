@@ -18,31 +18,25 @@ sentences at every evaluation.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import random
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from safetensors.torch import load_file, save_file
 
 from . import film
-from .checkpoint import load_local_checkpoint, save_checkpoint
 from .config import TransformerConfig
 from .data import DataError, Example, collate, make_examples, read_sources, token_batches
 from .evaluate import score, translate_batch
-from .precision import PRECISIONS, choose_precision, cpu_flags, cpu_model
+from .precision import PRECISIONS, choose_precision, cpu_flags
+from .run_files import (LOG_FILE, STATE_FILE, empty_log, git_commit, load_training_state, save_run_checkpoint,
+                        save_training_state)
 from .tokenizer import SubwordTokenizer
 from .transformer import Transformer
-
-LOG_FILE = "training_log.json"
-STATE_FILE = "training_state.json"
-OPTIMIZER_FILE = "optimizer.safetensors"
 
 
 def learning_rate(step: int, d_model: int, warmup: int, factor: float = 1.0) -> float:
@@ -99,14 +93,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def git_commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
-                              cwd=Path(__file__).resolve().parent).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 class Distributed:
     """torchrun's environment (RANK, WORLD_SIZE, LOCAL_RANK), or a single process."""
 
@@ -160,38 +146,6 @@ def validate(model: Transformer, tokenizer: SubwordTokenizer, examples: list[Exa
         result[f"bleu_{direction.replace('-', '_')}"] = score(hypotheses, references)["bleu"]
     model.train()
     return result
-
-
-def save_training_state(directory: Path, model, optimizer, state: dict, tokenizer, log: dict) -> None:
-    """OUT/last: a loadable checkpoint plus the Adam moments (safetensors) and counters (JSON)."""
-    save_checkpoint(directory, model, tokenizer, {"training": state})
-    names = {id(p): n for n, p in model.named_parameters()}
-    tensors = {}
-    for group in optimizer.param_groups:
-        for parameter in group["params"]:
-            for key, value in optimizer.state.get(parameter, {}).items():
-                tensors[f"{names[id(parameter)]}/{key}"] = torch.as_tensor(value).detach().float().cpu().contiguous()
-    save_file(tensors, directory / OPTIMIZER_FILE)
-    (directory / STATE_FILE).write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
-    (directory / LOG_FILE).write_text(json.dumps(log) + "\n", encoding="utf-8")
-
-
-def load_training_state(directory: Path, model, optimizer) -> tuple[dict, dict]:
-    checkpoint = load_local_checkpoint(directory)
-    model.load_state_dict(checkpoint.model.state_dict())
-    tensors = load_file(directory / OPTIMIZER_FILE)
-    for name, parameter in model.named_parameters():
-        moments = {key.split("/", 1)[1]: value for key, value in tensors.items() if key.split("/", 1)[0] == name}
-        if moments:
-            optimizer.state[parameter] = {k: v.to(parameter.device) if k != "step" else v for k, v in moments.items()}
-    state = json.loads((directory / STATE_FILE).read_text(encoding="utf-8"))
-    log = json.loads((directory / LOG_FILE).read_text(encoding="utf-8"))
-    return state, log
-
-
-def empty_log() -> dict:
-    return {"train": {"step": [], "loss": [], "learning_rate": [], "tokens_per_second": []},
-            "validation": {"step": [], "loss": [], "bleu_de_en": [], "bleu_en_de": []}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -357,27 +311,6 @@ def try_average(model, snapshots, tokenizer, val_examples, val_pairs, args, devi
         state["best_bleu"] = mean_bleu
         save_run_checkpoint(out / "best", model, tokenizer, log, state, scores, command, commit,
                             f"average of last {len(snapshots)}")
-
-
-def save_run_checkpoint(directory: Path, model, tokenizer, log, state, scores, command, commit, selected) -> None:
-    """A checkpoint directory for the app, with the training log and how it was made."""
-    speeds = log["train"]["tokens_per_second"]
-    metrics = {
-        "selected": selected,
-        "validation": {k: round(v, 4) for k, v in scores.items()},
-        "step": state["step"],
-        "command": command,
-        "commit": commit,
-        "training_seconds": round(state["seconds"], 1),
-        "parameters": model.num_parameters(),
-        "tokens_per_second": round(sum(speeds[-20:]) / len(speeds[-20:])) if speeds else None,
-        "device": str(next(model.parameters()).device),
-        "hardware": torch.cuda.get_device_name() if next(model.parameters()).is_cuda else cpu_model(),
-        "precision": log.get("precision"),
-        "config": dataclasses.asdict(model.config),
-    }
-    save_checkpoint(directory, model, tokenizer, metrics)
-    (directory / LOG_FILE).write_text(json.dumps(log) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
