@@ -6,8 +6,9 @@ real configuration on synthetic batches with Multi30k-like sentence lengths, and
 - written-out: Transformer.encode / decode, the attention that returns weights (what the trace runs),
 - fused:       Transformer.forward, through F.scaled_dot_product_attention (what training runs),
 - fused bf16:  the same under bf16 autocast (what `--precision bf16` runs),
-with the CPU model and whether it has native bf16 (/proc/cpuinfo). The modes alternate for
---rounds rounds and the median is reported, so a busy shared machine biases no mode.
+with the CPU model and whether it has native bf16 (/proc/cpuinfo). The modes alternate step by
+step on the same batches and each is reported as the median tokens/s and the median ratio to the
+first mode on the same batch, so a busy shared machine biases no mode.
 
     python3 scripts/train_speed.py                  # ~1 minute on 2 CPU cores
     python3 scripts/train_speed.py --steps 3 --rounds 1 --d-model 64   # a smoke run
@@ -66,20 +67,25 @@ def synthetic_batches(config: TransformerConfig, n: int, sentences: int, seed: i
     return batches
 
 
-def tokens_per_second(network, model: Transformer, batches: list[tuple], autocast: bool) -> float:
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
-    network.train()
-    loss, _ = batch_loss(network, *batches[0], model.config.pad_id, 0.1, autocast)  # warm-up step
-    loss.backward()
-    optimizer.zero_grad(set_to_none=True)
-    tokens, start = 0, time.perf_counter()
-    for src, tgt_in, labels in batches:
-        loss, count = batch_loss(network, src, tgt_in, labels, model.config.pad_id, 0.1, autocast)
+class Mode:
+    """One way to train: a network over the shared model, its own Adam, and per-step timings."""
+
+    def __init__(self, network, model: Transformer, autocast: bool):
+        self.network, self.model, self.autocast = network, model, autocast
+        self.optimizer = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
+        self.speeds: list[float] = []  # tokens/s of each timed step
+
+    def step(self, batch: tuple, timed: bool = True) -> None:
+        src, tgt_in, labels = batch
+        pad_id = self.model.config.pad_id
+        self.network.train()
+        start = time.perf_counter()
+        loss, count = batch_loss(self.network, src, tgt_in, labels, pad_id, 0.1, self.autocast)
         (loss / count).backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        tokens += int((src != model.config.pad_id).sum()) + count
-    return tokens / (time.perf_counter() - start)
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        if timed:
+            self.speeds.append((int((src != pad_id).sum()) + count) / (time.perf_counter() - start))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--d-ff", type=int, default=1024)
     parser.add_argument("--vocab-size", type=int, default=8000)
     parser.add_argument("--sentences", type=int, default=64, help="sentences per batch")
-    parser.add_argument("--steps", type=int, default=8, help="timed steps per mode and round")
+    parser.add_argument("--steps", type=int, default=6, help="batches, each timed once per mode and round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--modes", nargs="+", default=["written-out", "fused", "fused-bf16"],
@@ -110,16 +116,20 @@ def main(argv: list[str] | None = None) -> int:
     print(f"--precision auto here: {auto.name} ({auto.reason})")
     print(f"config: d_model {args.d_model}, {args.heads} heads, {args.layers}+{args.layers} layers, d_ff {args.d_ff}, "
           f"vocab {args.vocab_size}, {model.num_parameters() / 1e6:.1f}M parameters; {args.sentences} sentences/batch")
-    results: dict[str, list[float]] = {mode: [] for mode in args.modes}
+    modes = {name: Mode(networks[name][0], model, networks[name][1]) for name in args.modes}
+    for mode in modes.values():
+        mode.step(batches[0], timed=False)  # warm-up: allocator, kernels
+    # Modes alternate step by step on the same batches, so load from other processes on a shared
+    # machine falls on all of them alike; each mode is compared with the first on the same batch.
     for _ in range(args.rounds):
-        for mode in args.modes:
-            network, autocast = networks[mode]
-            results[mode].append(tokens_per_second(network, model, batches, autocast))
-    base = statistics.median(results[args.modes[0]])
-    for mode in args.modes:
-        median = statistics.median(results[mode])
-        runs = ", ".join(f"{value:,.0f}" for value in results[mode])
-        print(f"{mode:12s} {median:10,.0f} tokens/s  ({median / base - 1:+.0%} vs {args.modes[0]}; rounds: {runs})")
+        for batch in batches:
+            for mode in modes.values():
+                mode.step(batch)
+    first = modes[args.modes[0]].speeds
+    for name, mode in modes.items():
+        ratio = statistics.median(b / a for a, b in zip(first, mode.speeds))
+        print(f"{name:12s} {statistics.median(mode.speeds):10,.0f} tokens/s median of {len(mode.speeds)} steps  "
+              f"(paired ratio to {args.modes[0]}: {ratio:.2f}x)")
     return 0
 
 
