@@ -54,7 +54,7 @@ def greedy_steps(
     """
     config = model.config
     batch = memory.size(0)
-    self_heads, cross_heads, positions = (None, None, True) if ablation is None else ablation[1:]
+    ablation = ablation or AblationTensors(None, None, None, True)
     bos = torch.full((batch, 1), config.bos_id, dtype=torch.long, device=memory.device)
     tokens_so_far = bos if prefix is None else torch.cat([bos, prefix.to(memory.device)], dim=1)  # (B, 1 + P)
     finished = torch.zeros(batch, dtype=torch.bool, device=memory.device)
@@ -64,7 +64,8 @@ def greedy_steps(
         # with the cache, feed only positions not cached yet: the whole forced prefix at first, then one token
         new = tokens_so_far[:, cache.length:] if cache is not None else tokens_so_far  # (B, T_new)
         mask = decoder_mask(new, config.pad_id) if cache is None or cache.length == 0 else None
-        hidden = model.decode_fused(new, memory, src_mask, mask, cache, self_heads, cross_heads, positions)  # (B, T_new, d)
+        hidden = model.decode_fused(new, memory, src_mask, mask, cache, ablation.decoder_self, ablation.cross,
+                                    ablation.use_positions)  # (B, T_new, d_model)
         logits = model.project(hidden[:, -1])  # (B, V)
         tokens = logits.argmax(dim=-1).masked_fill(finished, config.pad_id)  # (B,)
         finished = finished | (tokens == config.eos_id)
