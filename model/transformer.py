@@ -3,9 +3,9 @@
 `encode` runs the encoder stack, `decode` the decoder stack (optionally with a KV cache),
 `project` the pre-softmax linear layer. `encode_fused` / `decode_fused` compute the same hidden
 states through PyTorch's fused attention kernel without materialising the weights: training,
-validation and decoding use them; `forward` (training) is built on them. One embedding matrix is shared by the encoder input,
-the decoder input and the pre-softmax projection (3.4), and embeddings are multiplied by
-sqrt(d_model) before the sinusoidal positional encodings (3.5) are added.
+validation and decoding use them, and `forward` (training) is built on them. One embedding matrix
+is shared by the encoder input, the decoder input and the pre-softmax projection (3.4), and
+embeddings are multiplied by sqrt(d_model) before the sinusoidal positional encodings (3.5) are added.
 
 `encode` / `decode` return every attention weight matrix as data in EncoderOutput /
 DecoderOutput; nothing is stashed on a module. Interventions come in as plain tensors, as Hugging
