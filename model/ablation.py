@@ -4,15 +4,30 @@ Switching a head off zeroes its output (its slice of Concat(head_1..head_h), bef
 as in "Are Sixteen Heads Really Better than One?" (Michel et al., 2019); its attention weights
 are still computed and shown. Removing positional encodings (3.5) leaves the model with no
 notion of order: the encoder sees a bag of tokens.
+
+`Ablation` belongs to this analysis layer; the model core (model/transformer.py) takes only the
+plain tensors that `Ablation.tensors` builds: (L, h) head masks and a use-positions flag.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 
+from .config import TransformerConfig
+
 from .trace import ATTENTION_KINDS  # the kinds, one spelling: "encoder", "decoder_self", "cross"
+
+
+class AblationTensors(NamedTuple):
+    """What `Transformer.encode` / `decode` take: (L, h) head masks, 1 keep / 0 off, None = all on."""
+
+    encoder: torch.Tensor | None  # (L_enc, h) -> encode(head_mask=)
+    decoder_self: torch.Tensor | None  # (L_dec, h) -> decode(self_head_mask=)
+    cross: torch.Tensor | None  # (L_dec, h) -> decode(cross_head_mask=)
+    use_positions: bool  # -> encode / decode(use_positions=)
 
 
 @dataclass(frozen=True)
@@ -45,6 +60,13 @@ class Ablation:
                                  f"in a model of {n_layers} layers x {n_heads} heads")
             mask[layer, head] = 0.0
         return mask
+
+    def tensors(self, config: TransformerConfig, device=None) -> AblationTensors:
+        """The head masks and positions flag for a model of this config (ValueError for a missing head)."""
+        encoder = self.head_mask("encoder", config.n_encoder_layers, config.n_heads, device)
+        decoder_self = self.head_mask("decoder_self", config.n_decoder_layers, config.n_heads, device)
+        cross = self.head_mask("cross", config.n_decoder_layers, config.n_heads, device)
+        return AblationTensors(encoder, decoder_self, cross, self.positional_encoding)
 
     def describe(self) -> dict:
         return {"positional_encoding": self.positional_encoding,

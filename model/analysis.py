@@ -23,9 +23,9 @@ import torch
 
 from .ablation import Ablation
 from .beam import beam_search, length_penalty_factor
-from .masks import decoder_mask, padding_mask
 from .tokenizer import SPECIAL_TOKENS, WORD_BOUNDARY, SubwordTokenizer
 from .trace import TranslationTrace
+from .tracing import encode_source, teacher_force
 from .transformer import Transformer
 
 SPECIAL = frozenset(SPECIAL_TOKENS)
@@ -55,16 +55,11 @@ def token_probabilities(model: Transformer, source_ids: Sequence[int], output_id
     if not len(source_ids) or not len(output_ids):
         raise ValueError("source_ids and output_ids must not be empty")
     model.eval()
-    config = model.config
-    device = model.embedding.weight.device
-    src = torch.tensor([list(source_ids)], dtype=torch.long, device=device)  # (1, S)
-    src_mask = padding_mask(src, config.pad_id)  # (1, 1, 1, S)
-    memory = model.encode(src, src_mask, ablation).memory  # (1, S, d_model)
-    tgt = torch.tensor([[config.bos_id, *output_ids[:-1]]], dtype=torch.long, device=device)  # (1, T)
-    hidden = model.decode(tgt, memory, src_mask, decoder_mask(tgt, config.pad_id), None, ablation).hidden
-    probs = torch.softmax(model.project(hidden)[0].float(), dim=-1)  # (T, V)
-    chosen = torch.tensor(list(output_ids), dtype=torch.long, device=device)[:, None]  # (T, 1)
-    return probs.gather(1, chosen)[:, 0].cpu().numpy()
+    tensors = (ablation or Ablation()).tensors(model.config, model.embedding.weight.device)
+    output_ids = [int(i) for i in output_ids]
+    forced = teacher_force(model, encode_source(model, list(source_ids), tensors), output_ids, tensors)
+    chosen = torch.tensor(output_ids, dtype=torch.long, device=forced.log_probs.device)[:, None]  # (T, 1)
+    return forced.log_probs.gather(1, chosen)[:, 0].exp().cpu().numpy()
 
 
 def first_difference(a: Sequence[int], b: Sequence[int]) -> int | None:

@@ -1,7 +1,14 @@
-"""Scaled dot-product attention (3.2.1) and multi-head attention (3.2.2), written out.
+"""Scaled dot-product attention (3.2.1) and multi-head attention (3.2.2), two ways.
 
-Nothing here uses `nn.MultiheadAttention` or a fused kernel: every step is plain tensor maths so
-that the attention weights (and the scores before the softmax) can be returned as data.
+- written out (`scaled_dot_product_attention`, `MultiHeadAttention.forward`): every step is plain
+  tensor maths, so the attention weights and the scores before the softmax come back as data.
+  The trace (model/tracing.py) uses this path.
+- fused (`MultiHeadAttention.fused`): `torch.nn.functional.scaled_dot_product_attention`, which
+  never materialises the weights (a flash / memory-efficient kernel on a GPU, a fused loop on a
+  CPU). Training, validation, `model.evaluate`, greedy and beam search use it: they need only the
+  output. The two are separate methods with their own return types, rather than one method whose
+  result changes with a flag. tests/test_fast_attention.py checks they agree.
+
 Nothing is stored on the module between calls.
 """
 
@@ -67,6 +74,17 @@ class MultiHeadAttention(nn.Module):
         batch, length, _ = x.shape
         return x.view(batch, length, self.n_heads, self.d_head).transpose(1, 2)
 
+    def merge_heads(self, heads: torch.Tensor, head_mask: torch.Tensor | None) -> torch.Tensor:
+        """Concat(head_1..head_h) W^O with switched-off heads zeroed. (B, h, T_q, d_head) -> (B, T_q, d_model).
+
+        head_mask (h,): 1 keeps a head, 0 zeroes its output (as Hugging Face's `head_mask`).
+        """
+        if head_mask is not None:
+            heads = heads * head_mask.to(heads.dtype)[None, :, None, None]  # (B, h, T_q, d_head)
+        batch, _, length, _ = heads.shape
+        concat = heads.transpose(1, 2).reshape(batch, length, self.n_heads * self.d_head)  # (B, T_q, d_model)
+        return self.out_proj(concat)
+
     def project_key_value(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Keys and values of a sequence, split into heads: (B, T, d_model) -> 2 x (B, h, T, d_head).
 
@@ -83,14 +101,27 @@ class MultiHeadAttention(nn.Module):
         mask: torch.Tensor | None = None,
         head_mask: torch.Tensor | None = None,
     ) -> AttentionOutput:
-        """query (B, T_q, d_model); key, value already projected: (B, h, T_k, d_head).
+        """Written out. query (B, T_q, d_model); key, value already projected: (B, h, T_k, d_head).
 
-        head_mask (h,): 0 switches a head's output off (model/ablation.py); None keeps all heads.
+        mask broadcastable to (B, h, T_q, T_k), True = may attend; head_mask (h,), 1 keep / 0 off.
         """
         q = self.split_heads(self.q_proj(query))  # (B, h, T_q, d_head)
         heads, weights, scores = scaled_dot_product_attention(q, key, value, mask, self.attention_dropout)
-        if head_mask is not None:
-            heads = heads * head_mask[None, :, None, None]  # (B, h, T_q, d_head), off heads are 0
-        batch, _, length, _ = heads.shape
-        concat = heads.transpose(1, 2).reshape(batch, length, self.n_heads * self.d_head)  # (B, T_q, d_model)
-        return AttentionOutput(self.out_proj(concat), weights, scores)
+        return AttentionOutput(self.merge_heads(heads, head_mask), weights, scores)
+
+    def fused(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        head_mask: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """Same output as `forward(...).output`, through PyTorch's fused kernel. -> (B, T_q, d_model).
+
+        Dropout on the weights goes through `dropout_p`, in training mode only (as nn.Dropout).
+        """
+        q = self.split_heads(self.q_proj(query))  # (B, h, T_q, d_head)
+        dropout_p = self.attention_dropout.p if self.training else 0.0
+        heads = F.scaled_dot_product_attention(q, key, value, attn_mask=mask, dropout_p=dropout_p)  # (B, h, T_q, d_head)
+        return self.merge_heads(heads, head_mask)

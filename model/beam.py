@@ -6,10 +6,10 @@ lp(Y) = ((5 + |Y|) / 6) ** alpha, where |Y| counts the generated tokens, [EOS] i
 
 The search runs over a whole batch at once: every sentence keeps `beam_size` live beams, stored
 flat as rows b * K + k of one (B * K, ...) tensor, and each step feeds only the newest token to
-the decoder with the KV cache of model/layers.py. When beams are reselected, the cached
-self-attention keys/values are reordered by beam index; the cross-attention keys/values are
-computed once per sentence and expanded to its K beams (reselection never leaves a sentence,
-so they never need reordering). A sentence stops once it has K finished hypotheses (the
+the decoder with the KV cache of model/layers.py (fused attention: no weights are kept). When
+beams are reselected, the cached self-attention keys/values are reordered by beam index; the
+cross-attention keys/values are computed once per sentence and expanded to its K beams
+(reselection never leaves a sentence, so they never need reordering). A sentence stops once it has K finished hypotheses (the
 "early stopping" of GNMT-style implementations; with K = 1 this is exactly greedy decoding),
 and finished sentences leave the batch so later steps cost less.
 """
@@ -93,7 +93,7 @@ def beam_search(
     budgets = [max(1, min(b, config.max_positions - 1)) for b in budgets]
 
     src_mask = padding_mask(src, config.pad_id)  # (B, 1, 1, S)
-    memory = model.encode(src, src_mask).memory  # (B, S, d_model)
+    memory = model.encode_fused(src, src_mask)  # (B, S, d_model)
     cache = DecoderCache.empty(len(model.decoder_layers))
     for layer, layer_cache in zip(model.decoder_layers, cache.layers):
         key, value = layer.cross_attention.project_key_value(memory)  # (B, h, S, d_head) each
@@ -117,7 +117,7 @@ def beam_search(
 
     for step in range(max(budgets)):
         n_active = len(active)
-        hidden = model.decode(tokens[:, None], memory, src_mask, None, cache).hidden  # (A * K, 1, d)
+        hidden = model.decode_fused(tokens[:, None], memory, src_mask, None, cache)  # (A * K, 1, d)
         log_probs = F.log_softmax(model.project(hidden[:, -1]).float(), dim=-1)  # (A * K, V)
         candidates = (beam_log_probs[:, None] + log_probs).view(n_active, K * vocab)  # (A, K * V)
         # 2K candidates always hold K that are not [EOS]: each beam has only one [EOS] entry.

@@ -2,6 +2,10 @@
 
 Each sub-layer is wrapped as LayerNorm(x + Dropout(Sublayer(x))) ("post-LN", section 3.1):
 the normalisation comes after the residual addition, not before the sub-layer (pre-LN).
+
+Each layer has two entry points with fixed return types: `forward` returns the attention weights
+and scores as data (written-out attention, for the trace), `fused` returns the hidden states only
+(PyTorch's fused attention kernel, for training and decoding). Both share every other step.
 """
 
 from __future__ import annotations
@@ -47,10 +51,18 @@ class EncoderLayer(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, x: torch.Tensor, src_mask: torch.Tensor, head_mask: torch.Tensor | None = None) -> EncoderLayerOutput:
+        """x (B, S, d_model), src_mask (B, 1, 1, S), head_mask (h,) 1 keep / 0 off -> hidden + attention."""
         attention = self.self_attention(x, *self.self_attention.project_key_value(x), src_mask, head_mask)
-        x = self.norm1(x + self.dropout(attention.output))
-        x = self.norm2(x + self.dropout(self.feed_forward(x)))
-        return EncoderLayerOutput(x, attention)
+        return EncoderLayerOutput(self._after_attention(x, attention.output), attention)
+
+    def fused(self, x: torch.Tensor, src_mask: torch.Tensor, head_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """As `forward`, hidden states only (B, S, d_model), through the fused attention kernel."""
+        attended = self.self_attention.fused(x, *self.self_attention.project_key_value(x), src_mask, head_mask)
+        return self._after_attention(x, attended)
+
+    def _after_attention(self, x: torch.Tensor, attended: torch.Tensor) -> torch.Tensor:
+        x = self.norm1(x + self.dropout(attended))
+        return self.norm2(x + self.dropout(self.feed_forward(x)))
 
 
 @dataclass
@@ -103,7 +115,7 @@ class DecoderLayer(nn.Module):
         x: torch.Tensor,
         memory: torch.Tensor,
         src_mask: torch.Tensor,
-        tgt_mask: torch.Tensor,
+        tgt_mask: torch.Tensor | None,
         cache: LayerCache | None = None,
         self_head_mask: torch.Tensor | None = None,
         cross_head_mask: torch.Tensor | None = None,
@@ -112,24 +124,47 @@ class DecoderLayer(nn.Module):
 
         Without a cache, x is the whole target prefix. With one, x holds only the positions not
         yet cached, and keys/values of earlier positions come from the cache (which is updated).
+        Head masks (h,): 1 keeps a head, 0 switches its output off.
         """
+        self_attention = self.self_attention(x, *self._self_key_value(x, cache), tgt_mask, self_head_mask)
+        x = self.norm1(x + self.dropout(self_attention.output))
+        cross_attention = self.cross_attention(x, *self._cross_key_value(memory, cache), src_mask, cross_head_mask)
+        x = self.norm2(x + self.dropout(cross_attention.output))
+        x = self.norm3(x + self.dropout(self.feed_forward(x)))
+        return DecoderLayerOutput(x, self_attention, cross_attention)
+
+    def fused(
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor,
+        src_mask: torch.Tensor,
+        tgt_mask: torch.Tensor | None,
+        cache: LayerCache | None = None,
+        self_head_mask: torch.Tensor | None = None,
+        cross_head_mask: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """As `forward`, hidden states only (B, T, d_model), through the fused attention kernel."""
+        attended = self.self_attention.fused(x, *self._self_key_value(x, cache), tgt_mask, self_head_mask)
+        x = self.norm1(x + self.dropout(attended))
+        attended = self.cross_attention.fused(x, *self._cross_key_value(memory, cache), src_mask, cross_head_mask)
+        x = self.norm2(x + self.dropout(attended))
+        return self.norm3(x + self.dropout(self.feed_forward(x)))
+
+    def _self_key_value(self, x: torch.Tensor, cache: LayerCache | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Self-attention keys/values of x, after the cached ones: 2 x (B, h, T_cached + T, d_head)."""
         key, value = self.self_attention.project_key_value(x)  # (B, h, T, d_head) each
         if cache is not None:
             if cache.self_key is not None:
                 key = torch.cat([cache.self_key, key], dim=2)  # (B, h, T_cached + T, d_head)
                 value = torch.cat([cache.self_value, value], dim=2)
             cache.self_key, cache.self_value = key, value
-        self_attention = self.self_attention(x, key, value, tgt_mask, self_head_mask)
-        x = self.norm1(x + self.dropout(self_attention.output))
+        return key, value
 
+    def _cross_key_value(self, memory: torch.Tensor, cache: LayerCache | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Cross-attention keys/values of the memory, computed once per cache: 2 x (B, h, S, d_head)."""
         if cache is not None and cache.cross_key is not None:
-            cross_key, cross_value = cache.cross_key, cache.cross_value
-        else:
-            cross_key, cross_value = self.cross_attention.project_key_value(memory)  # (B, h, S, d_head)
-            if cache is not None:
-                cache.cross_key, cache.cross_value = cross_key, cross_value
-        cross_attention = self.cross_attention(x, cross_key, cross_value, src_mask, cross_head_mask)
-        x = self.norm2(x + self.dropout(cross_attention.output))
-
-        x = self.norm3(x + self.dropout(self.feed_forward(x)))
-        return DecoderLayerOutput(x, self_attention, cross_attention)
+            return cache.cross_key, cache.cross_value
+        key, value = self.cross_attention.project_key_value(memory)  # (B, h, S, d_head)
+        if cache is not None:
+            cache.cross_key, cache.cross_value = key, value
+        return key, value

@@ -1,4 +1,4 @@
-"""Input and output limits, defined once and enforced by `model.decoding.translate`.
+"""Input and output limits, defined once; `model.inputs.prepare_source` and `model.decoding` enforce them.
 
 The app and the README show these numbers; nothing else hard-codes them.
 """

@@ -140,7 +140,7 @@ class TranslationTrace:
         return AttentionSlice(spec, weights, scores, mask, list(queries), list(keys))
 
     def to_json(self) -> str:
-        """The whole trace as JSON; floats rounded to JSON_DECIMALS (weights in [0, 1] keep 4 digits).
+        """The whole trace as JSON; floats rounded to JSON_DECIMALS decimal places.
 
         orjson writes the numpy arrays directly: ~100x faster and 3x smaller than json.dumps of lists,
         which matters because the app returns this for every translation.

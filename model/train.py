@@ -1,43 +1,42 @@
 """Training, section 5 of the paper: Adam, warm-up + inverse-square-root learning rate, label
-smoothing, dropout, token-count batches; on a GPU bf16 autocast, a fused optimizer, torch.compile
-and several GPUs through torchrun (DistributedDataParallel).
+smoothing, dropout, token-count batches; attention through PyTorch's fused kernel (the written-out
+path is for traces only); bf16 autocast where the hardware has native bf16 (`--precision auto`,
+model/precision.py); on a GPU a fused optimizer, torch.compile and several GPUs through torchrun
+(DistributedDataParallel).
 
     python -m model.train --data ../shared/data/multi30k/train ../shared/data/tatoeba/eng-deu.tsv \
         --val ../shared/data/multi30k/val --out runs/base
     torchrun --nproc_per_node 8 -m model.train ...        # several GPUs, same script
 
 The run directory holds `best/` (a checkpoint directory: the best validation BLEU so far),
-`last/` (weights + optimizer state, for --resume) and `training_log.json` (per-step loss and
-learning rate, the validation curve), which is copied into each saved checkpoint.
+`last/` (weights + optimizer state, for --resume), `training_log.json` (per-step loss and
+learning rate, the validation curve, the precision used and why), which is copied into each saved
+checkpoint, and `film.npz`, the training film (model/film.py): the attention of two probe
+sentences at every evaluation.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
-import math
 import os
 import random
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from safetensors.torch import load_file, save_file
 
-from .checkpoint import load_local_checkpoint, save_checkpoint
+from . import film
 from .config import TransformerConfig
 from .data import DataError, Example, collate, make_examples, read_sources, token_batches
 from .evaluate import score, translate_batch
+from .precision import PRECISIONS, choose_precision, cpu_flags
+from .run_files import (LOG_FILE, STATE_FILE, empty_log, git_commit, load_training_state, save_run_checkpoint,
+                        save_training_state)
 from .tokenizer import SubwordTokenizer
 from .transformer import Transformer
-
-LOG_FILE = "training_log.json"
-STATE_FILE = "training_state.json"
-OPTIMIZER_FILE = "optimizer.safetensors"
 
 
 def learning_rate(step: int, d_model: int, warmup: int, factor: float = 1.0) -> float:
@@ -86,17 +85,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--compile", choices=("auto", "on", "off"), default="auto", help="torch.compile (auto: on for CUDA)")
     run.add_argument("--threads", type=int, default=0,
                      help="CPU threads (0 = torch default; 1 is fastest on a small, shared CPU)")
-    run.add_argument("--precision", choices=("auto", "bf16", "fp32"), default="auto",
-                     help="bf16 autocast (auto: on CUDA only; bf16 also helps CPUs with AMX/AVX512-BF16)")
+    run.add_argument("--precision", choices=PRECISIONS, default="auto",
+                     help="bf16 autocast; auto: bf16 on CUDA with bf16 support and on CPUs with AMX / "
+                          "AVX-512-BF16, float32 elsewhere (the log and metrics.json say which and why)")
+    run.add_argument("--film", choices=("on", "off"), default="on",
+                     help=f"record the training film ({film.FILM_FILE} in OUT) at every evaluation")
     return parser
-
-
-def git_commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
-                              cwd=Path(__file__).resolve().parent).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 class Distributed:
@@ -154,38 +148,6 @@ def validate(model: Transformer, tokenizer: SubwordTokenizer, examples: list[Exa
     return result
 
 
-def save_training_state(directory: Path, model, optimizer, state: dict, tokenizer, log: dict) -> None:
-    """OUT/last: a loadable checkpoint plus the Adam moments (safetensors) and counters (JSON)."""
-    save_checkpoint(directory, model, tokenizer, {"training": state})
-    names = {id(p): n for n, p in model.named_parameters()}
-    tensors = {}
-    for group in optimizer.param_groups:
-        for parameter in group["params"]:
-            for key, value in optimizer.state.get(parameter, {}).items():
-                tensors[f"{names[id(parameter)]}/{key}"] = torch.as_tensor(value).detach().float().cpu().contiguous()
-    save_file(tensors, directory / OPTIMIZER_FILE)
-    (directory / STATE_FILE).write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
-    (directory / LOG_FILE).write_text(json.dumps(log) + "\n", encoding="utf-8")
-
-
-def load_training_state(directory: Path, model, optimizer) -> tuple[dict, dict]:
-    checkpoint = load_local_checkpoint(directory)
-    model.load_state_dict(checkpoint.model.state_dict())
-    tensors = load_file(directory / OPTIMIZER_FILE)
-    for name, parameter in model.named_parameters():
-        moments = {key.split("/", 1)[1]: value for key, value in tensors.items() if key.split("/", 1)[0] == name}
-        if moments:
-            optimizer.state[parameter] = {k: v.to(parameter.device) if k != "step" else v for k, v in moments.items()}
-    state = json.loads((directory / STATE_FILE).read_text(encoding="utf-8"))
-    log = json.loads((directory / LOG_FILE).read_text(encoding="utf-8"))
-    return state, log
-
-
-def empty_log() -> dict:
-    return {"train": {"step": [], "loss": [], "learning_rate": [], "tokens_per_second": []},
-            "validation": {"step": [], "loss": [], "bleu_de_en": [], "bleu_en_de": []}}
-
-
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     dist = Distributed(args.device)
@@ -216,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     model = Transformer(config).to(device)
     cuda = device.type == "cuda"
-    use_bf16 = args.precision == "bf16" or (args.precision == "auto" and cuda)
+    precision = choose_precision(args.precision, device.type, cuda and torch.cuda.is_bf16_supported(), cpu_flags())
     optimizer = torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9,
                                  **({"fused": True} if cuda else {}))
     state = {"step": 0, "epoch": 0, "batch_in_epoch": 0, "best_bleu": -1.0, "seconds": 0.0, "tokens": 0}
@@ -225,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
         state, log = load_training_state(out / "last", model, optimizer)
         if dist.main:
             print(f"resumed from {out / 'last'} at step {state['step']}")
+    log["precision"] = precision._asdict()
+    if dist.main:
+        print(f"precision {precision.name}: {precision.reason}")
     training_model = model
     if args.compile == "on" or (args.compile == "auto" and cuda):
         training_model = torch.compile(model, dynamic=True)  # batch shapes vary with length bucketing
@@ -252,10 +217,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.average_last:
             snapshots.append({k: v.detach().clone().cpu() for k, v in model.state_dict().items()})
             del snapshots[: -args.average_last]
+        if args.film == "on":
+            bleu = {"de-en": scores["bleu_de_en"], "en-de": scores["bleu_en_de"]}
+            film.append(out / film.FILM_FILE, film.record_frame(model, tokenizer, state["step"], bleu))
+            model.train()
         if mean_bleu > state["best_bleu"]:
             state["best_bleu"] = mean_bleu
             save_run_checkpoint(out / "best", model, tokenizer, log, state, scores, command, commit, "best")
         save_training_state(out / "last", model, optimizer, state, tokenizer, log)
+        (out / LOG_FILE).write_text(json.dumps(log) + "\n", encoding="utf-8")  # the run's log, beside best/ and last/
 
     model.train()
     start = time.time() - state["seconds"]
@@ -273,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         batches = batches[dist.rank::dist.world][:per_rank]
         for indices in batches[state["batch_in_epoch"]:]:
             src, tgt_in, labels = (t.to(device, non_blocking=True) for t in collate(examples, indices, config.pad_id))
-            loss_sum, tokens = batch_loss(training_model, src, tgt_in, labels, config.pad_id, args.label_smoothing, use_bf16)
+            loss_sum, tokens = batch_loss(training_model, src, tgt_in, labels, config.pad_id, args.label_smoothing, precision.autocast)
             (loss_sum / max(tokens, 1)).backward()
             if args.clip_norm:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip_norm)
@@ -321,8 +291,10 @@ def main(argv: list[str] | None = None) -> int:
             evaluate_and_save()
         if len(snapshots) > 1:
             try_average(model, snapshots, tokenizer, val_examples, val_pairs, args, device, out, log, state, command, commit)
-        print(f"done: {state['step']} steps, {state['seconds'] / 60:.1f} min, best mean val BLEU {state['best_bleu']:.2f}; "
-              f"checkpoint in {out / 'best'}")
+        print(f"done: {state['step']} steps, {state['seconds'] / 60:.1f} min, best mean val BLEU {state['best_bleu']:.2f}")
+        print(f"best checkpoint: {out / 'best'}\ntraining log: {out / LOG_FILE}")
+        if args.film == "on":
+            print(f"training film: {out / film.FILM_FILE}")
     if dist.world > 1:
         torch.distributed.destroy_process_group()
     return 0
@@ -339,25 +311,6 @@ def try_average(model, snapshots, tokenizer, val_examples, val_pairs, args, devi
         state["best_bleu"] = mean_bleu
         save_run_checkpoint(out / "best", model, tokenizer, log, state, scores, command, commit,
                             f"average of last {len(snapshots)}")
-
-
-def save_run_checkpoint(directory: Path, model, tokenizer, log, state, scores, command, commit, selected) -> None:
-    """A checkpoint directory for the app, with the training log and how it was made."""
-    speeds = log["train"]["tokens_per_second"]
-    metrics = {
-        "selected": selected,
-        "validation": {k: round(v, 4) for k, v in scores.items()},
-        "step": state["step"],
-        "command": command,
-        "commit": commit,
-        "training_seconds": round(state["seconds"], 1),
-        "parameters": model.num_parameters(),
-        "tokens_per_second": round(sum(speeds[-20:]) / len(speeds[-20:])) if speeds else None,
-        "device": str(next(model.parameters()).device),
-        "config": dataclasses.asdict(model.config),
-    }
-    save_checkpoint(directory, model, tokenizer, metrics)
-    (directory / LOG_FILE).write_text(json.dumps(log) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

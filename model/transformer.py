@@ -1,12 +1,17 @@
 """The encoder-decoder Transformer of Figure 1 (sections 3.1-3.5).
 
 `encode` runs the encoder stack, `decode` the decoder stack (optionally with a KV cache),
-`project` the pre-softmax linear layer. One embedding matrix is shared by the encoder input,
-the decoder input and the pre-softmax projection (3.4), and embeddings are multiplied by
-sqrt(d_model) before the sinusoidal positional encodings (3.5) are added.
+`project` the pre-softmax linear layer. `encode_fused` / `decode_fused` compute the same hidden
+states through PyTorch's fused attention kernel without materialising the weights: training,
+validation and decoding use them, and `forward` (training) is built on them. One embedding matrix
+is shared by the encoder input, the decoder input and the pre-softmax projection (3.4), and
+embeddings are multiplied by sqrt(d_model) before the sinusoidal positional encodings (3.5) are added.
 
-Every attention weight matrix is returned as data in EncoderOutput / DecoderOutput;
-nothing is stashed on a module.
+`encode` / `decode` return every attention weight matrix as data in EncoderOutput /
+DecoderOutput; nothing is stashed on a module. Interventions come in as plain tensors, as Hugging
+Face's Marian takes `head_mask`: per-layer head masks (L, h), 1 = keep, 0 = switch the head's
+output off, and `use_positions=False` to leave the positional encodings out (model/ablation.py
+builds them).
 """
 
 from __future__ import annotations
@@ -18,7 +23,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .ablation import Ablation
 from .attention import AttentionOutput
 from .config import TransformerConfig
 from .layers import DecoderCache, DecoderLayer, EncoderLayer
@@ -80,52 +84,84 @@ class Transformer(nn.Module):
             scaled = scaled + self.positional_encoding[offset:offset + length]
         return self.embedding_dropout(scaled)
 
-    def _head_masks(self, ablation: Ablation | None, kind: str, n_layers: int) -> list:
-        """Per-layer (h,) head masks of an ablation, or None for every layer."""
-        mask = ablation.head_mask(kind, n_layers, self.config.n_heads, self.embedding.weight.device) if ablation else None
-        return [None] * n_layers if mask is None else list(mask)
+    def encode(self, src: torch.Tensor, src_mask: torch.Tensor, head_mask: torch.Tensor | None = None,
+               use_positions: bool = True) -> EncoderOutput:
+        """src (B, S) token ids, src_mask (B, 1, 1, S) -> memory (B, S, d_model) + attentions.
 
-    def encode(self, src: torch.Tensor, src_mask: torch.Tensor, ablation: Ablation | None = None) -> EncoderOutput:
-        """src (B, S) token ids, src_mask (B, 1, 1, S) -> memory (B, S, d_model) + attentions."""
-        x = self.embed(src, positions=ablation is None or ablation.positional_encoding)
+        head_mask (L_enc, h): 1 keeps a head, 0 switches it off; use_positions=False drops the PE.
+        """
+        x = self.embed(src, positions=use_positions)
         attentions = []
-        head_masks = self._head_masks(ablation, "encoder", len(self.encoder_layers))
-        for layer, head_mask in zip(self.encoder_layers, head_masks):
-            x, attention = layer(x, src_mask, head_mask)
+        for layer, layer_head_mask in zip(self.encoder_layers, _per_layer(head_mask, len(self.encoder_layers))):
+            x, attention = layer(x, src_mask, layer_head_mask)
             attentions.append(attention)
         return EncoderOutput(x, attentions)
+
+    def encode_fused(self, src: torch.Tensor, src_mask: torch.Tensor, head_mask: torch.Tensor | None = None,
+                     use_positions: bool = True) -> torch.Tensor:
+        """As `encode`, memory (B, S, d_model) only, through the fused attention kernel."""
+        x = self.embed(src, positions=use_positions)
+        for layer, layer_head_mask in zip(self.encoder_layers, _per_layer(head_mask, len(self.encoder_layers))):
+            x = layer.fused(x, src_mask, layer_head_mask)
+        return x
 
     def decode(
         self,
         tgt: torch.Tensor,
         memory: torch.Tensor,
         src_mask: torch.Tensor,
-        tgt_mask: torch.Tensor,
+        tgt_mask: torch.Tensor | None,
         cache: DecoderCache | None = None,
-        ablation: Ablation | None = None,
+        self_head_mask: torch.Tensor | None = None,
+        cross_head_mask: torch.Tensor | None = None,
+        use_positions: bool = True,
     ) -> DecoderOutput:
         """tgt (B, T) target ids (shifted right: they start with [BOS]).
 
         Without a cache tgt is the whole prefix and tgt_mask (B, 1, T, T) is the combined causal
         and padding mask. With a cache tgt holds only new positions and tgt_mask (B, 1, T, T_total)
-        covers cached + new keys; the cache is extended in place.
+        covers cached + new keys (None for a single new position: it may see every cached key);
+        the cache is extended in place. self_head_mask, cross_head_mask (L_dec, h): 1 keep, 0 off.
         """
-        offset = cache.length if cache is not None else 0
-        x = self.embed(tgt, offset, positions=ablation is None or ablation.positional_encoding)
+        x, layer_caches = self._decoder_input(tgt, cache, use_positions)
         hiddens, self_attentions, cross_attentions = [], [], []
         n_layers = len(self.decoder_layers)
-        self_masks = self._head_masks(ablation, "decoder_self", n_layers)
-        cross_masks = self._head_masks(ablation, "cross", n_layers)
-        for index, layer in enumerate(self.decoder_layers):
-            layer_cache = cache.layers[index] if cache is not None else None
-            x, self_attention, cross_attention = layer(
-                x, memory, src_mask, tgt_mask, layer_cache, self_masks[index], cross_masks[index])
+        for layer, layer_cache, self_mask, cross_mask in zip(
+                self.decoder_layers, layer_caches, _per_layer(self_head_mask, n_layers), _per_layer(cross_head_mask, n_layers)):
+            x, self_attention, cross_attention = layer(x, memory, src_mask, tgt_mask, layer_cache, self_mask, cross_mask)
             hiddens.append(x)
             self_attentions.append(self_attention)
             cross_attentions.append(cross_attention)
         if cache is not None:
             cache.length += tgt.size(1)
         return DecoderOutput(x, hiddens, self_attentions, cross_attentions)
+
+    def decode_fused(
+        self,
+        tgt: torch.Tensor,
+        memory: torch.Tensor,
+        src_mask: torch.Tensor,
+        tgt_mask: torch.Tensor | None,
+        cache: DecoderCache | None = None,
+        self_head_mask: torch.Tensor | None = None,
+        cross_head_mask: torch.Tensor | None = None,
+        use_positions: bool = True,
+    ) -> torch.Tensor:
+        """As `decode`, final hidden states (B, T, d_model) only, through the fused attention kernel."""
+        x, layer_caches = self._decoder_input(tgt, cache, use_positions)
+        n_layers = len(self.decoder_layers)
+        for layer, layer_cache, self_mask, cross_mask in zip(
+                self.decoder_layers, layer_caches, _per_layer(self_head_mask, n_layers), _per_layer(cross_head_mask, n_layers)):
+            x = layer.fused(x, memory, src_mask, tgt_mask, layer_cache, self_mask, cross_mask)
+        if cache is not None:
+            cache.length += tgt.size(1)
+        return x
+
+    def _decoder_input(self, tgt: torch.Tensor, cache: DecoderCache | None, use_positions: bool):
+        """Embedded new target positions (B, T, d_model), placed after the cached ones, and each layer's cache."""
+        offset = cache.length if cache is not None else 0
+        layer_caches = cache.layers if cache is not None else [None] * len(self.decoder_layers)
+        return self.embed(tgt, offset, positions=use_positions), layer_caches
 
     def project(self, hidden: torch.Tensor) -> torch.Tensor:
         """Pre-softmax linear layer sharing the embedding matrix (3.4). (B, T, d_model) -> (B, T, V)."""
@@ -134,9 +170,18 @@ class Transformer(nn.Module):
     def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
         """Teacher-forced logits for training. src (B, S), tgt (B, T) -> logits (B, T, V)."""
         src_mask = padding_mask(src, self.config.pad_id)
-        memory = self.encode(src, src_mask).memory
-        hidden = self.decode(tgt, memory, src_mask, decoder_mask(tgt, self.config.pad_id)).hidden
+        memory = self.encode_fused(src, src_mask)  # (B, S, d_model)
+        hidden = self.decode_fused(tgt, memory, src_mask, decoder_mask(tgt, self.config.pad_id))  # (B, T, d_model)
         return self.project(hidden)
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
+
+
+def _per_layer(head_mask: torch.Tensor | None, n_layers: int) -> list[torch.Tensor | None]:
+    """Rows of an (L, h) head mask, one per layer; None for every layer when there is no mask."""
+    if head_mask is None:
+        return [None] * n_layers
+    if head_mask.dim() != 2 or head_mask.size(0) != n_layers:
+        raise ValueError(f"head mask must be (layers={n_layers}, heads), got shape {tuple(head_mask.shape)}")
+    return list(head_mask)

@@ -13,7 +13,7 @@ from model.analysis import (
     DIAGNOSTICS, beam_versus_greedy, first_difference, head_diagnostics, is_punctuation, token_probabilities,
     trace_head_diagnostics, word_alignment, word_numbers,
 )
-from model.decoding import prepare_source
+from model.inputs import prepare_source
 
 GERMAN = "Ein Mann fährt Fahrrad."
 

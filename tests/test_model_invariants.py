@@ -19,7 +19,8 @@ import pytest
 import torch
 
 from model.attention import scaled_dot_product_attention
-from model.decoding import greedy_steps, pad_batch, translate
+from model.decoding import greedy_steps, translate
+from model.inputs import pad_batch
 from model.masks import decoder_mask, padding_mask
 from model.positional import sinusoidal_positional_encoding
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import random
+import subprocess
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
-from model import load_checkpoint
+from model import film, load_checkpoint
 from model.data import DataError, collate, make_examples, read_source, read_sources, token_batches
 from model.train import learning_rate, main
 
@@ -104,7 +107,7 @@ def test_learning_rate_follows_section_5_3():
 
 TINY = ["--d-model", "32", "--heads", "4", "--encoder-layers", "1", "--decoder-layers", "1", "--d-ff", "64",
         "--vocab-size", "400", "--max-tokens", "400", "--warmup", "20", "--lr-factor", "2", "--bleu-sentences", "4",
-        "--log-every", "1", "--threads", "1"]
+        "--log-every", "1", "--threads", "1", "--precision", "fp32"]  # fp32: the same run on every CPU
 
 
 def test_tiny_training_run_learns_saves_and_resumes(corpus, tmp_path):
@@ -118,8 +121,10 @@ def test_tiny_training_run_learns_saves_and_resumes(corpus, tmp_path):
     assert len(losses) >= 15 and sum(losses[-5:]) / 5 < sum(losses[:5]) / 5  # the loss falls
     assert log["validation"]["step"][:2] == [15, 30]
     assert set(log["validation"]) == {"step", "loss", "bleu_de_en", "bleu_en_de"}
+    assert (out / "film.npz").exists()  # the training film (tests/test_film.py checks its content)
     metrics = json.loads((out / "best" / "metrics.json").read_text())
     assert {"command", "commit", "training_seconds", "parameters", "tokens_per_second", "validation"} <= set(metrics)
+    assert metrics["precision"] == log["precision"] == {"name": "fp32", "reason": "--precision fp32 was asked for"}
 
     checkpoint = load_checkpoint(out / "best")  # the app can load what training wrote
     assert checkpoint.config.d_model == 32
@@ -134,3 +139,28 @@ def test_tiny_training_run_learns_saves_and_resumes(corpus, tmp_path):
 def test_unreadable_data_exits_with_a_message(tmp_path, capsys):
     assert main(["--data", str(tmp_path / "nothing"), "--out", str(tmp_path / "run"), *TINY]) == 2
     assert "no data at" in capsys.readouterr().err
+
+
+def test_gpu_recipe_runs_on_the_cpu_with_tiny_settings(tmp_path, pairs):
+    """scripts/train_gpu.sh, the README's recipe, end to end with environment overrides: it trains,
+    records the film and prints where the best checkpoint, the log and the film are."""
+    data = tmp_path / "data"
+    (data / "multi30k").mkdir(parents=True)
+    (data / "tatoeba").mkdir()
+    for split in ("train", "val"):
+        (data / "multi30k" / f"{split}.de").write_text("\n".join(de for de, _ in pairs) + "\n", encoding="utf-8")
+        (data / "multi30k" / f"{split}.en").write_text("\n".join(en for _, en in pairs) + "\n", encoding="utf-8")
+    (data / "tatoeba" / "eng-deu.tsv").write_text("Hello.\tHallo.\n", encoding="utf-8")
+    tiny = {"DATA": str(data), "D_MODEL": "32", "HEADS": "4", "LAYERS": "1", "D_FF": "64", "VOCAB": "400",
+            "MAX_TOKENS": "400", "WARMUP": "10", "EVAL_EVERY": "5", "BLEU_SENTENCES": "4", "AVERAGE_LAST": "2",
+            "MAX_MINUTES": "0", "MAX_STEPS": "10", "THREADS": "1", "PRECISION": "fp32"}
+    out = tmp_path / "run"
+    script = Path(__file__).resolve().parent.parent / "scripts" / "train_gpu.sh"
+    result = subprocess.run(["bash", str(script), str(out)], env={**os.environ, **tiny},
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    printed = result.stdout
+    assert f"best checkpoint: {out / 'best'}" in printed and f"training film:   {out / 'film.npz'}" in printed
+    assert f"training log:    {out / 'training_log.json'}" in printed
+    assert len(film.load_film(out / "film.npz")) == 2  # evaluations at steps 5 and 10
+    assert load_checkpoint(out / "best").config.d_model == 32

@@ -5,7 +5,7 @@
 - A bad checkpoint directory or an over-long input exits with code 2 and a one-line message,
   never a traceback.
 - TranslationTrace.from_dict(json.loads(trace.to_json())) gives back the same shapes, dtypes and
-  (to the 6 decimals JSON keeps) the same values.
+  (to the JSON_DECIMALS decimals JSON keeps) the same values.
 """
 
 from __future__ import annotations
