@@ -1,8 +1,9 @@
 """What every tab of the UI shares: the page's named components (`Page`), the contract of a view that
 the one redraw listener draws (`TabView`), a figure as a gr.Plot value and the slider's step.
 
-Tabs talk to each other only through these: a tab's `build(page)` receives the `Page` and returns
-its `TabView` (or nothing); no tab reaches into another's components.
+Tabs talk to each other only through named interfaces: a tab's `build(page)` receives the `Page` and
+returns its `TabView` (or nothing); where one tab opens another (the Explain tab's diagnostics open a
+head in the Attention tab) it goes through what the opened tab returns (`ui.attention.HeadOpener`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import numpy as np
 from gradio.components.plot import PlotData
 
 from model import Checkpoint, TranslationTrace
-
 
 PRIVATE = {"api_visibility": "private"}  # listeners that are page plumbing, not API endpoints
 

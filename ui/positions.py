@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gradio as gr
 from gradio.components.plot import PlotData
 
 import visualizer
