@@ -60,9 +60,9 @@ def build(page: Page) -> Panel:
         ablation = ablation_from_choices(list(choices), checkpoint.config)
         if ablation.is_empty:
             raise gr.Error("Tick at least one head to switch off.")
-        views = intervention_views(trace, intervene(checkpoint, trace, ablation), "Heads switched off",
-                                   "ablation-probabilities")
-        return dict(zip((result, figure), views))
+        html, change = intervention_views(trace, intervene(checkpoint, trace, ablation), "Heads switched off",
+                                          "ablation-probabilities")
+        return {result: html, figure: change}
 
     run.click(on_ablate, [page.trace, *boxes], [result, figure], **MODEL_RUN)
     cleared = {result: "", figure: None}

@@ -15,7 +15,6 @@ from visualizer import explain as figures
 from ..attention import TAB_ID as ATTENTION_TAB, HeadOpener
 from ..common import PRIVATE, Page, plot
 from ..text import EXPLAIN_DIAGNOSTICS
-
 from .panel import Panel
 
 TITLES = {"entropy": "entropy (bits)", "diagonal": "diagonal (%)", "special": "to [EOS]/specials (%)",
@@ -56,7 +55,8 @@ def build(page: Page, opener: HeadOpener) -> Panel:
     def draw(trace, kind_value) -> dict:
         if trace is None:
             return {figure: None, head: gr.Dropdown(choices=[], value=None)}
-        return dict(zip((figure, head), diagnostics_views(trace, kind_value)))
+        heatmaps, heads = diagnostics_views(trace, kind_value)
+        return {figure: heatmaps, head: heads}
 
     kind.input(lambda trace, kind_value: gr.skip() if trace is None else draw(trace, kind_value),
                [page.trace, kind], [figure, head], **PRIVATE)

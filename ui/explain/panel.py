@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import gradio as gr
 import numpy as np
+from gradio.components.plot import PlotData
 
 from model import Checkpoint, TranslationTrace, analysis
 from model.ablation import Ablation
@@ -105,9 +106,10 @@ def comparison_html(original: TranslationTrace, changed: TranslationTrace, headi
             f'{output_card(heading, changed, marks, facts(changed))}</div>')
 
 
-def intervention_views(original: TranslationTrace, result: Intervention, heading: str, name: str) -> list:
-    """[comparison HTML, per-step probability-change plot] for an Intervention."""
+def intervention_views(original: TranslationTrace, result: Intervention, heading: str, name: str
+                       ) -> tuple[str, PlotData]:
+    """(comparison HTML, per-step probability-change plot) for an Intervention."""
     figure = figures.probability_change_figure(
         original.output_tokens, result.original_probs, result.changed_probs, changed_name=heading,
         title=f"Probability of each original token: {result.label} vs the intact model")
-    return [comparison_html(original, result.trace, heading), plot(figure, name)]
+    return comparison_html(original, result.trace, heading), plot(figure, name)

@@ -60,7 +60,8 @@ def build_alignment(page: Page) -> Panel:
     def draw(trace, layer_values, level_value) -> dict:
         if trace is None:
             return {figure: None, pharaoh: ""}
-        return dict(zip((figure, pharaoh), alignment_views(trace, layer_values, level_value)))
+        links, pairs = alignment_views(trace, layer_values, level_value)
+        return {figure: links, pharaoh: pairs}
 
     def on_control(trace, layer_values, level_value):
         return gr.skip() if trace is None else draw(trace, layer_values, level_value)
