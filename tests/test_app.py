@@ -363,3 +363,25 @@ def test_trace_files_survive_concurrent_pruning(checkpoint, monkeypatch, tmp_pat
         thread.join()
     assert errors == []
     assert len(list(folder.glob("*/trace-*.json"))) < 6 * 30  # old files were pruned
+
+
+def test_importing_the_ui_loads_no_model():
+    """build_demo(checkpoint) is what loads a model: importing every ui module loads none (and not app.py)."""
+    import subprocess
+    import sys
+
+    code = ("import importlib, pkgutil, sys\n"
+            "import model, model.checkpoint as c\n"
+            "calls = []\n"
+            "c.load_checkpoint = c.load_local_checkpoint = model.load_checkpoint = lambda *a, **k: calls.append(a)\n"
+            "import ui, ui.explain\n"
+            "for package in (ui, ui.explain):\n"
+            "    for info in pkgutil.iter_modules(package.__path__):\n"
+            "        importlib.import_module(f'{package.__name__}.{info.name}')\n"
+            "from ui.session import load_model\n"
+            "assert calls == [] and load_model.cache_info().misses == 0, calls\n"
+            "assert 'app' not in sys.modules\n"
+            "print('ok')\n")
+    root = Path(__file__).resolve().parent.parent
+    result = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]
