@@ -1,42 +1,35 @@
-"""Views part: server-side re-render time of each view from a kept trace, calling app.py's callbacks.
+"""Views part: server-side re-render time of each view from a kept trace, calling the UI's view functions.
 
 The model runs once per trace; every timed call only draws from the trace, as the app does when
-a user steps, switches layer/head or opens a tab: `render_views` (+ `step_html` for a step), which
-builds the Plotly figure and serializes it to the JSON that gr.Plot sends. Gradio's own
+a user steps, switches layer/head or opens a tab: the open tab's views of ui/ (+ `step_html` for a
+step), which build the Plotly figure and serialize it to the JSON that gr.Plot sends. Gradio's own
 queueing and websocket time are not included (the browser part measures those).
 """
 
 from __future__ import annotations
 
 import itertools
-import os
-import sys
 
 from model.decoding import translate
+from ui.attention import attention_view, pipeline_view
+from ui.next_token import candidates_view
+from ui.positions import masks_view, positions_view
+from ui.stepping import step_html
 
 from .common import SOURCE_LANGUAGE, summarize, text_of_tokens, time_interleaved
 
-CHECKPOINT_ENV = "ATTENTION_EXPLORER_CHECKPOINT"  # app.py's variable
 TRACE_LENGTHS = (20, 80)  # source tokens of the kept trace; targets are judged on 20
 
 
-def import_app(checkpoint_dir: str):
-    """app.py; when first imported here, its module-level demo is built on this checkpoint, not the default."""
-    if "app" in sys.modules:
-        return sys.modules["app"]
-    previous = os.environ.get(CHECKPOINT_ENV)
-    os.environ[CHECKPOINT_ENV] = str(checkpoint_dir)
-    try:
-        import app  # noqa: PLC0415 - builds the demo at import
-    finally:
-        if previous is None:
-            os.environ.pop(CHECKPOINT_ENV, None)
-        else:
-            os.environ[CHECKPOINT_ENV] = previous
-    return app
+def tab_views(tab: str, trace, step, kind: str, layer, head: str) -> list:
+    """The figures the page draws for the open `tab` (what ui/redraw.py asks that tab for)."""
+    if tab == "attention":
+        return [attention_view(trace, step, kind, layer, head), pipeline_view(trace, step, kind, layer, head)]
+    return [{"next": lambda: candidates_view(trace, step), "positions": lambda: positions_view(trace),
+             "masks": lambda: masks_view(trace, step)}[tab]()]
 
 
-def view_calls(app, trace, n_heads: int, n_layers: int) -> dict:
+def view_calls(trace, n_heads: int, n_layers: int) -> dict:
     """{view name: a zero-argument callable that redraws it}, each cycling through its inputs."""
     last = trace.num_steps
     steps = itertools.cycle(range(1, last + 1))
@@ -46,12 +39,12 @@ def view_calls(app, trace, n_heads: int, n_layers: int) -> dict:
     def step(tab, kind="cross", head="1"):
         def call():
             s = next(steps)
-            return app.step_html(trace, s), app.render_views(tab, trace, s, kind, 1, head)
+            return step_html(trace, s), tab_views(tab, trace, s, kind, 1, head)
         return call
 
     def layer_or_head():
         layer, head = next(layer_head)
-        return app.render_views("attention", trace, last, "cross", layer, head)[1:3]
+        return tab_views("attention", trace, last, "cross", layer, head)
 
     return {
         "step: next-token tab": step("next"),
@@ -59,21 +52,21 @@ def view_calls(app, trace, n_heads: int, n_layers: int) -> dict:
         "step: attention tab (decoder, all heads)": step("attention", "decoder_self", "all"),
         "step: masks tab": step("masks"),
         "layer/head change (cross)": layer_or_head,
-        "all-heads grid (cross)": lambda: app.render_views("attention", trace, last, "cross", 1, "all"),
-        "all-heads grid (encoder)": lambda: app.render_views("attention", trace, last, "encoder", 1, "all"),
-        "positional encodings": lambda: app.render_views("positions", trace, last, "cross", 1, "1"),
-        "masks": lambda: app.render_views("masks", trace, last, "cross", 1, "1"),
+        "all-heads grid (cross)": lambda: tab_views("attention", trace, last, "cross", 1, "all"),
+        "all-heads grid (encoder)": lambda: tab_views("attention", trace, last, "encoder", 1, "all"),
+        "positional encodings": lambda: tab_views("positions", trace, last, "cross", 1, "1"),
+        "masks": lambda: tab_views("masks", trace, last, "cross", 1, "1"),
     }
 
 
 def measure(checkpoint, checkpoint_dir: str, repeats: int, lengths=TRACE_LENGTHS, direction: str = "de-en") -> dict:
-    app = import_app(checkpoint_dir)
+    """checkpoint_dir is kept for the other parts' signature; the views need only the loaded checkpoint."""
     config = checkpoint.config
     rows = []
     for n_tokens in lengths:
         text = text_of_tokens(checkpoint.tokenizer, SOURCE_LANGUAGE[direction], n_tokens)
         trace = translate(checkpoint.model, checkpoint.tokenizer, text, direction)
-        for name, call in view_calls(app, trace, config.n_heads, config.n_decoder_layers).items():
+        for name, call in view_calls(trace, config.n_heads, config.n_decoder_layers).items():
             call()  # warm-up (imports, plotly validators)
             wall, cpu = time_interleaved({name: call}, repeats, warmup=0)
             rows.append({"view": name, "source_tokens": n_tokens, "steps": trace.num_steps,

@@ -37,7 +37,7 @@ def started_app(checkpoint: str | Path | None, log_path: Path,
     """
     port = free_port()
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-    for name in ("ATTENTION_EXPLORER_HOST", "GRADIO_SERVER_NAME", "GRADIO_SERVER_PORT"):
+    for name in ("ATTENTION_EXPLORER_HOST", "ATTENTION_EXPLORER_HUB", "GRADIO_SERVER_NAME", "GRADIO_SERVER_PORT"):
         env.pop(name, None)
     command = [sys.executable, str(ROOT / "app.py"), "--port", str(port)]
     if checkpoint is not None:

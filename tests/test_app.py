@@ -1,4 +1,5 @@
-"""App callbacks, called directly on the tiny checkpoint: translate once, then every view from the trace.
+"""UI callbacks (the ui/ package), called directly on the tiny checkpoint: translate once, then every view
+from the trace.
 
 No server and no browser here (tests/test_browser.py drives the page); no network, no ../shared/data.
 """
@@ -13,10 +14,12 @@ import gradio as gr
 import numpy as np
 import pytest
 
-import app
 import visualizer
 from model import TranslationTrace, limits
-from model.trace import JSON_DECIMALS
+from model.trace import ATTENTION_KINDS, JSON_DECIMALS
+from ui import attention, build_demo, model_tab, next_token, positions, redraw, server, session, stepping
+from ui.common import Page
+from visualizer.tokens import token_chips
 
 GERMAN = "Ein Mann fährt Fahrrad."
 XSS = "<img src=x onerror=alert(1)>"
@@ -24,18 +27,18 @@ XSS = "<img src=x onerror=alert(1)>"
 
 @pytest.fixture(scope="module")
 def checkpoint(tiny_checkpoint):
-    return app.load_model(str(tiny_checkpoint))
+    return session.load_model(str(tiny_checkpoint))
 
 
 @pytest.fixture(scope="module")
 def trace(checkpoint) -> TranslationTrace:
-    trace, _, _ = app.translate_text(checkpoint, GERMAN, "de-en", )
+    trace, _, _ = session.translate_text(checkpoint, GERMAN, "de-en", )
     return trace
 
 
 @pytest.fixture(scope="module")
 def demo(tiny_checkpoint) -> gr.Blocks:
-    return app.build_demo(tiny_checkpoint)
+    return build_demo(tiny_checkpoint)
 
 
 def api_function(demo: gr.Blocks, api_name: str):
@@ -45,7 +48,7 @@ def api_function(demo: gr.Blocks, api_name: str):
 
 
 def figure_json(value) -> dict:
-    """A gr.Plot value from app.plot -> the figure JSON the browser receives."""
+    """A gr.Plot value from ui.common.plot -> the figure JSON the browser receives."""
     assert value.type == "plotly"
     return json.loads(value.plot)
 
@@ -53,8 +56,8 @@ def figure_json(value) -> dict:
 # --------------------------------------------------------------------------- translate
 @pytest.mark.parametrize("direction", ["de-en", "German → English", " DE-EN ", "en-de", "English → German"])
 def test_translate_accepts_codes_and_labels(checkpoint, direction):
-    trace, translation, path = app.translate_text(checkpoint, GERMAN, direction)
-    assert trace.direction == app.parse_direction(direction)
+    trace, translation, path = session.translate_text(checkpoint, GERMAN, direction)
+    assert trace.direction == session.parse_direction(direction)
     assert trace.source_tokens[0] == ("<2en>" if trace.direction == "de-en" else "<2de>")
     assert translation == trace.translation and trace.num_steps >= 1
     assert Path(path).suffix == ".json"
@@ -62,41 +65,41 @@ def test_translate_accepts_codes_and_labels(checkpoint, direction):
 
 def test_unknown_direction_is_refused(checkpoint):
     with pytest.raises(gr.Error, match="de-en"):
-        app.translate_text(checkpoint, GERMAN, "fr-en")
+        session.translate_text(checkpoint, GERMAN, "fr-en")
 
 
 @pytest.mark.parametrize("text", ["", "   \n\t ", None])
 def test_empty_input_gives_a_clear_message(checkpoint, text):
     with pytest.raises(gr.Error, match="empty"):
-        app.translate_text(checkpoint, text, "de-en")
+        session.translate_text(checkpoint, text, "de-en")
 
 
 def test_too_long_input_is_refused_naming_the_limit(checkpoint, monkeypatch):
     def must_not_run(*args, **kwargs):
         raise AssertionError("the model must not run on refused input")
 
-    monkeypatch.setattr(app, "translate", must_not_run)
+    monkeypatch.setattr(session, "translate", must_not_run)
     with pytest.raises(gr.Error, match=f"{limits.MAX_INPUT_CHARS:,} characters") as raised:
-        app.translate_text(checkpoint, "a" * (limits.MAX_INPUT_CHARS + 1), "de-en")
+        session.translate_text(checkpoint, "a" * (limits.MAX_INPUT_CHARS + 1), "de-en")
     assert f"{limits.MAX_INPUT_CHARS + 1:,}" in str(raised.value)
 
 
 def test_truncated_source_shows_a_notice_naming_the_limit(checkpoint):
     text = "Ein Mann fährt Fahrrad. " * 40  # far more than MAX_SOURCE_TOKENS subwords, under MAX_INPUT_CHARS
-    trace, _, _ = app.translate_text(checkpoint, text, "de-en")
+    trace, _, _ = session.translate_text(checkpoint, text, "de-en")
     assert trace.source_truncated
     assert len(trace.source_tokens) == limits.MAX_SOURCE_TOKENS + 2  # language tag + subwords + [EOS]
-    assert f"{limits.MAX_SOURCE_TOKENS} subword tokens" in app.notice_markdown(trace)
+    assert f"{limits.MAX_SOURCE_TOKENS} subword tokens" in session.notice_markdown(trace)
 
 
 def test_no_notice_for_a_short_sentence_that_ends(trace):
-    notice = app.notice_markdown(trace)
+    notice = session.notice_markdown(trace)
     assert "cut" not in notice
     assert ("without producing" in notice) == (trace.stopped_by == "max_length")
 
 
 def test_trace_json_download_reads_back(checkpoint):
-    trace, _, path = app.translate_text(checkpoint, GERMAN, "de-en")
+    trace, _, path = session.translate_text(checkpoint, GERMAN, "de-en")
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     again = TranslationTrace.from_dict(data)
     assert again.output_tokens == trace.output_tokens
@@ -115,46 +118,54 @@ def test_demo_exposes_translate_endpoint(demo, tiny_checkpoint):
 
 def test_demo_without_checkpoint_starts_and_explains(tmp_path):
     missing = tmp_path / "no-such-checkpoint"
-    demo = app.build_demo(missing)
+    demo = build_demo(missing)
     texts = [c.get("props", {}).get("value") for c in demo.config["components"]]
     assert any(isinstance(t, str) and "No model loaded" in t and str(missing) in t for t in texts)
     with pytest.raises(gr.Error, match="No model is loaded"):
         api_function(demo, "translate").fn(GERMAN, "de-en")
 
 
-def test_checkpoint_source_prefers_argument_then_environment(monkeypatch, tmp_path):
+def test_checkpoint_source_prefers_arguments_then_hub_then_directory_environment(monkeypatch, tmp_path):
+    import app  # the launcher (its module-level demo loads the shipped checkpoint)
+
+    monkeypatch.delenv(app.HUB_ENV, raising=False)
     monkeypatch.setenv(app.CHECKPOINT_ENV, str(tmp_path))
-    assert app.checkpoint_source() == str(tmp_path)
-    assert app.checkpoint_source("elsewhere") == "elsewhere"
+    assert app.checkpoint_source() == (str(tmp_path), False)
+    assert app.checkpoint_source("elsewhere") == ("elsewhere", False)
+    monkeypatch.setenv(app.HUB_ENV, "owner/name")  # Spaces has no command line: the Hub repo comes from here
+    assert app.checkpoint_source() == ("owner/name", True)
+    assert app.checkpoint_source("elsewhere") == ("elsewhere", False)
+    assert app.checkpoint_source(hub="other/repo") == ("other/repo", True)
+    monkeypatch.delenv(app.HUB_ENV)
     monkeypatch.delenv(app.CHECKPOINT_ENV)
-    assert app.checkpoint_source() == str(app.DEFAULT_CHECKPOINT)
+    assert app.checkpoint_source() == (str(app.DEFAULT_CHECKPOINT), False)
 
 
 def test_server_host_defaults_to_localhost(monkeypatch):
-    monkeypatch.delenv(app.HOST_ENV, raising=False)
+    monkeypatch.delenv(server.HOST_ENV, raising=False)
     monkeypatch.delenv("GRADIO_SERVER_NAME", raising=False)
-    assert app.server_host() == "127.0.0.1"
-    monkeypatch.setenv(app.HOST_ENV, "0.0.0.0")
-    assert app.server_host() == "0.0.0.0"
-    assert app.server_host("192.0.2.1") == "192.0.2.1"
+    assert server.server_host() == "127.0.0.1"
+    monkeypatch.setenv(server.HOST_ENV, "0.0.0.0")
+    assert server.server_host() == "0.0.0.0"
+    assert server.server_host("192.0.2.1") == "192.0.2.1"
 
 
 # --------------------------------------------------------------------------- stepping
 def test_step_moves_clamp_to_the_trace(trace):
     last = trace.num_steps
-    assert app.move_step(trace, 1, "prev") == 1
-    assert app.move_step(trace, 1, "next") == min(2, last)
-    assert app.move_step(trace, last, "next") == last
-    assert app.move_step(trace, 3, "first") == 1
-    assert app.move_step(trace, 1, "last") == last
-    assert app.move_step(trace, 10_000, "stay") == last
-    assert app.move_step(trace, -5, "stay") == 1
-    assert app.move_step(None, 7, "next") == 1
+    assert stepping.move_step(trace, 1, "prev") == 1
+    assert stepping.move_step(trace, 1, "next") == min(2, last)
+    assert stepping.move_step(trace, last, "next") == last
+    assert stepping.move_step(trace, 3, "first") == 1
+    assert stepping.move_step(trace, 1, "last") == last
+    assert stepping.move_step(trace, 10_000, "stay") == last
+    assert stepping.move_step(trace, -5, "stay") == 1
+    assert stepping.move_step(None, 7, "next") == 1
 
 
 def test_step_html_shows_prefix_and_chosen_token(trace):
     step = min(3, trace.num_steps)
-    text = app.step_html(trace, step)
+    text = stepping.step_html(trace, step)
     assert f"Step {step} of {trace.num_steps}" in text
     assert text.count('<span class="tok') == step + 1  # the prefix [BOS] y1 .. plus the chosen token
     assert f"{float(trace.entropy[step - 1]):.2f} bits" in text
@@ -170,7 +181,7 @@ def test_candidates_view_highlights_the_greedy_choice(trace, monkeypatch):
 
     monkeypatch.setattr(visualizer, "candidates_chart", spy)
     step = min(2, trace.num_steps)
-    figure = figure_json(app.candidates_view(trace, step))
+    figure = figure_json(next_token.candidates_view(trace, step))
     assert seen["tokens"][seen["chosen"]] == trace.output_tokens[step - 1]
     assert seen["chosen"] == 0  # greedy picks the most probable candidate
     assert seen["entropy_bits"] == pytest.approx(float(trace.entropy[step - 1]))
@@ -185,7 +196,7 @@ def no_model(monkeypatch):
     def must_not_run(*args, **kwargs):
         raise AssertionError("re-rendering must not run the model")
 
-    monkeypatch.setattr(app, "translate", must_not_run)
+    monkeypatch.setattr(session, "translate", must_not_run)
 
 
 @pytest.fixture
@@ -203,11 +214,11 @@ def drawn(monkeypatch) -> list[tuple[str, np.ndarray, list, list]]:
     return calls
 
 
-@pytest.mark.parametrize("kind", list(app.KINDS))
+@pytest.mark.parametrize("kind", list(ATTENTION_KINDS))
 @pytest.mark.parametrize("head", ["all", "mean", "1", "4"])
 def test_attention_views_have_the_shapes_of_the_step(trace, no_model, drawn, kind, head):
     step = min(3, trace.num_steps)
-    value = app.attention_view(trace, step, kind, 2, head)
+    value = attention.attention_view(trace, step, kind, 2, head)
     assert figure_json(value)["data"], "the figure has traces"
     name, weights, queries, keys, kwargs = drawn[-1]
     S, L, H = len(trace.source_tokens), trace.encoder_attention.shape[0], trace.encoder_attention.shape[1]
@@ -223,22 +234,22 @@ def test_attention_views_have_the_shapes_of_the_step(trace, no_model, drawn, kin
 
 def test_decoder_triangle_grows_with_the_step(trace, no_model, drawn):
     for step in range(1, trace.num_steps + 1):
-        app.attention_view(trace, step, "decoder_self", 1, "1")
+        attention.attention_view(trace, step, "decoder_self", 1, "1")
         weights = drawn[-1][1]
         assert weights.shape == (step, step)
         assert np.allclose(np.triu(weights, k=1), 0.0)  # nothing above the diagonal: no peeking ahead
 
 
 def test_mean_of_heads_and_single_head_pick_the_right_layer(trace, no_model, drawn):
-    app.attention_view(trace, 1, "encoder", 2, "mean")
+    attention.attention_view(trace, 1, "encoder", 2, "mean")
     np.testing.assert_allclose(drawn[-1][1], trace.encoder_attention[1].mean(0), rtol=1e-6)
-    app.attention_view(trace, 1, "encoder", 2, "3")
+    attention.attention_view(trace, 1, "encoder", 2, "3")
     np.testing.assert_array_equal(drawn[-1][1], trace.encoder_attention[1, 2])
-    app.attention_view(trace, 1, "encoder", 99, "99")  # out-of-range controls clamp, never crash
+    attention.attention_view(trace, 1, "encoder", 99, "99")  # out-of-range controls clamp, never crash
     np.testing.assert_array_equal(drawn[-1][1], trace.encoder_attention[-1, -1])
 
 
-@pytest.mark.parametrize("kind", list(app.KINDS))
+@pytest.mark.parametrize("kind", list(ATTENTION_KINDS))
 @pytest.mark.parametrize("head", ["all", "2"])
 def test_pipeline_view_uses_scores_mask_and_weights_of_one_head(trace, no_model, monkeypatch, kind, head):
     seen = {}
@@ -250,7 +261,7 @@ def test_pipeline_view_uses_scores_mask_and_weights_of_one_head(trace, no_model,
 
     monkeypatch.setattr(visualizer, "attention_pipeline", spy)
     step = min(2, trace.num_steps)
-    figure_json(app.pipeline_view(trace, step, kind, 1, head))
+    figure_json(attention.pipeline_view(trace, step, kind, 1, head))
     h = 0 if head == "all" else 1
     scores = {"encoder": trace.encoder_scores, "decoder_self": trace.decoder_self_scores, "cross": trace.cross_scores}[kind]
     rows = len(trace.source_tokens) if kind == "encoder" else step
@@ -261,44 +272,70 @@ def test_pipeline_view_uses_scores_mask_and_weights_of_one_head(trace, no_model,
 
 
 def test_positions_and_masks_views(trace, no_model):
-    assert figure_json(app.positions_view(trace))["data"]
-    assert figure_json(app.masks_view(trace, trace.num_steps))["data"]
+    assert figure_json(positions.positions_view(trace))["data"]
+    assert figure_json(positions.masks_view(trace, trace.num_steps))["data"]
 
 
-def test_only_the_open_tab_is_drawn(trace, no_model):
-    views = app.render_views("attention", trace, 1, "cross", 1, "1")
-    drawn = [not isinstance(view, dict) for view in views]  # gr.skip() is an update dict
-    assert drawn == [False, True, True, False, False]
-    assert [not isinstance(v, dict) for v in app.render_views("positions", trace, 1, "cross", 1, "1")] == \
-        [False, False, False, True, False]
-    assert all(isinstance(view, dict) for view in app.render_views("next", None, 1, "cross", 1, "1"))
-    assert [not isinstance(v, dict) for v in app.render_views("masks", trace, 2, "encoder", 1, "all")] == \
-        [False, False, False, False, True]
+@pytest.fixture(scope="module")
+def tab_views(checkpoint):
+    """The TabViews of the next-token, attention, positions and masks tabs, built as the page builds them."""
+    with gr.Blocks():
+        trace_state, step, tab = gr.State(None), gr.Slider(1, 2), gr.State("next")
+        with gr.Tabs() as tabs:
+            page = Page(checkpoint, trace_state, step, tab, tabs, translate_event=None)
+            views = [next_token.build(page), attention.build(page).view, *positions.build(page)]
+    return {view.tab_id: view for view in views}
+
+
+def test_only_the_open_tab_is_drawn(trace, no_model, tab_views):
+    views = list(tab_views.values())
+    kind, layer, head = tab_views["attention"].controls
+    values = {kind: "cross", layer: 1, head: "1"}
+    for tab in ("next", "attention", "positions", "masks"):
+        drawn = redraw.render_views(views, tab, trace, 1, values)
+        assert set(drawn) == set(tab_views[tab].outputs), tab
+        assert all(value is not None and not isinstance(value, dict) for value in drawn.values())
+    assert redraw.render_views(views, "next", None, 1, values) == {}  # nothing to draw before a translation
+    assert redraw.render_views(views, "model", trace, 1, values) == {}  # the Model tab draws itself when opened
+    masks = redraw.render_views(views, "masks", trace, 2, {kind: "encoder", layer: 1, head: "all"})
+    assert set(masks) == set(tab_views["masks"].outputs)
+
+
+def test_one_listener_draws_every_view_with_the_latest_values(demo):
+    """The render-listener design: one listener, always_last, whose outputs are the step panel and every view."""
+    listeners = [fn for fn in demo.fns.values() if fn.name == "redraw"]
+    assert len(listeners) == 1
+    [listener] = listeners
+    assert listener.trigger_mode == "always_last"
+    drawn = {block.elem_id for block in listener.outputs}
+    assert {"step-info", "candidates-plot", "attention-plot", "pipeline-plot", "pe-plot", "mask-plot"} <= drawn
+    triggers = {(demo.blocks[block_id].elem_id, event) for block_id, event in listener.targets}
+    assert {("step", "change"), ("attention-kind", "change"), ("layer", "change"), ("head", "change")} <= triggers
 
 
 # --------------------------------------------------------------------------- escaping
 def test_tokens_are_escaped(checkpoint):
-    trace, translation, _ = app.translate_text(checkpoint, XSS, "en-de")
-    for text in (app.tokens_html(trace), app.step_html(trace, trace.num_steps)):
+    trace, translation, _ = session.translate_text(checkpoint, XSS, "en-de")
+    for text in (session.tokens_html(trace), stepping.step_html(trace, trace.num_steps)):
         assert "<img" not in text
-    assert "&lt;" in app.tokens_html(trace)
-    assert app.token_chips([XSS]) == f'<span class="tok">{XSS.replace("<", "&lt;").replace(">", "&gt;")}</span>'
+    assert "&lt;" in session.tokens_html(trace)
+    assert token_chips([XSS]) == f'<span class="tok">{XSS.replace("<", "&lt;").replace(">", "&gt;")}</span>'
 
 
 # --------------------------------------------------------------------------- model tab
 def test_model_tab_config_metrics_and_curves(checkpoint, tiny_checkpoint, tmp_path):
-    text = app.config_markdown(checkpoint)
+    text = model_tab.config_markdown(checkpoint)
     assert f"{checkpoint.model.num_parameters():,} parameters" in text
     assert "`d_model`" in text and f"| {checkpoint.config.d_model} |" in text
-    assert app.training_view(checkpoint) is None  # the fixture has no training_log.json
+    assert model_tab.training_view(checkpoint) is None  # the fixture has no training_log.json
 
     directory = tmp_path / "with-log"
     shutil.copytree(tiny_checkpoint, directory)
     log = {"train": {"step": [1, 2, 3], "loss": [9.0, 7.5, 6.0], "learning_rate": [1e-4, 2e-4, 3e-4],
                      "tokens_per_second": [1000.0, 1100.0, 1050.0]},
            "validation": {"step": [3], "loss": [6.5], "bleu_de_en": [1.2], "bleu_en_de": [0.9]}}
-    (directory / app.TRAINING_LOG_FILE).write_text(json.dumps(log), encoding="utf-8")
-    assert figure_json(app.training_view(app.load_model(str(directory))))["data"]
+    (directory / model_tab.TRAINING_LOG_FILE).write_text(json.dumps(log), encoding="utf-8")
+    assert figure_json(model_tab.training_view(session.load_model(str(directory))))["data"]
 
 
 def test_trace_files_survive_concurrent_pruning(checkpoint, monkeypatch, tmp_path):
@@ -306,15 +343,15 @@ def test_trace_files_survive_concurrent_pruning(checkpoint, monkeypatch, tmp_pat
     import os
     import threading
 
-    monkeypatch.setattr(app.tempfile, "gettempdir", lambda: str(tmp_path))
-    trace, _, _ = app.translate_text(checkpoint, GERMAN, "de-en")
+    monkeypatch.setattr(session.tempfile, "gettempdir", lambda: str(tmp_path))
+    trace, _, _ = session.translate_text(checkpoint, GERMAN, "de-en")
     folder = tmp_path / "attention-explorer-traces"
     errors = []
 
     def write_many():
         for _ in range(30):
             try:
-                path = app.write_trace_json(trace)
+                path = session.write_trace_json(trace)
                 os.utime(path, (0, 0))  # looks ancient: the next writer prunes it
             except Exception as error:  # noqa: BLE001 - any failure is what this test looks for
                 errors.append(error)
@@ -326,3 +363,25 @@ def test_trace_files_survive_concurrent_pruning(checkpoint, monkeypatch, tmp_pat
         thread.join()
     assert errors == []
     assert len(list(folder.glob("*/trace-*.json"))) < 6 * 30  # old files were pruned
+
+
+def test_importing_the_ui_loads_no_model():
+    """build_demo(checkpoint) is what loads a model: importing every ui module loads none (and not app.py)."""
+    import subprocess
+    import sys
+
+    code = ("import importlib, pkgutil, sys\n"
+            "import model, model.checkpoint as c\n"
+            "calls = []\n"
+            "c.load_checkpoint = c.load_local_checkpoint = model.load_checkpoint = lambda *a, **k: calls.append(a)\n"
+            "import ui, ui.explain\n"
+            "for package in (ui, ui.explain):\n"
+            "    for info in pkgutil.iter_modules(package.__path__):\n"
+            "        importlib.import_module(f'{package.__name__}.{info.name}')\n"
+            "from ui.session import load_model\n"
+            "assert calls == [] and load_model.cache_info().misses == 0, calls\n"
+            "assert 'app' not in sys.modules\n"
+            "print('ok')\n")
+    root = Path(__file__).resolve().parent.parent
+    result = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]

@@ -1,4 +1,4 @@
-"""End to end: the Explain tab of `python3 app.py` on the tiny checkpoint, in headless Chromium.
+"""End to end: the Explain tab (ui/explain/) of `python3 app.py` on the tiny checkpoint, in headless Chromium.
 
 One flow over every panel: switch heads off, branch at a step, the logit lens, beam vs greedy,
 word alignment (Pharaoh), head diagnostics opening a head in the Attention tab, and translation
@@ -35,7 +35,8 @@ def test_explain_tab_panels(page):
     page.click("#ablate-run")
     expect(page.locator("#ablate-result")).to_contain_text("Original (greedy)")
     expect(page.locator("#ablate-result")).to_contain_text("Heads switched off")
-    expect(page.locator("#ablate-plot .gtitle")).to_contain_text("Encoder self-attention L1 H1; Cross-attention L2 H3")
+    expect(page.locator("#ablate-plot .gtitle")).to_contain_text(
+        "Encoder self-attention L1 H1; Cross-attention (encoder → decoder) L2 H3")
     page.click("#ablate-clear")
     expect(page.locator("#ablate-result")).not_to_contain_text("Original")
 

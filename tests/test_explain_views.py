@@ -1,5 +1,5 @@
 """The Explain tab: its figures (visualizer/explain.py, hand-made numpy data) and its callbacks
-(explain_tab.py, on the tiny checkpoint: ablation, branching, beam search, alignment, diagnostics,
+(ui/explain/, on the tiny checkpoint: ablation, branching, beam search, alignment, diagnostics,
 no positional encodings). No server, no browser (tests/test_browser_explain.py drives the page).
 """
 
@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import base64
 import json
+from types import SimpleNamespace
 
 import gradio as gr
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-import app
-import explain_tab
 from model.ablation import Ablation
+from ui import session
+from ui.explain import ablation as ablation_panel, beam, branching, diagnostics, no_pe, panel, readouts
 from visualizer import explain as figures
 
 SOURCE = ["<2en>", "▁Ein", "▁Mann", "▁fährt", ".", "[EOS]"]
@@ -105,94 +106,95 @@ def test_attention_comparison_puts_both_runs_on_one_scale():
 # --------------------------------------------------------------------------- callbacks
 @pytest.fixture(scope="module")
 def checkpoint(tiny_checkpoint):
-    return app.load_model(str(tiny_checkpoint))
+    return session.load_model(str(tiny_checkpoint))
 
 
 @pytest.fixture(scope="module")
 def trace(checkpoint):
-    return app.translate_text(checkpoint, "Ein Mann fährt Fahrrad.", "de-en")[0]
+    return session.translate_text(checkpoint, "Ein Mann fährt Fahrrad.", "de-en")[0]
 
 
 def test_checkboxes_become_an_ablation():
     # 2 encoder layers, then 2 decoder-self layers, then 2 cross layers; heads are 1-based in the UI
-    ablation = explain_tab.ablation_from_choices([[1], [], None, [2, 4], [], [3]], 2, 2)
+    config = SimpleNamespace(n_encoder_layers=2, n_decoder_layers=2)
+    ablation = ablation_panel.ablation_from_choices([[1], [], None, [2, 4], [], [3]], config)
     assert ablation == Ablation(encoder_heads={(0, 0)}, decoder_self_heads={(1, 1), (1, 3)}, cross_heads={(1, 2)})
-    assert explain_tab.describe_ablation(ablation) == ("Encoder self-attention L1 H1; Masked decoder "
-                                                       "self-attention L2 H2, L2 H4; Cross-attention L2 H3")
+    assert panel.describe_ablation(ablation) == ("Encoder self-attention L1 H1; Masked decoder self-attention "
+                                                 "L2 H2, L2 H4; Cross-attention (encoder → decoder) L2 H3")
     with pytest.raises(ValueError, match="expected 6"):
-        explain_tab.ablation_from_choices([[1]], 2, 2)
+        ablation_panel.ablation_from_choices([[1]], config)
 
 
 def test_intervention_scores_the_original_output(checkpoint, trace):
-    result = explain_tab.intervene(checkpoint, trace, Ablation(cross_heads={(0, 0), (1, 1)}))
+    result = panel.intervene(checkpoint, trace, Ablation(cross_heads={(0, 0), (1, 1)}))
     assert result.changed_probs.shape == trace.chosen_probs.shape
     assert not np.allclose(result.changed_probs, trace.chosen_probs)
     assert result.trace.ablation["cross_heads"] == [[0, 0], [1, 1]]
-    html, value = explain_tab.intervention_views(trace, result, "Heads switched off", "x")
+    html, value = panel.intervention_views(trace, result, "Heads switched off", "x")
     assert "Original (greedy)" in html and "Heads switched off" in html
     np.testing.assert_allclose(array(figure_json(value)["data"][0]["y"]), result.changed_probs - trace.chosen_probs,
                                atol=1e-6)
 
 
 def test_branch_forces_the_candidate_and_keeps_the_prefix(checkpoint, trace):
-    dropdown = explain_tab.branch_choices(trace, 2)
+    dropdown = branching.branch_choices(trace, 2)
     t = 1
     candidate = dropdown.value
     assert candidate != trace.output_ids[t] and candidate in trace.candidate_ids[t]
     assert len(dropdown.choices) == trace.candidate_ids.shape[1]
-    branched, step = explain_tab.branch(checkpoint, trace, 2, candidate)
+    branched, step = branching.branch(checkpoint, trace, 2, candidate)
     assert step == t and branched.forced_steps == t + 1
     assert branched.output_ids[: t + 1] == [*trace.output_ids[:t], candidate]
-    html = explain_tab.comparison_html(trace, branched, "Branch", forced_step=t)
+    html = panel.comparison_html(trace, branched, "Branch", forced_step=t)
     assert 'class="tok forced"' in html and "outputs part at step 2" in html
     with pytest.raises(gr.Error, match="candidate"):
-        explain_tab.branch(checkpoint, trace, 2, None)
+        branching.branch(checkpoint, trace, 2, None)
 
 
 def test_beam_table_lists_greedy_and_the_hypotheses(checkpoint, trace):
     from model.analysis import beam_versus_greedy
 
     comparison = beam_versus_greedy(checkpoint.model, checkpoint.tokenizer, trace)
-    html = explain_tab.beam_html(comparison)
+    html = beam.beam_html(comparison)
     assert html.count("<tr>") == 2 + len(comparison.beams)  # header, greedy, hypotheses
     assert f"{comparison.greedy.score:.3f}" in html and "α = 0.6" in html
 
 
 def test_alignment_views_use_the_chosen_layers_and_level(trace):
-    value, pharaoh = explain_tab.alignment_views(trace, [2], "subword")
+    value, pharaoh = readouts.alignment_views(trace, [2], "subword")
     assert "decoder layer(s) 2" in figure_json(value)["layout"]["title"]["text"]
     pairs = [tuple(map(int, pair.split("-"))) for pair in pharaoh.split()]
     assert all(0 <= i < len(trace.source_tokens) - 2 for i, _ in pairs)
-    _, words = explain_tab.alignment_views(trace, [], "word")  # none ticked: every layer
+    _, words = readouts.alignment_views(trace, [], "word")  # none ticked: every layer
     assert len(words.split()) <= len(pairs) or pairs == []
 
 
 def test_diagnostics_list_every_head_to_open(trace):
-    value, dropdown = explain_tab.diagnostics_views(trace, "cross")
+    value, dropdown = diagnostics.diagnostics_views(trace, "cross")
     assert len(figure_json(value)["data"]) == 4
     assert [v for _, v in dropdown.choices][:2] == ["1-1", "1-2"] and len(dropdown.choices) == 2 * 4
-    assert explain_tab.parse_head("2-3") == (2, 3)
+    assert diagnostics.parse_head("2-3") == (2, 3)
     with pytest.raises(gr.Error):
-        explain_tab.parse_head("all")
+        diagnostics.parse_head("all")
 
 
 def test_lens_view_is_the_traces_logit_lens(trace):
-    data = figure_json(explain_tab.lens_view(trace, 1))["data"][0]
+    data = figure_json(readouts.lens_view(trace, 1))["data"][0]
     np.testing.assert_allclose(array(data["z"]), trace.logit_lens_probs[0], atol=1e-6)
 
 
 def test_without_positions_compares_encoder_attention(checkpoint, trace):
-    result = explain_tab.intervene(checkpoint, trace, Ablation(positional_encoding=False))
+    result = panel.intervene(checkpoint, trace, Ablation(positional_encoding=False))
     assert result.label == "no positional encodings" and result.trace.ablation["positional_encoding"] is False
-    value = explain_tab.positions_views(trace, result, 2, 3)
+    value = no_pe.positions_views(trace, result, 2, 3)
     z = [array(panel["z"]) for panel in figure_json(value)["data"]]
     np.testing.assert_allclose(z[0], trace.encoder_attention[1, 2], atol=1e-6)
     np.testing.assert_allclose(z[1], result.trace.encoder_attention[1, 2], atol=1e-6)
-    assert explain_tab.positions_views(trace, None, 1, 1) is None
+    assert no_pe.positions_views(trace, None, 1, 1) is None
 
 
 def test_model_runs_need_a_model_and_a_trace(checkpoint, trace):
     with pytest.raises(gr.Error, match="Translate"):
-        explain_tab.require(checkpoint, None)
+        panel.require(checkpoint, None)
     with pytest.raises(gr.Error, match="No model"):
-        explain_tab.require(None, trace)
+        panel.require(None, trace)

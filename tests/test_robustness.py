@@ -19,6 +19,8 @@ import pytest
 
 import app
 from model import limits
+from ui import build_demo, session
+from ui import server as server_settings
 from test_browser import server  # noqa: F401  (the app in a subprocess on the tiny checkpoint)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,7 +54,7 @@ BAD_INPUTS = {
 @pytest.fixture(scope="module")
 def handler(tiny_checkpoint):
     """The function behind the page's /translate endpoint."""
-    demo = app.build_demo(tiny_checkpoint)
+    demo = build_demo(tiny_checkpoint)
     [block_fn] = [fn for fn in demo.fns.values() if fn.api_name == "translate"]
     return block_fn.fn
 
@@ -198,7 +200,7 @@ def launched(monkeypatch):
     """Run app.main(argv) with Blocks.launch recorded instead of serving; -> (blocks, launch kwargs)."""
     calls = []
     monkeypatch.setattr(gr.Blocks, "launch", lambda self, **kwargs: calls.append((self, kwargs)))
-    for name in (app.HOST_ENV, "GRADIO_SERVER_NAME"):
+    for name in (server_settings.HOST_ENV, "GRADIO_SERVER_NAME", app.HUB_ENV):
         monkeypatch.delenv(name, raising=False)
 
     def run(argv):
@@ -211,20 +213,20 @@ def launched(monkeypatch):
 def test_main_listens_on_localhost_unless_told(launched, monkeypatch, tiny_checkpoint):
     assert launched(["--checkpoint", str(tiny_checkpoint)])[1]["server_name"] == "127.0.0.1"
     assert launched(["--checkpoint", str(tiny_checkpoint), "--host", "0.0.0.0"])[1]["server_name"] == "0.0.0.0"
-    monkeypatch.setenv(app.HOST_ENV, "0.0.0.0")
+    monkeypatch.setenv(server_settings.HOST_ENV, "0.0.0.0")
     assert launched(["--checkpoint", str(tiny_checkpoint)])[1]["server_name"] == "0.0.0.0"
 
 
 def test_main_bounds_the_queue_sessions_and_uploads(launched, tiny_checkpoint):
     blocks, kwargs = launched(["--checkpoint", str(tiny_checkpoint)])
     queue = blocks._queue  # Gradio keeps the queue settings here
-    assert queue.max_size == app.QUEUE_MAX_SIZE
-    assert queue.default_concurrency_limit == app.CONCURRENCY_LIMIT
+    assert queue.max_size == server_settings.QUEUE_MAX_SIZE
+    assert queue.default_concurrency_limit == server_settings.CONCURRENCY_LIMIT
     assert blocks.api_open is False  # API calls go through the queue too
-    assert kwargs["state_session_capacity"] == app.STATE_SESSIONS
-    assert kwargs["max_file_size"] == app.MAX_UPLOAD
+    assert kwargs["state_session_capacity"] == server_settings.STATE_SESSIONS
+    assert kwargs["max_file_size"] == server_settings.MAX_UPLOAD
     [translate_fn] = [fn for fn in blocks.fns.values() if fn.api_name == "translate"]
-    assert translate_fn.concurrency_limit in ("default", app.CONCURRENCY_LIMIT)
+    assert translate_fn.concurrency_limit in ("default", server_settings.CONCURRENCY_LIMIT)
     assert translate_fn.queue is not False
 
 
@@ -244,7 +246,7 @@ def no_network(monkeypatch, socket_attempts):
 
 @pytest.mark.parametrize("repo_id", ["bad id", "../../etc", "owner/name?revision=x", "https://evil.example/a/b"])
 def test_app_with_a_bad_hub_id_starts_and_says_why(launched, no_network, repo_id):
-    app.load_model.cache_clear()
+    session.load_model.cache_clear()
     blocks, kwargs = launched(["--hub", repo_id])
     texts = [c.get("props", {}).get("value") for c in blocks.config["components"]]
     assert any(isinstance(t, str) and "No model loaded" in t and "not a valid Hugging Face repo id" in t
@@ -277,7 +279,7 @@ def test_checkpoint_with_a_pickle_is_not_loaded(tiny_checkpoint, tmp_path):
 
 # --------------------------------------------------------------------------- limits in one place
 def test_limits_come_from_model_limits_and_are_shown(handler, tiny_checkpoint, monkeypatch):
-    demo = app.build_demo(tiny_checkpoint)
+    demo = build_demo(tiny_checkpoint)
     shown = " ".join(str(value) for component in demo.config["components"]
                      for value in component.get("props", {}).values() if isinstance(value, str))
     for number in (f"{limits.MAX_INPUT_CHARS:,}", f"**{limits.MAX_SOURCE_TOKENS} subword tokens**",

@@ -1,0 +1,79 @@
+"""What every tab of the UI shares: the page's named components (`Page`), the contract of a view that
+the one redraw listener draws (`TabView`), a figure as a gr.Plot value and the slider's step.
+
+Tabs talk to each other only through named interfaces: a tab's `build(page)` receives the `Page` and
+returns its `TabView` (or nothing); where one tab opens another (the Explain tab's diagnostics open a
+head in the Attention tab) it goes through what the opened tab returns (`ui.attention.HeadOpener`).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import gradio as gr
+import numpy as np
+from gradio.components.plot import PlotData
+
+from model import Checkpoint, TranslationTrace
+
+PRIVATE = {"api_visibility": "private"}  # listeners that are page plumbing, not API endpoints
+
+
+@dataclass(frozen=True)
+class Page:
+    """The session's components and events that the tabs may read, update or listen to."""
+
+    checkpoint: Checkpoint | None  # shared read-only by every user; None when loading failed
+    trace: gr.State  # this user's TranslationTrace (None before the first translation)
+    step: gr.Slider  # 1-based decoding step
+    tab: gr.State  # id of the open top-level tab: only its views are drawn
+    tabs: gr.Tabs  # the top-level tabs (a tab may open another)
+    translate_event: object  # the Translate event; its .success follows every new trace
+
+    def track(self, tab: gr.Tab, tab_id: str) -> None:
+        """Selecting `tab` makes `tab_id` the open tab (and so redraws its views)."""
+        tab.select(functools.partial(str, tab_id), None, self.tab, **PRIVATE)
+
+
+@dataclass(frozen=True)
+class TabView:
+    """A tab's figures, drawn by the page's one redraw listener (ui/redraw.py) while the tab is open.
+
+    render(trace, step, values) -> {component: value}, values = {control: value} of `controls`;
+    a change of any control redraws, like a new trace, step or tab.
+    """
+
+    tab_id: str
+    outputs: Sequence[gr.components.Component]
+    render: Callable[[TranslationTrace, float | None, dict], dict]
+    controls: Sequence[gr.components.Component] = ()
+
+
+def plot(figure, name: str) -> PlotData:
+    """A Plotly figure for gr.Plot with the toolbar always shown; its camera icon saves `name`.png."""
+    config = {"displayModeBar": True, "displaylogo": False,
+              "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}}
+    # gr.Plot's front end passes a "config" key of the figure JSON to Plotly; splice it in front.
+    return PlotData(type="plotly", plot='{"config": %s, %s' % (json.dumps(config), figure.to_json()[1:]))
+
+
+def step_index(trace: TranslationTrace, step: float | None) -> int:
+    """The 1-based step of the slider -> a 0-based index into the trace, clamped to the steps there are."""
+    return int(np.clip(int(step or 1), 1, trace.num_steps)) - 1
+
+
+def clamp(value: float | None, count: int) -> int:
+    """A 1-based choice of the UI (layer, head) -> a 0-based index within `count`."""
+    return int(np.clip(int(value or 1), 1, count)) - 1
+
+
+def figure_tab(page: Page, label: str, tab_id: str, about: str, elem_id: str, view) -> TabView:
+    """A tab of one explanation and one figure, view(trace, step) -> its gr.Plot value."""
+    with gr.Tab(label, id=tab_id) as tab:
+        gr.Markdown(about)
+        figure = gr.Plot(elem_id=elem_id, show_label=False)
+    page.track(tab, tab_id)
+    return TabView(tab_id, [figure], lambda trace, step, values: {figure: view(trace, step)})

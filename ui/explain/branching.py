@@ -1,0 +1,57 @@
+"""Explain panel "Branch" (section 3, greedy decoding): force another candidate at the current step
+(the original tokens before it) and continue greedily, beside the original output.
+"""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from model import Checkpoint, TranslationTrace
+from model.decoding import translate
+
+from ..common import Page, step_index
+from ..text import EXPLAIN_BRANCH
+from .panel import MODEL_RUN, Panel, comparison_html, require
+
+
+def branch_choices(trace: TranslationTrace | None, step: float | None) -> gr.Dropdown:
+    """The step's candidates as a dropdown (label "token · p"), the best unchosen one selected."""
+    if trace is None:
+        return gr.Dropdown(choices=[], value=None, label="Candidate to force")
+    t = step_index(trace, step)
+    ids = [int(i) for i in trace.candidate_ids[t]]
+    choices = [(f"{token}  ·  {100 * float(p):.1f}%" + ("  (chosen)" if i == trace.output_ids[t] else ""), i)
+               for token, p, i in zip(trace.candidate_tokens[t], trace.candidate_probs[t], ids)]
+    value = next((i for i in ids if i != trace.output_ids[t]), ids[0])
+    return gr.Dropdown(choices=choices, value=value, label=f"Candidate to force at step {t + 1}")
+
+
+def branch(checkpoint: Checkpoint, trace: TranslationTrace, step: float | None, candidate: int | None
+           ) -> tuple[TranslationTrace, int]:
+    """Force `candidate` at the step (the original tokens before it), continue greedily -> (branch, step)."""
+    if candidate is None:
+        raise gr.Error("Choose a candidate to force.")
+    t = step_index(trace, step)
+    forced = [*trace.output_ids[:t], int(candidate)]
+    return translate(checkpoint.model, checkpoint.tokenizer, trace.source_text, trace.direction,
+                     forced_prefix=forced), t
+
+
+def build(page: Page) -> Panel:
+    checkpoint = page.checkpoint
+    with gr.Tab("Branch", id="branch"):
+        gr.Markdown(EXPLAIN_BRANCH)
+        with gr.Row(equal_height=True):
+            candidate = gr.Dropdown([], label="Candidate to force", elem_id="branch-candidate", scale=3)
+            run = gr.Button("Force it and continue", variant="primary", elem_id="branch-run", scale=1)
+        result = gr.HTML(elem_id="branch-result")
+
+    def on_branch(trace, step, candidate_id):
+        require(checkpoint, trace)
+        branched, t = branch(checkpoint, trace, step, candidate_id)
+        heading = f"Branch: “{branched.output_tokens[t]}” forced at step {t + 1}"
+        return {result: comparison_html(trace, branched, heading, forced_step=t)}
+
+    run.click(on_branch, [page.trace, page.step, candidate], [result], **MODEL_RUN)
+    return Panel(cleared={result: ""}, draw=lambda trace, step, values: {candidate: branch_choices(trace, step)},
+                 outputs=[candidate], follows_step=True)

@@ -1,0 +1,72 @@
+"""Explain panel "Head diagnostics" (section 3.2.2): per layer and head, the entropy of the attention,
+how diagonal it is, and how much goes to special tokens and punctuation; choosing a head opens it in
+the Attention tab (through that tab's `HeadOpener`).
+"""
+
+from __future__ import annotations
+
+import gradio as gr
+from gradio.components.plot import PlotData
+
+from model import TranslationTrace, analysis
+from model.trace import ATTENTION_KINDS
+from visualizer import explain as figures
+
+from ..attention import TAB_ID as ATTENTION_TAB, HeadOpener
+from ..common import PRIVATE, Page, plot
+from ..text import EXPLAIN_DIAGNOSTICS
+from .panel import Panel
+
+TITLES = {"entropy": "entropy (bits)", "diagonal": "diagonal (%)", "special": "to [EOS]/specials (%)",
+          "punctuation": "to punctuation (%)"}
+
+
+def diagnostics_views(trace: TranslationTrace, kind: str) -> tuple[PlotData, gr.Dropdown]:
+    """(layers x heads heatmaps, dropdown of heads to open) for one attention kind."""
+    stats = analysis.trace_head_diagnostics(trace, kind)
+    figure = figures.head_diagnostics_figure(stats, TITLES,
+                                             title=f"{ATTENTION_KINDS[kind].label}: every head over this sentence")
+    n_layers, n_heads = stats["entropy"].shape
+    choices = [(f"layer {l + 1}, head {h + 1}  ·  {stats['entropy'][l, h]:.1f} bits · diagonal "
+                f"{100 * stats['diagonal'][l, h]:.0f}% · specials {100 * stats['special'][l, h]:.0f}%", f"{l + 1}-{h + 1}")
+               for l in range(n_layers) for h in range(n_heads)]
+    return plot(figure, f"{kind}-head-diagnostics"), gr.Dropdown(choices=choices, value=None)
+
+
+def parse_head(value: str | None) -> tuple[int, int]:
+    """'2-3' (layer 2, head 3, 1-based) -> (2, 3)."""
+    try:
+        layer, head = (int(part) for part in str(value).split("-"))
+    except ValueError:
+        raise gr.Error(f"Not a head: {value!r}") from None
+    return layer, head
+
+
+def build(page: Page, opener: HeadOpener) -> Panel:
+    with gr.Tab("Head diagnostics", id="diagnostics"):
+        gr.Markdown(EXPLAIN_DIAGNOSTICS)
+        with gr.Row():
+            kind = gr.Radio([(spec.label, name) for name, spec in ATTENTION_KINDS.items()], value="encoder",
+                            label="Attention", elem_id="diag-kind")
+            head = gr.Dropdown([], label="Open a head in the Attention tab",
+                               info="choose a layer and head: the Attention tab opens on it", elem_id="diag-head")
+        figure = gr.Plot(elem_id="diag-plot", show_label=False)
+
+    def draw(trace, kind_value) -> dict:
+        if trace is None:
+            return {figure: None, head: gr.Dropdown(choices=[], value=None)}
+        heatmaps, heads = diagnostics_views(trace, kind_value)
+        return {figure: heatmaps, head: heads}
+
+    kind.input(lambda trace, kind_value: gr.skip() if trace is None else draw(trace, kind_value),
+               [page.trace, kind], [figure, head], **PRIVATE)
+
+    def on_open_head(trace, step, kind_value, value):
+        if trace is None or not value:
+            return gr.skip()
+        layer, head_number = parse_head(value)
+        return {page.tabs: gr.Tabs(selected=ATTENTION_TAB), page.tab: ATTENTION_TAB,
+                **opener.show(trace, step, kind_value, layer, str(head_number))}
+
+    head.input(on_open_head, [page.trace, page.step, kind, head], [page.tabs, page.tab, *opener.outputs], **PRIVATE)
+    return Panel(draw=lambda trace, step, values: draw(trace, values[kind]), inputs=[kind], outputs=[figure, head])

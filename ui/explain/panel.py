@@ -1,0 +1,115 @@
+"""What the Explain tab's panels share: the `Panel` contract, interventions (a re-run of the user's
+sentence with heads or positional encodings switched off, section 3.2.2 and 3.5) and the side-by-side
+comparison of two outputs.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import gradio as gr
+import numpy as np
+from gradio.components.plot import PlotData
+
+from model import Checkpoint, TranslationTrace, analysis
+from model.ablation import Ablation
+from model.decoding import translate
+from model.trace import ATTENTION_KINDS
+from visualizer import explain as figures
+from visualizer.tokens import token_chips
+
+from ..common import plot
+
+# The model runs share one pool of workers (the queue's default limit), so a crowd pressing the
+# buttons cannot start 4x as many model calls as there are workers.
+MODEL_RUN = {"api_visibility": "private", "concurrency_id": "explain-model-runs"}
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One panel of the Explain tab, as the tab shell (ui/explain/tab.py) wires it.
+
+    cleared: {component: value} a new translation resets (results of model runs).
+    draw(trace, step, values) -> {component: value}: views read from the trace (trace may be None),
+    drawn when the tab opens and for a new trace while it is open; values = {control: value} of `inputs`.
+    follows_step: draw again when the step changes while the tab is open.
+    """
+
+    cleared: dict = field(default_factory=dict)
+    draw: Callable[[TranslationTrace | None, float | None, dict], dict] | None = None
+    inputs: Sequence = ()
+    outputs: Sequence = ()
+    follows_step: bool = False
+
+
+def require(checkpoint: Checkpoint | None, trace: TranslationTrace | None) -> None:
+    if checkpoint is None:
+        raise gr.Error("No model is loaded.")
+    if trace is None:
+        raise gr.Error("Translate a sentence first.")
+
+
+def describe_ablation(ablation: Ablation) -> str:
+    if not ablation.positional_encoding:
+        return "no positional encodings"
+    parts = []
+    for name, kind in ATTENTION_KINDS.items():
+        heads = sorted(getattr(ablation, f"{name}_heads"))
+        if heads:
+            parts.append(f"{kind.label} " + ", ".join(f"L{l + 1} H{h + 1}" for l, h in heads))
+    return "; ".join(parts) or "nothing switched off"
+
+
+@dataclass
+class Intervention:
+    """An intervened re-run of the user's sentence, and the original output scored under it."""
+
+    trace: TranslationTrace  # greedy decoding under the intervention
+    original_probs: np.ndarray  # (T,) the original trace's chosen_probs
+    changed_probs: np.ndarray  # (T,) the same original tokens, teacher-forced under the intervention
+    label: str  # what was done, for titles
+
+
+def intervene(checkpoint: Checkpoint, trace: TranslationTrace, ablation: Ablation) -> Intervention:
+    """Decode the same sentence again under `ablation` and score the original output under it."""
+    changed = translate(checkpoint.model, checkpoint.tokenizer, trace.source_text, trace.direction,
+                        ablation=ablation)
+    probs = analysis.token_probabilities(checkpoint.model, trace.source_ids, trace.output_ids, ablation)
+    return Intervention(changed, trace.chosen_probs, probs, describe_ablation(ablation))
+
+
+def output_card(heading: str, trace: TranslationTrace, classes: dict[int, str], facts: str) -> str:
+    tips = [f"step {t + 1}: p = {p:.3f}" for t, p in enumerate(trace.chosen_probs)]
+    return (f'<div><h4>{html.escape(heading)}</h4><div class="text">{html.escape(trace.translation) or "∅"}</div>'
+            f'<div class="token-row">{token_chips(trace.output_tokens, classes, tips)}</div>'
+            f'<div class="facts">{facts}</div></div>')
+
+
+def comparison_html(original: TranslationTrace, changed: TranslationTrace, heading: str,
+                    forced_step: int | None = None) -> str:
+    """The original and the changed output side by side; changed tokens (and a forced one) marked."""
+    differs = analysis.first_difference(original.output_ids, changed.output_ids)
+    marks = {} if differs is None else {t: "after" for t in range(differs + 1, len(changed.output_ids))}
+    if differs is not None and differs < len(changed.output_ids):
+        marks[differs] = "changed"
+    if forced_step is not None:
+        marks[forced_step] = "forced"
+    verdict = ("same output" if differs is None else f"outputs part at step {differs + 1}")
+
+    def facts(trace: TranslationTrace) -> str:
+        return (f"{trace.num_steps} tokens · log P = {analysis.sequence_log_prob(trace.chosen_probs):.2f} · "
+                f"mean p = {float(trace.chosen_probs.mean()):.2f} · {verdict}")
+
+    return (f'<div class="explain-compare">{output_card("Original (greedy)", original, {}, facts(original))}'
+            f'{output_card(heading, changed, marks, facts(changed))}</div>')
+
+
+def intervention_views(original: TranslationTrace, result: Intervention, heading: str, name: str
+                       ) -> tuple[str, PlotData]:
+    """(comparison HTML, per-step probability-change plot) for an Intervention."""
+    figure = figures.probability_change_figure(
+        original.output_tokens, result.original_probs, result.changed_probs, changed_name=heading,
+        title=f"Probability of each original token: {result.label} vs the intact model")
+    return comparison_html(original, result.trace, heading), plot(figure, name)

