@@ -20,7 +20,8 @@ import pytest
 
 import visualizer
 from visualizer import explain
-from visualizer.theme import ACCENT_COLOR, PRIMARY_COLOR
+from visualizer.theme import ACCENT_COLOR, GRID_COLOR, MUTED_COLOR, PRIMARY_COLOR
+from visualizer.tokens import token_chips
 
 VISUALIZER_DIR = Path(__file__).resolve().parent.parent / "visualizer"
 
@@ -64,6 +65,27 @@ def test_display_tokens_cut_before_escaping_and_reject_non_lists():
         visualizer.display_tokens("▁Mann")
     with pytest.raises(ValueError, match="token 1"):
         visualizer.display_tokens(["▁a", 3])
+
+
+SPECIAL = {"[PAD]", "[BOS]", "[EOS]", "[UNK]", "<2de>", "<2en>"}  # as the caller (the tokenizer) names them
+
+
+def test_token_chips_mark_the_special_tokens_the_caller_names():
+    chips = token_chips(["<2en>", "▁A", "[EOS]"], {1: "chosen"}, special_tokens=SPECIAL)
+    assert chips == ('<span class="tok special">&lt;2en&gt;</span><span class="tok chosen">▁A</span>'
+                     '<span class="tok special">[EOS]</span>')
+    assert "special" not in token_chips(["[EOS]", "<2en>"])  # the visualizer has no list of its own
+
+
+def test_alignment_figure_mutes_the_special_tokens_the_caller_names():
+    fig = explain.alignment_figure(SOURCE, TARGET, [(2, 2)], special_tokens=SPECIAL)
+    for row, tokens in zip(fig.data, (SOURCE, TARGET)):
+        expected = [GRID_COLOR if token in SPECIAL else PRIMARY_COLOR for token in tokens]
+        assert list(row.marker.color) == expected, row.name
+    muted = {a.text for a in fig.layout.annotations if a.font.color == MUTED_COLOR and a.xref != "paper"}
+    assert muted == {"&lt;2en&gt;", "[EOS]", "[BOS]"}
+    plain = explain.alignment_figure(SOURCE, TARGET, [(2, 2)])
+    assert GRID_COLOR not in list(plain.data[0].marker.color) + list(plain.data[1].marker.color)
 
 
 # ---- attention heatmap (3.2) ----------------------------------------------------------------

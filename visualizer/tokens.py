@@ -4,7 +4,8 @@ Tokens are the tokenizer's own spellings ("▁Mann", "[EOS]", "<2en>", "<0xF0>")
 small HTML subset in tick labels, hover text and titles, so a token typed as
 ``<img src=x onerror=alert(1)>`` must be escaped to be shown as text; Plotly turns the entities
 &lt; &gt; &amp; back into characters when drawing. The SentencePiece word marker "▁" (a word
-start) is kept as is.
+start) is kept as is. Which tokens are special ([EOS], the language tags) is the tokenizer's to
+say, so views that mark them take the set from the caller.
 """
 
 from __future__ import annotations
