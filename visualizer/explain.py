@@ -106,7 +106,7 @@ def logit_lens_figure(tokens: Sequence[Sequence[str]], probs: np.ndarray, chosen
 # --------------------------------------------------------------------------- word alignment
 def _token_row(name: str, xs: np.ndarray, y: int, labels: list[str], notes: list[str], muted: list[bool],
                angle: int) -> tuple[dict, list[dict]]:
-    """One row of the alignment figure: a marker series (hover: the token and its links) and a label per token."""
+    """One row of the alignment figure: a marker series (hover: the token and its links), a label per token."""
     markers = dict(
         type="scatter", x=xs, y=np.full(len(labels), y), mode="markers", name=name,
         marker=dict(size=9, color=[GRID_COLOR if m else PRIMARY_COLOR for m in muted],
@@ -120,8 +120,6 @@ def _token_row(name: str, xs: np.ndarray, y: int, labels: list[str], notes: list
                         yanchor="bottom" if labels_above else "top",
                         font=dict(size=13, color=MUTED_COLOR if m else TEXT_COLOR))
                    for x, label, m in zip(xs, labels, muted)]
-    annotations.append(dict(text=name, x=0, xref="paper", y=y, xanchor="right", xshift=-30, showarrow=False,
-                            font=dict(size=11, color=MUTED_COLOR)))
     return markers, annotations
 
 
@@ -169,10 +167,12 @@ def alignment_figure(source_tokens: Sequence[str], target_tokens: Sequence[str],
     series, annotations = [], []
     for name, xs_row, labels, tokens, notes, y in (("source", xs, source, source_tokens, source_notes, 1),
                                                    ("target", xt, target, target_tokens, target_notes, 0)):
-        markers, notes_of_row = _token_row(name, xs_row, y, labels, notes,
+        markers, row_labels = _token_row(name, xs_row, y, labels, notes,
                                            [token in special_tokens for token in tokens], angle)
         series.append(markers)
-        annotations += notes_of_row
+        annotations += row_labels
+    annotations += [dict(text=name, x=0, xref="paper", y=y, xanchor="right", xshift=-30, showarrow=False,
+                         font=dict(size=11, color=MUTED_COLOR)) for name, y in (("source", 1), ("target", 0))]
     pad = 40.0
     room = 90 if angle else 40  # rotated labels need more room above and below
     return figure(series, dict(
