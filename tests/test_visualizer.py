@@ -19,7 +19,9 @@ import plotly.graph_objects as go
 import pytest
 
 import visualizer
-from visualizer.common import ACCENT_COLOR, PRIMARY_COLOR
+from visualizer import explain
+from visualizer.theme import ACCENT_COLOR, GRID_COLOR, MUTED_COLOR, PRIMARY_COLOR
+from visualizer.tokens import token_chips
 
 VISUALIZER_DIR = Path(__file__).resolve().parent.parent / "visualizer"
 
@@ -63,6 +65,27 @@ def test_display_tokens_cut_before_escaping_and_reject_non_lists():
         visualizer.display_tokens("▁Mann")
     with pytest.raises(ValueError, match="token 1"):
         visualizer.display_tokens(["▁a", 3])
+
+
+SPECIAL = {"[PAD]", "[BOS]", "[EOS]", "[UNK]", "<2de>", "<2en>"}  # as the caller (the tokenizer) names them
+
+
+def test_token_chips_mark_the_special_tokens_the_caller_names():
+    chips = token_chips(["<2en>", "▁A", "[EOS]"], {1: "chosen"}, special_tokens=SPECIAL)
+    assert chips == ('<span class="tok special">&lt;2en&gt;</span><span class="tok chosen">▁A</span>'
+                     '<span class="tok special">[EOS]</span>')
+    assert "special" not in token_chips(["[EOS]", "<2en>"])  # the visualizer has no list of its own
+
+
+def test_alignment_figure_mutes_the_special_tokens_the_caller_names():
+    fig = explain.alignment_figure(SOURCE, TARGET, [(2, 2)], special_tokens=SPECIAL)
+    for row, tokens in zip(fig.data, (SOURCE, TARGET)):
+        expected = [GRID_COLOR if token in SPECIAL else PRIMARY_COLOR for token in tokens]
+        assert list(row.marker.color) == expected, row.name
+    muted = {a.text for a in fig.layout.annotations if a.font.color == MUTED_COLOR and a.xref != "paper"}
+    assert muted == {"&lt;2en&gt;", "[EOS]", "[BOS]"}
+    plain = explain.alignment_figure(SOURCE, TARGET, [(2, 2)])
+    assert GRID_COLOR not in list(plain.data[0].marker.color) + list(plain.data[1].marker.color)
 
 
 # ---- attention heatmap (3.2) ----------------------------------------------------------------
@@ -403,9 +426,11 @@ def test_metrics_table_markdown():
 # ---- every figure ---------------------------------------------------------------------------
 
 def every_figure() -> dict[str, go.Figure]:
+    """One of each public figure, the Explain tab's included."""
     n = len(TARGET)
     weights = softmax_rows((n, len(SOURCE)))
     mask = np.tril(np.ones((n, n), dtype=bool))
+    rng = np.random.default_rng(1)
     return {
         "heatmap": visualizer.attention_heatmap(weights, TARGET, SOURCE, highlight_query=2),
         "grid": visualizer.attention_grid(softmax_rows((2, 2, n, n)), TARGET, TARGET),
@@ -414,7 +439,18 @@ def every_figure() -> dict[str, go.Figure]:
         "candidates": visualizer.candidates_chart(["▁a", "▁b"], np.array([0.9, 0.1]), 0, entropy_bits=0.5),
         "masks": visualizer.masks_figure(*mask_inputs(), SOURCE, TARGET, step=1),
         "positional": visualizer.positional_encoding_figure(sinusoids(16, 8), tokens=SOURCE),
+        "mask": visualizer.mask_heatmap(mask, TARGET, TARGET, highlight_row=3, title="mask"),
         "training": visualizer.training_curves_figure(full_log()),
+        "probability change": explain.probability_change_figure(TARGET, rng.random(n), rng.random(n), title="t"),
+        "logit lens": explain.logit_lens_figure([TARGET[:3], TARGET[2:5]], rng.random((2, 3)), TARGET[2], title="t"),
+        # strongest link 0.4: 0.2 + 0.8 * 0.4 / 0.4 is 1.0000000000000002, an opacity Plotly rejects
+        "alignment": explain.alignment_figure(SOURCE, TARGET, [(i, i - 1) for i in range(1, n)],
+                                              [0.4, 0.1, 0.2, 0.3, 0.2, 0.1][: n - 1],
+                                              special_tokens={"<2en>", "[EOS]", "[BOS]"}, title="t"),
+        "head diagnostics": explain.head_diagnostics_figure(
+            {"entropy": 3 * rng.random((2, 4)), "diagonal": rng.random((2, 4))}, selected=(1, 2), title="t"),
+        "attention comparison": explain.attention_comparison(weights, softmax_rows(weights.shape, seed=2), TARGET,
+                                                             SOURCE, names=("a", "b"), title="t"),
     }
 
 
@@ -423,6 +459,16 @@ def test_every_figure_serializes_to_json_with_a_bounded_size():
         data = json.loads(fig.to_json())
         assert data["data"], name
         assert 200 <= fig.layout.width <= 1400 and 180 <= fig.layout.height <= 1400, name
+
+
+def test_every_figure_validates_as_plotly_json():
+    """Figures are built unvalidated (fast); what they hold must still pass Plotly's full validation."""
+    empty = {"training, no log": visualizer.training_curves_figure(None)}  # no series, only "no data" notes
+    for name, fig in {**every_figure(), **empty}.items():
+        try:
+            go.Figure(fig.to_dict())
+        except ValueError as error:
+            pytest.fail(f"{name}: {error}")
 
 
 def test_visualizer_imports_only_numpy_and_plotly():
@@ -480,7 +526,7 @@ def test_hostile_token_is_shown_as_text_in_ticks_and_hover(tmp_path):
 @pytest.mark.parametrize("cols", range(1, 13))
 def test_subplot_domains_stay_inside_the_unit_interval(rows, cols):
     """Rounding in the cumulative sums must never push a domain past 1 (Plotly rejects 1.0000000000000002)."""
-    from visualizer.common import subplot_grid
+    from visualizer.grid import subplot_grid
 
     layout, _ = subplot_grid(rows, cols, horizontal_spacing=0.07 / cols, vertical_spacing=0.09 / rows)
     for name, axis in layout.items():

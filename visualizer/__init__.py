@@ -1,8 +1,13 @@
 """Attention Explorer's figures: pure functions from a translation trace's arrays and tokens to
 Plotly figures, one module per part of the paper ("Attention Is All You Need", Vaswani et al., 2017).
 
-attention (3.2, 3.2.1, 3.2.2), masks (3.2.3), candidates (3.4), positional (3.5), training (5.3, 6).
-They import numpy and plotly only, check their inputs (ValueError), and never show anything.
+Views: attention (3.2, 3.2.1, 3.2.2), masks (3.2.3), candidates (3.4), positional (3.5),
+training (5.3, 6), explain (interventions and read-outs for the Explain tab).
+Their parts: theme (look, and ``figure``, the one way a figure is built: plain dict specs,
+unvalidated), checks (input errors), grid (subplots as dicts), heatmap (token heatmaps), tokens
+(labels, chips). They import numpy and plotly only, check their inputs (ValueError), and never
+show anything. Which tokens are special is the tokenizer's to say: views that mute them take the
+set from the caller.
 """
 
 from .attention import attention_grid, attention_heatmap, attention_pipeline

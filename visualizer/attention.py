@@ -13,11 +13,12 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .common import (
-    ATTENTION_SCALE, DIVERGING_SCALE, MASKED_COLOR, as_array, axis_name, cell_gap, cell_px, check_index,
-    colorbar, figure, heatmap_size, highlight_rows, hover_template, indexed, labels_for, on_axes, set_axes,
-    subplot_grid, token_axes, token_heatmap, token_margins,
+from .checks import as_array, check_index, labels_for
+from .grid import axis_name, on_axes, set_axes, spacing, subplot_grid
+from .heatmap import (
+    cell_gap, cell_px, heatmap_size, highlight_rows, hover_template, indexed, token_axes, token_heatmap, token_margins,
 )
+from .theme import ATTENTION_SCALE, DIVERGING_SCALE, MASKED_COLOR, colorbar, figure
 
 MASKED_TEXT = "−∞ (masked)"
 COLORBAR_PX = 90  # room right of the last panel for its colour bar
@@ -46,10 +47,10 @@ def attention_heatmap(weights: np.ndarray, query_tokens: Sequence[str], key_toke
     """
     w, queries, keys, highlight = _checked(weights, query_tokens, key_tokens, 2, highlight_query)
     gap = cell_gap(max(w.shape))
-    trace = token_heatmap(w, queries, keys, zmin=0, zmax=1, colorscale=ATTENTION_SCALE,
-                          colorbar=colorbar("weight"), xgap=gap, ygap=gap)
+    series = token_heatmap(w, queries, keys, zmin=0, zmax=1, colorscale=ATTENTION_SCALE,
+                           colorbar=colorbar("weight"), xgap=gap, ygap=gap)
     xaxis, yaxis = token_axes(queries, keys, row_title="query", col_title="key")
-    return figure([trace], dict(xaxis=xaxis, yaxis=yaxis, shapes=highlight_rows(highlight, len(keys)),
+    return figure([series], dict(xaxis=xaxis, yaxis=yaxis, shapes=highlight_rows(highlight, len(keys)),
                                 **heatmap_size(queries, keys, title=bool(title))), title)
 
 
@@ -78,15 +79,14 @@ def attention_grid(weights: np.ndarray, query_tokens: Sequence[str], key_tokens:
         n_layers, n_heads,
         titles=[f"L{layer + 1} H{head + 1}" for layer in range(n_layers) for head in range(n_heads)],
         title_size=11,
-        horizontal_spacing=gap_x / plot_w if n_heads > 1 else 0.0,
-        vertical_spacing=gap_y / plot_h if n_layers > 1 else 0.0,
+        horizontal_spacing=spacing(gap_x, plot_w, n_heads), vertical_spacing=spacing(gap_y, plot_h, n_layers),
     )
     # The cells have no tick labels, so their axes can be categories named "#i token" (unique per
     # position): the hover reads the tokens from x and y instead of a (Tq, Tk) customdata per cell,
     # which keeps the figure's JSON about ten times smaller.
     x, y = indexed(keys), indexed(queries)
     template = hover_template("query", "key", "weight", "%{z:.4f}")
-    traces = [on_axes(dict(type="heatmap", z=w[layer, head], x=x, y=y, coloraxis="coloraxis",
+    series = [on_axes(dict(type="heatmap", z=w[layer, head], x=x, y=y, coloraxis="coloraxis",
                            hovertemplate=f"layer {layer + 1} · head {head + 1}<br>{template}"),
                       refs[layer + 1, head + 1])
               for layer in range(n_layers) for head in range(n_heads)]
@@ -95,7 +95,7 @@ def attention_grid(weights: np.ndarray, query_tokens: Sequence[str], key_tokens:
         set_axes(layout, cell, hidden, dict(hidden, autorange="reversed"))
     top = 70 if title else 40
     margin = dict(l=20, r=COLORBAR_PX, t=top, b=20)
-    return figure(traces, dict(
+    return figure(series, dict(
         layout, shapes=highlight_rows(highlight, n_keys, list(refs.values()), width=1.5),
         width=int(plot_w + margin["l"] + margin["r"]), height=int(plot_h + top + margin["b"]),
         margin=margin, coloraxis=dict(cmin=0, cmax=1, colorscale=ATTENTION_SCALE,
@@ -139,7 +139,7 @@ def attention_pipeline(scores: np.ndarray, mask: np.ndarray, weights: np.ndarray
     layout, refs = subplot_grid(1, 3, shared_yaxes=True, horizontal_spacing=gap / plot_w, title_size=13,
                                 titles=("QKᵀ/√d_k", "+ mask", "softmax"))
     panels = [refs[1, col] for col in (1, 2, 3)]
-    traces = [
+    series = [
         on_axes(token_heatmap(s, queries, keys, value_name="score", coloraxis="coloraxis", xgap=1, ygap=1),
                 panels[0]),
         on_axes(token_heatmap(masked_scores, queries, keys, value_name="score", coloraxis="coloraxis",
@@ -156,7 +156,7 @@ def attention_pipeline(scores: np.ndarray, mask: np.ndarray, weights: np.ndarray
     margin = token_margins(queries, keys, title=bool(title))
     margin["r"] = COLORBAR_PX
     bar_x = layout[axis_name(panels[1][0])]["domain"][1] + 8 / plot_w
-    return figure(traces, dict(
+    return figure(series, dict(
         layout, margin=margin, shapes=highlight_rows(highlight, n_keys, panels),
         width=int(max(plot_w + margin["l"] + margin["r"], 560)),
         height=int(max(n_queries * cell + margin["t"] + margin["b"], 260)),

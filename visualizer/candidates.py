@@ -12,10 +12,9 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .common import (
-    ACCENT_COLOR, GRID_COLOR, MUTED_COLOR, PRIMARY_COLOR, as_array, check_index, figure, labels_for,
-    tick_font_size,
-)
+from .checks import as_probabilities, check_index, labels_for
+from .heatmap import tick_font_size
+from .theme import ACCENT_COLOR, GRID_COLOR, PRIMARY_COLOR, axis_title, corner_note, figure
 
 
 def percent(p: float) -> str:
@@ -37,11 +36,9 @@ def candidates_chart(tokens: Sequence[str], probs: np.ndarray, chosen_index: int
     Raises:
         ValueError: probs not 1-D, not k of them, outside [0, 1], or chosen_index out of range.
     """
-    p = as_array("probs", probs, 1, dtype=np.float64)
+    p = as_probabilities("probs", probs)
     labels = labels_for("tokens", tokens, p.shape[0])
     chosen = check_index("chosen_index", chosen_index, p.shape[0])
-    if not np.all(np.isfinite(p)) or p.min() < 0 or p.max() > 1 + 1e-6:
-        raise ValueError(f"probs must be probabilities in [0, 1], got min {p.min()} max {p.max()}")
 
     order = np.argsort(-p, kind="stable")  # most probable first, ties keep their order
     ranked = [labels[i] for i in order]
@@ -59,12 +56,10 @@ def candidates_chart(tokens: Sequence[str], probs: np.ndarray, chosen_index: int
         yaxis=dict(tickmode="array", tickvals=np.arange(len(order)), ticktext=ticktext, autorange="reversed",
                    tickfont=dict(size=tick_font_size(len(order)) + 1), showgrid=False, ticks=""),
         xaxis=dict(range=[0, 1], tickformat=".0%", dtick=0.25, gridcolor=GRID_COLOR, zeroline=False,
-                   title=dict(text="probability", font=dict(size=12, color=MUTED_COLOR))),
+                   title=axis_title("probability")),
         bargap=0.25, width=560, showlegend=False, height=int(np.clip(110 + 30 * len(order), 200, 640)),
         margin=dict(l=20, r=60, t=70 if title else 40, b=50),
     )
     if entropy_bits is not None:
-        layout["annotations"] = [dict(text=f"entropy {float(entropy_bits):.2f} bits", xref="paper", yref="paper",
-                                      x=1, y=1.02, xanchor="right", yanchor="bottom", showarrow=False,
-                                      font=dict(size=12, color=MUTED_COLOR))]
+        layout["annotations"] = [corner_note(f"entropy {float(entropy_bits):.2f} bits", size=12)]
     return figure([bars], layout, title)

@@ -13,11 +13,12 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .common import (
-    MASKED_COLOR, PRIMARY_COLOR, as_array, cell_px, check_axis, check_index, colorbar, figure, heatmap_size,
-    highlight_rows, hover_template, labels_for, on_axes, set_axes, subplot_grid, token_axes, token_heatmap,
-    token_margins,
+from .checks import as_array, check_axis, check_index, labels_for
+from .grid import on_axes, set_axes, subplot_grid
+from .heatmap import (
+    cell_px, heatmap_size, highlight_rows, hover_template, token_axes, token_heatmap, token_margins,
 )
+from .theme import MASKED_COLOR, PRIMARY_COLOR, colorbar, figure
 from .tokens import display_tokens
 
 ATTEND, MASKED = "attend", "masked"
@@ -38,7 +39,7 @@ def as_mask(name: str, value, rows: int | None = None, cols: int | None = None,
     return mask
 
 
-def mask_trace(mask: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str]) -> dict:
+def mask_series(mask: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str]) -> dict:
     """Attend/masked cells on the shared two-colour axis, hover naming both tokens and the verdict."""
     return token_heatmap(mask.astype(np.float32), row_labels, col_labels, value_name="",
                          value_text=np.where(mask, ATTEND, MASKED), coloraxis="coloraxis",
@@ -57,12 +58,12 @@ def mask_heatmap(mask: np.ndarray, row_labels: Sequence[str], col_labels: Sequen
     m = as_mask("mask", mask, len(rows), len(cols), "row labels", "column labels")
     highlight = check_index("highlight_row", highlight_row, len(rows))
     xaxis, yaxis = token_axes(rows, cols, row_title="query", col_title="key")
-    return figure([mask_trace(m, rows, cols)], dict(
+    return figure([mask_series(m, rows, cols)], dict(
         xaxis=xaxis, yaxis=yaxis, shapes=highlight_rows(highlight, len(cols)), coloraxis=MASK_COLORAXIS,
         **heatmap_size(rows, cols, title=bool(title))), title)
 
 
-def batch_trace(mask: np.ndarray, batch_tokens: list[list[str]], cell_chars: int) -> dict:
+def batch_series(mask: np.ndarray, batch_tokens: list[list[str]], cell_chars: int) -> dict:
     """Panel (a): sentences down, positions across, each cell showing its token (cut to fit)."""
     rows, cols = mask.shape
     text = np.array([display_tokens(sentence, cell_chars) for sentence in batch_tokens], dtype=object)
@@ -128,7 +129,7 @@ def masks_figure(batch_padding_mask: np.ndarray, batch_tokens: list[list[str]], 
         ),
     )
     cell_chars = int(max(plot_w / batch.shape[1] / 6.5, 3))  # ~6.5 px per character at font size 10
-    traces = [on_axes(batch_trace(batch, batch_tokens, cell_chars), refs[1, 1])]
+    series = [on_axes(batch_series(batch, batch_tokens, cell_chars), refs[1, 1])]
     set_axes(layout, refs[1, 1],
              dict(tickmode="array", tickvals=np.arange(batch.shape[1]), showgrid=False, zeroline=False,
                   title=dict(text="position", font=dict(size=12))),
@@ -138,7 +139,7 @@ def masks_figure(batch_padding_mask: np.ndarray, batch_tokens: list[list[str]], 
     panels = [(causal[: last + 1], target), (decoder, target), (cross, source)]
     for col, (mask, keys) in enumerate(panels, start=1):
         cell_refs = refs[2, col]
-        traces.append(on_axes(mask_trace(mask, target[: mask.shape[0]], keys), cell_refs))
+        series.append(on_axes(mask_series(mask, target[: mask.shape[0]], keys), cell_refs))
         xaxis, yaxis = token_axes(target, keys, cell_refs[1], show_rows=col == 1,
                                   row_title="query" if col == 1 else None, col_title="key")
         # Panel (b) stops at the step: a fixed range keeps its rows level with those of (c) and (d).
@@ -148,6 +149,6 @@ def masks_figure(batch_padding_mask: np.ndarray, batch_tokens: list[list[str]], 
 
     margin = token_margins(target, source, title=False)
     margin.update(r=110, t=40)
-    return figure(traces, dict(layout, coloraxis=MASK_COLORAXIS, margin=margin, shapes=shapes,
+    return figure(series, dict(layout, coloraxis=MASK_COLORAXIS, margin=margin, shapes=shapes,
                                width=int(max(plot_w + margin["l"] + margin["r"], 640)),
                                height=int(plot_h + margin["t"] + margin["b"])))

@@ -15,9 +15,10 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .common import (
-    ACCENT_COLOR, DIVERGING_SCALE, GRID_COLOR, MUTED_COLOR, PALETTE, SEQUENTIAL_SCALE, as_array,
-    colorbar, figure, labels_for, on_axes, set_axes, subplot_grid,
+from .checks import as_array, labels_for
+from .grid import on_axes, set_axes, subplot_grid
+from .theme import (
+    ACCENT_COLOR, DIVERGING_SCALE, GRID_COLOR, PALETTE, SEQUENTIAL_SCALE, axis_title, colorbar, figure, outline,
 )
 
 PANEL_TITLES = ("(a) PE: positions × dimensions", "(b) some dimensions over position (sin even, cos odd)",
@@ -63,12 +64,11 @@ def positional_encoding_figure(pe: np.ndarray, tokens: Sequence[str] | None = No
     matrix, waves, similar = refs[1, 1], refs[1, 2], refs[2, 2]
     positions = np.arange(n_positions)
     token_of = np.array([f" {label}" for label in labels] + [""] * (n_positions - len(labels)), dtype=object)
-    x_title = dict(font=dict(size=12, color=MUTED_COLOR))
-    traces, shapes = [], []
+    series, shapes = [], []
 
     # (a) the matrix; its rows are categories named "position token", which the hover reads
     # instead of a (P, D) customdata repeating each token along the row
-    traces.append(on_axes(dict(
+    series.append(on_axes(dict(
         type="heatmap", z=enc, x=np.arange(d_model), y=np.array([f"{p}{token}" for p, token in enumerate(token_of)]),
         zmin=-1, zmax=1, colorscale=DIVERGING_SCALE,
         hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.4f}<extra></extra>",
@@ -76,13 +76,12 @@ def positional_encoding_figure(pe: np.ndarray, tokens: Sequence[str] | None = No
     ), matrix))
     row_px = (height - margin["t"] - margin["b"]) / n_positions
     set_axes(layout, matrix,
-             dict(title=dict(text="dimension", **x_title), showgrid=False, zeroline=False, range=[-0.5, d_model - 0.5]),
-             dict(type="category", title=dict(text="position", **x_title), autorange="reversed", showgrid=False,
+             dict(title=axis_title("dimension"), showgrid=False, zeroline=False, range=[-0.5, d_model - 0.5]),
+             dict(type="category", title=axis_title("position"), autorange="reversed", showgrid=False,
                   zeroline=False, **position_ticks(n_positions, labels, row_px)))
     if labels:
-        shapes.append(dict(type="rect", x0=-0.5, x1=d_model - 0.5, y0=-0.5, y1=len(labels) - 0.5,
-                           line=dict(color=ACCENT_COLOR, width=2), fillcolor="rgba(0,0,0,0)", name="sentence",
-                           xref=matrix[0], yref=matrix[1]))
+        shapes.append(outline(-0.5, d_model - 0.5, -0.5, len(labels) - 0.5, width=2, name="sentence",
+                              xref=matrix[0], yref=matrix[1]))
 
     # (b) sinusoids: the matrix's own columns (so what is drawn is what the model adds), stacked
     # one above the other because neighbouring dimensions have similar frequencies.
@@ -91,7 +90,7 @@ def positional_encoding_figure(pe: np.ndarray, tokens: Sequence[str] | None = No
     for index, dim in enumerate(chosen):
         kind = "sin" if dim % 2 == 0 else "cos"
         names.append(f"dim {dim} ({kind})")
-        traces.append(on_axes(dict(
+        series.append(on_axes(dict(
             type="scatter", x=positions, y=enc[:, dim] + offsets[index], mode="lines+markers", name=names[-1],
             line=dict(width=1.6, color=PALETTE[index % len(PALETTE)], shape="spline", smoothing=0.8),
             marker=dict(size=3.5), customdata=np.stack([token_of, enc[:, dim].astype(object)], axis=-1),
@@ -105,18 +104,18 @@ def positional_encoding_figure(pe: np.ndarray, tokens: Sequence[str] | None = No
     wave_y = dict(tickmode="array", tickvals=offsets, ticktext=names, gridcolor=GRID_COLOR, zeroline=False)
     if chosen:
         wave_y["range"] = [offsets[-1] - 1.3, 1.3]
-    set_axes(layout, waves, dict(title=dict(text="position", **x_title), gridcolor=GRID_COLOR, zeroline=False,
+    set_axes(layout, waves, dict(title=axis_title("position"), gridcolor=GRID_COLOR, zeroline=False,
                                  range=[-0.5, shown - 0.5]), wave_y)
 
     # (c) dot products of positions: D/2 on the diagonal, falling off with distance
     similarity = (enc.astype(np.float64) @ enc.T.astype(np.float64)).astype(np.float32)  # (P, P)
-    traces.append(on_axes(dict(
+    series.append(on_axes(dict(
         type="heatmap", z=similarity, x=positions, y=positions, colorscale=SEQUENTIAL_SCALE,
         hovertemplate="positions %{y} · %{x}<br>PE·PE %{z:.2f}<extra></extra>",
         colorbar=colorbar("PE·PE", x=1.0 + 0.01, xanchor="left", y=0.22, len=0.42),
     ), similar))
     set_axes(layout, similar,
-             dict(title=dict(text="position", **x_title), showgrid=False, zeroline=False, range=[-0.5, n_positions - 0.5]),
-             dict(title=dict(text="position", **x_title), autorange="reversed", showgrid=False, zeroline=False))
-    return figure(traces, dict(layout, shapes=shapes, width=width, height=height, margin=margin, showlegend=False),
+             dict(title=axis_title("position"), showgrid=False, zeroline=False, range=[-0.5, n_positions - 0.5]),
+             dict(title=axis_title("position"), autorange="reversed", showgrid=False, zeroline=False))
+    return figure(series, dict(layout, shapes=shapes, width=width, height=height, margin=margin, showlegend=False),
                   f"Positional encoding (section 3.5): {n_positions} positions × d_model = {d_model}")

@@ -4,13 +4,14 @@ Tokens are the tokenizer's own spellings ("▁Mann", "[EOS]", "<2en>", "<0xF0>")
 small HTML subset in tick labels, hover text and titles, so a token typed as
 ``<img src=x onerror=alert(1)>`` must be escaped to be shown as text; Plotly turns the entities
 &lt; &gt; &amp; back into characters when drawing. The SentencePiece word marker "▁" (a word
-start) is kept as is.
+start) is kept as is. Which tokens are special ([EOS], the language tags) is the tokenizer's to
+say, so views that mark them take the set from the caller.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 EMPTY_TOKEN = "∅"  # shown for an empty token, which would otherwise be an invisible tick
 
@@ -46,22 +47,23 @@ def display_tokens(tokens: Sequence[str], max_chars: int | None = None) -> list[
     return labels
 
 
-def is_special_token(token: str) -> bool:
-    """[PAD] [BOS] [EOS] [UNK] and the language tags <2de> <2en> (the tokenizer's own spellings)."""
-    return token.startswith("[") and token.endswith("]") or token.startswith("<2")
+def shown_length(label: str) -> int:
+    """Characters a display label takes when drawn: each entity (&lt; &gt; &amp;) is one."""
+    return len(html.unescape(label))
 
 
 def token_chips(tokens: Sequence[str], classes: dict[int, str] | None = None,
-                titles: Sequence[str] | None = None) -> str:
+                titles: Sequence[str] | None = None, special_tokens: Collection[str] = ()) -> str:
     """Tokens as escaped HTML chips (<span class="tok ...">) for the page; typed HTML is shown, never run.
 
-    classes: extra CSS class per position (e.g. {3: "chosen"}); titles: a tooltip per position.
-    Special tokens get the class "special".
+    classes: extra CSS class per position (e.g. {3: "chosen"}); titles: a tooltip per position;
+    special_tokens: the tokenizer's special tokens ([EOS], language tags...), given the class "special".
     """
     classes = classes or {}
     chips = []
     for index, token in enumerate(tokens):
-        names = ["tok", *(["special"] if is_special_token(token) else []), *([classes[index]] if index in classes else [])]
+        names = ["tok", *(["special"] if token in special_tokens else []),
+                 *([classes[index]] if index in classes else [])]
         tip = f' title="{html.escape(titles[index])}"' if titles is not None else ""
         chips.append(f'<span class="{" ".join(names)}"{tip}>{html.escape(token)}</span>')
     return "".join(chips)

@@ -11,14 +11,15 @@ import math
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from .common import GRID_COLOR, MUTED_COLOR, PALETTE, finish_layout
+from .grid import on_axes, panel_centre, set_axes, subplot_grid
+from .theme import GRID_COLOR, MUTED_COLOR, PALETTE, axis_title, figure
 
 NO_METRICS = "_No evaluation scores recorded for this checkpoint._"
+PANEL_TITLES = ("loss (label-smoothed cross-entropy)", "learning rate", "validation BLEU")
 
 
-def series(log: dict, section: str, key: str) -> tuple[np.ndarray, np.ndarray] | None:
+def curve(log: dict, section: str, key: str) -> tuple[np.ndarray, np.ndarray] | None:
     """(steps, values) of ``log[section][key]`` against ``log[section]["step"]``; None if nothing usable.
 
     Tolerates a missing section or key, lists of unequal length (cut to the shorter) and null or
@@ -74,35 +75,31 @@ def training_curves_figure(log: dict | None) -> go.Figure:
         log = {}
     if not isinstance(log, dict):
         raise ValueError(f"log must be the dict of training_log.json, got {type(log).__name__}")
-    fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.08,
-                        subplot_titles=("loss (label-smoothed cross-entropy)", "learning rate", "validation BLEU"))
-    fig.update_annotations(font=dict(size=13))
-    filled = set()
+    layout, refs = subplot_grid(1, 3, horizontal_spacing=0.08, titles=PANEL_TITLES, title_size=13)
+    series, filled = [], set()
     for index, (section, key, name, col, markers) in enumerate(CURVES):
-        data = series(log, section, key)
+        data = curve(log, section, key)
         if data is None:
             continue
         x, y = data
-        fig.add_trace(go.Scatter(
-            x=x, y=y, name=name, mode="lines+markers" if markers else "lines",
+        series.append(on_axes(dict(
+            type="scatter", x=x, y=y, name=name, mode="lines+markers" if markers else "lines",
             line=dict(color=PALETTE[index % len(PALETTE)], width=2 if markers else 1.5),
             marker=dict(size=6), hovertemplate=f"{name}<br>step %{{x:,}}<br>%{{y:.4g}}<extra></extra>",
-        ), row=1, col=col)
+        ), refs[1, col]))
         filled.add(col)
     for col in (1, 2, 3):
-        if col not in filled:
-            subplot = fig.get_subplot(1, col)  # paper coordinates: an empty subplot draws no axes
-            fig.add_annotation(text="no data", xref="paper", yref="paper", x=sum(subplot.xaxis.domain) / 2,
-                               y=sum(subplot.yaxis.domain) / 2, showarrow=False, name="no data",
-                               font=dict(size=14, color=MUTED_COLOR))
-            fig.update_xaxes(visible=False, row=1, col=col)
-            fig.update_yaxes(visible=False, row=1, col=col)
-    fig.update_xaxes(title=dict(text="step", font=dict(size=12, color=MUTED_COLOR)), gridcolor=GRID_COLOR,
-                     zeroline=False)
-    fig.update_yaxes(gridcolor=GRID_COLOR, zeroline=False)
-    fig.update_yaxes(exponentformat="e", row=1, col=2)
-    return finish_layout(fig, "Training", width=1100, height=400, margin=dict(l=60, r=20, t=80, b=90),
-                         legend=dict(orientation="h", x=0, y=-0.22, yanchor="top"))
+        panel = refs[1, col]
+        set_axes(layout, panel, dict(title=axis_title("step"), gridcolor=GRID_COLOR, zeroline=False),
+                 dict(gridcolor=GRID_COLOR, zeroline=False))
+        if col not in filled:  # an empty panel draws no axes: say so in its middle
+            x, y = panel_centre(layout, panel)
+            layout["annotations"].append(dict(text="no data", xref="paper", yref="paper", x=x, y=y, showarrow=False,
+                                              name="no data", font=dict(size=14, color=MUTED_COLOR)))
+            set_axes(layout, panel, dict(visible=False), dict(visible=False))
+    set_axes(layout, refs[1, 2], y=dict(exponentformat="e"))
+    return figure(series, dict(layout, width=1100, height=400, margin=dict(l=60, r=20, t=80, b=90),
+                               legend=dict(orientation="h", x=0, y=-0.22, yanchor="top")), "Training")
 
 
 def markdown_cell(value) -> str:

@@ -1,0 +1,123 @@
+"""Heatmaps over tokens, the shape of every matrix view (queries x keys, positions x positions).
+
+Rows and columns are token positions named "#i token", so repeated tokens stay apart (Plotly
+merges equal category names) and the hover reads both tokens from the axes instead of a per-cell
+customdata. Sizes grow with the sentence but stay bounded; the query being inspected is outlined.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .grid import Refs
+from .theme import axis_title, outline
+from .tokens import shown_length
+
+
+def indexed(labels: Sequence[str]) -> np.ndarray:
+    """"#i token" per position: unique even when tokens repeat (object array)."""
+    return np.array([f"#{i} {label}" for i, label in enumerate(labels)], dtype=object)
+
+
+def hover_template(row_name: str, col_name: str, value_name: str, value: str,
+                   row_ref: str = "%{y}", col_ref: str = "%{x}") -> str:
+    return (f"{row_name} <b>{row_ref}</b><br>{col_name} <b>{col_ref}</b>"
+            f"<br>{value_name} <b>{value}</b><extra></extra>")
+
+
+def token_heatmap(z: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str], *,
+                  row_name: str = "query", col_name: str = "key", value_name: str = "weight",
+                  value_format: str = ".4f", value_text: np.ndarray | str | None = None,
+                  **heatmap_kwargs) -> dict:
+    """A heatmap series (dict) over token positions whose hover names both tokens and the value.
+
+    x and y are the "#i token" names on category axes. ``value_text`` replaces the formatted z in
+    the hover: one string for every cell (e.g. "−∞ (masked)") or (R, C) strings, one per cell.
+    """
+    if isinstance(value_text, str):
+        value = value_text
+    elif value_text is not None:
+        value = "%{customdata}"
+        heatmap_kwargs["customdata"] = np.asarray(value_text, dtype=str)  # fixed-width: cheap to copy
+    else:
+        value = f"%{{z:{value_format}}}"
+    return dict(type="heatmap", z=z, x=indexed(col_labels), y=indexed(row_labels),
+                hovertemplate=hover_template(row_name, col_name, value_name, value), **heatmap_kwargs)
+
+
+def tick_font_size(n: int) -> int:
+    return 12 if n <= 24 else 10 if n <= 48 else 8
+
+
+def token_axis(labels: Sequence[str], *, show: bool = True, angle: int = 0,
+               reverse: bool = False, title: str | None = None) -> dict:
+    """Axis settings putting ``labels`` at positions 0..n-1 (reversed: first at the top)."""
+    n = len(labels)
+    axis = dict(type="category", tickmode="array", tickvals=np.arange(n), ticktext=list(labels), showticklabels=show,
+                tickangle=angle, tickfont=dict(size=tick_font_size(n)), showgrid=False, zeroline=False,
+                ticks="", constrain="domain")
+    if reverse:
+        axis["autorange"] = "reversed"
+    else:
+        axis["range"] = [-0.5, n - 0.5]
+    if title is not None:
+        axis["title"] = dict(axis_title(title), standoff=6)
+    return axis
+
+
+def token_axes(row_labels: Sequence[str], col_labels: Sequence[str], yref: str = "y", *, show_rows: bool = True,
+               show_cols: bool = True, row_title: str | None = None,
+               col_title: str | None = None) -> tuple[dict, dict]:
+    """(x, y) axis settings: rows down (first at the top), columns across with rotated labels, square cells.
+
+    Square cells (x scaled to ``yref``) keep the matrix readable whatever size the page gives the figure.
+    """
+    angle = -45 if len(col_labels) > 3 else 0
+    return (dict(token_axis(col_labels, show=show_cols, angle=angle, title=col_title), scaleanchor=yref),
+            token_axis(row_labels, show=show_rows, reverse=True, title=row_title))
+
+
+def highlight_rows(index: int | None, n_cols: int, refs: Sequence[Refs] = (("x", "y"),),
+                   width: float = 2.5) -> list[dict]:
+    """Outlines of row ``index`` (the query being inspected) in every panel of ``refs``; none for None."""
+    if index is None:
+        return []
+    return [outline(-0.5, n_cols - 0.5, index - 0.5, index + 0.5, width=width, xref=x, yref=y, layer="above",
+                    name="highlight") for x, y in refs]
+
+
+# ---- sizes ------------------------------------------------------------------------------------
+
+def cell_px(n: int, budget: float = 720, low: float = 9, high: float = 34) -> float:
+    """Pixels per heatmap cell: big for short sentences, never above ``budget`` in total (mostly)."""
+    return float(np.clip(budget / max(n, 1), low, high))
+
+
+def label_px(labels: Sequence[str], font_size: int) -> float:
+    """Rough rendered width of the longest label."""
+    return 0.62 * font_size * min(max((shown_length(label) for label in labels), default=1), 24)
+
+
+def token_margins(row_labels: Sequence[str], col_labels: Sequence[str], *, title: bool) -> dict:
+    """Margins that fit the y tick labels on the left and the 45°-rotated x labels below."""
+    left = label_px(row_labels, tick_font_size(len(row_labels))) + 40
+    bottom = 0.75 * label_px(col_labels, tick_font_size(len(col_labels))) + 50
+    return dict(l=int(np.clip(left, 60, 220)), r=20, t=70 if title else 30, b=int(np.clip(bottom, 50, 200)))
+
+
+def heatmap_size(row_labels: Sequence[str], col_labels: Sequence[str], *, title: bool,
+                 right: int = 110) -> dict:
+    """width, height and margin for one token heatmap: grows with the tokens, bounded (~720 px of cells)."""
+    cell = cell_px(max(len(row_labels), len(col_labels)))
+    margin = token_margins(row_labels, col_labels, title=title)
+    margin["r"] = right
+    width = margin["l"] + margin["r"] + len(col_labels) * cell
+    height = margin["t"] + margin["b"] + len(row_labels) * cell
+    return dict(width=int(max(width, 320)), height=int(max(height, 220)), margin=margin)
+
+
+def cell_gap(n: int) -> int:
+    """White lines between cells while cells are big enough for them not to wash the colours out."""
+    return 1 if cell_px(n) >= 14 else 0
