@@ -28,7 +28,6 @@ from .trace import TranslationTrace
 from .tracing import encode_source, teacher_force
 from .transformer import Transformer
 
-SPECIAL = frozenset(SPECIAL_TOKENS)
 DIAGONAL_BAND = 1  # a key within this many positions of the query's diagonal position counts as diagonal
 
 
@@ -124,7 +123,7 @@ def beam_versus_greedy(model: Transformer, tokenizer: SubwordTokenizer, trace: T
 
 # --------------------------------------------------------------------------- word alignment
 def is_special(token: str) -> bool:
-    return token in SPECIAL
+    return token in SPECIAL_TOKENS
 
 
 def is_punctuation(token: str) -> bool:

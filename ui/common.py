@@ -18,6 +18,8 @@ import numpy as np
 from gradio.components.plot import PlotData
 
 from model import Checkpoint, TranslationTrace
+from model.tokenizer import SPECIAL_TOKENS
+from visualizer.tokens import token_chips
 
 PRIVATE = {"api_visibility": "private"}  # listeners that are page plumbing, not API endpoints
 
@@ -77,3 +79,8 @@ def figure_tab(page: Page, label: str, tab_id: str, about: str, elem_id: str, vi
         figure = gr.Plot(elem_id=elem_id, show_label=False)
     page.track(tab, tab_id)
     return TabView(tab_id, [figure], lambda trace, step, values: {figure: view(trace, step)})
+
+
+def chips(tokens: Sequence[str], classes: dict | None = None, titles: Sequence[str] | None = None) -> str:
+    """Token chips with this tokenizer's special tokens ([BOS], [EOS], language tags) marked as such."""
+    return token_chips(tokens, classes, titles, special_tokens=SPECIAL_TOKENS)

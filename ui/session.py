@@ -18,9 +18,8 @@ import gradio as gr
 
 from model import Checkpoint, CheckpointError, TranslationTrace, limits, load_checkpoint
 from model.decoding import translate
-from visualizer.tokens import token_chips
 
-from .common import PRIVATE
+from .common import PRIVATE, chips
 from .text import DIRECTION_LABELS, EXAMPLES, INTRO
 
 TRACE_FILES_MAX_AGE_S = 3600  # trace JSON files older than this are removed when a new one is written
@@ -106,9 +105,9 @@ def tokens_html(trace: TranslationTrace | None) -> str:
     if trace is None:
         return ""
     return (f'<div class="token-row"><span class="label">Source ({len(trace.source_tokens)})</span>'
-            f'{token_chips(trace.source_tokens)}</div>'
+            f'{chips(trace.source_tokens)}</div>'
             f'<div class="token-row"><span class="label">Output ({trace.num_steps})</span>'
-            f'{token_chips(trace.output_tokens)}</div>')
+            f'{chips(trace.output_tokens)}</div>')
 
 
 def notice_markdown(trace: TranslationTrace | None) -> str:

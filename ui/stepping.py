@@ -12,9 +12,8 @@ from dataclasses import dataclass
 import gradio as gr
 
 from model import TranslationTrace
-from visualizer.tokens import token_chips
 
-from .common import PRIVATE, step_index
+from .common import PRIVATE, chips, step_index
 
 PLAY_SECONDS = 1.0  # one decoding step per tick while playing
 
@@ -44,8 +43,8 @@ def step_html(trace: TranslationTrace | None, step: float | None) -> str:
     if trace is None:
         return "<p>Translate a sentence to step through greedy decoding.</p>"
     t = step_index(trace, step)
-    prefix = token_chips(trace.target_tokens[: t + 1], {t: "query"})
-    chosen = token_chips([trace.output_tokens[t]], {0: "chosen"})
+    prefix = chips(trace.target_tokens[: t + 1], {t: "query"})
+    chosen = chips([trace.output_tokens[t]], {0: "chosen"})
     return (f'<div class="token-row"><span class="label">Step {t + 1} of {trace.num_steps}</span>'
             f'decoder input so far (the highlighted token is the query):</div>'
             f'<div class="token-row">{prefix}</div>'

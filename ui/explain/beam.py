@@ -9,9 +9,8 @@ import html
 import gradio as gr
 
 from model import analysis
-from visualizer.tokens import token_chips
 
-from ..common import Page
+from ..common import Page, chips
 from ..text import EXPLAIN_BEAM
 from .panel import MODEL_RUN, Panel, require
 
@@ -22,7 +21,7 @@ def beam_row(name: str, output: analysis.RankedOutput) -> str:
     if name != "greedy" and output.diverges_at is None:
         where = "same as greedy"
     return (f"<tr><td>{name}</td><td><div>{html.escape(output.text) or '∅'}</div>"
-            f'<div class="token-row">{token_chips(output.tokens, marks)}</div></td>'
+            f'<div class="token-row">{chips(output.tokens, marks)}</div></td>'
             f'<td class="num">{output.log_prob:.2f}</td><td class="num">{output.score:.3f}</td>'
             f'<td class="num">{where}</td></tr>')
 

@@ -18,9 +18,8 @@ from model.ablation import Ablation
 from model.decoding import translate
 from model.trace import ATTENTION_KINDS
 from visualizer import explain as figures
-from visualizer.tokens import token_chips
 
-from ..common import plot
+from ..common import chips, plot
 
 # The model runs share one pool of workers (the queue's default limit), so a crowd pressing the
 # buttons cannot start 4x as many model calls as there are workers.
@@ -83,7 +82,7 @@ def intervene(checkpoint: Checkpoint, trace: TranslationTrace, ablation: Ablatio
 def output_card(heading: str, trace: TranslationTrace, classes: dict[int, str], facts: str) -> str:
     tips = [f"step {t + 1}: p = {p:.3f}" for t, p in enumerate(trace.chosen_probs)]
     return (f'<div><h4>{html.escape(heading)}</h4><div class="text">{html.escape(trace.translation) or "∅"}</div>'
-            f'<div class="token-row">{token_chips(trace.output_tokens, classes, tips)}</div>'
+            f'<div class="token-row">{chips(trace.output_tokens, classes, tips)}</div>'
             f'<div class="facts">{facts}</div></div>')
 
 

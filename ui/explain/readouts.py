@@ -9,6 +9,7 @@ import gradio as gr
 from gradio.components.plot import PlotData
 
 from model import TranslationTrace, analysis
+from model.tokenizer import SPECIAL_TOKENS
 from visualizer import explain as figures
 
 from ..common import PRIVATE, Page, plot, step_index
@@ -32,7 +33,7 @@ def alignment_views(trace: TranslationTrace, layers: list[int] | None, level: st
     strengths = [float(alignment.strength[t]) for _, t in alignment.links]
     names = ", ".join(str(layer + 1) for layer in chosen)
     figure = figures.alignment_figure(trace.source_tokens, trace.output_tokens, alignment.links, strengths,
-                                      title=f"Cross-attention alignment, heads averaged, decoder layer(s) {names}")
+                                      special_tokens=SPECIAL_TOKENS, title=f"Cross-attention alignment, heads averaged, decoder layer(s) {names}")
     return plot(figure, "alignment"), alignment.pharaoh(words=level == "word")
 
 
