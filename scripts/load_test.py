@@ -149,13 +149,20 @@ def client_process(url: str, scenario: str, options: dict, results) -> None:
         with lock:
             measured[kind].append(value)
 
-    start = time.perf_counter()
+    import gradio_client  # noqa: F401 - imported before measuring: the clients' CPU is their work only
+    import httpx  # noqa: F401
+
+    cpu_start, start = cpu_s(), time.perf_counter()
     if scenario == "burst":
         burst(url, options["clients"], options["requests"], options["verify"], record)
     else:
         lecture(url, options["visitors"], options["window"], options["verify"], record)
+    results.put({**measured, "wall_s": time.perf_counter() - start, "client_cpu_s": cpu_s() - cpu_start})
+
+
+def cpu_s() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    results.put({**measured, "wall_s": time.perf_counter() - start, "client_cpu_s": usage.ru_utime + usage.ru_stime})
+    return usage.ru_utime + usage.ru_stime
 
 
 # --------------------------------------------------------------------------- measuring parent

@@ -83,7 +83,10 @@ class _Worker:
         self.conn = Connection(parent_end.detach())
         self.ready = False
         self.broken = False  # set when the process died or was stopped: it must be replaced
-        self.conn.send(init)
+        try:
+            self.conn.send(init)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # it died at once: wait_ready() reports how
 
     @property
     def pid(self) -> int:

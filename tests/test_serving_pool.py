@@ -243,3 +243,15 @@ def test_a_bad_checkpoint_raises_its_error_and_leaves_no_process(tmp_path):
     with pytest.raises(CheckpointError, match="does not exist"):
         ModelPool(tmp_path / "missing", workers=1)
     assert set(live_children()) <= before
+
+
+def test_the_throughput_command_in_single_process_mode(tiny_checkpoint, capsys):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    import pool_throughput
+
+    [result] = pool_throughput.main(["--checkpoint", str(tiny_checkpoint), "--workers", "0", "--threads", "2",
+                                     "--requests", "4"])
+    assert result["requests"] == 4 and result["per_s"] > 0 and 0 < result["p50_s"] <= result["p95_s"]
+    assert "workers 0: " in capsys.readouterr().out

@@ -92,3 +92,15 @@ def test_bad_lean_input_is_refused_clearly(trace, tiny_config):
         wire.trace_from_lean(wire.lean_trace_json(trace), table[:3])
     with pytest.raises(ValueError, match=r"\(positions, d_model\)"):
         wire.positional_encoding_json(table[0])
+
+
+def test_the_trace_size_command(tiny_checkpoint, capsys):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    import trace_size
+
+    sizes = trace_size.main(["--checkpoint", str(tiny_checkpoint), "Zwei Hunde spielen im Schnee."])
+    assert 0 < sizes["lean_bytes"] < sizes["full_bytes"]
+    assert f"full {sizes['full_bytes']:,} bytes, lean {sizes['lean_bytes']:,} bytes" in capsys.readouterr().out
