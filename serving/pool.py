@@ -102,7 +102,11 @@ class _Worker:
             return self.conn.recv()
         except (EOFError, OSError):
             self.broken = True
-            self.process.wait()  # reap it: the exit status says what happened
+            try:
+                self.process.wait(STOP_TIMEOUT_S)  # reap it: the exit status says what happened
+            except subprocess.TimeoutExpired:  # alive but its connection broke: unusable all the same
+                self.process.kill()
+                self.process.wait()
             raise WorkerCrashed(f"The model worker stopped unexpectedly ({how_it_ended(self.process)}) {doing}; "
                                 "it is being restarted. Please try again.") from None
 
