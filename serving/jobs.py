@@ -1,0 +1,53 @@
+"""The model work a serving worker can do, by name: each job is a function of (checkpoint, **kwargs).
+
+The pool (serving/pool.py) sends a job's name and keyword arguments to a worker process that holds
+the checkpoint, and the result comes back pickled (plain data: the TranslationTrace of
+model/trace.py, numpy arrays, dataclasses). A new job is one line in JOBS; it must be a
+module-level function, because workers find it by its module and name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from model import Checkpoint, TranslationTrace
+from model import analysis
+from model.ablation import Ablation
+from model.decoding import translate
+
+
+def translate_job(checkpoint: Checkpoint, text: str, direction: str, forced_prefix: Sequence[int] | None = None,
+                  ablation: Ablation | None = None) -> TranslationTrace:
+    """Greedy translation with its full trace (model.decoding.translate), optionally branched or ablated."""
+    return translate(checkpoint.model, checkpoint.tokenizer, text, direction,
+                     forced_prefix=None if forced_prefix is None else [int(i) for i in forced_prefix],
+                     ablation=ablation)
+
+
+def token_probabilities_job(checkpoint: Checkpoint, source_ids: Sequence[int], output_ids: Sequence[int],
+                            ablation: Ablation | None = None) -> np.ndarray:
+    """(T,) probabilities of a given output teacher-forced under an ablation (model.analysis)."""
+    return analysis.token_probabilities(checkpoint.model, source_ids, output_ids, ablation)
+
+
+def beam_versus_greedy_job(checkpoint: Checkpoint, trace: TranslationTrace, beam_size: int = 4,
+                           length_penalty: float = 0.6) -> analysis.BeamComparison:
+    """Beam search (section 6.1) beside the greedy output kept in `trace` (model.analysis)."""
+    return analysis.beam_versus_greedy(checkpoint.model, checkpoint.tokenizer, trace, beam_size, length_penalty)
+
+
+def checkpoint_info_job(checkpoint: Checkpoint) -> dict:
+    """What a UI process shows without holding the weights: {"config", "metrics", "path"}."""
+    return {"config": checkpoint.config, "metrics": checkpoint.metrics, "path": str(checkpoint.path)}
+
+
+Job = Callable[..., object]  # (checkpoint, **kwargs) -> picklable result
+
+JOBS: dict[str, Job] = {
+    "translate": translate_job,
+    "token_probabilities": token_probabilities_job,
+    "beam_versus_greedy": beam_versus_greedy_job,
+    "checkpoint_info": checkpoint_info_job,
+}
