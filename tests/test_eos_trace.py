@@ -15,7 +15,6 @@ import torch
 import torch.nn.functional as F
 
 import provenance_fixtures as ref
-from conftest import tiny_texts
 from model.ablation import Ablation
 from model.analysis import beam_versus_greedy, token_probabilities, trace_head_diagnostics, word_alignment
 from model.config import TransformerConfig
@@ -28,13 +27,13 @@ STEPS = 80
 
 
 @pytest.fixture(scope="module")
-def copy_model(tiny_tokenizer) -> Transformer:
+def copy_model(tiny_tokenizer, pairs) -> Transformer:
     """Trained to copy each fixture sentence, in both directions' framing: it learns where to stop."""
     config = TransformerConfig(vocab_size=tiny_tokenizer.vocab_size, d_model=32, n_heads=4, n_encoder_layers=1,
                                n_decoder_layers=2, d_ff=64, dropout=0.0, attention_dropout=0.0, max_positions=64)
     torch.manual_seed(0)
     model = Transformer(config)
-    texts = tiny_texts()
+    texts = [text for pair in pairs for text in pair]
     src = pad_batch([tiny_tokenizer.encode_source(t, lang) for t in texts for lang in ("en", "de")], config.pad_id)
     tgt = pad_batch([tiny_tokenizer.encode_target(t) for t in texts for _ in range(2)], config.pad_id)
     optimizer = torch.optim.Adam(model.parameters(), lr=5e-3, betas=(0.9, 0.98), eps=1e-9)
