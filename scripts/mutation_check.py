@@ -10,6 +10,7 @@ pytest selection with -x and a time limit, and reports it as
 The score is caught / (caught + survived); stale faults are listed, never silently skipped.
 
     python3 scripts/mutation_check.py                      # default: model tests, old and new
+    python3 scripts/mutation_check.py --suite old          # only the tests that predate issue 12
     python3 scripts/mutation_check.py --tests tests/test_beam.py --only beam-
     python3 scripts/mutation_check.py --list
 
@@ -33,8 +34,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 OLD_MODEL_TESTS = ["tests/test_model_equivalence.py", "tests/test_model_invariants.py", "tests/test_beam.py",
                    "tests/test_analysis.py", "tests/test_train.py", "tests/test_learning.py"]
-PROVENANCE_TESTS = ["tests/test_provenance_trace.py", "tests/test_provenance_decoding.py", "tests/test_eos_trace.py",
-                    "tests/test_interventions.py", "tests/test_training_math.py"]
+PROVENANCE_TESTS = ["tests/test_provenance_trace.py", "tests/test_interventions.py", "tests/test_provenance_decoding.py",
+                    "tests/test_training_math.py", "tests/test_eos_trace.py"]  # fastest to fail first
+
+# Independent test files: a fault is caught by "both" exactly when "old" or "new" catches it.
+SUITES = {"old": OLD_MODEL_TESTS, "new": PROVENANCE_TESTS, "both": PROVENANCE_TESTS + OLD_MODEL_TESTS}
 
 
 @dataclass(frozen=True)
@@ -213,12 +217,14 @@ def run_tests(workdir: Path, tests: list[str], timeout: float) -> tuple[str, flo
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tests", nargs="+", default=OLD_MODEL_TESTS + PROVENANCE_TESTS,
-                        help="pytest selection run against each fault (default: old model tests + provenance tests)")
+    parser.add_argument("--suite", choices=sorted(SUITES), default="both",
+                        help="old: model tests before issue 12; new: provenance tests; both (default)")
+    parser.add_argument("--tests", nargs="+", help="explicit pytest selection (overrides --suite)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per fault run")
     parser.add_argument("--only", default="", help="comma-separated name prefixes of faults to run")
     parser.add_argument("--list", action="store_true", help="list the faults and exit")
     args = parser.parse_args(argv)
+    args.tests = args.tests or SUITES[args.suite]
 
     faults = [f for f in FAULTS if not args.only or any(f.name.startswith(p) for p in args.only.split(","))]
     if args.list:
