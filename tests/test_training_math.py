@@ -82,6 +82,7 @@ def pair(config: TransformerConfig, seed: int = 1):
 
 def close(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Equal up to TOLERANCE relative to the larger of 1 and b's largest entry."""
+    a, b = a.detach(), b.detach()
     return bool((a - b).abs().max() <= TOLERANCE * max(1.0, float(b.abs().max())))
 
 
