@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 import gradio as gr
 import numpy as np
 
-from model import Checkpoint, TranslationTrace, limits
+from model import Checkpoint, TranslationTrace
 from model.analysis import trace_head_diagnostics
 from model.trace import ATTENTION_KINDS
 
@@ -150,7 +150,7 @@ def restore(checkpoint: Checkpoint, example: StartExample, targets: Targets, par
     if view.text is None:
         return targets.show(checkpoint, trace, path, dataclasses.replace(view, direction=trace.direction))
     try:
-        trace, _, path = translate_text(checkpoint, view.text[: limits.MAX_INPUT_CHARS], view.direction)
+        trace, _, path = translate_text(checkpoint, view.text, view.direction)
     except gr.Error as error:  # a broken link still opens the example, and says why
         return {**targets.show(checkpoint, trace, path, start), targets.header.notice: f"⚠️ {error.message}"}
     return targets.show(checkpoint, trace, path, view)
