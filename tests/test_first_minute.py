@@ -166,15 +166,13 @@ def test_tour_buttons_move_along_the_stops(tiny_checkpoint, trace):
 @pytest.mark.parametrize("text, message", [("", "empty"), ("x" * (limits.MAX_INPUT_CHARS + 1), "the limit is")])
 def test_an_error_leaves_no_stale_result(tiny_checkpoint, trace, text, message):
     demo = build_demo(tiny_checkpoint)
-    [clear] = [fn for fn in demo.fns.values() if fn.name == "<lambda>" and fn.queue is False and
-               "translation" in {getattr(o, "elem_id", None) for o in fn.outputs}
-               and "switch-direction" in {getattr(o, "elem_id", None) for o in fn.outputs}]
-    cleared = by_id(clear.fn())
-    assert cleared["translation"] == "" and cleared["tokens"] == "" and cleared["notice"] == ""
-    assert cleared["download-trace"].interactive is False
-    assert None in cleared.values()  # the trace state
-    after = by_id(listener(demo, "after").fn(None, text, "de-en"))
-    assert message in after["notice"]
+    before = listener(demo, "before").fn
+    for refused, notice in ((True, message), (False, "")):
+        cleared = by_id(before(text if refused else GERMAN, "de-en"))
+        assert cleared["translation"] == "" and cleared["tokens"] == ""
+        assert cleared["download-trace"].interactive is False and not cleared["switch-direction"].visible
+        assert None in cleared.values()  # the trace state
+        assert (message in cleared["notice"]) if refused else cleared["notice"] == notice
 
 
 def test_clearing_the_trace_empties_every_view(tiny_checkpoint, trace):

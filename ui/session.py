@@ -225,30 +225,34 @@ def build(checkpoint: Checkpoint | None, load_error: str) -> Header:
 
 
 def wire(header: Header, checkpoint: Checkpoint | None, load_error: str, button: gr.Button):
-    """Translate: clear the old result, run the model (the public endpoint), then show the result or why not."""
+    """Translate: clear the old result (or say why the input is refused), run the model (the public endpoint),
+    then show the result. (A .then after a failed run is not run by the page, so the check comes first.)"""
     shown = [header.trace, header.translation, header.download, header.tokens, header.notice, header.switch]
 
     def on_translate(text: str, direction: str):  # the endpoint's parameter names in view_api
         return translate_text(checkpoint, text, direction, load_error)
 
-    def after(trace, text, direction_value):
-        if trace is None:  # the run failed: say why in the notice area (the error also shows as a toast)
-            try:
-                check_input(checkpoint, text, direction_value, load_error)
-                return {header.notice: "⚠️ The translation failed; try another sentence."}
-            except gr.Error as error:
-                return {header.notice: f"⚠️ {error.message}"}
+    def before(text, direction):
+        """Clear the old result; a refused input says why in the notice area (and as a toast)."""
+        try:
+            check_input(checkpoint, text, direction, load_error)
+            return header.cleared()
+        except gr.Error as error:
+            return header.cleared(f"⚠️ {error.message}")
+
+    def after(trace):
         shown_now = header.result(trace, None)
         return {component: shown_now[component] for component in (header.tokens, header.notice, header.switch)}
 
-    cleared = gr.on([button.click, header.source.submit, header.go.change], lambda: header.cleared(), None, shown,
+    cleared = gr.on([button.click, header.source.submit, header.go.change], before, [header.source, header.direction],
+                    shown,
                     queue=False, show_progress="hidden", **PRIVATE)
     # preprocess=False: API clients may send "de-en" as well as the label; translate_text checks both.
     event = cleared.then(on_translate, [header.source, header.direction],
                          [header.trace, header.translation, header.download], api_name="translate",
                          api_description=API_DESCRIPTION, preprocess=False)
     event.success(lambda: gr.DownloadButton(interactive=True), None, header.download, queue=False, **PRIVATE)
-    event.then(after, [header.trace, header.source, header.direction], shown[3:], **PRIVATE)
+    event.success(after, header.trace, shown[3:], **PRIVATE)
     return event
 
 
