@@ -218,7 +218,7 @@ def build(checkpoint: Checkpoint | None, load_error: str) -> Header:
     header = Header(**{**partial.__dict__, "event": wire(partial, checkpoint, load_error, button)})
     for code, examples in example_sets:  # an example sets its direction and translates
         examples.load_input_event.then(lambda count, code=code: {direction: code, go: count + 1}, go,
-                                       [direction, go], queue=False, show_progress="hidden", **PRIVATE)
+                                       [direction, go], show_progress="hidden", **PRIVATE)
     switch.click(lambda value, count: {direction: "en-de" if parse_direction(value) == "de-en" else "de-en",
                                        go: count + 1}, [direction, go], [direction, go], **PRIVATE)
     return header
@@ -244,9 +244,9 @@ def wire(header: Header, checkpoint: Checkpoint | None, load_error: str, button:
         shown_now = header.result(trace, None)
         return {component: shown_now[component] for component in (header.tokens, header.notice, header.switch)}
 
+    # queued (not queue=False): only queued events report a changed gr.State, which redraws and empties the views
     cleared = gr.on([button.click, header.source.submit, header.go.change], before, [header.source, header.direction],
-                    shown,
-                    queue=False, show_progress="hidden", **PRIVATE)
+                    shown, show_progress="hidden", **PRIVATE)
     # preprocess=False: API clients may send "de-en" as well as the label; translate_text checks both.
     event = cleared.then(on_translate, [header.source, header.direction],
                          [header.trace, header.translation, header.download], api_name="translate",
