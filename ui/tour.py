@@ -98,7 +98,8 @@ def wire(checkpoint: Checkpoint | None, targets: Targets, example: StartExample 
                 shown = {k: v for k, v in shown.items() if k not in targets.header.result(trace, None)}
             return {**shown, index: new, text: stop_markdown(new),
                     back: gr.Button(interactive=new > 0),
-                    forward: gr.Button("Next stop ›" if new < len(STOPS) - 1 else "Last stop", interactive=new < len(STOPS) - 1),
+                    forward: gr.Button("Next stop ›" if new < len(STOPS) - 1 else "Last stop",
+                                       interactive=new < len(STOPS) - 1),
                     **({panels: gr.Tabs(selected=stop.panel)} if panels is not None and stop.panel else {})}
         return handler
 
