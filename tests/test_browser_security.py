@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from test_browser import browser, detokenize, needs_chromium, page, server, translate  # noqa: F401
+from test_browser import browser, detokenize, needs_chromium, page, server, to_empty_page, translate  # noqa: F401
 
 PAYLOADS = [
     "<script>window.__xss = 1; alert(1)</script>",
@@ -54,7 +54,7 @@ def test_two_users_step_through_their_own_traces(browser, server):  # noqa: F811
     try:
         for user, text in zip(pages, sentences):
             user.goto(server)
-            user.wait_for_selector("#source textarea")
+            to_empty_page(user)
             translate(user, text)
             expect(user.locator("#step-info")).to_contain_text("Step 1 of")
             steps.append(int(re.search(r"Step 1 of (\d+)", user.locator("#step-info").inner_text()).group(1)))

@@ -9,8 +9,13 @@ from pathlib import Path
 
 import gradio as gr
 
-from . import attention, explain, model_tab, next_token, positions, redraw, session, stepping
+from . import attention, explain, model_tab, next_token, positions, redraw, session, share, stepping, tour
 from .common import Page
+
+
+def find(demo: gr.Blocks, elem_id: str):
+    """The component with this elem_id (None if the page has none)."""
+    return next((block for block in demo.blocks.values() if getattr(block, "elem_id", None) == elem_id), None)
 
 
 def build_demo(checkpoint: str | Path, hub: bool = False) -> gr.Blocks:
@@ -21,7 +26,9 @@ def build_demo(checkpoint: str | Path, hub: bool = False) -> gr.Blocks:
     loaded, load_error = session.open_checkpoint(checkpoint, hub)
     # analytics off: no telemetry or version checks from an offline demo
     with gr.Blocks(title="Attention Explorer", delete_cache=(3600, 3600), analytics_enabled=False) as demo:
-        trace, translate_event = session.build(loaded, load_error)
+        header = session.build(loaded, load_error)
+        trace, translate_event = header.trace, header.event
+        link, tour_parts = share.link_row(), tour.build()  # first-minute: share link and guided tour
         steps = stepping.build(trace, translate_event)
         tab_state = gr.State(next_token.TAB_ID)  # the open tab: only its views are drawn
         with gr.Tabs(elem_id="views") as tabs:
@@ -32,4 +39,7 @@ def build_demo(checkpoint: str | Path, hub: bool = False) -> gr.Blocks:
             model_tab.build(page)
             explain.build(page, attention_tab.opener)
         redraw.wire(page, steps.info, views)
+        session.clear_views(trace, [output for view in views for output in view.outputs])
+        targets = share.Targets(header, steps.slider, tabs, tab_state, *attention_tab.opener.outputs[:4])
+        tour.wire(loaded, targets, share.wire(loaded, targets, link, demo), tour_parts, find(demo, "explain-panels"))
     return demo

@@ -12,15 +12,17 @@ import functools
 import html
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import gradio as gr
 
 from model import Checkpoint, CheckpointError, TranslationTrace, limits, load_checkpoint
 from model.decoding import translate
+from model.language import GuardRail, guard_rails
 
 from .common import PRIVATE, chips
-from .text import DIRECTION_LABELS, EXAMPLES, INTRO
+from .text import API_DESCRIPTION, DIRECTION_LABELS, EXAMPLES, INTRO
 
 TRACE_FILES_MAX_AGE_S = 3600  # trace JSON files older than this are removed when a new one is written
 NO_MODEL_HINT = "Train one, or point the app at one with --checkpoint DIR, --hub REPO_ID, " \
@@ -77,12 +79,8 @@ def write_trace_json(trace: TranslationTrace) -> str:
     return str(path)
 
 
-def translate_text(checkpoint: Checkpoint | None, text: str | None, direction: str,
-                   load_error: str = "") -> tuple[TranslationTrace, str, str]:
-    """The Translate action: validate, run the model once, -> (trace, translation, trace JSON path).
-
-    Bad input raises gr.Error with a message for the page (a notice) and for API clients.
-    """
+def check_input(checkpoint: Checkpoint | None, text: str | None, direction: str, load_error: str = "") -> str:
+    """Validate the Translate inputs without running the model -> the direction code; gr.Error if bad."""
     if checkpoint is None:
         raise gr.Error(f"No model is loaded: {load_error}")
     code = parse_direction(direction)
@@ -93,6 +91,16 @@ def translate_text(checkpoint: Checkpoint | None, text: str | None, direction: s
     if len(text) > limits.MAX_INPUT_CHARS:
         raise gr.Error(f"The text is {len(text):,} characters long; the limit is "
                        f"{limits.MAX_INPUT_CHARS:,} characters (MAX_INPUT_CHARS). Shorten it and try again.")
+    return code
+
+
+def translate_text(checkpoint: Checkpoint | None, text: str | None, direction: str,
+                   load_error: str = "") -> tuple[TranslationTrace, str, str]:
+    """The Translate action: validate, run the model once, -> (trace, translation, trace JSON path).
+
+    Bad input raises gr.Error with a message for the page (a notice) and for API clients.
+    """
+    code = check_input(checkpoint, text, direction, load_error)
     try:
         trace = translate(checkpoint.model, checkpoint.tokenizer, text, code)
     except ValueError as error:
@@ -110,11 +118,15 @@ def tokens_html(trace: TranslationTrace | None) -> str:
             f'{chips(trace.output_tokens)}</div>')
 
 
+def guard_rail_notes(trace: TranslationTrace) -> list[GuardRail]:
+    return guard_rails(trace.source_text, trace.source_tokens, trace.direction)
+
+
 def notice_markdown(trace: TranslationTrace | None) -> str:
-    """Visible notices about limits that shaped this translation ('' when there are none)."""
+    """Visible notices about limits and guard rails that shaped this translation ('' when there are none)."""
     if trace is None:
         return ""
-    notes = []
+    notes = [f"⚠️ {rail.message}" for rail in guard_rail_notes(trace)]
     if trace.source_truncated:
         notes.append(f"⚠️ The source was cut to its first **{limits.MAX_SOURCE_TOKENS} subword tokens** "
                      "(MAX_SOURCE_TOKENS); only that part was translated.")
@@ -125,54 +137,126 @@ def notice_markdown(trace: TranslationTrace | None) -> str:
     return "\n\n".join(notes)
 
 
+def switch_direction(trace: TranslationTrace | None) -> str | None:
+    """The direction the guard rails suggest instead of the trace's (None if the language looks right)."""
+    if trace is None:
+        return None
+    return next((rail.switch_to for rail in guard_rail_notes(trace) if rail.switch_to), None)
+
+
 # --------------------------------------------------------------------------- the header
-def input_row() -> tuple[gr.Textbox, gr.Radio, gr.Button]:
+@dataclass(frozen=True)
+class Header:
+    """The header's components: the sentence, the result, the notices, and the Translate event."""
+
+    trace: gr.State  # this user's TranslationTrace (None before the first translation and after an error)
+    source: gr.Textbox
+    direction: gr.Radio
+    translation: gr.Textbox
+    download: gr.DownloadButton
+    tokens: gr.HTML
+    notice: gr.Markdown
+    switch: gr.Button  # "translate as the other direction": shown when the language looks wrong
+    go: gr.State  # a counter: every change translates the sentence in the box (examples, the switch)
+    event: object  # the Translate event (api_name="translate"); its .success follows every new trace
+
+    def result(self, trace: TranslationTrace, path: str | None) -> dict:
+        """Updates that show a trace (path: its JSON file for the download button)."""
+        switch_to = switch_direction(trace)
+        label = f"Translate as {DIRECTION_LABELS[switch_to]} instead" if switch_to else "Switch direction"
+        return {self.trace: trace, self.translation: trace.translation,
+                self.download: gr.DownloadButton(value=path, interactive=path is not None),
+                self.tokens: tokens_html(trace), self.notice: notice_markdown(trace),
+                self.switch: gr.Button(label, visible=switch_to is not None)}
+
+    def cleared(self, notice: str = "") -> dict:
+        """Updates that remove every trace of the previous result (before a run, after an error)."""
+        return {self.trace: None, self.translation: "", self.download: gr.DownloadButton(value=None, interactive=False),
+                self.tokens: "", self.notice: notice, self.switch: gr.Button(visible=False)}
+
+
+def input_row() -> tuple[gr.Textbox, gr.Radio, gr.Button, list]:
     """The sentence box, the direction and the Translate button, then the examples of each direction."""
     with gr.Row(equal_height=False):
         with gr.Column(scale=3):
+            # lines=1: Enter translates (Gradio submits on Enter only for one-line boxes); Shift+Enter breaks a line
             source = gr.Textbox(
-                label="Sentence", lines=2, max_lines=8, elem_id="source",
-                placeholder="Ein Mann fährt mit dem Fahrrad die Straße entlang.",
-                info=f"Up to {limits.MAX_INPUT_CHARS:,} characters; longer sources are cut to "
-                     f"{limits.MAX_SOURCE_TOKENS} subword tokens.",
+                label="Sentence", lines=1, max_lines=8, elem_id="source", placeholder="Type a German sentence…",
+                info=f"Enter translates, Shift+Enter starts a new line. Up to {limits.MAX_INPUT_CHARS:,} characters; "
+                     f"longer sources are cut to {limits.MAX_SOURCE_TOKENS} subword tokens.",
             )
         with gr.Column(scale=1, min_width=220):
             direction = gr.Radio([(label, code) for code, label in DIRECTION_LABELS.items()], value="de-en",
                                  label="Direction", elem_id="direction")
             button = gr.Button("Translate", variant="primary", elem_id="translate")
+    example_sets = []
     with gr.Row():
         for code, label in DIRECTION_LABELS.items():
             sentences = [[text] for text, example_direction in EXAMPLES if example_direction == code]
             with gr.Column(min_width=300):
                 examples = gr.Examples(sentences, inputs=[source], examples_per_page=len(sentences),
-                                       label=f"{label} examples (click one, then Translate)")
-            # an example also sets its direction
-            examples.load_input_event.then(functools.partial(str, code), None, direction, queue=False,
-                                           show_progress="hidden", **PRIVATE)
-    return source, direction, button
+                                       label=f"{label} examples (click one to translate it)")
+            example_sets.append((code, examples))
+    return source, direction, button, example_sets
 
 
-def build(checkpoint: Checkpoint | None, load_error: str) -> tuple[gr.State, object]:
-    """The header and the Translate action -> (the trace state, the Translate event)."""
-    trace = gr.State(None)  # this user's TranslationTrace
+def build(checkpoint: Checkpoint | None, load_error: str) -> Header:
+    """The header and the Translate action (api_name="translate")."""
+    trace, go = gr.State(None), gr.State(0)
     gr.Markdown(INTRO)
     gr.Markdown(f"⚠️ **No model loaded.** {html.escape(load_error)}", elem_id="checkpoint-error",
                 visible=bool(load_error))
-    source, direction, button = input_row()
+    source, direction, button, example_sets = input_row()
     with gr.Row(equal_height=False):
         translation = gr.Textbox(label="Translation (greedy)", interactive=False, elem_id="translation", scale=4)
         download = gr.DownloadButton("Download trace (JSON)", interactive=False, elem_id="download-trace",
                                      scale=1, min_width=180)
     tokens = gr.HTML(elem_id="tokens")
     notice = gr.Markdown(elem_id="notice")
+    switch = gr.Button("Switch direction", visible=False, elem_id="switch-direction", size="sm", variant="secondary")
+    partial = Header(trace, source, direction, translation, download, tokens, notice, switch, go, None)
+    header = Header(**{**partial.__dict__, "event": wire(partial, checkpoint, load_error, button)})
+    for code, examples in example_sets:  # an example sets its direction and translates
+        examples.load_input_event.then(lambda count, code=code: {direction: code, go: count + 1}, go,
+                                       [direction, go], show_progress="hidden", **PRIVATE)
+    switch.click(lambda value, count: {direction: "en-de" if parse_direction(value) == "de-en" else "de-en",
+                                       go: count + 1}, [direction, go], [direction, go], **PRIVATE)
+    return header
 
-    def on_translate(text, direction_value):
-        return translate_text(checkpoint, text, direction_value, load_error)
 
+def wire(header: Header, checkpoint: Checkpoint | None, load_error: str, button: gr.Button):
+    """Translate: clear the old result (or say why the input is refused), run the model (the public endpoint),
+    then show the result. (A .then after a failed run is not run by the page, so the check comes first.)"""
+    shown = [header.trace, header.translation, header.download, header.tokens, header.notice, header.switch]
+
+    def on_translate(text: str, direction: str):  # the endpoint's parameter names in view_api
+        return translate_text(checkpoint, text, direction, load_error)
+
+    def before(text, direction):
+        """Clear the old result; a refused input says why in the notice area (and as a toast)."""
+        try:
+            check_input(checkpoint, text, direction, load_error)
+            return header.cleared()
+        except gr.Error as error:
+            return header.cleared(f"⚠️ {error.message}")
+
+    def after(trace):
+        shown_now = header.result(trace, None)
+        return {component: shown_now[component] for component in (header.tokens, header.notice, header.switch)}
+
+    # queued (not queue=False): only queued events report a changed gr.State, which redraws and empties the views
+    cleared = gr.on([button.click, header.source.submit, header.go.change], before, [header.source, header.direction],
+                    shown, show_progress="hidden", **PRIVATE)
     # preprocess=False: API clients may send "de-en" as well as the label; translate_text checks both.
-    event = gr.on([button.click, source.submit], on_translate, [source, direction], [trace, translation, download],
-                  api_name="translate", preprocess=False)
-    event.success(lambda: gr.DownloadButton(interactive=True), None, download, queue=False, **PRIVATE)
-    event.success(lambda new: {tokens: tokens_html(new), notice: notice_markdown(new)}, trace, [tokens, notice],
-                  **PRIVATE)
-    return trace, event
+    event = cleared.then(on_translate, [header.source, header.direction],
+                         [header.trace, header.translation, header.download], api_name="translate",
+                         api_description=API_DESCRIPTION, preprocess=False)
+    event.success(lambda: gr.DownloadButton(interactive=True), None, header.download, queue=False, **PRIVATE)
+    event.success(after, header.trace, shown[3:], **PRIVATE)
+    return event
+
+
+def clear_views(trace: gr.State, outputs: list) -> None:
+    """When the trace is cleared (a new run starts, or it failed), every view is emptied too."""
+    trace.change(lambda value: {output: None for output in outputs} if value is None else gr.skip(), trace, outputs,
+                 show_progress="hidden", **PRIVATE)

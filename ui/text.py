@@ -4,6 +4,19 @@ sections of "Attention Is All You Need") and the example sentences. Plain string
 
 from model import limits
 
+PAPER = "https://arxiv.org/abs/1706.03762"
+
+
+def paper(section: str, name: str) -> str:
+    """A Markdown link to a section of "Attention Is All You Need" (arXiv 1706.03762)."""
+    return f"[Paper: section {section}, {name}]({PAPER})"
+
+
+API_DESCRIPTION = ("Translate German ↔ English with the Transformer of 'Attention Is All You Need' (greedy "
+                   "decoding). text: the sentence (at most 5,000 characters); direction: 'de-en' or 'en-de' (or "
+                   "'German → English' / 'English → German'). Returns the translation and a JSON file with the "
+                   "full trace: tokens, every attention weight, next-token candidates per step.")
+
 DIRECTION_LABELS = {"de-en": "German → English", "en-de": "English → German"}
 
 EXAMPLES = [
@@ -34,18 +47,20 @@ ABOUT_NEXT = """
 chosen so far and outputs a probability for every token of the shared vocabulary (section 3.4).
 Greedy decoding takes the most probable one (highlighted); the paper used beam search of size 4
 (section 6.1). The entropy (in bits) says how unsure the model is: 0 bits = certain.
-"""
+""" + paper("3.4", "Embeddings and Softmax")
 
 ABOUT_ATTENTION = {
     "encoder": "**Encoder self-attention** (sections 3.2.2 and 3.2.3): every source token (row, query) "
                "attends to every source token (column, key). It runs once for the sentence, so it does "
-               "not change as you step.",
+               "not change as you step. " + paper("3.2.3", "Applications of Attention in our Model"),
     "decoder_self": "**Masked decoder self-attention** (section 3.2.3): each target position attends only to "
                "itself and earlier positions, so the triangle grows by one row and column per step. "
-               "The highlighted row is the query being decoded now.",
+               "The highlighted row is the query being decoded now. "
+               + paper("3.2.3", "Applications of Attention in our Model"),
     "cross": "**Cross-attention / encoder-decoder attention** (section 3.2.3): queries come from the "
              "decoder, keys and values from the encoder's output, so each target row shows which source "
-             "tokens the decoder reads. Rows appear as you step; the highlighted row is being decoded now.",
+             "tokens the decoder reads. Rows appear as you step; the highlighted row is being decoded now. "
+             + paper("3.2.3", "Applications of Attention in our Model"),
 }
 
 ABOUT_HEADS = """
@@ -53,39 +68,39 @@ Each cell is a softmax weight, `softmax(QKᵀ/√d_k)` (scaled dot-product atten
 rows are queries (top to bottom), columns are keys (left to right); each row sums to 1.
 *All heads* shows every layer (rows) and head (columns) at once; *mean of heads* averages the heads of
 one layer. Multi-head attention (section 3.2.2) runs the heads in parallel on d_k-sized slices.
-"""
+""" + paper("3.2.2", "Multi-Head Attention")
 
 ABOUT_PIPELINE = """
 **Inside one head** (section 3.2.1): the raw scores `QKᵀ/√d_k`, the same scores with the mask applied
 (masked keys get −∞, i.e. the dtype's minimum), and the softmax that turns each row into weights.
-"""
+""" + paper("3.2.1", "Scaled Dot-Product Attention")
 
 ABOUT_POSITIONS = """
 **Positional encoding** (section 3.5): attention itself ignores word order, so a fixed sinusoid,
 `PE(pos, 2i) = sin(pos / 10000^(2i/d_model))`, `PE(pos, 2i+1) = cos(…)`, is added to every embedding.
 Low dimensions oscillate fast, high dimensions slowly; rows 0..S−1 are added to this source sentence.
-"""
+""" + paper("3.5", "Positional Encoding")
 
 ABOUT_MASKS = """
 **Masks** (section 3.2.3; True = may attend). *Padding*: a batch is padded to its longest sentence and
 no query may attend a `[PAD]` key; the typed sentence is shown batched with a longer one.
 *Causal (look-ahead)*: decoder position *i* sees positions ≤ *i* only. *Decoder mask*: causal AND padding.
 *Cross-attention mask*: every target query may attend every real source token.
-"""
+""" + paper("3.2.3", "Applications of Attention in our Model")
 
 ABOUT_MODEL = """
 Post-LN like the paper: each encoder and decoder layer applies `LayerNorm(x + Sublayer(x))` after every
 attention and feed-forward sub-layer (section 3.1); embeddings are scaled by √d_model and share one
 German+English vocabulary (section 3.4); dropout as in section 5.4; BLEU as in section 6.1 (sacreBLEU on
 detokenized, cased output).
-"""
+""" + paper("3.1", "Encoder and Decoder Stacks")
 
 # --------------------------------------------------------------------------- the Explain tab
 ABOUT_EXPLAIN = """
 **Interventions and read-outs.** The panels below change the model on purpose (switch heads off, force a
 token, remove the positional encodings) and re-run it on *your* sentence, or read more out of the trace
 (the logit lens, word alignment, per-head statistics). Model runs happen when you press a button.
-"""
+""" + paper("3", "Model Architecture")
 
 EXPLAIN_ABLATION = """
 **Head ablation** (section 3.2.2). Tick heads to switch them off: a head's output (its slice of

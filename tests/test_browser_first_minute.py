@@ -1,0 +1,135 @@
+"""The first minute in headless Chromium (issue 14): the bare URL shows a translated example, a shared link
+restores its view in a fresh browser context, the tour's stops show their views, the guard-rail notices
+appear, and a refused input leaves no stale result. The app runs on the tiny checkpoint (test_browser.py).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from model import limits
+from test_browser import browser, needs_chromium, server  # noqa: F401  (fixtures)
+from ui.text import EXAMPLES
+
+pytestmark = [pytest.mark.browser, needs_chromium]
+
+
+def open_page(browser, url: str):  # noqa: F811
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    page.goto(url)
+    return context, page
+
+
+def selected_value(page, elem_id: str) -> str:
+    return page.locator(f"#{elem_id} input:checked").first.get_attribute("value")
+
+
+def test_bare_url_shows_a_translated_example_with_its_plots(browser, server):  # noqa: F811
+    from playwright.sync_api import expect
+
+    started = time.monotonic()
+    context, page = open_page(browser, server)
+    page.wait_for_selector("#attention-plot .js-plotly-plot")
+    page.wait_for_selector("#pipeline-plot .js-plotly-plot")
+    print(f"plots after {time.monotonic() - started:.1f} s")
+    expect(page.locator("#source textarea")).to_have_value(EXAMPLES[0][0])
+    expect(page.locator("#translation textarea")).not_to_have_value("")
+    expect(page.locator("#attention-plot .gtitle")).to_contain_text("Cross-attention")
+    expect(page.locator("#share-link textarea")).to_have_value(containing("tab=attention"))
+    assert "Type a German sentence" in page.locator("#source textarea").get_attribute("placeholder")
+    context.close()
+
+
+def containing(part: str):
+    """A pattern for Playwright's to_have_value: any value with `part` in it."""
+    return re.compile(".*" + re.escape(part) + ".*")
+
+
+def test_shared_link_restores_the_view_in_a_fresh_context(browser, server):  # noqa: F811
+    from playwright.sync_api import expect
+
+    context, page = open_page(browser, server)
+    page.wait_for_selector("#attention-plot .js-plotly-plot")
+    page.locator("#attention-kind").get_by_text("Encoder self-attention").click()
+    page.locator("#layer").get_by_text("2", exact=True).click()
+    page.locator("#head").get_by_text("head 3").click()
+    page.click("#step-first")
+    page.click("#step-next")
+    expect(page.locator("#attention-plot .gtitle")).to_contain_text("Encoder self-attention, layer 2, head 3")
+    link = page.locator("#share-link textarea")
+    expect(link).to_have_value(containing("head=3"))
+    expect(link).to_have_value(containing("step=2"))
+    url = link.input_value()
+    context.close()
+
+    context, page = open_page(browser, url)
+    expect(page.locator("#attention-plot .gtitle")).to_contain_text("Encoder self-attention, layer 2, head 3")
+    expect(page.locator("#step input[type=number]")).to_have_value("2")
+    assert (selected_value(page, "attention-kind"), selected_value(page, "layer"), selected_value(page, "head")) \
+        == ("encoder", "2", "3")
+    context.close()
+
+
+def test_the_tour_stops_show_their_views(browser, server):  # noqa: F811
+    from playwright.sync_api import expect
+
+    context, page = open_page(browser, server)
+    page.wait_for_selector("#attention-plot .js-plotly-plot")
+    expected = [("Next token", "#candidates-plot"), ("Attention", "#attention-plot"), ("Attention", "#pipeline-plot"),
+                ("Masks", "#mask-plot"), ("Explain", "#branch-candidate")]
+    for number, (tab, selector) in enumerate(expected, start=1):
+        page.click("#tour-next")
+        expect(page.locator("#tour-text")).to_contain_text(f"Stop {number} of 5")
+        expect(page.get_by_role("tab", name=tab, exact=True)).to_have_attribute("aria-selected", "true")
+        expect(page.locator(selector).first).to_be_visible()
+    expect(page.get_by_role("tab", name="Branch")).to_have_attribute("aria-selected", "true")
+    page.click("#tour-back")
+    expect(page.locator("#tour-text")).to_contain_text("Stop 4 of 5")
+    context.close()
+
+
+def test_wrong_language_and_long_input_notices(browser, server):  # noqa: F811
+    from playwright.sync_api import expect
+
+    context, page = open_page(browser, server)
+    page.wait_for_selector("#attention-plot .js-plotly-plot")
+    page.fill("#source textarea", "A little girl is climbing into a wooden playhouse.")
+    page.locator("#source textarea").press("Enter")  # Enter translates
+    expect(page.locator("#notice")).to_contain_text("looks like English")
+    page.click("#switch-direction")
+    expect(page.locator("#direction").get_by_label("English → German")).to_be_checked()
+    expect(page.locator("#tokens")).to_contain_text("<2de>")
+    expect(page.locator("#notice")).not_to_contain_text("looks like")
+    page.fill("#source textarea", "Der Hund läuft schnell über die große grüne Wiese. " * 6)
+    page.click("#translate")
+    expect(page.locator("#notice")).to_contain_text("99.9 % of the training sentences")
+    page.get_by_text("Where is the train station?").click()  # an example translates when clicked
+    expect(page.locator("#tokens")).to_contain_text("station")
+    expect(page.locator("#notice")).not_to_contain_text("99.9 %")
+    expect(page.locator("#translation textarea")).not_to_have_value("")
+    context.close()
+
+
+def test_a_refused_input_leaves_no_stale_result(browser, server):  # noqa: F811
+    from playwright.sync_api import expect
+
+    context, page = open_page(browser, server)
+    page.wait_for_selector("#attention-plot .js-plotly-plot")
+    expect(page.locator("#translation textarea")).not_to_have_value("")
+    page.fill("#source textarea", "x" * (limits.MAX_INPUT_CHARS + 1))
+    page.click("#translate")
+    expect(page.locator("#notice")).to_contain_text("the limit is")
+    expect(page.locator("#translation textarea")).to_have_value("")
+    expect(page.locator("#tokens")).not_to_contain_text("Source")
+    expect(page.locator("#attention-plot .js-plotly-plot")).to_have_count(0)
+    expect(page.locator("#download-trace")).to_be_disabled()
+    page.fill("#source textarea", "Zwei Hunde spielen im Schnee.")
+    page.click("#translate")
+    expect(page.locator("#attention-plot .js-plotly-plot")).to_have_count(1)
+    expect(page.locator("#notice")).not_to_contain_text("the limit is")
+    context.close()

@@ -1,0 +1,193 @@
+"""The first minute of a visitor (issue 14), handlers called directly on the tiny checkpoint: the page opens
+on an example computed once, share links round-trip, the tour's stops, the guard rails, clean state after
+errors, and the /translate endpoint's description.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import gradio as gr
+import pytest
+
+from model import language, limits
+from ui import build_demo, session, share, tour
+from ui.text import EXAMPLES
+
+GERMAN = "Zwei Hunde spielen im Schnee."
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tiny_checkpoint):
+    return session.load_model(str(tiny_checkpoint))
+
+
+@pytest.fixture(scope="module")
+def trace(checkpoint):
+    return session.translate_text(checkpoint, GERMAN, "de-en")[0]
+
+
+def listener(demo: gr.Blocks, name: str):
+    [fn] = [block_fn for block_fn in demo.fns.values() if block_fn.name == name]
+    return fn
+
+
+def by_id(updates: dict) -> dict:
+    """{elem_id or component: value} of a handler's {component: value} result."""
+    return {getattr(component, "elem_id", None) or component: value for component, value in updates.items()}
+
+
+# --------------------------------------------------------------------------- guard rails (model/language.py)
+@pytest.mark.parametrize("text, direction, kind", [
+    ("A little girl is climbing into a wooden playhouse.", "de-en", "language"),
+    ("Ein Mann fährt mit dem Fahrrad die Straße entlang.", "en-de", "language"),
+])
+def test_wrong_language_is_flagged_with_the_direction_that_fits(text, direction, kind):
+    [rail] = language.guard_rails(text, ["<2x>", "▁a", "[EOS]"], direction)
+    assert rail.kind == kind and rail.switch_to == "-".join(reversed(direction.split("-")))
+
+
+@pytest.mark.parametrize("text, direction", [("Ein Mann fährt mit dem Fahrrad die Straße entlang.", "de-en"),
+                                             ("Two men are playing soccer in the park.", "en-de"),
+                                             ("Hallo", "en-de"),  # too few letters to judge
+                                             ("1234567890", "de-en")])
+def test_right_language_or_too_little_text_is_not_flagged(text, direction):
+    assert language.guard_rails(text, ["<2x>", "▁a", "[EOS]"], direction) == []
+
+
+def test_byte_tokens_and_long_inputs_are_flagged():
+    emoji = ["<2en>", "<0xF0>", "<0x9F>", "<0x98>", "<0x80>", "▁", "[EOS]"]
+    assert language.byte_share(emoji) == pytest.approx(4 / 5)
+    assert [rail.kind for rail in language.guard_rails("😀", emoji, "de-en")] == ["bytes"]
+    n = language.LONG_SOURCE_SUBWORDS
+    for count, flagged in ((n, False), (n + 1, True)):
+        tokens = ["<2en>", *["▁Hund"] * count, "[EOS]"]
+        rails = language.guard_rails("Hund " * count, tokens, "de-en")
+        assert ("long" in [rail.kind for rail in rails]) == flagged
+        assert (f"**{count} subword tokens**" in " ".join(r.message for r in rails)) == flagged
+
+
+def test_notice_and_switch_follow_the_trace(checkpoint):
+    english = session.translate_text(checkpoint, "A little girl is climbing into a wooden playhouse.", "de-en")[0]
+    assert "looks like **English**" in session.notice_markdown(english)
+    assert session.switch_direction(english) == "en-de"
+    german = session.translate_text(checkpoint, "Ein Mann fährt mit dem Fahrrad die Straße entlang.", "de-en")[0]
+    assert session.switch_direction(german) is None and "looks like" not in session.notice_markdown(german)
+
+
+# --------------------------------------------------------------------------- the first view, computed once
+def test_page_loads_share_one_precomputed_example(tiny_checkpoint, monkeypatch):
+    calls = []
+    real = session.translate
+    monkeypatch.setattr(session, "translate", lambda *args, **kwargs: calls.append(args) or real(*args, **kwargs))
+    demo = build_demo(tiny_checkpoint)
+    assert len(calls) == 1  # the example, at start-up
+    on_load = listener(demo, "on_load").fn
+    request = SimpleNamespace(query_params={}, headers={})
+    shown = [by_id(on_load(request)) for _ in range(100)]
+    assert len(calls) == 1  # a hundred page loads: no model call
+    traces = {id(value) for updates in shown for key, value in updates.items() if isinstance(key, gr.State)
+              and value is not None and hasattr(value, "num_steps")}
+    assert len(traces) == 1
+    first = shown[0]
+    assert first["source"] == EXAMPLES[0][0] and first["translation"]
+    assert first["head"].isdigit()  # one head, not "all"
+
+
+def test_first_view_is_the_most_diagonal_cross_attention_head(trace):
+    view = share.first_view(trace)
+    stats = share.trace_head_diagnostics(trace, "cross")
+    diagonal = stats["diagonal"]
+    assert diagonal[view.layer - 1, int(view.head) - 1] == diagonal.max()
+    assert (view.tab, view.kind, view.step) == ("attention", "cross", max(trace.num_steps - 1, 1))
+
+
+# --------------------------------------------------------------------------- share links
+def test_share_link_round_trip():
+    from urllib.parse import parse_qsl, urlsplit
+
+    view = share.View("Wie spät ist es? & = # ü", "en-de", 3, "masks", "decoder_self", 2, "mean")
+    url = "http://host/app/" + share.query_string(view)
+    assert share.parse_query(dict(parse_qsl(urlsplit(url).query))) == view
+    assert share.parse_query({}) is None
+    bad = share.parse_query({"step": "x", "tab": "nope", "kind": "evil", "head": "<b>", "dir": "fr-de"})
+    assert bad == share.View()
+
+
+def test_a_shared_link_restores_its_view(tiny_checkpoint):
+    demo = build_demo(tiny_checkpoint)
+    on_load = listener(demo, "on_load").fn
+    params = {"text": GERMAN, "dir": "en-de", "step": "2", "tab": "masks", "kind": "encoder", "layer": "2",
+              "head": "3"}
+    shown = by_id(on_load(SimpleNamespace(query_params=params, headers={})))
+    assert shown["source"] == GERMAN and shown["direction"] == "en-de"
+    assert shown["step"].value == 2 and shown["views"].selected == "masks"
+    assert (shown["attention-kind"], shown["layer"].value, shown["head"]) == ("encoder", 2, "3")
+    [trace] = [value for key, value in shown.items() if hasattr(value, "num_steps")]
+    assert trace.source_text == GERMAN and trace.direction == "en-de"
+    url = share.link(trace, 2, "masks", "encoder", 2, "3", "http://h/?old=1")
+    assert url == "http://h/" + share.query_string(share.View(GERMAN, "en-de", 2, "masks", "encoder", 2, "3"))
+
+
+def test_a_broken_link_opens_the_example_and_says_why(tiny_checkpoint):
+    demo = build_demo(tiny_checkpoint)
+    params = {"text": "x" * (limits.MAX_INPUT_CHARS + 1)}
+    shown = by_id(listener(demo, "on_load").fn(SimpleNamespace(query_params=params, headers={})))
+    assert shown["source"] == EXAMPLES[0][0] and "the limit is" in shown["notice"]
+
+
+# --------------------------------------------------------------------------- the tour
+def test_tour_stops_set_their_views(trace):
+    assert len(tour.STOPS) == 5
+    tabs = [tour.stop_view(stop, trace).tab for stop in tour.STOPS]
+    assert tabs == ["next", "attention", "attention", "masks", "explain"]
+    cross = tour.stop_view(tour.STOPS[1], trace)
+    assert (cross.layer, int(cross.head)) == share.sharpest_head(trace)
+    for index in range(5):
+        assert "arxiv.org/abs/1706.03762" in tour.stop_markdown(index)
+        assert f"section {tour.STOPS[index].section[0]}" in tour.stop_markdown(index)
+
+
+def test_tour_buttons_move_along_the_stops(tiny_checkpoint, trace):
+    demo = build_demo(tiny_checkpoint)
+    [forward] = [fn for fn in demo.fns.values() if fn.name == "handler" and "tour-next" in
+                 {demo.blocks[target].elem_id for target, _ in fn.targets}]
+    shown = by_id(forward.fn(trace, 0))  # stop 1 -> stop 2: cross-attention at the sharpest head
+    assert shown["views"].selected == "attention" and shown["attention-kind"] == "cross"
+    assert "Stop 2 of 5" in shown["tour-text"]
+    assert "translation" not in shown  # the trace on screen stays; only the view moves
+    shown = by_id(forward.fn(None, 3))  # no trace on screen: the start-up example is shown
+    assert shown["views"].selected == "explain" and shown["explain-panels"].selected == "branch"
+    assert shown["source"] == EXAMPLES[0][0]
+
+
+# --------------------------------------------------------------------------- clean state and the API
+@pytest.mark.parametrize("text, message", [("", "empty"), ("x" * (limits.MAX_INPUT_CHARS + 1), "the limit is")])
+def test_an_error_leaves_no_stale_result(tiny_checkpoint, trace, text, message):
+    demo = build_demo(tiny_checkpoint)
+    before = listener(demo, "before").fn
+    for refused, notice in ((True, message), (False, "")):
+        cleared = by_id(before(text if refused else GERMAN, "de-en"))
+        assert cleared["translation"] == "" and cleared["tokens"] == ""
+        assert cleared["download-trace"].interactive is False and not cleared["switch-direction"].visible
+        assert None in cleared.values()  # the trace state
+        assert (message in cleared["notice"]) if refused else cleared["notice"] == notice
+
+
+def test_clearing_the_trace_empties_every_view(tiny_checkpoint, trace):
+    demo = build_demo(tiny_checkpoint)
+    [emptier] = [fn for fn in demo.fns.values() if "attention-plot" in {getattr(o, "elem_id", None) for o in fn.outputs}
+                 and ("trace" not in fn.name) and fn.name == "<lambda>" and len(fn.inputs) == 1]
+    emptied = by_id(emptier.fn(None))
+    assert {"attention-plot", "pipeline-plot", "candidates-plot", "pe-plot", "mask-plot"} <= set(emptied)
+    assert all(value is None for value in emptied.values())
+    assert isinstance(emptier.fn(trace), type(gr.skip()))
+
+
+def test_translate_endpoint_has_a_description_and_clean_names(tiny_checkpoint):
+    demo = build_demo(tiny_checkpoint)
+    info = demo.get_api_info()["named_endpoints"]["/translate"]
+    assert "German ↔ English" in info["description"]
+    assert [p["parameter_name"] for p in info["parameters"]] == ["text", "direction"]
+    assert list(demo.get_api_info()["named_endpoints"]) == ["/translate"]  # page plumbing stays private
+    assert [r["component"] for r in info["returns"]] == ["Textbox", "Downloadbutton"]

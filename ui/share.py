@@ -1,0 +1,199 @@
+"""Share what you see: a view (sentence, direction, step, tab, attention kind, layer, head) as a link, the
+page opened at a view (query parameters read on load), and the curated first view shown on a bare URL.
+
+The first view is the first example translated ONCE when the page is built and shared by every visitor:
+a hundred page loads cost no model call. It opens the Attention tab on encoder-decoder attention
+(section 3.2.3) at its sharpest head: the head whose weight lies most on the diagonal (the source
+position proportional to the target position, `model.analysis.trace_head_diagnostics`; ties go to the
+lower entropy), at the last step before [EOS], where every output row is there to see.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+import gradio as gr
+import numpy as np
+
+from model import Checkpoint, TranslationTrace
+from model.analysis import trace_head_diagnostics
+from model.trace import ATTENTION_KINDS
+
+from .attention import layer_choices
+from .common import PRIVATE
+from .session import Header, parse_direction, translate_text
+from .text import ABOUT_ATTENTION, EXAMPLES
+
+TABS = ("next", "attention", "positions", "masks", "model", "explain")
+HEADS = ("all", "mean")  # besides "1".."h"
+
+
+@dataclass(frozen=True)
+class View:
+    """What a link restores; text None = the start-up example."""
+
+    text: str | None = None
+    direction: str = "de-en"
+    step: int = 1
+    tab: str = "attention"
+    kind: str = "cross"
+    layer: int = 1
+    head: str = "1"
+
+
+def sharpest_head(trace: TranslationTrace, kind: str = "cross") -> tuple[int, int]:
+    """(layer, head), 1-based: the most diagonal head of `kind`, ties to the lower entropy."""
+    stats = trace_head_diagnostics(trace, kind)
+    order = np.lexsort((stats["entropy"].ravel(), -stats["diagonal"].ravel()))  # last key sorts first
+    layer, head = np.unravel_index(order[0], stats["diagonal"].shape)
+    return int(layer) + 1, int(head) + 1
+
+
+def first_view(trace: TranslationTrace) -> View:
+    layer, head = sharpest_head(trace)
+    return View(trace.source_text, trace.direction, max(trace.num_steps - 1, 1), "attention", "cross", layer,
+                str(head))
+
+
+def _number(value, default: int) -> int:
+    try:
+        return max(1, int(str(value)))
+    except ValueError:
+        return default
+
+
+def parse_query(params: Mapping[str, str]) -> View | None:
+    """Query parameters -> a View (None without any); bad values fall back to the defaults."""
+    keys = {"text", "dir", "step", "tab", "kind", "layer", "head"}
+    if not keys & set(params):
+        return None
+    default = View()
+    try:
+        direction = parse_direction(params.get("dir", default.direction))
+    except gr.Error:
+        direction = default.direction
+    head = str(params.get("head", default.head))
+    return View(text=params.get("text") or None, direction=direction,
+                step=_number(params.get("step"), default.step),
+                tab=params.get("tab") if params.get("tab") in TABS else default.tab,
+                kind=params.get("kind") if params.get("kind") in ATTENTION_KINDS else default.kind,
+                layer=_number(params.get("layer"), default.layer),
+                head=head if head in HEADS or head.isdigit() else default.head)
+
+
+def query_string(view: View) -> str:
+    """The link's query: ?text=…&dir=…&step=…&tab=…&kind=…&layer=…&head=…"""
+    fields = {"text": view.text or "", "dir": view.direction, "step": view.step, "tab": view.tab,
+              "kind": view.kind, "layer": view.layer, "head": view.head}
+    return "?" + urlencode(fields)
+
+
+@dataclass(frozen=True)
+class Targets:
+    """The components a view sets besides the header: the step, the tabs and the Attention tab's controls."""
+
+    header: Header
+    slider: gr.Slider
+    tabs: gr.Tabs
+    tab: gr.State
+    kind: gr.Radio
+    layer: gr.Radio
+    head: gr.Radio
+    about_kind: gr.Markdown
+
+    def outputs(self) -> list:
+        h = self.header
+        return [h.trace, h.source, h.direction, h.translation, h.download, h.tokens, h.notice, h.switch,
+                self.slider, self.tabs, self.tab, self.kind, self.layer, self.head, self.about_kind]
+
+    def show(self, checkpoint: Checkpoint, trace: TranslationTrace, path: str | None, view: View) -> dict:
+        """Updates that show `trace` at `view` (the step, layer and head clamped to what exists)."""
+        layers = layer_choices(checkpoint, view.kind)
+        heads = checkpoint.config.n_heads
+        head = view.head if view.head in HEADS else str(min(int(view.head), heads))
+        slider = gr.Slider(minimum=1, maximum=max(trace.num_steps, 2), value=min(view.step, trace.num_steps),
+                           interactive=trace.num_steps > 1)
+        return {**self.header.result(trace, path), self.header.source: trace.source_text,
+                self.header.direction: trace.direction, self.slider: slider, self.tabs: gr.Tabs(selected=view.tab),
+                self.tab: view.tab, self.kind: view.kind,
+                self.layer: gr.Radio(choices=layers, value=min(view.layer, len(layers))), self.head: head,
+                self.about_kind: ABOUT_ATTENTION[view.kind]}
+
+
+class StartExample:
+    """The first example, translated once (lazily, thread-safe) and shared read-only by every page load."""
+
+    def __init__(self, checkpoint: Checkpoint):
+        self.checkpoint = checkpoint
+        self._lock = threading.Lock()
+        self._value: tuple[TranslationTrace, str, View] | None = None
+
+    def get(self) -> tuple[TranslationTrace, str, View]:
+        with self._lock:
+            if self._value is None:
+                text, direction = EXAMPLES[0]
+                trace, _, path = translate_text(self.checkpoint, text, direction)
+                self._value = (trace, path, first_view(trace))
+            return self._value
+
+
+def restore(checkpoint: Checkpoint, example: StartExample, targets: Targets, params: Mapping[str, str]) -> dict:
+    """The page at the view of its query parameters, else at the start-up example's curated view."""
+    view = parse_query(params)
+    trace, path, start = example.get()
+    if view is None:
+        return targets.show(checkpoint, trace, path, start)
+    if view.text is None:
+        return targets.show(checkpoint, trace, path, dataclasses.replace(view, direction=trace.direction))
+    try:
+        trace, _, path = translate_text(checkpoint, view.text, view.direction)
+    except gr.Error as error:  # a broken link still opens the example, and says why
+        return {**targets.show(checkpoint, trace, path, start), targets.header.notice: f"⚠️ {error.message}"}
+    return targets.show(checkpoint, trace, path, view)
+
+
+def link(trace: TranslationTrace | None, step, tab, kind, layer, head, page_url: str) -> str:
+    """The link to this view ('' without a trace)."""
+    if trace is None:
+        return ""
+    view = View(trace.source_text, trace.direction, int(step or 1), tab, kind, int(layer or 1), str(head))
+    return page_url.split("?")[0].split("#")[0] + query_string(view)
+
+
+COPY_JS = "(url) => { if (url) { navigator.clipboard.writeText(url); } return url; }"
+
+
+def link_row() -> gr.Textbox:
+    """The read-only link box and its copy button (place them where the page should show them)."""
+    with gr.Row(elem_id="share-row", equal_height=False):
+        url = gr.Textbox(label="Link to this view (sentence, direction, step, tab, attention, layer, head)",
+                         interactive=False, elem_id="share-link", scale=4)
+        copy = gr.Button("Copy link", elem_id="share-copy", size="sm", scale=1, min_width=120)
+    copy.click(None, url, url, js=COPY_JS, **PRIVATE)
+    return url
+
+
+def wire(checkpoint: Checkpoint | None, targets: Targets, url: gr.Textbox, demo: gr.Blocks) -> StartExample | None:
+    """The page's load handler (restore a link, else the first view) and the link that follows the view."""
+    if checkpoint is None:
+        return None
+    example = StartExample(checkpoint)
+    example.get()  # at start-up: the first visitor does not wait either
+
+    def on_load(request: gr.Request):
+        return restore(checkpoint, example, targets, dict(getattr(request, "query_params", None) or {}))
+
+    demo.load(on_load, None, targets.outputs(), show_progress="hidden", **PRIVATE)
+
+    def on_view(trace, step, tab, kind, layer, head, request: gr.Request):
+        headers = getattr(request, "headers", None) or {}
+        return link(trace, step, tab, kind, layer, head, headers.get("referer", ""))
+
+    view_inputs = [targets.header.trace, targets.slider, targets.tab, targets.kind, targets.layer, targets.head]
+    gr.on([component.change for component in view_inputs], on_view, view_inputs, url, trigger_mode="always_last",
+          show_progress="hidden", **PRIVATE)
+    return example
