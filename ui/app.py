@@ -9,27 +9,32 @@ from pathlib import Path
 
 import gradio as gr
 
-from . import attention, explain, model_tab, next_token, positions, redraw, session, stepping
+from . import attention, explain, model_tab, next_token, positions, redraw, runner, session, stepping
 from .common import Page
 
 
-def build_demo(checkpoint: str | Path, hub: bool = False) -> gr.Blocks:
+def build_demo(checkpoint: str | Path, hub: bool = False, workers: int = 0) -> gr.Blocks:
     """The app over one checkpoint (a local directory, or a Hugging Face Hub repo id with hub=True).
 
+    workers: model worker processes (ui/runner.py); 0 = single-process mode. `demo.runner` holds them.
     A checkpoint that is missing or broken does not stop the app: the page says what is wrong.
     """
     loaded, load_error = session.open_checkpoint(checkpoint, hub)
+    model_runner = runner.Runner.start(loaded, workers if loaded else 0)
     # analytics off: no telemetry or version checks from an offline demo
     with gr.Blocks(title="Attention Explorer", delete_cache=(3600, 3600), analytics_enabled=False) as demo:
-        trace, translate_event = session.build(loaded, load_error)
+        trace, translate_event = session.build(loaded, load_error, model_runner)
         steps = stepping.build(trace, translate_event)
         tab_state = gr.State(next_token.TAB_ID)  # the open tab: only its views are drawn
         with gr.Tabs(elem_id="views") as tabs:
-            page = Page(loaded, trace, steps.slider, tab_state, tabs, translate_event)
+            page = Page(loaded, trace, steps.slider, tab_state, tabs, translate_event, model_runner)
             first = next_token.build(page)
             attention_tab = attention.build(page)
             views = [first, attention_tab.view, *positions.build(page)]
             model_tab.build(page)
             explain.build(page, attention_tab.opener)
         redraw.wire(page, steps.info, views)
+        runner.add_endpoints(loaded)
+    model_runner.limit_events(demo)
+    demo.runner = model_runner
     return demo

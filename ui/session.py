@@ -10,19 +10,16 @@ from __future__ import annotations
 
 import functools
 import html
-import tempfile
-import time
 from pathlib import Path
 
 import gradio as gr
 
 from model import Checkpoint, CheckpointError, TranslationTrace, limits, load_checkpoint
-from model.decoding import translate
 
 from .common import PRIVATE, chips
+from .runner import Runner, write_trace_file
 from .text import DIRECTION_LABELS, EXAMPLES, INTRO
 
-TRACE_FILES_MAX_AGE_S = 3600  # trace JSON files older than this are removed when a new one is written
 NO_MODEL_HINT = "Train one, or point the app at one with --checkpoint DIR, --hub REPO_ID, " \
                 "$ATTENTION_EXPLORER_CHECKPOINT or $ATTENTION_EXPLORER_HUB."
 
@@ -52,33 +49,13 @@ def parse_direction(value: str | None) -> str:
     raise gr.Error(f"Unknown direction {value!r}: use one of {choices}.")
 
 
-def prune_trace_files(folder: Path, now: float) -> None:
-    """Remove trace files older than TRACE_FILES_MAX_AGE_S, so the folder does not grow without bound."""
-    try:
-        previous = list(folder.glob("*/trace-*.json"))
-    except OSError:  # a concurrent request removed a folder while we listed: prune next time
-        return
-    for old in previous:
-        try:
-            if now - old.stat().st_mtime > TRACE_FILES_MAX_AGE_S:
-                old.unlink()
-                old.parent.rmdir()
-        except OSError:  # already removed by a concurrent request
-            pass
-
-
 def write_trace_json(trace: TranslationTrace) -> str:
-    """Write the trace as JSON to a fresh temporary file (for the download button and the API)."""
-    folder = Path(tempfile.gettempdir()) / "attention-explorer-traces"
-    folder.mkdir(parents=True, exist_ok=True)
-    prune_trace_files(folder, time.time())
-    path = Path(tempfile.mkdtemp(dir=folder)) / f"trace-{trace.direction}.json"
-    path.write_text(trace.to_json(), encoding="utf-8")
-    return str(path)
+    """The lean trace JSON (serving/wire.py) in a fresh file for the download button and the API (ui/runner.py)."""
+    return write_trace_file(trace)
 
 
 def translate_text(checkpoint: Checkpoint | None, text: str | None, direction: str,
-                   load_error: str = "") -> tuple[TranslationTrace, str, str]:
+                   load_error: str = "", runner: Runner | None = None) -> tuple[TranslationTrace, str, str]:
     """The Translate action: validate, run the model once, -> (trace, translation, trace JSON path).
 
     Bad input raises gr.Error with a message for the page (a notice) and for API clients.
@@ -94,7 +71,7 @@ def translate_text(checkpoint: Checkpoint | None, text: str | None, direction: s
         raise gr.Error(f"The text is {len(text):,} characters long; the limit is "
                        f"{limits.MAX_INPUT_CHARS:,} characters (MAX_INPUT_CHARS). Shorten it and try again.")
     try:
-        trace = translate(checkpoint.model, checkpoint.tokenizer, text, code)
+        trace = (runner or Runner(checkpoint)).translate(text, code)
     except ValueError as error:
         raise gr.Error(str(error)) from None
     return trace, trace.translation, write_trace_json(trace)
@@ -152,7 +129,7 @@ def input_row() -> tuple[gr.Textbox, gr.Radio, gr.Button]:
     return source, direction, button
 
 
-def build(checkpoint: Checkpoint | None, load_error: str) -> tuple[gr.State, object]:
+def build(checkpoint: Checkpoint | None, load_error: str, runner: Runner | None = None) -> tuple[gr.State, object]:
     """The header and the Translate action -> (the trace state, the Translate event)."""
     trace = gr.State(None)  # this user's TranslationTrace
     gr.Markdown(INTRO)
@@ -167,7 +144,7 @@ def build(checkpoint: Checkpoint | None, load_error: str) -> tuple[gr.State, obj
     notice = gr.Markdown(elem_id="notice")
 
     def on_translate(text, direction_value):
-        return translate_text(checkpoint, text, direction_value, load_error)
+        return translate_text(checkpoint, text, direction_value, load_error, runner)
 
     # preprocess=False: API clients may send "de-en" as well as the label; translate_text checks both.
     event = gr.on([button.click, source.submit], on_translate, [source, direction], [trace, translation, download],
