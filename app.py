@@ -7,10 +7,15 @@ reads the settings (command line, then environment) and serves it with ui/server
     python3 app.py                                  # checkpoints/de-en-small on 127.0.0.1:7860
     python3 app.py --checkpoint /tmp/dev-checkpoint --port 7861
     python3 app.py --hub owner/name --host 0.0.0.0  # a checkpoint from the Hugging Face Hub
+    python3 app.py --workers 0                      # the model in this process (no worker pool)
 
 Environment: ATTENTION_EXPLORER_HUB (a Hub repo id: Spaces has no command line),
 ATTENTION_EXPLORER_CHECKPOINT (a local checkpoint directory), ATTENTION_EXPLORER_HOST (0.0.0.0 listens
-on all interfaces, as on Spaces), ATTENTION_EXPLORER_THREADS, GRADIO_SERVER_PORT.
+on all interfaces, as on Spaces), ATTENTION_EXPLORER_THREADS, ATTENTION_EXPLORER_WORKERS (model worker
+processes; default one per CPU core, 0 = single-process mode), GRADIO_SERVER_PORT.
+
+`python3 app.py` serves the model from a pool of worker processes (ui/runner.py); the module-level `demo`
+(imported by tests and `gradio app.py`) runs it in this process and starts no workers.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ import argparse
 import os
 
 from model.paths import DEFAULT_CHECKPOINT
+from serving import default_workers
+from serving.pool import WORKERS_ENV
 from ui import build_demo, server
 
 CHECKPOINT_ENV = "ATTENTION_EXPLORER_CHECKPOINT"
@@ -48,18 +55,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=server.default_threads(),
                         help=f"PyTorch CPU threads per request (default: ${server.THREADS_ENV} or 1: several "
                              "requests run at once, and on a small CPU one thread each is fastest)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help=f"model worker processes (default: ${WORKERS_ENV} or one per CPU core; 0 = run the "
+                             "model in the server process)")
     return parser.parse_args(argv)
-
-
-demo = build_demo(*checkpoint_source())
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    source = checkpoint_source(args.checkpoint, args.hub)
-    app = demo if source == checkpoint_source() else build_demo(*source)
+    workers = default_workers() if args.workers is None else args.workers
+    app = build_demo(*checkpoint_source(args.checkpoint, args.hub), workers=workers)
     server.launch(app, host=args.host, port=args.port, threads=args.threads)
 
 
 if __name__ == "__main__":
     main()
+else:  # imported (tests, `gradio app.py`): the page in single-process mode
+    demo = build_demo(*checkpoint_source())

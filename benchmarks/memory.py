@@ -1,4 +1,5 @@
-"""Memory part: RSS of the app process before and after N translations through gradio_client.
+"""Memory part: RSS of the app process (and of all its processes: the model workers) before and after
+N translations through gradio_client.
 
 app.py runs in a subprocess on the checkpoint; one gradio_client session sends N translations
 (sources of 5..80 tokens, both directions, round-robin). VmHWM in /proc/<pid>/status is the
@@ -11,7 +12,15 @@ import tempfile
 import time
 
 from .common import SOURCE_LANGUAGE, app_server, read_memory_kib, summarize, text_of_tokens
+from process_cpu import descendants  # noqa: E402  (scripts/, on the path through .common)
 from .model_speed import DIRECTIONS, LENGTHS
+
+
+def tree_rss_mib(pid: int) -> dict:
+    """VmRSS of the server and each descendant (the model workers), and their sum, in MiB."""
+    members = {member: read_memory_kib(member)["VmRSS"] / 1024 for member in [pid, *descendants(pid)]}
+    return {"server_mib": round(members[pid], 1), "workers_mib": [round(v, 1) for m, v in members.items() if m != pid],
+            "total_mib": round(sum(members.values()), 1)}
 
 
 def to_mib(kib: int) -> float:
@@ -32,7 +41,9 @@ def measure(checkpoint, checkpoint_dir: str, translations: int = 100) -> dict:
             client.predict(text, direction, api_name="/translate")
             latencies.append((time.perf_counter() - start) * 1000)
         at_end = read_memory_kib(pid)
+        every_process = tree_rss_mib(pid)  # the server and its model workers
     return {
+        "all_processes_end_mib": every_process,
         "translations": translations,
         "rss_start_mib": to_mib(at_start["VmRSS"]),
         "rss_end_mib": to_mib(at_end["VmRSS"]),

@@ -28,10 +28,10 @@ import torch
 from model import load_checkpoint
 from model.paths import DEFAULT_CHECKPOINT
 
-from . import browser_speed, gpu, memory, model_speed, views_speed
+from . import browser_speed, gpu, memory, model_speed, serving, views_speed
 from .common import ROOT
 
-PARTS = ("model", "views", "browser", "memory", "gpu")
+PARTS = ("model", "views", "browser", "memory", "serving", "gpu")
 REFERENCE_TOKENS = 20  # the targets are judged on a 20-token source sentence
 TARGETS = {  # name: (limit, unit); a value <= limit meets the target
     "translate + full trace, 20 tokens": (60.0, "ms"),
@@ -40,7 +40,14 @@ TARGETS = {  # name: (limit, unit); a value <= limit meets the target
     "browser: Translate click -> attention plot": (500.0, "ms"),
     "browser: next-step click -> attention plot": (200.0, "ms"),
     "peak RSS of the app after the translations": (1.5e9 / 2**20, "MiB"),  # 1.5 GB
+    "RSS of every app process (server + workers)": (1.5e9 / 2**20, "MiB"),
+    "single /translate call, default gradio_client": (150.0, "ms"),
+    "burst: errors": (0, "count"),
+    "burst (worker pool): p95": (3.0, "s"),
+    "lecture hall: page alive p95": (5.0, "s"),
+    "lecture hall: errors": (0, "count"),
 }
+AT_LEAST = {"burst: pool / single-process calls/s": (2.5, "x")}  # a value >= limit meets these
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,6 +62,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="source lengths in subword tokens for the model part")
     parser.add_argument("--threads", type=int, default=torch.get_num_threads(),
                         help="torch CPU threads in this process (default: torch's default here, as app.py gets)")
+    parser.add_argument("--api-repeats", type=int, default=20, help="serving: timed single /translate calls")
+    parser.add_argument("--clients", type=int, default=32, help="serving: burst clients (each --requests calls)")
+    parser.add_argument("--requests", type=int, default=5, help="serving: translations per burst client")
+    parser.add_argument("--visitors", type=int, default=100, help="serving: lecture-hall visitors")
+    parser.add_argument("--window", type=float, default=10.0, help="serving: seconds over which the visitors arrive")
     parser.add_argument("--gpu-steps", type=int, default=50)
     parser.add_argument("--gpu-max-tokens", type=int, default=8000, help="source+target tokens per training batch")
     parser.add_argument("--gpu-seq-len", type=int, default=32, help="source and target length of the synthetic batch")
@@ -102,8 +114,19 @@ def evaluate_targets(results: dict) -> list[dict]:
         values["browser: next-step click -> attention plot"] = results["browser"]["step_ms"]["drawn"]["median"]
     if "peak_rss_mib" in results.get("memory", {}):
         values["peak RSS of the app after the translations"] = results["memory"]["peak_rss_mib"]
-    return [{"target": name, "value": values[name], "limit": round(limit, 1), "unit": unit,
+    part = results.get("serving", {})
+    if "single_call" in part:
+        values["single /translate call, default gradio_client"] = part["single_call"]["api_ms"]["median"]
+        values["burst: errors"] = len(part["burst_pool"]["errors"])
+        values["burst (worker pool): p95"] = round(part["burst_pool"]["p95_s"], 2)
+        values["lecture hall: page alive p95"] = round(part["lecture_pool"]["page_p95_s"], 2)
+        values["lecture hall: errors"] = len(part["lecture_pool"]["errors"])
+        values["RSS of every app process (server + workers)"] = part["rss"]["total_mib"]
+        values["burst: pool / single-process calls/s"] = part["burst_throughput_ratio"]
+    rows = [{"target": name, "value": values[name], "limit": round(limit, 1), "unit": unit,
              "met": values[name] <= limit} for name, (limit, unit) in TARGETS.items() if name in values]
+    return rows + [{"target": name, "value": values[name], "limit": limit, "unit": unit, "met": values[name] >= limit}
+                   for name, (limit, unit) in AT_LEAST.items() if name in values]
 
 
 # --------------------------------------------------------------------------- printing
@@ -141,6 +164,19 @@ def print_results(results: dict) -> None:
             optional = [stats[key]["median"] if stats[key] else "-" for key in ("afterplot", "plotly_react")]
             rows.append([name, stats["drawn"]["median"], stats["drawn"]["p95"], stats["painted"]["median"], *optional])
         print(table(["click", "drawn med", "drawn p95", "painted med", "afterplot med", "in Plotly.react med"], rows))
+    part = results.get("serving", {})
+    if "single_call" in part:
+        call = part["single_call"]
+        print(f"\n## serving: one /translate call {call['api_ms']['median']} ms median (bare model "
+              f"{call['bare_model_ms']['median']} ms = {call['model_share']:.0%}); RSS of all processes "
+              f"{part['rss']['total_mib']} MiB (server {part['rss']['server_mib']}, workers {part['rss']['workers_mib']})")
+        print(table(["run", "ok", "errors", "p50 s", "p95 s", "calls/s", "page p95 s", "server cores", "load avg"],
+                    [[name, r["ok"], len(r["errors"]), round(r["p50_s"], 2), round(r["p95_s"], 2),
+                      round(r["throughput_per_s"], 2), round(r["page_p95_s"], 2) if r["scenario"] == "lecture" else "-",
+                      round(r["server_cores"], 2), r["machine"]["load_average"][0]]
+                     for name, r in (("burst, pool", part["burst_pool"]), ("burst, single process",
+                                     part["burst_single_process"]), ("lecture, pool", part["lecture_pool"]))]))
+        print(f"burst calls/s, pool / single process: {part['burst_throughput_ratio']}x")
     for name in ("browser", "memory", "gpu"):
         if "skipped" in results.get(name, {}):
             print(f"\n## {name}: skipped: {results[name]['skipped']}")
@@ -188,6 +224,9 @@ def run(args: argparse.Namespace) -> dict:
             results["browser"] = browser_speed.measure(checkpoint, str(copy), args.browser_repeats)
         if "memory" in parts:
             results["memory"] = memory.measure(checkpoint, str(copy), args.translations)
+        if "serving" in parts:
+            results["serving"] = serving.measure(checkpoint, str(copy), args.api_repeats, args.clients, args.requests,
+                                                 args.visitors, args.window)
         if "gpu" in parts:
             results["gpu"] = gpu.measure(checkpoint.config, "cuda", steps=args.gpu_steps,
                                          max_tokens=args.gpu_max_tokens, seq_len=args.gpu_seq_len,

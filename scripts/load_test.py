@@ -170,10 +170,18 @@ def percentile(values: list[float], q: float) -> float:
     return float(np.percentile(values, q)) if values else float("nan")
 
 
+def machine() -> dict:
+    """The CPU model ("model name" of /proc/cpuinfo), core count and load average: recorded with every figure."""
+    lines = Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []
+    cpu = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")), "unknown")
+    return {"cpu": cpu, "cpu_count": os.cpu_count(), "load_average": [round(x, 2) for x in os.getloadavg()]}
+
+
 def run_load(url: str, scenario: str, options: dict, server_pid: int | None = None) -> dict:
     """Run the scenario's clients in a child process; measure the server's CPU around it -> the summary."""
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: nothing of this process is shared
     results = context.Queue()
+    before = machine()
     cpu_before = tree_cpu_s(server_pid) if server_pid else None
     child = context.Process(target=client_process, args=(url, scenario, options, results), daemon=True)
     child.start()
@@ -196,6 +204,7 @@ def run_load(url: str, scenario: str, options: dict, server_pid: int | None = No
         "server_cpu_s": cpu_s, "server_cores": None if cpu_s is None else cpu_s / wall,
         "client_cpu_s": measured["client_cpu_s"], "client_cores": measured["client_cpu_s"] / wall,
         **{key: options[key] for key in (("clients",) if scenario == "burst" else ("visitors", "window"))},
+        "machine": {**before, "load_average_end": machine()["load_average"]},
     }
 
 
@@ -225,6 +234,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--requests", type=int, default=5, help="burst: translations per user (default 5)")
     parser.add_argument("--visitors", type=int, default=100, help="lecture: visitors (default 100)")
     parser.add_argument("--window", type=float, default=10.0, help="lecture: seconds over which they arrive (default 10)")
+    parser.add_argument("--workers", type=int, help="model worker processes of the app this script starts "
+                                                     "(default: app.py's, one per core; 0 = single-process mode)")
     parser.add_argument("--no-verify", dest="verify", action="store_false",
                         help="do not fetch each trace file to check it is the sentence asked for")
     args = parser.parse_args(argv)
@@ -239,7 +250,8 @@ def main(argv: list[str] | None = None) -> dict:
         if args.url:
             url = args.url
         else:
-            url, process = stack.enter_context(started_app(args.checkpoint, Path(folder) / "app.log", START_TIMEOUT_S))
+            url, process = stack.enter_context(started_app(args.checkpoint, Path(folder) / "app.log", START_TIMEOUT_S,
+                                                           workers=args.workers))
             server_pid = process.pid
         what = (f"{args.clients} clients x {args.requests} translations" if args.scenario == "burst"
                 else f"{args.visitors} visitors within {args.window:g} s")

@@ -17,7 +17,8 @@ import pytest
 import visualizer
 from model import TranslationTrace, limits
 from model.trace import ATTENTION_KINDS, JSON_DECIMALS
-from ui import attention, build_demo, model_tab, next_token, positions, redraw, server, session, stepping
+from serving import trace_from_lean
+from ui import attention, build_demo, model_tab, next_token, positions, redraw, runner, server, session, stepping
 from ui.common import Page
 from visualizer.tokens import token_chips
 
@@ -78,7 +79,7 @@ def test_too_long_input_is_refused_naming_the_limit(checkpoint, monkeypatch):
     def must_not_run(*args, **kwargs):
         raise AssertionError("the model must not run on refused input")
 
-    monkeypatch.setattr(session, "translate", must_not_run)
+    monkeypatch.setattr(session.Runner, "run", must_not_run)  # every model computation of the page
     with pytest.raises(gr.Error, match=f"{limits.MAX_INPUT_CHARS:,} characters") as raised:
         session.translate_text(checkpoint, "a" * (limits.MAX_INPUT_CHARS + 1), "de-en")
     assert f"{limits.MAX_INPUT_CHARS + 1:,}" in str(raised.value)
@@ -99,11 +100,16 @@ def test_no_notice_for_a_short_sentence_that_ends(trace):
 
 
 def test_trace_json_download_reads_back(checkpoint):
+    """The download is the lean trace (serving/wire.py): it reads back with the table /positional_encoding serves."""
     trace, _, path = session.translate_text(checkpoint, GERMAN, "de-en")
     data = json.loads(Path(path).read_text(encoding="utf-8"))
-    again = TranslationTrace.from_dict(data)
+    assert data["positional_encoding"] == {"ref": "pe", "rows": trace.positional_encoding.shape[0]}
+    table = np.asarray(json.loads(runner.positional_encoding_text(checkpoint.config.max_positions,
+                                                                  checkpoint.config.d_model))["table"])
+    again = trace_from_lean(data, table)
     assert again.output_tokens == trace.output_tokens
     np.testing.assert_allclose(again.cross_attention, trace.cross_attention, atol=10 ** -JSON_DECIMALS)
+    np.testing.assert_allclose(again.positional_encoding, trace.positional_encoding, atol=10 ** -JSON_DECIMALS)
 
 
 # --------------------------------------------------------------------------- the page
@@ -196,7 +202,7 @@ def no_model(monkeypatch):
     def must_not_run(*args, **kwargs):
         raise AssertionError("re-rendering must not run the model")
 
-    monkeypatch.setattr(session, "translate", must_not_run)
+    monkeypatch.setattr(session.Runner, "run", must_not_run)  # every model computation of the page
 
 
 @pytest.fixture
@@ -289,15 +295,15 @@ def tab_views(checkpoint):
 
 def test_only_the_open_tab_is_drawn(trace, no_model, tab_views):
     views = list(tab_views.values())
-    kind, layer, head = tab_views["attention"].controls
-    values = {kind: "cross", layer: 1, head: "1"}
+    kind, layer, head, pipeline_open = tab_views["attention"].controls
+    values = {kind: "cross", layer: 1, head: "1", pipeline_open: True}
     for tab in ("next", "attention", "positions", "masks"):
         drawn = redraw.render_views(views, tab, trace, 1, values)
         assert set(drawn) == set(tab_views[tab].outputs), tab
         assert all(value is not None and not isinstance(value, dict) for value in drawn.values())
     assert redraw.render_views(views, "next", None, 1, values) == {}  # nothing to draw before a translation
     assert redraw.render_views(views, "model", trace, 1, values) == {}  # the Model tab draws itself when opened
-    masks = redraw.render_views(views, "masks", trace, 2, {kind: "encoder", layer: 1, head: "all"})
+    masks = redraw.render_views(views, "masks", trace, 2, {kind: "encoder", layer: 1, head: "all", pipeline_open: False})
     assert set(masks) == set(tab_views["masks"].outputs)
 
 
@@ -338,31 +344,14 @@ def test_model_tab_config_metrics_and_curves(checkpoint, tiny_checkpoint, tmp_pa
     assert figure_json(model_tab.training_view(session.load_model(str(directory))))["data"]
 
 
-def test_trace_files_survive_concurrent_pruning(checkpoint, monkeypatch, tmp_path):
-    """Many requests writing and pruning trace files at once never fail (a race seen under load)."""
-    import os
-    import threading
-
-    monkeypatch.setattr(session.tempfile, "gettempdir", lambda: str(tmp_path))
-    trace, _, _ = session.translate_text(checkpoint, GERMAN, "de-en")
-    folder = tmp_path / "attention-explorer-traces"
-    errors = []
-
-    def write_many():
-        for _ in range(30):
-            try:
-                path = session.write_trace_json(trace)
-                os.utime(path, (0, 0))  # looks ancient: the next writer prunes it
-            except Exception as error:  # noqa: BLE001 - any failure is what this test looks for
-                errors.append(error)
-
-    threads = [threading.Thread(target=write_many) for _ in range(6)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
-    assert len(list(folder.glob("*/trace-*.json"))) < 6 * 30  # old files were pruned
+def test_trace_files_are_written_through_the_constant_time_writer(checkpoint):
+    """write_trace_json goes through serving.TraceFiles (time buckets, background sweep; its per-call cost is
+    tested in test_serving_trace_files.py): the file lies in the current bucket of ui.runner.TRACE_FILES."""
+    trace, _, path = session.translate_text(checkpoint, GERMAN, "de-en")
+    files = runner.TRACE_FILES
+    bucket = int(files.clock() // files.bucket_s)
+    assert Path(path).parent.parent in (files.folder / str(bucket), files.folder / str(bucket - 1))
+    assert Path(path).name == "trace-de-en.json"
 
 
 def test_importing_the_ui_loads_no_model():

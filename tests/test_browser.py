@@ -116,6 +116,8 @@ def test_translate_step_and_switch_views(page):
 
     page.get_by_role("tab", name="Attention").click()
     page.wait_for_selector("#attention-plot .js-plotly-plot")
+    expect(page.locator("#pipeline-plot .js-plotly-plot")).to_have_count(0)  # closed: not drawn (issue 15)
+    page.locator("#pipeline-box").get_by_text("Inside one head").click()
     page.wait_for_selector("#pipeline-plot .js-plotly-plot")
     page.locator("#attention-kind").get_by_text("Masked decoder self-attention").click()
     expect(page.locator("#attention-plot .gtitle")).to_contain_text("Masked decoder self-attention")

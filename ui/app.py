@@ -9,7 +9,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from . import attention, explain, model_tab, next_token, positions, redraw, session, share, stepping, tour
+from . import attention, explain, model_tab, next_token, positions, redraw, runner, session, share, stepping, tour
 from .common import Page
 
 
@@ -18,21 +18,23 @@ def find(demo: gr.Blocks, elem_id: str):
     return next((block for block in demo.blocks.values() if getattr(block, "elem_id", None) == elem_id), None)
 
 
-def build_demo(checkpoint: str | Path, hub: bool = False) -> gr.Blocks:
+def build_demo(checkpoint: str | Path, hub: bool = False, workers: int = 0) -> gr.Blocks:
     """The app over one checkpoint (a local directory, or a Hugging Face Hub repo id with hub=True).
 
+    workers: model worker processes (ui/runner.py); 0 = single-process mode. `demo.runner` holds them.
     A checkpoint that is missing or broken does not stop the app: the page says what is wrong.
     """
     loaded, load_error = session.open_checkpoint(checkpoint, hub)
+    model_runner = runner.Runner.start(loaded, workers if loaded else 0)
     # analytics off: no telemetry or version checks from an offline demo
     with gr.Blocks(title="Attention Explorer", delete_cache=(3600, 3600), analytics_enabled=False) as demo:
-        header = session.build(loaded, load_error)
+        header = session.build(loaded, load_error, model_runner)
         trace, translate_event = header.trace, header.event
         link, tour_parts = share.link_row(), tour.build()  # first-minute: share link and guided tour
         steps = stepping.build(trace, translate_event)
         tab_state = gr.State(next_token.TAB_ID)  # the open tab: only its views are drawn
         with gr.Tabs(elem_id="views") as tabs:
-            page = Page(loaded, trace, steps.slider, tab_state, tabs, translate_event)
+            page = Page(loaded, trace, steps.slider, tab_state, tabs, translate_event, model_runner)
             first = next_token.build(page)
             attention_tab = attention.build(page)
             views = [first, attention_tab.view, *positions.build(page)]
@@ -42,4 +44,7 @@ def build_demo(checkpoint: str | Path, hub: bool = False) -> gr.Blocks:
         session.clear_views(trace, [output for view in views for output in view.outputs])
         targets = share.Targets(header, steps.slider, tabs, tab_state, *attention_tab.opener.outputs[:4])
         tour.wire(loaded, targets, share.wire(loaded, targets, link, demo), tour_parts, find(demo, "explain-panels"))
+        runner.add_endpoints(loaded)
+    model_runner.limit_events(demo)
+    demo.runner = model_runner
     return demo

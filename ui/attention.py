@@ -104,13 +104,19 @@ def build(page: Page) -> AttentionTab:
         about_kind = gr.Markdown(ABOUT_ATTENTION["cross"])
         gr.Markdown(ABOUT_HEADS)
         attention_plot = gr.Plot(elem_id="attention-plot", show_label=False)
-        gr.Markdown(ABOUT_PIPELINE)
-        pipeline_plot = gr.Plot(elem_id="pipeline-plot", show_label=False)
+        # drawn only while open (issue 15): a step redraws one figure, not two
+        with gr.Accordion("Inside one head: scores → + mask → softmax", open=False,
+                          elem_id="pipeline-box") as pipeline_box:
+            gr.Markdown(ABOUT_PIPELINE)
+            pipeline_plot = gr.Plot(elem_id="pipeline-plot", show_label=False)
+        pipeline_open = gr.State(False)
     page.track(tab, TAB_ID)
+    pipeline_box.expand(lambda: True, None, pipeline_open, **PRIVATE)
+    pipeline_box.collapse(lambda: False, None, pipeline_open, **PRIVATE)
 
-    def figures(trace, step, kind_value, layer_value, head_value) -> dict:
+    def figures(trace, step, kind_value, layer_value, head_value, with_pipeline: bool = False) -> dict:
         args = (trace, step, kind_value, layer_value, head_value)
-        return {attention_plot: attention_view(*args), pipeline_plot: pipeline_view(*args)}
+        return {attention_plot: attention_view(*args), **({pipeline_plot: pipeline_view(*args)} if with_pipeline else {})}
 
     def on_kind(kind_value, layer_value):
         choices = layer_choices(page.checkpoint, kind_value)
@@ -125,7 +131,7 @@ def build(page: Page) -> AttentionTab:
                 **figures(trace, step, kind_value, layer_value, head_value)}
 
     def render(trace, step, values) -> dict:
-        return figures(trace, step, values[kind], values[layer], values[head])
+        return figures(trace, step, values[kind], values[layer], values[head], values[pipeline_open])
 
-    view = TabView(TAB_ID, [attention_plot, pipeline_plot], render, controls=[kind, layer, head])
+    view = TabView(TAB_ID, [attention_plot, pipeline_plot], render, controls=[kind, layer, head, pipeline_open])
     return AttentionTab(view, HeadOpener((kind, layer, head, about_kind, attention_plot, pipeline_plot), show_head))

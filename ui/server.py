@@ -1,9 +1,10 @@
 """Server settings of Attention Explorer: where it listens, the queue, concurrency and limits.
 
 Many users at once. Gradio gives every event listener its own pool of workers (concurrency_id defaults
-to the function), so stepping and drawing never wait behind another user's translation. Translate is the
-only event that runs the model; CONCURRENCY_LIMIT of them run at once in threads (PyTorch releases the
-GIL). Measured on 2 busy cores with 6 translations at the limits (100 source / 120 output tokens) already
+to the function), so stepping and drawing never wait behind another user's translation. With the worker
+pool (ui/runner.py, `python3 app.py`) the model events share one group of one slot per worker and the rest
+wait in the queue; in single-process mode (--workers 0) CONCURRENCY_LIMIT translations run at once in
+threads (PyTorch releases the GIL), as measured below. Measured on 2 busy cores with 6 translations at the limits (100 source / 120 output tokens) already
 running, a short sentence took 22 s with 1 slot, 11.5 s with 4 and 1.4 s with 8: with 8 slots one long
 request does not stall everyone, and 8 traces at the limits (~7 MB each) keep peak memory small.
 At most QUEUE_MAX_SIZE events wait (each holds only its <= 5,000-character input; then "queue is full").

@@ -10,21 +10,18 @@ from __future__ import annotations
 
 import functools
 import html
-import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import gradio as gr
 
 from model import Checkpoint, CheckpointError, TranslationTrace, limits, load_checkpoint
-from model.decoding import translate
 from model.language import GuardRail, guard_rails
 
 from .common import PRIVATE, chips
+from .runner import Runner, write_trace_file
 from .text import API_DESCRIPTION, DIRECTION_LABELS, EXAMPLES, INTRO
 
-TRACE_FILES_MAX_AGE_S = 3600  # trace JSON files older than this are removed when a new one is written
 NO_MODEL_HINT = "Train one, or point the app at one with --checkpoint DIR, --hub REPO_ID, " \
                 "$ATTENTION_EXPLORER_CHECKPOINT or $ATTENTION_EXPLORER_HUB."
 
@@ -54,29 +51,9 @@ def parse_direction(value: str | None) -> str:
     raise gr.Error(f"Unknown direction {value!r}: use one of {choices}.")
 
 
-def prune_trace_files(folder: Path, now: float) -> None:
-    """Remove trace files older than TRACE_FILES_MAX_AGE_S, so the folder does not grow without bound."""
-    try:
-        previous = list(folder.glob("*/trace-*.json"))
-    except OSError:  # a concurrent request removed a folder while we listed: prune next time
-        return
-    for old in previous:
-        try:
-            if now - old.stat().st_mtime > TRACE_FILES_MAX_AGE_S:
-                old.unlink()
-                old.parent.rmdir()
-        except OSError:  # already removed by a concurrent request
-            pass
-
-
 def write_trace_json(trace: TranslationTrace) -> str:
-    """Write the trace as JSON to a fresh temporary file (for the download button and the API)."""
-    folder = Path(tempfile.gettempdir()) / "attention-explorer-traces"
-    folder.mkdir(parents=True, exist_ok=True)
-    prune_trace_files(folder, time.time())
-    path = Path(tempfile.mkdtemp(dir=folder)) / f"trace-{trace.direction}.json"
-    path.write_text(trace.to_json(), encoding="utf-8")
-    return str(path)
+    """The lean trace JSON (serving/wire.py) in a fresh file for the download button and the API (ui/runner.py)."""
+    return write_trace_file(trace)
 
 
 def check_input(checkpoint: Checkpoint | None, text: str | None, direction: str, load_error: str = "") -> str:
@@ -95,14 +72,14 @@ def check_input(checkpoint: Checkpoint | None, text: str | None, direction: str,
 
 
 def translate_text(checkpoint: Checkpoint | None, text: str | None, direction: str,
-                   load_error: str = "") -> tuple[TranslationTrace, str, str]:
+                   load_error: str = "", runner: Runner | None = None) -> tuple[TranslationTrace, str, str]:
     """The Translate action: validate, run the model once, -> (trace, translation, trace JSON path).
 
     Bad input raises gr.Error with a message for the page (a notice) and for API clients.
     """
     code = check_input(checkpoint, text, direction, load_error)
     try:
-        trace = translate(checkpoint.model, checkpoint.tokenizer, text, code)
+        trace = (runner or Runner(checkpoint)).translate(text, code)
     except ValueError as error:
         raise gr.Error(str(error)) from None
     return trace, trace.translation, write_trace_json(trace)
@@ -200,7 +177,7 @@ def input_row() -> tuple[gr.Textbox, gr.Radio, gr.Button, list]:
     return source, direction, button, example_sets
 
 
-def build(checkpoint: Checkpoint | None, load_error: str) -> Header:
+def build(checkpoint: Checkpoint | None, load_error: str, runner: Runner | None = None) -> Header:
     """The header and the Translate action (api_name="translate")."""
     trace, go = gr.State(None), gr.State(0)
     gr.Markdown(INTRO)
@@ -215,7 +192,7 @@ def build(checkpoint: Checkpoint | None, load_error: str) -> Header:
     notice = gr.Markdown(elem_id="notice")
     switch = gr.Button("Switch direction", visible=False, elem_id="switch-direction", size="sm", variant="secondary")
     partial = Header(trace, source, direction, translation, download, tokens, notice, switch, go, None)
-    header = Header(**{**partial.__dict__, "event": wire(partial, checkpoint, load_error, button)})
+    header = Header(**{**partial.__dict__, "event": wire(partial, checkpoint, load_error, button, runner)})
     for code, examples in example_sets:  # an example sets its direction and translates
         examples.load_input_event.then(lambda count, code=code: {direction: code, go: count + 1}, go,
                                        [direction, go], show_progress="hidden", **PRIVATE)
@@ -224,13 +201,14 @@ def build(checkpoint: Checkpoint | None, load_error: str) -> Header:
     return header
 
 
-def wire(header: Header, checkpoint: Checkpoint | None, load_error: str, button: gr.Button):
+def wire(header: Header, checkpoint: Checkpoint | None, load_error: str, button: gr.Button,
+         runner: Runner | None = None):
     """Translate: clear the old result (or say why the input is refused), run the model (the public endpoint),
     then show the result. (A .then after a failed run is not run by the page, so the check comes first.)"""
     shown = [header.trace, header.translation, header.download, header.tokens, header.notice, header.switch]
 
     def on_translate(text: str, direction: str):  # the endpoint's parameter names in view_api
-        return translate_text(checkpoint, text, direction, load_error)
+        return translate_text(checkpoint, text, direction, load_error, runner)
 
     def before(text, direction):
         """Clear the old result; a refused input says why in the notice area (and as a toast)."""

@@ -60,7 +60,7 @@ def build(page: Page) -> Panel:
         ablation = ablation_from_choices(list(choices), checkpoint.config)
         if ablation.is_empty:
             raise gr.Error("Tick at least one head to switch off.")
-        html, change = intervention_views(trace, intervene(checkpoint, trace, ablation), "Heads switched off",
+        html, change = intervention_views(trace, intervene(page.runner, trace, ablation), "Heads switched off",
                                           "ablation-probabilities")
         return {result: html, figure: change}
 

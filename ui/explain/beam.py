@@ -52,7 +52,7 @@ def build(page: Page) -> Panel:
 
     def on_beam(trace):
         require(checkpoint, trace)
-        return {result: beam_html(analysis.beam_versus_greedy(checkpoint.model, checkpoint.tokenizer, trace))}
+        return {result: beam_html(page.runner.beam_versus_greedy(trace))}
 
     run.click(on_beam, page.trace, [result], **MODEL_RUN)
     return Panel(cleared={result: ""})

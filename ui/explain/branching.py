@@ -7,9 +7,9 @@ from __future__ import annotations
 import gradio as gr
 
 from model import Checkpoint, TranslationTrace
-from model.decoding import translate
 
 from ..common import Page, step_index
+from ..runner import Runner, as_runner
 from ..text import EXPLAIN_BRANCH
 from .panel import MODEL_RUN, Panel, comparison_html, require
 
@@ -26,15 +26,14 @@ def branch_choices(trace: TranslationTrace | None, step: float | None) -> gr.Dro
     return gr.Dropdown(choices=choices, value=value, label=f"Candidate to force at step {t + 1}")
 
 
-def branch(checkpoint: Checkpoint, trace: TranslationTrace, step: float | None, candidate: int | None
+def branch(model: Runner | Checkpoint, trace: TranslationTrace, step: float | None, candidate: int | None
            ) -> tuple[TranslationTrace, int]:
     """Force `candidate` at the step (the original tokens before it), continue greedily -> (branch, step)."""
     if candidate is None:
         raise gr.Error("Choose a candidate to force.")
     t = step_index(trace, step)
     forced = [*trace.output_ids[:t], int(candidate)]
-    return translate(checkpoint.model, checkpoint.tokenizer, trace.source_text, trace.direction,
-                     forced_prefix=forced), t
+    return as_runner(model).translate(trace.source_text, trace.direction, forced_prefix=forced), t
 
 
 def build(page: Page) -> Panel:
@@ -48,7 +47,7 @@ def build(page: Page) -> Panel:
 
     def on_branch(trace, step, candidate_id):
         require(checkpoint, trace)
-        branched, t = branch(checkpoint, trace, step, candidate_id)
+        branched, t = branch(page.runner, trace, step, candidate_id)
         heading = f"Branch: “{branched.output_tokens[t]}” forced at step {t + 1}"
         return {result: comparison_html(trace, branched, heading, forced_step=t)}
 

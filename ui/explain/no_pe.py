@@ -49,7 +49,7 @@ def build(page: Page) -> Panel:
 
     def on_run(trace, layer_value, head_value):
         require(checkpoint, trace)
-        run_result = intervene(checkpoint, trace, Ablation(positional_encoding=False))
+        run_result = intervene(page.runner, trace, Ablation(positional_encoding=False))
         html, figure = intervention_views(trace, run_result, HEADING, "no-pe-probabilities")
         return {result_state: run_result, result: html, probabilities: figure,
                 attention: positions_views(trace, run_result, layer_value, head_value)}

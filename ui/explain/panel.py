@@ -15,11 +15,11 @@ from gradio.components.plot import PlotData
 
 from model import Checkpoint, TranslationTrace, analysis
 from model.ablation import Ablation
-from model.decoding import translate
 from model.trace import ATTENTION_KINDS
 from visualizer import explain as figures
 
 from ..common import chips, plot
+from ..runner import Runner, as_runner
 
 # The model runs share one pool of workers (the queue's default limit), so a crowd pressing the
 # buttons cannot start 4x as many model calls as there are workers.
@@ -71,11 +71,11 @@ class Intervention:
     label: str  # what was done, for titles
 
 
-def intervene(checkpoint: Checkpoint, trace: TranslationTrace, ablation: Ablation) -> Intervention:
+def intervene(model: Runner | Checkpoint, trace: TranslationTrace, ablation: Ablation) -> Intervention:
     """Decode the same sentence again under `ablation` and score the original output under it."""
-    changed = translate(checkpoint.model, checkpoint.tokenizer, trace.source_text, trace.direction,
-                        ablation=ablation)
-    probs = analysis.token_probabilities(checkpoint.model, trace.source_ids, trace.output_ids, ablation)
+    runner = as_runner(model)
+    changed = runner.translate(trace.source_text, trace.direction, ablation=ablation)
+    probs = runner.token_probabilities(trace.source_ids, trace.output_ids, ablation)
     return Intervention(changed, trace.chosen_probs, probs, describe_ablation(ablation))
 
 

@@ -1,0 +1,198 @@
+"""The page's model calls through ui/runner.py (issue 15): the worker pool wired into build_demo, a crashed
+worker answered with a message, the pipeline figure drawn only while its accordion is open, and the
+lean trace on the wire with the positional-encoding table served by /positional_encoding.
+
+Results through the pool are compared with model.decoding.translate run in this process (the same
+checkpoint), array for array; the table with the sinusoid formula of section 3.5 written out here.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import sys
+from pathlib import Path
+
+import gradio as gr
+import numpy as np
+import pytest
+
+from model import load_checkpoint
+from model.ablation import Ablation
+from model.decoding import translate
+from model.trace import JSON_DECIMALS
+from serving import JOBS, ModelPool, trace_from_lean
+from test_serving_pool import assert_same_trace
+from ui import attention, build_demo, redraw, runner, session
+from ui.common import Page
+from ui.explain import branching, panel
+
+GERMAN = "Zwei Hunde spielen im Schnee."
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def worker_children(parent: int) -> list[int]:
+    """Live `python -m serving.worker` processes whose parent is `parent`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat, cmdline = (entry / "stat").read_text(), (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if fields[0] != "Z" and int(fields[1]) == parent and b"serving.worker" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def segfault_translate_job(checkpoint, **kwargs) -> None:
+    """A translate job whose worker dies mid-request (workers import this module by name)."""
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+@pytest.fixture(scope="module")
+def local(tiny_checkpoint):
+    return load_checkpoint(tiny_checkpoint)
+
+
+@pytest.fixture(scope="module")
+def pool_demo(tiny_checkpoint):
+    demo = build_demo(tiny_checkpoint, workers=2)
+    yield demo
+    demo.runner.close()
+
+
+def endpoint(demo: gr.Blocks, api_name: str):
+    [block_fn] = [fn for fn in demo.fns.values() if fn.api_name == api_name]
+    return block_fn
+
+
+def sinusoids(positions: int, d_model: int) -> np.ndarray:
+    """PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(...) (section 3.5), loop by loop."""
+    table = np.zeros((positions, d_model))
+    for pos in range(positions):
+        for i in range(0, d_model, 2):
+            angle = pos / 10000 ** (i / d_model)
+            table[pos, i] = math.sin(angle)
+            if i + 1 < d_model:
+                table[pos, i + 1] = math.cos(angle)
+    return table
+
+
+# ------------------------------------------------------------------ the pool behind the page
+def test_the_page_runs_its_model_calls_in_worker_processes(pool_demo, local):
+    assert pool_demo.runner.workers == 2 and len(pool_demo.runner.pool.pids) == 2
+    assert all(pid != os.getpid() for pid in pool_demo.runner.pool.pids)
+    trace, translation, path = endpoint(pool_demo, "translate").fn(GERMAN, "de-en")
+    assert_same_trace(trace, translate(local.model, local.tokenizer, GERMAN, "de-en"))
+    assert translation == trace.translation and Path(path).exists()
+
+
+def test_explain_runs_through_the_pool_equal_in_process(pool_demo, local):
+    model = pool_demo.runner
+    trace = translate(local.model, local.tokenizer, GERMAN, "de-en")
+    ablation = Ablation(cross_heads={(0, 0), (1, 1)})
+    pooled, here = panel.intervene(model, trace, ablation), panel.intervene(local, trace, ablation)
+    assert_same_trace(pooled.trace, here.trace)
+    np.testing.assert_array_equal(pooled.changed_probs, here.changed_probs)
+    candidate = int(trace.candidate_ids[1][1])
+    (branched, step), (expected, _) = branching.branch(model, trace, 2, candidate), branching.branch(local, trace, 2, candidate)
+    assert step == 1 and branched.output_ids[1] == candidate
+    assert_same_trace(branched, expected)
+    assert model.beam_versus_greedy(trace) == runner.Runner(local).beam_versus_greedy(trace)
+
+
+def test_model_events_share_one_concurrency_group_of_pool_size(pool_demo, tiny_checkpoint):
+    grouped = [fn for fn in pool_demo.fns.values() if fn.concurrency_id == runner.MODEL_EVENTS]
+    names = {fn.name for fn in grouped}
+    assert {"on_translate", "on_ablate", "on_branch", "on_beam", "on_run"} <= names
+    assert all(fn.concurrency_limit == 2 for fn in grouped)
+    single = build_demo(tiny_checkpoint)  # single-process mode: the queue's default limit, as before
+    assert single.runner.pool is None and endpoint(single, "translate").concurrency_limit == "default"
+
+
+def test_a_crashed_worker_answers_the_page_with_a_message(tiny_checkpoint, local):
+    jobs = {**JOBS, "translate": segfault_translate_job}
+    with ModelPool(tiny_checkpoint, workers=1, jobs=jobs) as pool:
+        model = runner.Runner(local, pool)
+        with pytest.raises(gr.Error, match=r"stopped unexpectedly \(killed by SIGSEGV\).*try again"):
+            session.translate_text(local, GERMAN, "de-en", runner=model)
+        trace = translate(local.model, local.tokenizer, GERMAN, "de-en")
+        with pytest.raises(gr.Error, match="stopped unexpectedly"):
+            panel.intervene(model, trace, Ablation(positional_encoding=False))
+        assert model.token_probabilities(trace.source_ids, trace.output_ids).shape == (trace.num_steps,)
+        assert len(pool.pids) == 1  # replaced
+
+
+# ------------------------------------------------------------------ the pipeline figure only when open
+@pytest.fixture(scope="module")
+def attention_tab(local):
+    with gr.Blocks():
+        trace_state, step, tab = gr.State(None), gr.Slider(1, 2), gr.State(attention.TAB_ID)
+        with gr.Tabs() as tabs:
+            page = Page(local, trace_state, step, tab, tabs, translate_event=None)
+            built = attention.build(page)
+    return built
+
+
+def test_the_pipeline_figure_is_drawn_only_while_open(attention_tab, local):
+    view = attention_tab.view
+    attention_plot, pipeline_plot = view.outputs
+    kind, layer, head, pipeline_open = view.controls
+    assert isinstance(pipeline_open, gr.State) and pipeline_open.value is False  # closed at first
+    trace = translate(local.model, local.tokenizer, GERMAN, "de-en")
+    values = {kind: "cross", layer: 1, head: "2", pipeline_open: False}
+    for step in (1, 2, 3):  # stepping with the accordion closed redraws one figure
+        assert set(redraw.render_views([view], attention.TAB_ID, trace, step, values)) == {attention_plot}
+    drawn = redraw.render_views([view], attention.TAB_ID, trace, 2, {**values, pipeline_open: True})
+    assert set(drawn) == {attention_plot, pipeline_plot}
+    assert "layer 1, head 2" in json.loads(drawn[pipeline_plot].plot)["layout"]["title"]["text"]
+
+
+def test_opening_the_accordion_redraws_and_closing_stops(pool_demo):
+    accordion = next(block for block in pool_demo.blocks.values() if getattr(block, "elem_id", None) == "pipeline-box")
+    assert accordion.open is False
+    by_trigger = {event: fn for fn in pool_demo.fns.values() for block_id, event in fn.targets
+                  if block_id == accordion._id}
+    assert by_trigger["expand"].fn() is True and by_trigger["collapse"].fn() is False
+    [state] = by_trigger["expand"].outputs
+    [listener] = [fn for fn in pool_demo.fns.values() if fn.name == "redraw"]
+    assert (state._id, "change") in listener.targets  # its change redraws the open tab
+
+
+# ------------------------------------------------------------------ the lean trace on the wire
+def test_positional_encoding_endpoint_serves_the_table_lean_traces_refer_to(pool_demo, local):
+    text = endpoint(pool_demo, "positional_encoding").fn()
+    data = json.loads(text)
+    config = local.config
+    assert data["ref"] == "pe" and (data["rows"], data["d_model"]) == (config.max_positions, config.d_model)
+    # 4 decimals of the float32 table the model uses (float32 angles: within ~5e-5 more at position 255)
+    np.testing.assert_allclose(data["table"], sinusoids(config.max_positions, config.d_model), atol=1e-4)
+    trace, _, path = endpoint(pool_demo, "translate").fn(GERMAN, "de-en")
+    lean = json.loads(Path(path).read_text(encoding="utf-8"))
+    assert lean["positional_encoding"] == {"ref": "pe", "rows": trace.positional_encoding.shape[0]}
+    again = trace_from_lean(lean, np.asarray(data["table"]))
+    assert again.output_tokens == trace.output_tokens and again.translation == trace.translation
+    np.testing.assert_allclose(again.encoder_attention, trace.encoder_attention, atol=0.5 * 10 ** -JSON_DECIMALS + 1e-6)
+
+
+@pytest.mark.slow
+def test_the_api_answers_with_a_lean_trace_and_serves_the_table(tiny_checkpoint, local, tmp_path):
+    """`python3 app.py` (its default worker pool) through gradio_client: /translate, then /positional_encoding."""
+    from gradio_client import Client
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from app_process import started_app
+
+    with started_app(tiny_checkpoint, tmp_path / "app.log") as (url, process):
+        assert len(worker_children(process.pid)) == (os.cpu_count() or 1)  # the model runs in a pool
+        client = Client(url, verbose=False, download_files=str(tmp_path), analytics_enabled=False)
+        translation, path = client.predict(GERMAN, "de-en", api_name="/translate")
+        table = np.asarray(json.loads(client.predict(api_name="/positional_encoding"))["table"])
+    expected = translate(local.model, local.tokenizer, GERMAN, "de-en")
+    assert translation == expected.translation
+    again = trace_from_lean(Path(path).read_text(encoding="utf-8"), table)
+    assert again.output_ids == expected.output_ids
+    np.testing.assert_allclose(again.cross_attention, expected.cross_attention, atol=0.5 * 10 ** -JSON_DECIMALS + 1e-6)

@@ -1,0 +1,127 @@
+"""The one object the page calls for every model computation: translate (Figure 1, greedy decoding),
+forced prefixes and ablations (sections 3 and 3.2.2), teacher-forced token probabilities and beam
+search (section 6.1).
+
+Two modes (issue 15):
+- pool mode, `Runner.start(checkpoint, workers=N)` with N >= 1: the work runs in N worker processes
+  (serving.ModelPool, each holding the checkpoint), so translations do not contend for the Gradio
+  process's GIL. Every model event shares one Gradio concurrency group of N slots (`limit_events`):
+  requests beyond it wait in Gradio's queue, which shows the page its position. A worker that dies
+  mid-request is replaced and the request is answered with a gr.Error carrying WorkerCrashed's message.
+- single-process mode (workers=0, tests and small machines): the same jobs run in the caller's thread
+  on the checkpoint this process loaded.
+
+The Gradio process keeps its own Checkpoint either way (config, tokenizer and metrics for the page;
+its weights are ~30 MB of the app's memory). Also here: the lean trace file (serving/wire.py) written
+through serving.TraceFiles, and the `/positional_encoding` endpoint that serves the table it refers to.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+import gradio as gr
+import numpy as np
+
+from model import Checkpoint, TranslationTrace
+from model.ablation import Ablation
+from model.analysis import BeamComparison
+from model.positional import sinusoidal_positional_encoding
+from serving import JOBS, ModelPool, PoolClosed, TraceFiles, WorkerCrashed, default_workers, lean_trace_json
+from serving.wire import positional_encoding_json
+
+MODEL_EVENTS = "model-runs"  # the Gradio concurrency group of every event that runs the model (pool mode)
+EXPLAIN_EVENTS = "explain-model-runs"  # ui/explain/panel.py MODEL_RUN's group: joins MODEL_EVENTS in pool mode
+TRACE_FILES = TraceFiles()  # <tmp>/attention-explorer-traces, expired in the background
+
+
+class Runner:
+    """Model computations for the page, in a pool of worker processes or in this process.
+
+    Args:
+        checkpoint: the checkpoint this process loaded (single-process mode runs on it).
+        pool: a started ModelPool over the same checkpoint, or None for single-process mode.
+    """
+
+    def __init__(self, checkpoint: Checkpoint, pool: ModelPool | None = None) -> None:
+        self.checkpoint, self.pool = checkpoint, pool
+
+    @classmethod
+    def start(cls, checkpoint: Checkpoint, workers: int | None = None) -> "Runner":
+        """workers: processes (None = default_workers(): $ATTENTION_EXPLORER_WORKERS or one per core; 0 = none)."""
+        workers = default_workers() if workers is None else int(workers)
+        return cls(checkpoint, ModelPool(checkpoint.path, workers) if workers > 0 else None)
+
+    @property
+    def workers(self) -> int:
+        """Worker processes (0 in single-process mode)."""
+        return self.pool.workers if self.pool else 0
+
+    def run(self, job: str, **kwargs) -> object:
+        """Run a named job (serving/jobs.py); a crashed worker or a closed pool is a gr.Error for the page."""
+        if self.pool is None:
+            return JOBS[job](self.checkpoint, **kwargs)
+        try:
+            return self.pool.run(job, **kwargs)
+        except (WorkerCrashed, PoolClosed) as error:
+            raise gr.Error(str(error)) from None
+
+    def translate(self, text: str, direction: str, forced_prefix: Sequence[int] | None = None,
+                  ablation: Ablation | None = None) -> TranslationTrace:
+        """Greedy translation with its trace (model.decoding.translate); ValueError for bad input."""
+        return self.run("translate", text=text, direction=direction, forced_prefix=forced_prefix, ablation=ablation)
+
+    def token_probabilities(self, source_ids: Sequence[int], output_ids: Sequence[int],
+                            ablation: Ablation | None = None) -> np.ndarray:
+        """(T,) probabilities of `output_ids` teacher-forced under `ablation` (model.analysis)."""
+        return self.run("token_probabilities", source_ids=list(source_ids), output_ids=list(output_ids),
+                        ablation=ablation)
+
+    def beam_versus_greedy(self, trace: TranslationTrace, beam_size: int = 4,
+                           length_penalty: float = 0.6) -> BeamComparison:
+        """Beam search (section 6.1) beside the greedy output of `trace` (model.analysis)."""
+        return self.run("beam_versus_greedy", trace=trace, beam_size=beam_size, length_penalty=length_penalty)
+
+    def limit_events(self, demo: gr.Blocks) -> None:
+        """Pool mode: /translate and the Explain model runs share MODEL_EVENTS with one slot per worker."""
+        if self.pool is None:
+            return
+        for block_fn in demo.fns.values():
+            if block_fn.api_name == "translate" or block_fn.concurrency_id == EXPLAIN_EVENTS:
+                block_fn.concurrency_id, block_fn.concurrency_limit = MODEL_EVENTS, self.pool.workers
+
+    def close(self) -> None:
+        """Stop the worker processes (nothing to do in single-process mode)."""
+        if self.pool is not None:
+            self.pool.close()
+
+
+def as_runner(model: Runner | Checkpoint) -> Runner:
+    """A Runner as is; a Checkpoint -> a single-process Runner over it (for callers that hold one)."""
+    return model if isinstance(model, Runner) else Runner(model)
+
+
+def write_trace_file(trace: TranslationTrace) -> str:
+    """The lean trace JSON (serving/wire.py) in a fresh trace-<direction>.json -> its path; constant-time housekeeping."""
+    return TRACE_FILES.write_text(lean_trace_json(trace), f"trace-{trace.direction}.json")
+
+
+@functools.lru_cache(maxsize=4)
+def positional_encoding_text(max_positions: int, d_model: int) -> str:
+    """The positional-encoding table a lean trace's {"ref": "pe"} names, as JSON (computed once)."""
+    return positional_encoding_json(sinusoidal_positional_encoding(max_positions, d_model).numpy())
+
+
+def add_endpoints(checkpoint: Checkpoint | None) -> None:
+    """The `/positional_encoding` API endpoint (inside the page's gr.Blocks): the table, served once per client."""
+    if checkpoint is None:
+        return
+    config = checkpoint.config
+
+    def positional_encoding() -> str:
+        """The sinusoidal positional-encoding table (section 3.5) that lean traces refer to, as JSON text:
+        {"ref": "pe", "rows", "d_model", "table"}; rebuild a trace with serving.trace_from_lean."""
+        return positional_encoding_text(config.max_positions, config.d_model)
+
+    gr.api(positional_encoding, api_name="positional_encoding", concurrency_limit=None)
