@@ -11,6 +11,7 @@ import gradio as gr
 import pytest
 
 from model import language, limits
+from ui.runner import Runner
 from ui import build_demo, session, share, tour
 from ui.text import EXAMPLES
 
@@ -78,8 +79,8 @@ def test_notice_and_switch_follow_the_trace(checkpoint):
 # --------------------------------------------------------------------------- the first view, computed once
 def test_page_loads_share_one_precomputed_example(tiny_checkpoint, monkeypatch):
     calls = []
-    real = session.translate
-    monkeypatch.setattr(session, "translate", lambda *args, **kwargs: calls.append(args) or real(*args, **kwargs))
+    real = Runner.translate  # every model call of the page goes through the runner (ui/runner.py)
+    monkeypatch.setattr(Runner, "translate", lambda *args, **kwargs: calls.append(args) or real(*args, **kwargs))
     demo = build_demo(tiny_checkpoint)
     assert len(calls) == 1  # the example, at start-up
     on_load = listener(demo, "on_load").fn
@@ -189,5 +190,6 @@ def test_translate_endpoint_has_a_description_and_clean_names(tiny_checkpoint):
     info = demo.get_api_info()["named_endpoints"]["/translate"]
     assert "German ↔ English" in info["description"]
     assert [p["parameter_name"] for p in info["parameters"]] == ["text", "direction"]
-    assert list(demo.get_api_info()["named_endpoints"]) == ["/translate"]  # page plumbing stays private
+    # page plumbing stays private: the API is the translation and the constant positional-encoding table
+    assert sorted(demo.get_api_info()["named_endpoints"]) == ["/positional_encoding", "/translate"]
     assert [r["component"] for r in info["returns"]] == ["Textbox", "Downloadbutton"]
