@@ -163,7 +163,14 @@ def test_attention_grid_has_one_cell_per_layer_and_head():
     cells = heatmaps(fig)
     assert len(cells) == layers * heads
     titles = [annotation.text for annotation in fig.layout.annotations]
-    assert titles == [f"L{layer} H{head}" for layer in (1, 2) for head in (1, 2, 3)]
+    assert titles == ["head 1", "head 2", "head 3"]  # column titles on the top edge
+    # layer names on the rows' left edge, token ticks only on the outer edge (first column, bottom row)
+    assert [fig.layout[f"yaxis{'' if i == 1 else i}"].title.text for i in (1, 4)] == ["layer 1", "layer 2"]
+    shown_y = [fig.layout[f"yaxis{'' if i == 1 else i}"].showticklabels for i in range(1, 7)]
+    shown_x = [fig.layout[f"xaxis{'' if i == 1 else i}"].showticklabels for i in range(1, 7)]
+    assert shown_y == [True, False, False, True, False, False]
+    assert shown_x == [False, False, False, True, True, True]
+    assert list(fig.layout.xaxis4.ticktext) == [f"{i} {token}" for i, token in enumerate(visualizer.display_tokens(SOURCE))]
     np.testing.assert_allclose(cells[4].z, weights[1, 1])  # row-major: layer 2, head 2
     assert {cell.coloraxis for cell in cells} == {"coloraxis"}
     assert (fig.layout.coloraxis.cmin, fig.layout.coloraxis.cmax) == (0, 1)

@@ -16,9 +16,10 @@ import plotly.graph_objects as go
 from .checks import as_array, check_index, labels_for
 from .grid import axis_name, on_axes, set_axes, spacing, subplot_grid
 from .heatmap import (
-    cell_gap, cell_px, heatmap_size, highlight_rows, hover_template, indexed, token_axes, token_heatmap, token_margins,
+    MIN_COLUMN_PX, MIN_FONT, Window, cell_gap, cell_px, fit_width, full_window, heatmap_size, highlight_rows,
+    hover_template, indexed, token_axes, token_heatmap, token_margins,
 )
-from .theme import ATTENTION_SCALE, DIVERGING_SCALE, MASKED_COLOR, colorbar, figure
+from .theme import ATTENTION_SCALE, DIVERGING_SCALE, MASKED_COLOR, MUTED_COLOR, colorbar, corner_note, figure
 
 MASKED_TEXT = "−∞ (masked)"
 COLORBAR_PX = 90  # room right of the last panel for its colour bar
@@ -32,8 +33,26 @@ def _checked(weights, query_tokens, key_tokens, ndim: int, highlight_query=None)
     return array, queries, keys, check_index("highlight_query", highlight_query, array.shape[-2])
 
 
+def _shown(window: Window | None, shape, queries, keys, highlight):
+    """(window, shown queries, shown keys, highlight within them or None) of a possibly windowed matrix."""
+    window = window or full_window(shape)
+    rows, cols = window
+    if not (0 <= rows.start < rows.stop <= shape[-2] and 0 <= cols.start < cols.stop <= shape[-1]):
+        raise ValueError(f"window {rows.start}:{rows.stop} x {cols.start}:{cols.stop} is outside {shape[-2:]}")
+    inside = highlight is not None and rows.start <= highlight < rows.stop
+    return window, queries[rows], keys[cols], highlight - rows.start if inside else None
+
+
+def window_note(window: Window, shape) -> list[dict]:
+    """A corner note naming the shown positions when the window hides some ([] when all are shown)."""
+    (rows, cols), (n_rows, n_cols) = window, shape[-2:]
+    parts = [f"{what} {part.start}–{part.stop - 1} of 0–{n - 1}"
+             for what, part, n in (("queries", rows, n_rows), ("keys", cols, n_cols)) if part.stop - part.start < n]
+    return [corner_note("showing " + ", ".join(parts))] if parts else []
+
+
 def attention_heatmap(weights: np.ndarray, query_tokens: Sequence[str], key_tokens: Sequence[str], *,
-                      title: str = "", highlight_query: int | None = None) -> go.Figure:
+                      title: str = "", highlight_query: int | None = None, window: Window | None = None) -> go.Figure:
     """One head's attention: rows are queries, columns keys, colour the softmax weight.
 
     Args:
@@ -41,65 +60,90 @@ def attention_heatmap(weights: np.ndarray, query_tokens: Sequence[str], key_toke
         query_tokens: Tq tokens, one per row; key_tokens: Tk tokens, one per column.
         title: plain text (escaped).
         highlight_query: a row to outline, e.g. the decoding step being inspected.
+        window: the rows and columns shown (long sentences); None = all. Labels keep their positions.
 
     Raises:
-        ValueError: weights not 2-D, or their shape does not match the token counts.
+        ValueError: weights not 2-D, their shape does not match the token counts, or the window lies outside.
     """
-    w, queries, keys, highlight = _checked(weights, query_tokens, key_tokens, 2, highlight_query)
+    full, queries, keys, highlight = _checked(weights, query_tokens, key_tokens, 2, highlight_query)
+    window, queries, keys, highlight = _shown(window, full.shape, queries, keys, highlight)
+    w = window.of(full)
     gap = cell_gap(max(w.shape))
-    series = token_heatmap(w, queries, keys, zmin=0, zmax=1, colorscale=ATTENTION_SCALE,
-                           colorbar=colorbar("weight"), xgap=gap, ygap=gap)
+    series = token_heatmap(w, queries, keys, zmin=0, zmax=1, colorscale=ATTENTION_SCALE, colorbar=colorbar("weight"),
+                           xgap=gap, ygap=gap, first_row=window.rows.start, first_col=window.cols.start)
     xaxis, yaxis = token_axes(queries, keys, row_title="query", col_title="key")
     return figure([series], dict(xaxis=xaxis, yaxis=yaxis, shapes=highlight_rows(highlight, len(keys)),
-                                **heatmap_size(queries, keys, title=bool(title))), title)
+                                 annotations=window_note(window, full.shape),
+                                 **heatmap_size(queries, keys, title=bool(title))), title)
+
+
+def thinned_ticks(labels: Sequence[str], panel_px: float, first: int = 0, min_px: float = 12) -> dict:
+    """Tick settings naming every k-th position of a small panel so labels sit >= ``min_px`` apart."""
+    n = len(labels)
+    every = max(1, int(np.ceil(min_px * n / max(panel_px, 1))))
+    shown = np.arange(0, n, every)
+    return dict(tickmode="array", tickvals=shown, ticktext=[f"{first + i} {labels[i]}" for i in shown],
+                tickfont=dict(size=MIN_FONT), showticklabels=True)
 
 
 def attention_grid(weights: np.ndarray, query_tokens: Sequence[str], key_tokens: Sequence[str], *,
-                   title: str = "", highlight_query: int | None = None) -> go.Figure:
+                   title: str = "", highlight_query: int | None = None, window: Window | None = None) -> go.Figure:
     """Every layer and head in one figure (rows = layers, columns = heads), one shared 0-1 scale.
+
+    Labelled at its edges: "head h" above each column, "layer l" left of each row, key tokens under
+    the bottom row and query tokens left of the first column (every k-th where cells are small).
 
     Args:
         weights: (L, H, Tq, Tk) attention weights.
-        query_tokens, key_tokens: Tq and Tk tokens; the cells carry no tick labels, the hover
-            names the query and key tokens, the layer and the head.
+        query_tokens, key_tokens: Tq and Tk tokens; the hover names the query and key tokens, the layer
+            and the head.
         title: plain text (escaped).
         highlight_query: a query row to outline in every cell.
+        window: the rows and columns shown (long sentences); None = all.
 
     Raises:
-        ValueError: weights not 4-D, or their last two axes do not match the token counts.
+        ValueError: weights not 4-D, their last two axes do not match the token counts, or the window lies outside.
     """
-    w, queries, keys, highlight = _checked(weights, query_tokens, key_tokens, 4, highlight_query)
+    full, queries, keys, highlight = _checked(weights, query_tokens, key_tokens, 4, highlight_query)
+    window, queries, keys, highlight = _shown(window, full.shape, queries, keys, highlight)
+    w = window.of(full)
     n_layers, n_heads, n_queries, n_keys = w.shape
     panel_w = float(np.clip(880 / n_heads, 64, 150))
     panel_h = panel_w * float(np.clip(n_queries / n_keys, 0.4, 1.5))
-    gap_x, gap_y = 8.0, 26.0  # pixels between cells; the vertical gap holds each cell's title
+    gap_x, gap_y = 8.0, 12.0  # pixels between cells
     plot_w = n_heads * panel_w + (n_heads - 1) * gap_x
     plot_h = n_layers * panel_h + (n_layers - 1) * gap_y
     layout, refs = subplot_grid(
-        n_layers, n_heads,
-        titles=[f"L{layer + 1} H{head + 1}" for layer in range(n_layers) for head in range(n_heads)],
-        title_size=11,
+        n_layers, n_heads, titles=[f"head {head + 1}" for head in range(n_heads)], title_size=12,
         horizontal_spacing=spacing(gap_x, plot_w, n_heads), vertical_spacing=spacing(gap_y, plot_h, n_layers),
     )
-    # The cells have no tick labels, so their axes can be categories named "#i token" (unique per
-    # position): the hover reads the tokens from x and y instead of a (Tq, Tk) customdata per cell,
-    # which keeps the figure's JSON about ten times smaller.
-    x, y = indexed(keys), indexed(queries)
+    # The axes are categories named "#i token" (unique per position): the hover reads the tokens
+    # from x and y instead of a (Tq, Tk) customdata per cell, which keeps the JSON ten times smaller.
+    x, y = indexed(keys, window.cols.start), indexed(queries, window.rows.start)
     template = hover_template("query", "key", "weight", "%{z:.4f}")
     series = [on_axes(dict(type="heatmap", z=w[layer, head], x=x, y=y, coloraxis="coloraxis",
                            hovertemplate=f"layer {layer + 1} · head {head + 1}<br>{template}"),
                       refs[layer + 1, head + 1])
               for layer in range(n_layers) for head in range(n_heads)]
     hidden = dict(type="category", showticklabels=False, showgrid=False, zeroline=False, ticks="")
-    for cell in refs.values():
-        set_axes(layout, cell, hidden, dict(hidden, autorange="reversed"))
-    top = 70 if title else 40
-    margin = dict(l=20, r=COLORBAR_PX, t=top, b=20)
+    key_ticks = thinned_ticks(keys, panel_w, window.cols.start)
+    query_ticks = thinned_ticks(queries, panel_h, window.rows.start)
+    for (row, col), cell in refs.items():
+        xaxis = dict(hidden, **key_ticks, tickangle=-90) if row == n_layers else hidden
+        yaxis = dict(hidden, autorange="reversed")
+        if col == 1:
+            yaxis.update(query_ticks, title=dict(text=f"layer {row}", font=dict(size=12, color=MUTED_COLOR)))
+        set_axes(layout, cell, xaxis, yaxis)
+    margin = dict(l=int(np.clip(6.2 * max(map(len, query_ticks["ticktext"])) + 50, 80, 260)), r=COLORBAR_PX,
+                  t=80 if title else 50, b=int(np.clip(6.2 * max(map(len, key_ticks["ticktext"])) + 20, 50, 200)))
+    sides = margin["l"] + margin["r"]
     return figure(series, dict(
         layout, shapes=highlight_rows(highlight, n_keys, list(refs.values()), width=1.5),
-        width=int(plot_w + margin["l"] + margin["r"]), height=int(plot_h + top + margin["b"]),
-        margin=margin, coloraxis=dict(cmin=0, cmax=1, colorscale=ATTENTION_SCALE,
-                                      colorbar=colorbar("weight", len=min(1.0, 400 / plot_h))),
+        annotations=layout.get("annotations", []) + window_note(window, full.shape),
+        height=int(plot_h + margin["t"] + margin["b"]), margin=margin,
+        **fit_width(n_heads * 64 + sides, plot_w + sides),
+        coloraxis=dict(cmin=0, cmax=1, colorscale=ATTENTION_SCALE,
+                       colorbar=colorbar("weight", len=min(1.0, 400 / plot_h))),
     ), title)
 
 
