@@ -147,10 +147,14 @@ def attention_grid(weights: np.ndarray, query_tokens: Sequence[str], key_tokens:
     ), title)
 
 
+STACK_ABOVE = 16  # keys: wider panels go one above the other so the softmax panel is never cut off
+
+
 def attention_pipeline(scores: np.ndarray, mask: np.ndarray, weights: np.ndarray,
                        query_tokens: Sequence[str], key_tokens: Sequence[str], *, title: str = "",
-                       highlight_query: int | None = None) -> go.Figure:
-    """Section 3.2.1 inside one head, left to right: QKᵀ/√d_k, the same with the mask, the softmax.
+                       highlight_query: int | None = None, window: Window | None = None) -> go.Figure:
+    """Section 3.2.1 inside one head: QKᵀ/√d_k, the same with the mask, the softmax; side by side for
+    up to STACK_ABOVE keys, else one above the other (each panel the full width of its container).
 
     Args:
         scores: (Tq, Tk) scaled dot products before the mask, on a diverging scale centred at 0.
@@ -158,16 +162,19 @@ def attention_pipeline(scores: np.ndarray, mask: np.ndarray, weights: np.ndarray
             before the softmax and are drawn as grey cells whose hover reads "−∞ (masked)".
         weights: (Tq, Tk) softmax weights on the 0-1 scale.
         query_tokens, key_tokens: Tq and Tk tokens.
+        window: the rows and columns shown (long sentences); None = all.
 
     Raises:
-        ValueError: an array is not 2-D or its shape does not match the tokens.
+        ValueError: an array is not 2-D, its shape does not match the tokens, or the window lies outside.
     """
-    w, queries, keys, highlight = _checked(weights, query_tokens, key_tokens, 2, highlight_query)
+    full, queries, keys, highlight = _checked(weights, query_tokens, key_tokens, 2, highlight_query)
     s = as_array("scores", scores, 2)
     allowed = as_array("mask", mask, 2, dtype=bool)
     for name, array in (("scores", s), ("mask", allowed)):
-        if array.shape != w.shape:
-            raise ValueError(f"{name} has shape {array.shape}, weights {w.shape}; they must match")
+        if array.shape != full.shape:
+            raise ValueError(f"{name} has shape {array.shape}, weights {full.shape}; they must match")
+    window, queries, keys, highlight = _shown(window, full.shape, queries, keys, highlight)
+    w, s, allowed = window.of(full), window.of(s), window.of(allowed)
 
     # Symmetric colour range over the finite scores, so 0 is white in both score panels.
     finite = s[np.isfinite(s) & (np.abs(s) < 1e30)]
@@ -176,36 +183,50 @@ def attention_pipeline(scores: np.ndarray, mask: np.ndarray, weights: np.ndarray
     overlay = np.where(allowed, np.nan, 0.0).astype(np.float32)  # grey where masked, gap elsewhere
 
     n_queries, n_keys = w.shape
-    # three panels, two gaps and the margins fit the app's ~1,200 px column at a 1,400 px window
-    cell = cell_px(max(w.shape), budget=280, low=7, high=28)
-    panel_w, gap = n_keys * cell, 90.0
-    plot_w = 3 * panel_w + 2 * gap
-    layout, refs = subplot_grid(1, 3, shared_yaxes=True, horizontal_spacing=gap / plot_w, title_size=13,
-                                titles=("QKᵀ/√d_k", "+ mask", "softmax"))
-    panels = [refs[1, col] for col in (1, 2, 3)]
+    stacked = n_keys > STACK_ABOVE
+    cell = cell_px(max(w.shape), budget=280 if not stacked else 720, low=14, high=28)
+    panel_w, panel_h, gap = n_keys * cell, n_queries * cell, 90.0
+    titles = ("QKᵀ/√d_k", "+ mask", "softmax")
+    if stacked:
+        plot_w, plot_h = panel_w, 3 * panel_h + 2 * gap
+        layout, refs = subplot_grid(3, 1, vertical_spacing=gap / plot_h, title_size=13, titles=titles)
+        panels = [refs[row, 1] for row in (1, 2, 3)]
+    else:
+        plot_w, plot_h = 3 * panel_w + 2 * gap, panel_h
+        layout, refs = subplot_grid(1, 3, shared_yaxes=True, horizontal_spacing=gap / plot_w, title_size=13,
+                                    titles=titles)
+        panels = [refs[1, col] for col in (1, 2, 3)]
+    at = dict(first_row=window.rows.start, first_col=window.cols.start, xgap=1, ygap=1)
     series = [
-        on_axes(token_heatmap(s, queries, keys, value_name="score", coloraxis="coloraxis", xgap=1, ygap=1),
-                panels[0]),
+        on_axes(token_heatmap(s, queries, keys, value_name="score", coloraxis="coloraxis", **at), panels[0]),
         on_axes(token_heatmap(masked_scores, queries, keys, value_name="score", coloraxis="coloraxis",
-                              hoverongaps=False, xgap=1, ygap=1), panels[1]),
+                              hoverongaps=False, **at), panels[1]),
         on_axes(token_heatmap(overlay, queries, keys, value_name="score", value_text=MASKED_TEXT,
                               colorscale=[[0, MASKED_COLOR], [1, MASKED_COLOR]], zmin=0, zmax=1, showscale=False,
-                              hoverongaps=False, name="masked", xgap=1, ygap=1), panels[1]),
-        on_axes(token_heatmap(w, queries, keys, coloraxis="coloraxis2", xgap=1, ygap=1), panels[2]),
+                              hoverongaps=False, name="masked", **at), panels[1]),
+        on_axes(token_heatmap(w, queries, keys, coloraxis="coloraxis2", **at), panels[2]),
     ]
-    for col, refs_of_panel in enumerate(panels, start=1):
-        set_axes(layout, refs_of_panel, *token_axes(queries, keys, refs_of_panel[1], show_rows=col == 1,
-                                                    row_title="query" if col == 1 else None, col_title="key"))
+    for index, refs_of_panel in enumerate(panels):
+        first = stacked or index == 0
+        set_axes(layout, refs_of_panel, *token_axes(queries, keys, refs_of_panel[1], show_rows=first,
+                                                    row_title="query" if first else None, col_title="key"))
 
     margin = token_margins(queries, keys, title=bool(title))
     margin["r"] = COLORBAR_PX
-    bar_x = layout[axis_name(panels[1][0])]["domain"][1] + 8 / plot_w
+    if stacked:  # the scores' bar beside the two score panels, the weights' beside the softmax
+        score_bar = colorbar("score", x=1.0, xanchor="left", y=1, yanchor="top", len=0.6)
+        weight_bar = colorbar("weight", x=1.0, xanchor="left", y=0, yanchor="bottom", len=0.3)
+    else:
+        bar_x = layout[axis_name(panels[1][0])]["domain"][1] + 8 / plot_w
+        score_bar = colorbar("score", x=bar_x, xanchor="left")
+        weight_bar = colorbar("weight", x=1.0 + 8 / plot_w, xanchor="left")
+    sides = margin["l"] + margin["r"]
+    columns = n_keys if stacked else 3 * n_keys
     return figure(series, dict(
         layout, margin=margin, shapes=highlight_rows(highlight, n_keys, panels),
-        width=int(max(plot_w + margin["l"] + margin["r"], 560)),
-        height=int(max(n_queries * cell + margin["t"] + margin["b"], 260)),
-        coloraxis=dict(cmin=-bound, cmax=bound, colorscale=DIVERGING_SCALE,
-                       colorbar=colorbar("score", x=bar_x, xanchor="left")),
-        coloraxis2=dict(cmin=0, cmax=1, colorscale=ATTENTION_SCALE,
-                        colorbar=colorbar("weight", x=1.0 + 8 / plot_w, xanchor="left")),
+        annotations=layout.get("annotations", []) + window_note(window, full.shape),
+        height=int(max(plot_h + margin["t"] + margin["b"], 260)),
+        **fit_width(columns * MIN_COLUMN_PX + sides + (0 if stacked else 2 * gap), plot_w + sides),
+        coloraxis=dict(cmin=-bound, cmax=bound, colorscale=DIVERGING_SCALE, colorbar=score_bar),
+        coloraxis2=dict(cmin=0, cmax=1, colorscale=ATTENTION_SCALE, colorbar=weight_bar),
     ), title)
