@@ -43,12 +43,12 @@ def _shown(window: Window | None, shape, queries, keys, highlight):
     return window, queries[rows], keys[cols], highlight - rows.start if inside else None
 
 
-def window_note(window: Window, shape) -> list[dict]:
+def window_note(window: Window, shape, yshift: int = 0) -> list[dict]:
     """A corner note naming the shown positions when the window hides some ([] when all are shown)."""
     (rows, cols), (n_rows, n_cols) = window, shape[-2:]
     parts = [f"{what} {part.start}–{part.stop - 1} of 0–{n - 1}"
              for what, part, n in (("queries", rows, n_rows), ("keys", cols, n_cols)) if part.stop - part.start < n]
-    return [corner_note("showing " + ", ".join(parts))] if parts else []
+    return [dict(corner_note("showing " + ", ".join(parts)), yshift=yshift)] if parts else []
 
 
 def attention_heatmap(weights: np.ndarray, query_tokens: Sequence[str], key_tokens: Sequence[str], *,
@@ -135,11 +135,11 @@ def attention_grid(weights: np.ndarray, query_tokens: Sequence[str], key_tokens:
             yaxis.update(query_ticks, title=dict(text=f"layer {row}", font=dict(size=12, color=MUTED_COLOR)))
         set_axes(layout, cell, xaxis, yaxis)
     margin = dict(l=int(np.clip(6.2 * max(map(len, query_ticks["ticktext"])) + 50, 80, 260)), r=COLORBAR_PX,
-                  t=80 if title else 50, b=int(np.clip(6.2 * max(map(len, key_ticks["ticktext"])) + 20, 50, 200)))
+                  t=90 if title else 60, b=int(np.clip(6.2 * max(map(len, key_ticks["ticktext"])) + 20, 50, 200)))
     sides = margin["l"] + margin["r"]
     return figure(series, dict(
         layout, shapes=highlight_rows(highlight, n_keys, list(refs.values()), width=1.5),
-        annotations=layout.get("annotations", []) + window_note(window, full.shape),
+        annotations=layout.get("annotations", []) + window_note(window, full.shape, yshift=22),
         height=int(plot_h + margin["t"] + margin["b"]), margin=margin,
         **fit_width(n_heads * 64 + sides, plot_w + sides),
         coloraxis=dict(cmin=0, cmax=1, colorscale=ATTENTION_SCALE,
