@@ -55,17 +55,18 @@ def probability_change_figure(tokens: Sequence[str], original: np.ndarray, chang
     bound = float(np.clip(1.15 * np.abs(delta).max(), 0.05, 1.05))  # small changes stay visible
     zero_line = dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=0, y1=0,
                      line=dict(color=MUTED_COLOR, width=1))
-    return figure([bars], dict(
+    fig = figure([bars], dict(
         xaxis=dict(tickmode="array", tickvals=x, ticktext=labels, tickangle=-45 if len(labels) > 6 else 0,
                    showgrid=False, title=axis_title("original output token")),
         yaxis=dict(range=[-bound, bound], tickformat="+.0%", gridcolor=GRID_COLOR, zeroline=False,
                    title=axis_title("change in probability")),
         shapes=[zero_line], annotations=[corner_note(f"mean change {float(delta.mean()):+.1%} over {len(labels)} tokens")],
         height=400, showlegend=False, bargap=0.3, **fit_width(90 + 14 * len(labels), 90 + 20 * len(labels)),
-        # the title sits just above the plot area, under Plotly's toolbar (which floats at the very top)
-        title=dict(yref="paper", y=1, yanchor="bottom", pad=dict(b=28)),
         margin=dict(l=70, r=20, t=100 if title else 40, b=110),
     ), title)
+    if title:  # just above the plot area, clear of Plotly's toolbar (which floats at the very top)
+        fig.layout.title.update(yref="paper", y=1, yanchor="bottom", pad=dict(b=28))
+    return fig
 
 
 # --------------------------------------------------------------------------- logit lens

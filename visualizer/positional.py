@@ -34,8 +34,12 @@ def position_ticks(n_positions: int, labels: list[str], row_px: float) -> dict:
     for position in range(start, n_positions, 8):
         values.append(position)
         text.append(str(position))
+    every = max(1, int(np.ceil(11 / max(row_px, 1e-9))))  # labels >= 11 px apart, never below 10 px
+    if every > 1:  # long sentences: every k-th token (and the numbered positions stay as they are)
+        keep = [i for i, value in enumerate(values) if value >= len(labels) or value % every == 0]
+        values, text = [values[i] for i in keep], [text[i] for i in keep]
     return dict(tickmode="array", tickvals=np.array(values), ticktext=text,
-                tickfont=dict(size=int(np.clip(row_px - 1.5, 6, 11))))
+                tickfont=dict(size=int(np.clip(row_px - 1.5, 10, 11))))
 
 
 def positional_encoding_figure(pe: np.ndarray, tokens: Sequence[str] | None = None,
