@@ -43,6 +43,14 @@ def _shown(window: Window | None, shape, queries, keys, highlight):
     return window, queries[rows], keys[cols], highlight - rows.start if inside else None
 
 
+def below_toolbar(fig: go.Figure) -> go.Figure:
+    """Move a title down, clear of Plotly's toolbar (which floats over the figure's top right)."""
+    if fig.layout.title.text:
+        fig.layout.title.update(yref="container", y=1, yanchor="top", pad=dict(t=36))
+        fig.layout.margin.t += 24
+    return fig
+
+
 def window_note(window: Window, shape, yshift: int = 0) -> list[dict]:
     """A corner note naming the shown positions when the window hides some ([] when all are shown)."""
     (rows, cols), (n_rows, n_cols) = window, shape[-2:]
@@ -72,9 +80,9 @@ def attention_heatmap(weights: np.ndarray, query_tokens: Sequence[str], key_toke
     series = token_heatmap(w, queries, keys, zmin=0, zmax=1, colorscale=ATTENTION_SCALE, colorbar=colorbar("weight"),
                            xgap=gap, ygap=gap, first_row=window.rows.start, first_col=window.cols.start)
     xaxis, yaxis = token_axes(queries, keys, row_title="query", col_title="key")
-    return figure([series], dict(xaxis=xaxis, yaxis=yaxis, shapes=highlight_rows(highlight, len(keys)),
+    return below_toolbar(figure([series], dict(xaxis=xaxis, yaxis=yaxis, shapes=highlight_rows(highlight, len(keys)),
                                  annotations=window_note(window, full.shape),
-                                 **heatmap_size(queries, keys, title=bool(title))), title)
+                                 **heatmap_size(queries, keys, title=bool(title))), title))
 
 
 def thinned_ticks(labels: Sequence[str], panel_px: float, first: int = 0, min_px: float = 12) -> dict:
@@ -137,14 +145,14 @@ def attention_grid(weights: np.ndarray, query_tokens: Sequence[str], key_tokens:
     margin = dict(l=int(np.clip(6.2 * max(map(len, query_ticks["ticktext"])) + 50, 80, 260)), r=COLORBAR_PX,
                   t=90 if title else 60, b=int(np.clip(6.2 * max(map(len, key_ticks["ticktext"])) + 20, 50, 200)))
     sides = margin["l"] + margin["r"]
-    return figure(series, dict(
+    return below_toolbar(figure(series, dict(
         layout, shapes=highlight_rows(highlight, n_keys, list(refs.values()), width=1.5),
         annotations=layout.get("annotations", []) + window_note(window, full.shape, yshift=22),
         height=int(plot_h + margin["t"] + margin["b"]), margin=margin,
         **fit_width(n_heads * 64 + sides, plot_w + sides),
         coloraxis=dict(cmin=0, cmax=1, colorscale=ATTENTION_SCALE,
                        colorbar=colorbar("weight", len=min(1.0, 400 / plot_h))),
-    ), title)
+    ), title))
 
 
 STACK_ABOVE = 16  # keys: wider panels go one above the other so the softmax panel is never cut off
@@ -222,11 +230,11 @@ def attention_pipeline(scores: np.ndarray, mask: np.ndarray, weights: np.ndarray
         weight_bar = colorbar("weight", x=1.0 + 8 / plot_w, xanchor="left")
     sides = margin["l"] + margin["r"]
     columns = n_keys if stacked else 3 * n_keys
-    return figure(series, dict(
+    return below_toolbar(figure(series, dict(
         layout, margin=margin, shapes=highlight_rows(highlight, n_keys, panels),
         annotations=layout.get("annotations", []) + window_note(window, full.shape),
         height=int(max(plot_h + margin["t"] + margin["b"], 260)),
         **fit_width(columns * MIN_COLUMN_PX + sides + (0 if stacked else 2 * gap), plot_w + sides),
         coloraxis=dict(cmin=-bound, cmax=bound, colorscale=DIVERGING_SCALE, colorbar=score_bar),
         coloraxis2=dict(cmin=0, cmax=1, colorscale=ATTENTION_SCALE, colorbar=weight_bar),
-    ), title)
+    ), title))
