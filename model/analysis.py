@@ -127,9 +127,11 @@ def is_special(token: str) -> bool:
 
 
 def is_punctuation(token: str) -> bool:
-    """A token made only of punctuation (after the word marker ▁), e.g. "." "▁," "?"."""
+    """A punctuation-bearing token: one whose text ends in punctuation, e.g. "." "▁," "?!" and also
+    "▁entlang." or "liest.", since this tokenizer glues a sentence's final mark to its last word.
+    Special tokens ([EOS] ends in "]") are not punctuation."""
     text = token.replace(WORD_BOUNDARY, "")
-    return bool(text) and all(unicodedata.category(char).startswith("P") for char in text)
+    return bool(text) and not is_special(token) and unicodedata.category(text[-1]).startswith("P")
 
 
 @dataclass
@@ -226,7 +228,8 @@ DIAGNOSTICS = {  # name: what the number means (all are means over the queries o
     "diagonal": "weight within one position of the diagonal (self, neighbours; for cross-attention "
                 "the source position proportional to the target position)",
     "special": "weight on special tokens: [EOS], [BOS] and the language tag",
-    "punctuation": "weight on punctuation tokens",
+    "punctuation": "weight on punctuation-bearing tokens: tokens ending in punctuation (the tokenizer "
+                   "glues a final mark to its word, as in ▁entlang.)",
 }
 
 

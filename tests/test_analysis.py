@@ -165,7 +165,9 @@ def test_diagnostics_of_known_patterns():
 
 
 @pytest.mark.parametrize("token, expected", [(".", True), ("▁,", True), ("?!", True), ("▁Mann", False),
-                                             ("▁", False), ("[EOS]", False)])
+                                             ("▁", False), ("[EOS]", False), ("<2en>", False),
+                                             ("▁entlang.", True), ("liest.", True), ("▁Park,", True),
+                                             ("▁z.B", False)])
 def test_is_punctuation(token, expected):
     assert is_punctuation(token) is expected
 

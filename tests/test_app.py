@@ -295,7 +295,7 @@ def tab_views(checkpoint):
 
 def test_only_the_open_tab_is_drawn(trace, no_model, tab_views):
     views = list(tab_views.values())
-    kind, layer, head, pipeline_open = tab_views["attention"].controls
+    kind, layer, head, _show_all, pipeline_open = tab_views["attention"].controls
     values = {kind: "cross", layer: 1, head: "1", pipeline_open: True}
     for tab in ("next", "attention", "positions", "masks"):
         drawn = redraw.render_views(views, tab, trace, 1, values)

@@ -140,7 +140,7 @@ def attention_tab(local):
 def test_the_pipeline_figure_is_drawn_only_while_open(attention_tab, local):
     view = attention_tab.view
     attention_plot, pipeline_plot = view.outputs
-    kind, layer, head, pipeline_open = view.controls
+    kind, layer, head, _show_all, pipeline_open = view.controls
     assert isinstance(pipeline_open, gr.State) and pipeline_open.value is False  # closed at first
     trace = translate(local.model, local.tokenizer, GERMAN, "de-en")
     values = {kind: "cross", layer: 1, head: "2", pipeline_open: False}

@@ -132,11 +132,13 @@ def test_attention_heatmap_keeps_duplicate_tokens_apart_and_escapes_them():
     assert fig.data[0].z.shape == (4, 4)
 
 
-def test_attention_heatmap_grows_with_tokens_but_stays_bounded():
+def test_attention_heatmap_fills_its_container_until_its_columns_need_more_than_a_phone():
     small = visualizer.attention_heatmap(softmax_rows((5, 5)), ["▁x"] * 5, ["▁x"] * 5)
     big = visualizer.attention_heatmap(softmax_rows((80, 80)), ["▁x"] * 80, ["▁x"] * 80)
-    assert small.layout.width < big.layout.width <= 1200
-    assert small.layout.height < big.layout.height <= 1200
+    assert small.layout.width is None  # Plotly sizes it to the page's column
+    margin = big.layout.margin
+    assert big.layout.width - margin.l - margin.r >= 80 * 14  # 14 px a column: rotated 10 px labels apart
+    assert small.layout.height < big.layout.height <= 80 * 34 + margin.t + margin.b
 
 
 @pytest.mark.parametrize("weights, queries, keys, kwargs, message", [
@@ -161,7 +163,14 @@ def test_attention_grid_has_one_cell_per_layer_and_head():
     cells = heatmaps(fig)
     assert len(cells) == layers * heads
     titles = [annotation.text for annotation in fig.layout.annotations]
-    assert titles == [f"L{layer} H{head}" for layer in (1, 2) for head in (1, 2, 3)]
+    assert titles == ["head 1", "head 2", "head 3"]  # column titles on the top edge
+    # layer names on the rows' left edge, token ticks only on the outer edge (first column, bottom row)
+    assert [fig.layout[f"yaxis{'' if i == 1 else i}"].title.text for i in (1, 4)] == ["layer 1", "layer 2"]
+    shown_y = [fig.layout[f"yaxis{'' if i == 1 else i}"].showticklabels for i in range(1, 7)]
+    shown_x = [fig.layout[f"xaxis{'' if i == 1 else i}"].showticklabels for i in range(1, 7)]
+    assert shown_y == [True, False, False, True, False, False]
+    assert shown_x == [False, False, False, True, True, True]
+    assert list(fig.layout.xaxis4.ticktext) == [f"{i} {token}" for i, token in enumerate(visualizer.display_tokens(SOURCE))]
     np.testing.assert_allclose(cells[4].z, weights[1, 1])  # row-major: layer 2, head 2
     assert {cell.coloraxis for cell in cells} == {"coloraxis"}
     assert (fig.layout.coloraxis.cmin, fig.layout.coloraxis.cmax) == (0, 1)
@@ -458,7 +467,8 @@ def test_every_figure_serializes_to_json_with_a_bounded_size():
     for name, fig in every_figure().items():
         data = json.loads(fig.to_json())
         assert data["data"], name
-        assert 200 <= fig.layout.width <= 1400 and 180 <= fig.layout.height <= 1400, name
+        assert fig.layout.width is None or 200 <= fig.layout.width <= 1400, name
+        assert 180 <= fig.layout.height <= 1400, name
 
 
 def test_every_figure_validates_as_plotly_json():

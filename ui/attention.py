@@ -18,6 +18,7 @@ from gradio.components.plot import PlotData
 import visualizer
 from model import Checkpoint, TranslationTrace
 from model.trace import ATTENTION_KINDS, AttentionSlice
+from visualizer.heatmap import WINDOW_HALF, Window, around, attention_window
 
 from .common import PRIVATE, Page, TabView, clamp, plot, step_index
 from .text import ABOUT_ATTENTION, ABOUT_HEADS, ABOUT_PIPELINE
@@ -38,34 +39,59 @@ def head_index(weights: np.ndarray, head: str) -> int:
     return clamp(int(head) if str(head).isdigit() else 1, weights.shape[1])
 
 
+def decoder_rows(inputs: list[str], predicted: list[str]) -> list[str]:
+    """The one name of a decoder row everywhere: "input → predicted" (the token the decoder reads at
+    that step and the token it predicts there), e.g. "▁man → ▁in"."""
+    return [f"{read} → {out}" for read, out in zip(inputs, predicted)]
+
+
+def query_labels(trace: TranslationTrace, part: AttentionSlice) -> list[str]:
+    """Row labels of an attention slice: encoder rows are source tokens, decoder rows "input → predicted"."""
+    return part.queries if part.kind.name == "encoder" else decoder_rows(part.queries, trace.output_tokens)
+
+
+def view_window(trace: TranslationTrace, step: float | None, part: AttentionSlice, show_all: bool):
+    """None (everything) or a window of rows and keys around the current query: the decoder's query at this
+    step, and for encoder self-attention the source token cross-attention reads most at this step."""
+    if show_all:
+        return None
+    if part.kind.name != "encoder":
+        return attention_window(part.weights, len(part.queries) - 1, rows=True)
+    cross = trace.cross_attention[..., : step_index(trace, step) + 1, :]
+    centre = attention_window(cross, cross.shape[-2] - 1, half=0).cols.start  # best-read source key
+    n = len(part.keys)
+    return Window(around(centre, n), around(centre, n))
+
+
 def attention_view(trace: TranslationTrace, step: float | None, kind: str, layer: float | None,
-                   head: str) -> PlotData:
+                   head: str, show_all: bool = False) -> PlotData:
     part = attention_slice(trace, step, kind)
-    weights, queries, keys = part.weights, part.queries, part.keys
+    weights, queries, keys = part.weights, query_labels(trace, part), part.keys
     highlight = None if kind == "encoder" else len(queries) - 1
-    name = part.kind.label
+    name, shown = part.kind.label, dict(window=view_window(trace, step, part, show_all), highlight_query=highlight)
     if head == "all":
-        figure = visualizer.attention_grid(weights, queries, keys, highlight_query=highlight,
+        figure = visualizer.attention_grid(weights, queries, keys, **shown,
                                            title=f"{name}: every layer (rows) and head (columns)")
         return plot(figure, f"{kind}-attention-all-heads")
     l = clamp(layer, weights.shape[0])
     if head == "mean":
-        figure = visualizer.attention_heatmap(weights[l].mean(axis=0), queries, keys, highlight_query=highlight,
+        figure = visualizer.attention_heatmap(weights[l].mean(axis=0), queries, keys, **shown,
                                               title=f"{name}, layer {l + 1}, mean of {weights.shape[1]} heads")
         return plot(figure, f"{kind}-attention-layer{l + 1}-mean")
     h = head_index(weights, head)
-    figure = visualizer.attention_heatmap(weights[l, h], queries, keys, highlight_query=highlight,
+    figure = visualizer.attention_heatmap(weights[l, h], queries, keys, **shown,
                                           title=f"{name}, layer {l + 1}, head {h + 1}")
     return plot(figure, f"{kind}-attention-layer{l + 1}-head{h + 1}")
 
 
 def pipeline_view(trace: TranslationTrace, step: float | None, kind: str, layer: float | None,
-                  head: str) -> PlotData:
+                  head: str, show_all: bool = False) -> PlotData:
     part = attention_slice(trace, step, kind)
     l, h = clamp(layer, part.weights.shape[0]), head_index(part.weights, head)
     stand_in = " (head 1 stands in for all heads)" if not str(head).isdigit() else ""
     figure = visualizer.attention_pipeline(
-        part.scores[l, h], np.asarray(part.mask), part.weights[l, h], part.queries, part.keys,
+        part.scores[l, h], np.asarray(part.mask), part.weights[l, h], query_labels(trace, part), part.keys,
+        window=view_window(trace, step, part, show_all),
         title=f"{part.kind.label}, layer {l + 1}, head {h + 1}{stand_in}: scores → + mask → softmax",
     )
     return plot(figure, f"{kind}-pipeline-layer{l + 1}-head{h + 1}")
@@ -74,6 +100,21 @@ def pipeline_view(trace: TranslationTrace, step: float | None, kind: str, layer:
 def layer_choices(checkpoint: Checkpoint | None, kind: str) -> list[tuple[str, int]]:
     count = ATTENTION_KINDS[kind].num_layers(checkpoint.config) if checkpoint else 1
     return [(str(number), number) for number in range(1, count + 1)]
+
+
+def grid_choices(checkpoint: Checkpoint | None, kind: str) -> list[tuple[str, str]]:
+    """"layer l · head h" for every cell of the all-heads grid (gr.Plot has no click event in Gradio 6)."""
+    n_heads = checkpoint.config.n_heads if checkpoint else 1
+    return [(f"layer {layer} · head {h}", f"{layer}/{h}") for _, layer in layer_choices(checkpoint, kind)
+            for h in range(1, n_heads + 1)]
+
+
+def opened_head(choice: str | None) -> tuple[int, str] | None:
+    """A grid cell "l/h" chosen -> (layer, head) for the Layer and Head radios; None for no choice."""
+    if not choice or "/" not in str(choice):
+        return None
+    layer_value, head_value = str(choice).split("/", 1)
+    return int(layer_value), head_value
 
 
 @dataclass(frozen=True)
@@ -98,9 +139,14 @@ def build(page: Page) -> AttentionTab:
                             label="Attention", elem_id="attention-kind", scale=3)
             layer = gr.Radio(layer_choices(page.checkpoint, "cross"), value=1, label="Layer", elem_id="layer",
                              scale=1, info="not used by all heads")
-        head = gr.Radio([("all heads", "all"), ("mean of heads", "mean")]
-                        + [(f"head {h}", str(h)) for h in range(1, n_heads + 1)],
-                        value="1", label="Head", elem_id="head")
+        with gr.Row():
+            head = gr.Radio([("all heads", "all"), ("mean of heads", "mean")]
+                            + [(f"head {h}", str(h)) for h in range(1, n_heads + 1)],
+                            value="1", label="Head", elem_id="head", scale=3)
+            open_head = gr.Dropdown(grid_choices(page.checkpoint, "cross"), value=None, label="Open a head of the grid",
+                                    elem_id="grid-open-head", scale=1, min_width=160)
+        show_all = gr.Checkbox(False, label=f"Show all tokens (long sentences show {2 * WINDOW_HALF + 1} "
+                                            "around the current query)", elem_id="attention-window-all")
         about_kind = gr.Markdown(ABOUT_ATTENTION["cross"])
         gr.Markdown(ABOUT_HEADS)
         attention_plot = gr.Plot(elem_id="attention-plot", show_label=False)
@@ -114,16 +160,22 @@ def build(page: Page) -> AttentionTab:
     pipeline_box.expand(lambda: True, None, pipeline_open, **PRIVATE)
     pipeline_box.collapse(lambda: False, None, pipeline_open, **PRIVATE)
 
-    def figures(trace, step, kind_value, layer_value, head_value, with_pipeline: bool = False) -> dict:
-        args = (trace, step, kind_value, layer_value, head_value)
+    def figures(trace, step, kind_value, layer_value, head_value, all_value=False, with_pipeline=False) -> dict:
+        args = (trace, step, kind_value, layer_value, head_value, bool(all_value))
         return {attention_plot: attention_view(*args), **({pipeline_plot: pipeline_view(*args)} if with_pipeline else {})}
 
     def on_kind(kind_value, layer_value):
         choices = layer_choices(page.checkpoint, kind_value)
         return {layer: gr.Radio(choices=choices, value=min(int(layer_value or 1), len(choices))),
+                open_head: gr.Dropdown(choices=grid_choices(page.checkpoint, kind_value), value=None),
                 about_kind: ABOUT_ATTENTION[kind_value]}
 
-    kind.input(on_kind, [kind, layer], [layer, about_kind], trigger_mode="always_last", **PRIVATE)
+    kind.input(on_kind, [kind, layer], [layer, open_head, about_kind], trigger_mode="always_last", **PRIVATE)
+    def on_open(choice) -> dict:  # the radios change, and the redraw listener draws that head
+        cell = opened_head(choice)
+        return {} if cell is None else {layer: cell[0], head: cell[1]}
+
+    open_head.input(on_open, open_head, [layer, head], **PRIVATE)
 
     def show_head(trace, step, kind_value, layer_value, head_value) -> dict:
         return {kind: kind_value, layer: gr.Radio(choices=layer_choices(page.checkpoint, kind_value), value=layer_value),
@@ -131,7 +183,8 @@ def build(page: Page) -> AttentionTab:
                 **figures(trace, step, kind_value, layer_value, head_value)}
 
     def render(trace, step, values) -> dict:
-        return figures(trace, step, values[kind], values[layer], values[head], values[pipeline_open])
+        return figures(trace, step, values[kind], values[layer], values[head], values.get(show_all, False),
+                       values.get(pipeline_open, False))
 
-    view = TabView(TAB_ID, [attention_plot, pipeline_plot], render, controls=[kind, layer, head, pipeline_open])
+    view = TabView(TAB_ID, [attention_plot, pipeline_plot], render, controls=[kind, layer, head, show_all, pipeline_open])
     return AttentionTab(view, HeadOpener((kind, layer, head, about_kind, attention_plot, pipeline_plot), show_head))

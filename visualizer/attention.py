@@ -16,9 +16,10 @@ import plotly.graph_objects as go
 from .checks import as_array, check_index, labels_for
 from .grid import axis_name, on_axes, set_axes, spacing, subplot_grid
 from .heatmap import (
-    cell_gap, cell_px, heatmap_size, highlight_rows, hover_template, indexed, token_axes, token_heatmap, token_margins,
+    MIN_COLUMN_PX, MIN_FONT, Window, cell_gap, cell_px, fit_width, full_window, heatmap_size, highlight_rows,
+    hover_template, indexed, token_axes, token_heatmap, token_margins,
 )
-from .theme import ATTENTION_SCALE, DIVERGING_SCALE, MASKED_COLOR, colorbar, figure
+from .theme import ATTENTION_SCALE, DIVERGING_SCALE, MASKED_COLOR, MUTED_COLOR, colorbar, corner_note, figure
 
 MASKED_TEXT = "−∞ (masked)"
 COLORBAR_PX = 90  # room right of the last panel for its colour bar
@@ -32,8 +33,34 @@ def _checked(weights, query_tokens, key_tokens, ndim: int, highlight_query=None)
     return array, queries, keys, check_index("highlight_query", highlight_query, array.shape[-2])
 
 
+def _shown(window: Window | None, shape, queries, keys, highlight):
+    """(window, shown queries, shown keys, highlight within them or None) of a possibly windowed matrix."""
+    window = window or full_window(shape)
+    rows, cols = window
+    if not (0 <= rows.start < rows.stop <= shape[-2] and 0 <= cols.start < cols.stop <= shape[-1]):
+        raise ValueError(f"window {rows.start}:{rows.stop} x {cols.start}:{cols.stop} is outside {shape[-2:]}")
+    inside = highlight is not None and rows.start <= highlight < rows.stop
+    return window, queries[rows], keys[cols], highlight - rows.start if inside else None
+
+
+def below_toolbar(fig: go.Figure) -> go.Figure:
+    """Move a title down, clear of Plotly's toolbar (which floats over the figure's top right)."""
+    if fig.layout.title.text:
+        fig.layout.title.update(yref="container", y=1, yanchor="top", pad=dict(t=36))
+        fig.layout.margin.t += 24
+    return fig
+
+
+def window_note(window: Window, shape, yshift: int = 0) -> list[dict]:
+    """A corner note naming the shown positions when the window hides some ([] when all are shown)."""
+    (rows, cols), (n_rows, n_cols) = window, shape[-2:]
+    parts = [f"{what} {part.start}–{part.stop - 1} of 0–{n - 1}"
+             for what, part, n in (("queries", rows, n_rows), ("keys", cols, n_cols)) if part.stop - part.start < n]
+    return [dict(corner_note("showing " + ", ".join(parts)), yshift=yshift)] if parts else []
+
+
 def attention_heatmap(weights: np.ndarray, query_tokens: Sequence[str], key_tokens: Sequence[str], *,
-                      title: str = "", highlight_query: int | None = None) -> go.Figure:
+                      title: str = "", highlight_query: int | None = None, window: Window | None = None) -> go.Figure:
     """One head's attention: rows are queries, columns keys, colour the softmax weight.
 
     Args:
@@ -41,72 +68,101 @@ def attention_heatmap(weights: np.ndarray, query_tokens: Sequence[str], key_toke
         query_tokens: Tq tokens, one per row; key_tokens: Tk tokens, one per column.
         title: plain text (escaped).
         highlight_query: a row to outline, e.g. the decoding step being inspected.
+        window: the rows and columns shown (long sentences); None = all. Labels keep their positions.
 
     Raises:
-        ValueError: weights not 2-D, or their shape does not match the token counts.
+        ValueError: weights not 2-D, their shape does not match the token counts, or the window lies outside.
     """
-    w, queries, keys, highlight = _checked(weights, query_tokens, key_tokens, 2, highlight_query)
+    full, queries, keys, highlight = _checked(weights, query_tokens, key_tokens, 2, highlight_query)
+    window, queries, keys, highlight = _shown(window, full.shape, queries, keys, highlight)
+    w = window.of(full)
     gap = cell_gap(max(w.shape))
-    series = token_heatmap(w, queries, keys, zmin=0, zmax=1, colorscale=ATTENTION_SCALE,
-                           colorbar=colorbar("weight"), xgap=gap, ygap=gap)
+    series = token_heatmap(w, queries, keys, zmin=0, zmax=1, colorscale=ATTENTION_SCALE, colorbar=colorbar("weight"),
+                           xgap=gap, ygap=gap, first_row=window.rows.start, first_col=window.cols.start)
     xaxis, yaxis = token_axes(queries, keys, row_title="query", col_title="key")
-    return figure([series], dict(xaxis=xaxis, yaxis=yaxis, shapes=highlight_rows(highlight, len(keys)),
-                                **heatmap_size(queries, keys, title=bool(title))), title)
+    return below_toolbar(figure([series], dict(xaxis=xaxis, yaxis=yaxis, shapes=highlight_rows(highlight, len(keys)),
+                                 annotations=window_note(window, full.shape),
+                                 **heatmap_size(queries, keys, title=bool(title))), title))
+
+
+def thinned_ticks(labels: Sequence[str], panel_px: float, first: int = 0, min_px: float = 12) -> dict:
+    """Tick settings naming every k-th position of a small panel so labels sit >= ``min_px`` apart."""
+    n = len(labels)
+    every = max(1, int(np.ceil(min_px * n / max(panel_px, 1))))
+    shown = np.arange(0, n, every)
+    return dict(tickmode="array", tickvals=shown, ticktext=[f"{first + i} {labels[i]}" for i in shown],
+                tickfont=dict(size=MIN_FONT), showticklabels=True)
 
 
 def attention_grid(weights: np.ndarray, query_tokens: Sequence[str], key_tokens: Sequence[str], *,
-                   title: str = "", highlight_query: int | None = None) -> go.Figure:
+                   title: str = "", highlight_query: int | None = None, window: Window | None = None) -> go.Figure:
     """Every layer and head in one figure (rows = layers, columns = heads), one shared 0-1 scale.
+
+    Labelled at its edges: "head h" above each column, "layer l" left of each row, key tokens under
+    the bottom row and query tokens left of the first column (every k-th where cells are small).
 
     Args:
         weights: (L, H, Tq, Tk) attention weights.
-        query_tokens, key_tokens: Tq and Tk tokens; the cells carry no tick labels, the hover
-            names the query and key tokens, the layer and the head.
+        query_tokens, key_tokens: Tq and Tk tokens; the hover names the query and key tokens, the layer
+            and the head.
         title: plain text (escaped).
         highlight_query: a query row to outline in every cell.
+        window: the rows and columns shown (long sentences); None = all.
 
     Raises:
-        ValueError: weights not 4-D, or their last two axes do not match the token counts.
+        ValueError: weights not 4-D, their last two axes do not match the token counts, or the window lies outside.
     """
-    w, queries, keys, highlight = _checked(weights, query_tokens, key_tokens, 4, highlight_query)
+    full, queries, keys, highlight = _checked(weights, query_tokens, key_tokens, 4, highlight_query)
+    window, queries, keys, highlight = _shown(window, full.shape, queries, keys, highlight)
+    w = window.of(full)
     n_layers, n_heads, n_queries, n_keys = w.shape
     panel_w = float(np.clip(880 / n_heads, 64, 150))
     panel_h = panel_w * float(np.clip(n_queries / n_keys, 0.4, 1.5))
-    gap_x, gap_y = 8.0, 26.0  # pixels between cells; the vertical gap holds each cell's title
+    gap_x, gap_y = 8.0, 12.0  # pixels between cells
     plot_w = n_heads * panel_w + (n_heads - 1) * gap_x
     plot_h = n_layers * panel_h + (n_layers - 1) * gap_y
     layout, refs = subplot_grid(
-        n_layers, n_heads,
-        titles=[f"L{layer + 1} H{head + 1}" for layer in range(n_layers) for head in range(n_heads)],
-        title_size=11,
+        n_layers, n_heads, titles=[f"head {head + 1}" for head in range(n_heads)], title_size=12,
         horizontal_spacing=spacing(gap_x, plot_w, n_heads), vertical_spacing=spacing(gap_y, plot_h, n_layers),
     )
-    # The cells have no tick labels, so their axes can be categories named "#i token" (unique per
-    # position): the hover reads the tokens from x and y instead of a (Tq, Tk) customdata per cell,
-    # which keeps the figure's JSON about ten times smaller.
-    x, y = indexed(keys), indexed(queries)
+    # The axes are categories named "#i token" (unique per position): the hover reads the tokens
+    # from x and y instead of a (Tq, Tk) customdata per cell, which keeps the JSON ten times smaller.
+    x, y = indexed(keys, window.cols.start), indexed(queries, window.rows.start)
     template = hover_template("query", "key", "weight", "%{z:.4f}")
     series = [on_axes(dict(type="heatmap", z=w[layer, head], x=x, y=y, coloraxis="coloraxis",
                            hovertemplate=f"layer {layer + 1} · head {head + 1}<br>{template}"),
                       refs[layer + 1, head + 1])
               for layer in range(n_layers) for head in range(n_heads)]
     hidden = dict(type="category", showticklabels=False, showgrid=False, zeroline=False, ticks="")
-    for cell in refs.values():
-        set_axes(layout, cell, hidden, dict(hidden, autorange="reversed"))
-    top = 70 if title else 40
-    margin = dict(l=20, r=COLORBAR_PX, t=top, b=20)
-    return figure(series, dict(
+    key_ticks = thinned_ticks(keys, panel_w, window.cols.start)
+    query_ticks = thinned_ticks(queries, panel_h, window.rows.start)
+    for (row, col), cell in refs.items():
+        xaxis = dict(hidden, **key_ticks, tickangle=-90) if row == n_layers else hidden
+        yaxis = dict(hidden, autorange="reversed")
+        if col == 1:
+            yaxis.update(query_ticks, title=dict(text=f"layer {row}", font=dict(size=12, color=MUTED_COLOR)))
+        set_axes(layout, cell, xaxis, yaxis)
+    margin = dict(l=int(np.clip(6.2 * max(map(len, query_ticks["ticktext"])) + 50, 80, 260)), r=COLORBAR_PX,
+                  t=90 if title else 60, b=int(np.clip(6.2 * max(map(len, key_ticks["ticktext"])) + 20, 50, 200)))
+    sides = margin["l"] + margin["r"]
+    return below_toolbar(figure(series, dict(
         layout, shapes=highlight_rows(highlight, n_keys, list(refs.values()), width=1.5),
-        width=int(plot_w + margin["l"] + margin["r"]), height=int(plot_h + top + margin["b"]),
-        margin=margin, coloraxis=dict(cmin=0, cmax=1, colorscale=ATTENTION_SCALE,
-                                      colorbar=colorbar("weight", len=min(1.0, 400 / plot_h))),
-    ), title)
+        annotations=layout.get("annotations", []) + window_note(window, full.shape, yshift=22),
+        height=int(plot_h + margin["t"] + margin["b"]), margin=margin,
+        **fit_width(n_heads * 64 + sides, plot_w + sides),
+        coloraxis=dict(cmin=0, cmax=1, colorscale=ATTENTION_SCALE,
+                       colorbar=colorbar("weight", len=min(1.0, 400 / plot_h))),
+    ), title))
+
+
+STACK_ABOVE = 16  # keys: wider panels go one above the other so the softmax panel is never cut off
 
 
 def attention_pipeline(scores: np.ndarray, mask: np.ndarray, weights: np.ndarray,
                        query_tokens: Sequence[str], key_tokens: Sequence[str], *, title: str = "",
-                       highlight_query: int | None = None) -> go.Figure:
-    """Section 3.2.1 inside one head, left to right: QKᵀ/√d_k, the same with the mask, the softmax.
+                       highlight_query: int | None = None, window: Window | None = None) -> go.Figure:
+    """Section 3.2.1 inside one head: QKᵀ/√d_k, the same with the mask, the softmax; side by side for
+    up to STACK_ABOVE keys, else one above the other (each panel the full width of its container).
 
     Args:
         scores: (Tq, Tk) scaled dot products before the mask, on a diverging scale centred at 0.
@@ -114,16 +170,19 @@ def attention_pipeline(scores: np.ndarray, mask: np.ndarray, weights: np.ndarray
             before the softmax and are drawn as grey cells whose hover reads "−∞ (masked)".
         weights: (Tq, Tk) softmax weights on the 0-1 scale.
         query_tokens, key_tokens: Tq and Tk tokens.
+        window: the rows and columns shown (long sentences); None = all.
 
     Raises:
-        ValueError: an array is not 2-D or its shape does not match the tokens.
+        ValueError: an array is not 2-D, its shape does not match the tokens, or the window lies outside.
     """
-    w, queries, keys, highlight = _checked(weights, query_tokens, key_tokens, 2, highlight_query)
+    full, queries, keys, highlight = _checked(weights, query_tokens, key_tokens, 2, highlight_query)
     s = as_array("scores", scores, 2)
     allowed = as_array("mask", mask, 2, dtype=bool)
     for name, array in (("scores", s), ("mask", allowed)):
-        if array.shape != w.shape:
-            raise ValueError(f"{name} has shape {array.shape}, weights {w.shape}; they must match")
+        if array.shape != full.shape:
+            raise ValueError(f"{name} has shape {array.shape}, weights {full.shape}; they must match")
+    window, queries, keys, highlight = _shown(window, full.shape, queries, keys, highlight)
+    w, s, allowed = window.of(full), window.of(s), window.of(allowed)
 
     # Symmetric colour range over the finite scores, so 0 is white in both score panels.
     finite = s[np.isfinite(s) & (np.abs(s) < 1e30)]
@@ -132,36 +191,50 @@ def attention_pipeline(scores: np.ndarray, mask: np.ndarray, weights: np.ndarray
     overlay = np.where(allowed, np.nan, 0.0).astype(np.float32)  # grey where masked, gap elsewhere
 
     n_queries, n_keys = w.shape
-    # three panels, two gaps and the margins fit the app's ~1,200 px column at a 1,400 px window
-    cell = cell_px(max(w.shape), budget=280, low=7, high=28)
-    panel_w, gap = n_keys * cell, 90.0
-    plot_w = 3 * panel_w + 2 * gap
-    layout, refs = subplot_grid(1, 3, shared_yaxes=True, horizontal_spacing=gap / plot_w, title_size=13,
-                                titles=("QKᵀ/√d_k", "+ mask", "softmax"))
-    panels = [refs[1, col] for col in (1, 2, 3)]
+    stacked = n_keys > STACK_ABOVE
+    cell = cell_px(max(w.shape), budget=280 if not stacked else 720, low=14, high=28)
+    panel_w, panel_h, gap = n_keys * cell, n_queries * cell, 90.0
+    titles = ("QKᵀ/√d_k", "+ mask", "softmax")
+    if stacked:
+        plot_w, plot_h = panel_w, 3 * panel_h + 2 * gap
+        layout, refs = subplot_grid(3, 1, vertical_spacing=gap / plot_h, title_size=13, titles=titles)
+        panels = [refs[row, 1] for row in (1, 2, 3)]
+    else:
+        plot_w, plot_h = 3 * panel_w + 2 * gap, panel_h
+        layout, refs = subplot_grid(1, 3, shared_yaxes=True, horizontal_spacing=gap / plot_w, title_size=13,
+                                    titles=titles)
+        panels = [refs[1, col] for col in (1, 2, 3)]
+    at = dict(first_row=window.rows.start, first_col=window.cols.start, xgap=1, ygap=1)
     series = [
-        on_axes(token_heatmap(s, queries, keys, value_name="score", coloraxis="coloraxis", xgap=1, ygap=1),
-                panels[0]),
+        on_axes(token_heatmap(s, queries, keys, value_name="score", coloraxis="coloraxis", **at), panels[0]),
         on_axes(token_heatmap(masked_scores, queries, keys, value_name="score", coloraxis="coloraxis",
-                              hoverongaps=False, xgap=1, ygap=1), panels[1]),
+                              hoverongaps=False, **at), panels[1]),
         on_axes(token_heatmap(overlay, queries, keys, value_name="score", value_text=MASKED_TEXT,
                               colorscale=[[0, MASKED_COLOR], [1, MASKED_COLOR]], zmin=0, zmax=1, showscale=False,
-                              hoverongaps=False, name="masked", xgap=1, ygap=1), panels[1]),
-        on_axes(token_heatmap(w, queries, keys, coloraxis="coloraxis2", xgap=1, ygap=1), panels[2]),
+                              hoverongaps=False, name="masked", **at), panels[1]),
+        on_axes(token_heatmap(w, queries, keys, coloraxis="coloraxis2", **at), panels[2]),
     ]
-    for col, refs_of_panel in enumerate(panels, start=1):
-        set_axes(layout, refs_of_panel, *token_axes(queries, keys, refs_of_panel[1], show_rows=col == 1,
-                                                    row_title="query" if col == 1 else None, col_title="key"))
+    for index, refs_of_panel in enumerate(panels):
+        first = stacked or index == 0
+        set_axes(layout, refs_of_panel, *token_axes(queries, keys, refs_of_panel[1], show_rows=first,
+                                                    row_title="query" if first else None, col_title="key"))
 
     margin = token_margins(queries, keys, title=bool(title))
     margin["r"] = COLORBAR_PX
-    bar_x = layout[axis_name(panels[1][0])]["domain"][1] + 8 / plot_w
-    return figure(series, dict(
+    if stacked:  # the scores' bar beside the two score panels, the weights' beside the softmax
+        score_bar = colorbar("score", x=1.0, xanchor="left", y=1, yanchor="top", len=0.6)
+        weight_bar = colorbar("weight", x=1.0, xanchor="left", y=0, yanchor="bottom", len=0.3)
+    else:
+        bar_x = layout[axis_name(panels[1][0])]["domain"][1] + 8 / plot_w
+        score_bar = colorbar("score", x=bar_x, xanchor="left")
+        weight_bar = colorbar("weight", x=1.0 + 8 / plot_w, xanchor="left")
+    sides = margin["l"] + margin["r"]
+    columns = n_keys if stacked else 3 * n_keys
+    return below_toolbar(figure(series, dict(
         layout, margin=margin, shapes=highlight_rows(highlight, n_keys, panels),
-        width=int(max(plot_w + margin["l"] + margin["r"], 560)),
-        height=int(max(n_queries * cell + margin["t"] + margin["b"], 260)),
-        coloraxis=dict(cmin=-bound, cmax=bound, colorscale=DIVERGING_SCALE,
-                       colorbar=colorbar("score", x=bar_x, xanchor="left")),
-        coloraxis2=dict(cmin=0, cmax=1, colorscale=ATTENTION_SCALE,
-                        colorbar=colorbar("weight", x=1.0 + 8 / plot_w, xanchor="left")),
-    ), title)
+        annotations=layout.get("annotations", []) + window_note(window, full.shape),
+        height=int(max(plot_h + margin["t"] + margin["b"], 260)),
+        **fit_width(columns * MIN_COLUMN_PX + sides + (0 if stacked else 2 * gap), plot_w + sides),
+        coloraxis=dict(cmin=-bound, cmax=bound, colorscale=DIVERGING_SCALE, colorbar=score_bar),
+        coloraxis2=dict(cmin=0, cmax=1, colorscale=ATTENTION_SCALE, colorbar=weight_bar),
+    ), title))

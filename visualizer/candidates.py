@@ -57,7 +57,7 @@ def candidates_chart(tokens: Sequence[str], probs: np.ndarray, chosen_index: int
                    tickfont=dict(size=tick_font_size(len(order)) + 1), showgrid=False, ticks=""),
         xaxis=dict(range=[0, 1], tickformat=".0%", dtick=0.25, gridcolor=GRID_COLOR, zeroline=False,
                    title=axis_title("probability")),
-        bargap=0.25, width=560, showlegend=False, height=int(np.clip(110 + 30 * len(order), 200, 640)),
+        bargap=0.25, showlegend=False, height=int(np.clip(110 + 30 * len(order), 200, 640)),
         margin=dict(l=20, r=60, t=70 if title else 40, b=50),
     )
     if entropy_bits is not None:

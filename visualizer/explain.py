@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 
 from .checks import as_array, as_probabilities, check_axis, labels_for
 from .grid import on_axes, set_axes, spacing, subplot_grid
-from .heatmap import cell_px, indexed, token_axes, token_heatmap, token_margins
+from .heatmap import cell_px, fit_width, heatmap_size, indexed, token_axes, token_heatmap, token_margins
 from .theme import (
     ATTENTION_SCALE, GRID_COLOR, MUTED_COLOR, PRIMARY_COLOR, SEQUENTIAL_SCALE, TEXT_COLOR, axis_title, colorbar,
     corner_note, figure, outline,
@@ -55,15 +55,18 @@ def probability_change_figure(tokens: Sequence[str], original: np.ndarray, chang
     bound = float(np.clip(1.15 * np.abs(delta).max(), 0.05, 1.05))  # small changes stay visible
     zero_line = dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=0, y1=0,
                      line=dict(color=MUTED_COLOR, width=1))
-    return figure([bars], dict(
+    fig = figure([bars], dict(
         xaxis=dict(tickmode="array", tickvals=x, ticktext=labels, tickangle=-45 if len(labels) > 6 else 0,
                    showgrid=False, title=axis_title("original output token")),
         yaxis=dict(range=[-bound, bound], tickformat="+.0%", gridcolor=GRID_COLOR, zeroline=False,
                    title=axis_title("change in probability")),
         shapes=[zero_line], annotations=[corner_note(f"mean change {float(delta.mean()):+.1%} over {len(labels)} tokens")],
-        width=int(np.clip(160 + 34 * len(labels), 520, 1200)), height=380, showlegend=False, bargap=0.3,
-        margin=dict(l=70, r=20, t=70 if title else 40, b=110),
+        height=400, showlegend=False, bargap=0.3, **fit_width(90 + 14 * len(labels), 90 + 20 * len(labels)),
+        margin=dict(l=70, r=20, t=100 if title else 40, b=110),
     ), title)
+    if title:  # just above the plot area, clear of Plotly's toolbar (which floats at the very top)
+        fig.layout.title.update(yref="paper", y=1, yanchor="bottom", pad=dict(b=28))
+    return fig
 
 
 # --------------------------------------------------------------------------- logit lens
@@ -123,20 +126,43 @@ def _token_row(name: str, xs: np.ndarray, y: int, labels: list[str], notes: list
     return markers, annotations
 
 
+MATRIX_ABOVE = 40  # tokens: longer sentences get a links matrix instead of lines (a hairball)
+
+
+def alignment_matrix(source: list[str], target: list[str], links: list[tuple[int, int]], weights: np.ndarray,
+                     title: str) -> go.Figure:
+    """The links as a target x source matrix: a cell per link coloured by its strength, the rest 0."""
+    z = np.zeros((len(target), len(source)), dtype=np.float32)  # (T, S)
+    for (s, t), w in zip(links, weights):
+        z[t, s] = w
+    cells = token_heatmap(z, target, source, row_name="target", col_name="source", value_name="link strength",
+                          value_format=".3f", zmin=0, zmax=max(float(z.max()), 1e-9), colorscale=ATTENTION_SCALE,
+                          colorbar=colorbar("strength"))
+    xaxis, yaxis = token_axes(target, source, row_title="target (input → predicted)", col_title="source")
+    return figure([cells], dict(xaxis=xaxis, yaxis=yaxis, **heatmap_size(target, source, title=bool(title))), title)
+
+
 def alignment_figure(source_tokens: Sequence[str], target_tokens: Sequence[str],
                      links: Sequence[tuple[int, int]], strengths: Sequence[float] | None = None, *,
-                     special_tokens: Collection[str] = (), title: str = "") -> go.Figure:
-    """Source tokens on top, target tokens below, a line per alignment link (darker = more attention).
+                     special_tokens: Collection[str] = (), title: str = "",
+                     input_tokens: Sequence[str] | None = None) -> go.Figure:
+    """Source tokens on top, target tokens below, a line per alignment link (darker = more attention);
+    beyond MATRIX_ABOVE tokens a target x source matrix of the links instead (lines would tangle).
 
     Args:
-        source_tokens: S tokens (top row); target_tokens: T tokens (bottom row).
+        source_tokens: S tokens (top row); target_tokens: T predicted tokens (bottom row).
         links: (source index, target index) pairs into those lists.
         strengths: one weight in [0, 1] per link (line opacity and hover); None = all 1.
         special_tokens: the tokenizer's special tokens ([EOS], language tags...), drawn muted.
         title: plain text (escaped).
+        input_tokens: the T tokens the decoder read at each step; given, target rows are named
+            "input → predicted" like the rows of the attention views.
     """
     source = labels_for("source_tokens", source_tokens)
     target = labels_for("target_tokens", target_tokens)
+    if input_tokens is not None:
+        inputs = labels_for("input_tokens", input_tokens, len(target))
+        target = [f"{read} → {out}" for read, out in zip(inputs, target)]
     links = [(int(s), int(t)) for s, t in links]
     for s, t in links:
         if not (0 <= s < len(source) and 0 <= t < len(target)):
@@ -144,6 +170,8 @@ def alignment_figure(source_tokens: Sequence[str], target_tokens: Sequence[str],
     weights = np.ones(len(links)) if strengths is None else np.asarray(strengths, dtype=np.float64)
     if weights.shape != (len(links),):
         raise ValueError(f"strengths must have one value per link ({len(links)}), got shape {weights.shape}")
+    if max(len(source), len(target)) > MATRIX_ABOVE:
+        return alignment_matrix(source, target, links, weights, title)
 
     n = max(len(source), len(target))
     width = float(np.clip(64 * n, 480, 940))  # pixels between the first and the last token (fits a 1200 px page)
@@ -177,7 +205,8 @@ def alignment_figure(source_tokens: Sequence[str], target_tokens: Sequence[str],
     room = 90 if angle else 40  # rotated labels need more room above and below
     return figure(series, dict(
         shapes=shapes, annotations=annotations, xaxis=dict(visible=False, range=[-pad, width + pad]),
-        yaxis=dict(visible=False, range=[-0.05, 1.05]), width=int(width + 2 * pad + 150), height=200 + 2 * room,
+        yaxis=dict(visible=False, range=[-0.05, 1.05]), height=200 + 2 * room,
+        **fit_width(7.5 * max(n, 1) + 2 * pad + 150, width + 2 * pad + 150),
         showlegend=False, margin=dict(l=80, r=70, t=room + (50 if title else 10), b=room),
     ), title)
 

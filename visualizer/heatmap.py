@@ -3,10 +3,16 @@
 Rows and columns are token positions named "#i token", so repeated tokens stay apart (Plotly
 merges equal category names) and the hover reads both tokens from the axes instead of a per-cell
 customdata. Sizes grow with the sentence but stay bounded; the query being inspected is outlined.
+
+Long sentences: a ``Window`` shows a slice of the rows and columns (e.g. 41 keys around the key the
+query attends to most) under their true position numbers; tick labels never go below ``MIN_FONT``
+px. Figures carry no width (Plotly fills the page's column) unless their cells need more than a
+phone's width, and then the plot's own box scrolls.
 """
 
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Sequence
 
 import numpy as np
@@ -16,9 +22,47 @@ from .theme import axis_title, outline
 from .tokens import shown_length
 
 
-def indexed(labels: Sequence[str]) -> np.ndarray:
-    """"#i token" per position: unique even when tokens repeat (object array)."""
-    return np.array([f"#{i} {label}" for i, label in enumerate(labels)], dtype=object)
+MIN_FONT = 10  # px: the smallest tick label any token figure draws
+WINDOW_HALF = 20  # a window shows the centre key and up to this many keys either side
+PHONE_PX = 360  # a figure needing more width than this gets a fixed width and scrolls in its box
+MIN_COLUMN_PX = 14  # narrowest column whose rotated 10 px label does not overlap its neighbour
+
+
+class Window(namedtuple("Window", "rows cols")):
+    """The rows and columns (two slices of positions, step 1) of a matrix that a figure shows."""
+
+    __slots__ = ()
+
+    def of(self, matrix: np.ndarray) -> np.ndarray:
+        """The shown part of a (..., R, C) matrix."""
+        return matrix[..., self.rows, self.cols]
+
+
+def around(centre: int, n: int, half: int = WINDOW_HALF) -> slice:
+    """Up to 2*half + 1 positions of n containing ``centre``, shifted to stay inside 0..n-1."""
+    size = min(n, 2 * half + 1)
+    start = int(np.clip(centre - half, 0, n - size))
+    return slice(start, start + size)
+
+
+def full_window(shape: Sequence[int]) -> Window:
+    """Every row and column of an (..., R, C) matrix."""
+    return Window(slice(0, shape[-2]), slice(0, shape[-1]))
+
+
+def attention_window(weights: np.ndarray, query: int, half: int = WINDOW_HALF, *, rows: bool = False) -> Window:
+    """A window around the key that row ``query`` of (..., R, C) ``weights`` attends to most (summed
+    over any leading axes: layers, heads); all rows, or with ``rows`` also rows around ``query``."""
+    w = np.asarray(weights)
+    n_rows, n_cols = w.shape[-2:]
+    per_key = w[..., query, :].reshape(-1, n_cols).sum(axis=0)  # (C,)
+    best = int(np.argmax(per_key))
+    return Window(around(query, n_rows, half) if rows else slice(0, n_rows), around(best, n_cols, half))
+
+
+def indexed(labels: Sequence[str], start: int = 0) -> np.ndarray:
+    """"#i token" per position (counting from ``start``): unique even when tokens repeat (object array)."""
+    return np.array([f"#{i} {label}" for i, label in enumerate(labels, start=start)], dtype=object)
 
 
 def hover_template(row_name: str, col_name: str, value_name: str, value: str,
@@ -30,10 +74,10 @@ def hover_template(row_name: str, col_name: str, value_name: str, value: str,
 def token_heatmap(z: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str], *,
                   row_name: str = "query", col_name: str = "key", value_name: str = "weight",
                   value_format: str = ".4f", value_text: np.ndarray | str | None = None,
-                  **heatmap_kwargs) -> dict:
+                  first_row: int = 0, first_col: int = 0, **heatmap_kwargs) -> dict:
     """A heatmap series (dict) over token positions whose hover names both tokens and the value.
 
-    x and y are the "#i token" names on category axes. ``value_text`` replaces the formatted z in
+    x and y are the "#i token" names on category axes, i counting from ``first_row``/``first_col``. ``value_text`` replaces the formatted z in
     the hover: one string for every cell (e.g. "−∞ (masked)") or (R, C) strings, one per cell.
     """
     if isinstance(value_text, str):
@@ -43,12 +87,13 @@ def token_heatmap(z: np.ndarray, row_labels: Sequence[str], col_labels: Sequence
         heatmap_kwargs["customdata"] = np.asarray(value_text, dtype=str)  # fixed-width: cheap to copy
     else:
         value = f"%{{z:{value_format}}}"
-    return dict(type="heatmap", z=z, x=indexed(col_labels), y=indexed(row_labels),
+    return dict(type="heatmap", z=z, x=indexed(col_labels, first_col), y=indexed(row_labels, first_row),
                 hovertemplate=hover_template(row_name, col_name, value_name, value), **heatmap_kwargs)
 
 
 def tick_font_size(n: int) -> int:
-    return 12 if n <= 24 else 10 if n <= 48 else 8
+    """12 px for short sentences, never below MIN_FONT (long ones are windowed or scroll instead)."""
+    return 12 if n <= 24 else MIN_FONT
 
 
 def token_axis(labels: Sequence[str], *, show: bool = True, angle: int = 0,
@@ -90,9 +135,16 @@ def highlight_rows(index: int | None, n_cols: int, refs: Sequence[Refs] = (("x",
 
 # ---- sizes ------------------------------------------------------------------------------------
 
-def cell_px(n: int, budget: float = 720, low: float = 9, high: float = 34) -> float:
-    """Pixels per heatmap cell: big for short sentences, never above ``budget`` in total (mostly)."""
+def cell_px(n: int, budget: float = 720, low: float = 14, high: float = 34) -> float:
+    """Pixels per heatmap cell: big for short sentences, never above ``budget`` in total (mostly);
+    never below ``low``, the height a 10 px tick label needs."""
     return float(np.clip(budget / max(n, 1), low, high))
+
+
+def fit_width(min_px: float, natural_px: float) -> dict:
+    """{} (Plotly fills its container) while the figure fits a phone (``min_px`` <= PHONE_PX), else
+    {"width": natural_px}: the figure keeps the width its labels need and scrolls in its own box."""
+    return {} if min_px <= PHONE_PX else {"width": int(max(min_px, natural_px))}
 
 
 def label_px(labels: Sequence[str], font_size: int) -> float:
@@ -109,13 +161,15 @@ def token_margins(row_labels: Sequence[str], col_labels: Sequence[str], *, title
 
 def heatmap_size(row_labels: Sequence[str], col_labels: Sequence[str], *, title: bool,
                  right: int = 110) -> dict:
-    """width, height and margin for one token heatmap: grows with the tokens, bounded (~720 px of cells)."""
+    """height and margin for one token heatmap (rows x cells, bounded to ~720 px of cells), and a width
+    only where the columns need more than a phone has (see ``fit_width``)."""
     cell = cell_px(max(len(row_labels), len(col_labels)))
     margin = token_margins(row_labels, col_labels, title=title)
     margin["r"] = right
-    width = margin["l"] + margin["r"] + len(col_labels) * cell
+    sides = margin["l"] + margin["r"]
     height = margin["t"] + margin["b"] + len(row_labels) * cell
-    return dict(width=int(max(width, 320)), height=int(max(height, 220)), margin=margin)
+    return dict(height=int(max(height, 220)), margin=margin,
+                **fit_width(sides + len(col_labels) * MIN_COLUMN_PX, sides + len(col_labels) * cell))
 
 
 def cell_gap(n: int) -> int:

@@ -16,7 +16,8 @@ import plotly.graph_objects as go
 from .checks import as_array, check_axis, check_index, labels_for
 from .grid import on_axes, set_axes, subplot_grid
 from .heatmap import (
-    cell_px, heatmap_size, highlight_rows, hover_template, token_axes, token_heatmap, token_margins,
+    MIN_FONT, cell_px, fit_width, heatmap_size, highlight_rows, hover_template, token_axes, token_heatmap,
+    token_margins,
 )
 from .theme import MASKED_COLOR, PRIMARY_COLOR, colorbar, figure
 from .tokens import display_tokens
@@ -74,11 +75,19 @@ def batch_series(mask: np.ndarray, batch_tokens: list[list[str]], cell_chars: in
     customdata[..., 2] = np.where(mask, ATTEND, MASKED)
     return dict(
         type="heatmap", z=mask.astype(np.float32), x=np.arange(cols), y=np.arange(rows), customdata=customdata,
-        text=text, texttemplate="%{text}", textfont=dict(size=10 if cols <= 16 else 8),
+        text=text, texttemplate="%{text}" if cell_chars >= 3 else "", textfont=dict(size=MIN_FONT),
         coloraxis="coloraxis", xgap=2, ygap=2,
         hovertemplate=hover_template("", "token", "key", "%{customdata[2]}", row_ref="%{customdata[0]}",
                                      col_ref="%{customdata[1]}"),
     )
+
+
+def every_kth(axis: dict, n: int, panel_px: float, min_px: float = 14) -> dict:
+    """Keep every k-th tick label of a token axis so labels stand >= ``min_px`` apart on a panel."""
+    every = max(1, int(np.ceil(min_px * n / max(panel_px, 1))))
+    if every > 1:
+        axis.update(tickvals=axis["tickvals"][::every], ticktext=axis["ticktext"][::every])
+    return axis
 
 
 def masks_figure(batch_padding_mask: np.ndarray, batch_tokens: list[list[str]], causal_mask: np.ndarray,
@@ -110,16 +119,17 @@ def masks_figure(batch_padding_mask: np.ndarray, batch_tokens: list[list[str]], 
     t = check_index("step", step, n_target)
     last = n_target - 1 if t is None else t
 
-    cell = cell_px(max(n_target, n_source), budget=300, low=8, high=28)
-    gap = 70.0
-    plot_w = (2 * n_target + n_source) * cell + 2 * gap
-    row_h = [40.0 * batch.shape[0], n_target * cell]
-    gap_y = 110.0  # room for panel (a)'s position labels and the titles of the lower panels
-    plot_h = sum(row_h) + gap_y
+    # (a) and (d) run across the whole figure (their rows are as long as the source), (b) and (c)
+    # side by side between them: nothing is cut off at 100 source tokens, and long rows thin their labels.
+    cell = cell_px(n_target, budget=360, low=12, high=24)
+    gap, gap_y = 70.0, 110.0  # the vertical gaps hold (a)'s position labels and the titles below them
+    source_cell = 8.0 if n_source > 60 else 14.0  # (a), (d): 8 px cells with every 2nd label beyond 60 tokens
+    row_h = [30.0 * batch.shape[0], n_target * cell, n_target * cell * 0.6]
+    plot_w = max(2 * n_target * cell + gap, n_source * source_cell, batch.shape[1] * source_cell)
+    plot_h = sum(row_h) + 2 * gap_y
     at_step = "" if t is None else f" at step {t + 1}"
     layout, refs = subplot_grid(
-        2, 3, specs=[[{"colspan": 3}, None, None], [{}, {}, {}]],
-        column_widths=[n_target, n_target, n_source], row_heights=row_h,
+        3, 2, specs=[[{"colspan": 2}, None], [{}, {}], [{"colspan": 2}, None]], row_heights=row_h,
         horizontal_spacing=gap / plot_w, vertical_spacing=gap_y / plot_h, title_size=12,
         titles=(
             "(a) source padding mask of a padded batch: [PAD] keys are masked",
@@ -128,27 +138,34 @@ def masks_figure(batch_padding_mask: np.ndarray, batch_tokens: list[list[str]], 
             "(d) cross-attention mask",
         ),
     )
-    cell_chars = int(max(plot_w / batch.shape[1] / 6.5, 3))  # ~6.5 px per character at font size 10
+    cell_chars = int(plot_w / batch.shape[1] / 6.5)  # ~6.5 px per character at font size 10
     series = [on_axes(batch_series(batch, batch_tokens, cell_chars), refs[1, 1])]
+    positions = np.arange(batch.shape[1])
     set_axes(layout, refs[1, 1],
-             dict(tickmode="array", tickvals=np.arange(batch.shape[1]), showgrid=False, zeroline=False,
-                  title=dict(text="position", font=dict(size=12))),
+             every_kth(dict(tickmode="array", tickvals=positions, ticktext=[str(p) for p in positions],
+                            showgrid=False, zeroline=False, tickfont=dict(size=MIN_FONT),
+                            title=dict(text="position", font=dict(size=12))), len(positions), plot_w),
              dict(tickmode="array", tickvals=np.arange(batch.shape[0]), autorange="reversed",
                   ticktext=[f"sentence {r + 1}" for r in range(batch.shape[0])], showgrid=False, zeroline=False))
 
-    panels = [(causal[: last + 1], target), (decoder, target), (cross, source)]
-    for col, (mask, keys) in enumerate(panels, start=1):
-        cell_refs = refs[2, col]
+    panels = [(refs[2, 1], causal[: last + 1], target), (refs[2, 2], decoder, target), (refs[3, 1], cross, source)]
+    for col, (cell_refs, mask, keys) in enumerate(panels, start=1):
         series.append(on_axes(mask_series(mask, target[: mask.shape[0]], keys), cell_refs))
-        xaxis, yaxis = token_axes(target, keys, cell_refs[1], show_rows=col == 1,
-                                  row_title="query" if col == 1 else None, col_title="key")
-        # Panel (b) stops at the step: a fixed range keeps its rows level with those of (c) and (d).
+        xaxis, yaxis = token_axes(target, keys, cell_refs[1], show_rows=col != 2,
+                                  row_title="query" if col != 2 else None, col_title="key")
+        xaxis = every_kth(xaxis, len(keys), plot_w if col == 3 else n_target * cell)
+        if col == 3:  # a long strip: cells need not be square
+            xaxis.pop("scaleanchor", None)
+            yaxis["tickfont"] = dict(size=MIN_FONT)
+            every_kth(yaxis, n_target, row_h[2], min_px=12)
+        # Panel (b) stops at the step: a fixed range keeps its rows level with those of (c).
         yaxis.update(range=[n_target - 0.5, -0.5], autorange=False)
         set_axes(layout, cell_refs, xaxis, yaxis)
-    shapes = highlight_rows(t, n_target, [refs[2, 1], refs[2, 2]]) + highlight_rows(t, n_source, [refs[2, 3]])
+    shapes = highlight_rows(t, n_target, [refs[2, 1], refs[2, 2]]) + highlight_rows(t, n_source, [refs[3, 1]])
 
     margin = token_margins(target, source, title=False)
     margin.update(r=110, t=40)
+    sides = margin["l"] + margin["r"]
     return figure(series, dict(layout, coloraxis=MASK_COLORAXIS, margin=margin, shapes=shapes,
-                               width=int(max(plot_w + margin["l"] + margin["r"], 640)),
-                               height=int(plot_h + margin["t"] + margin["b"])))
+                               height=int(plot_h + margin["t"] + margin["b"]),
+                               **fit_width(plot_w + sides, plot_w + sides)))

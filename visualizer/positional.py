@@ -3,7 +3,7 @@ PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)).
 
 Three panels from the encoding matrix the model adds to its embeddings: (a) the whole matrix,
 positions x dimensions, with the positions of the sentence marked; (b) a few dimensions as waves
-over position (low dimensions fast, high dimensions slow); (c) the dot product of every pair of
+over position, from the fastest (dimension 0) to the slowest (d_model - 2, d_model - 1); (c) the dot product of every pair of
 positions, which depends only on their distance: why the paper expected relative positions to be
 easy to attend to.
 """
@@ -17,11 +17,12 @@ import plotly.graph_objects as go
 
 from .checks import as_array, labels_for
 from .grid import on_axes, set_axes, subplot_grid
+from .heatmap import fit_width
 from .theme import (
     ACCENT_COLOR, DIVERGING_SCALE, GRID_COLOR, PALETTE, SEQUENTIAL_SCALE, axis_title, colorbar, figure, outline,
 )
 
-PANEL_TITLES = ("(a) PE: positions × dimensions", "(b) some dimensions over position (sin even, cos odd)",
+PANEL_TITLES = ("(a) PE: positions × dimensions", "(b) fast (low) to slow (high) dimensions over position",
                 "(c) PE·PEᵀ: similarity of positions")
 
 
@@ -33,18 +34,23 @@ def position_ticks(n_positions: int, labels: list[str], row_px: float) -> dict:
     for position in range(start, n_positions, 8):
         values.append(position)
         text.append(str(position))
+    every = max(1, int(np.ceil(11 / max(row_px, 1e-9))))  # labels >= 11 px apart, never below 10 px
+    if every > 1:  # long sentences: every k-th token (and the numbered positions stay as they are)
+        keep = [i for i, value in enumerate(values) if value >= len(labels) or value % every == 0]
+        values, text = [values[i] for i in keep], [text[i] for i in keep]
     return dict(tickmode="array", tickvals=np.array(values), ticktext=text,
-                tickfont=dict(size=int(np.clip(row_px - 1.5, 6, 11))))
+                tickfont=dict(size=int(np.clip(row_px - 1.5, 10, 11))))
 
 
 def positional_encoding_figure(pe: np.ndarray, tokens: Sequence[str] | None = None,
-                               dims: tuple[int, ...] = (0, 1, 4, 5, 16, 17)) -> go.Figure:
+                               dims: tuple[int, ...] | None = None) -> go.Figure:
     """The positional-encoding matrix, some of its sinusoids, and the similarity of positions.
 
     Args:
         pe: (P, D) positional encodings, values in [-1, 1].
         tokens: the sentence; tokens[i] labels position i (at most P tokens). None: no marking.
-        dims: dimensions drawn in panel (b) (even = sin, odd = cos); those >= D are dropped.
+        dims: dimensions drawn in panel (b) (even = sin, odd = cos); those >= D are dropped. None: fast
+            and slow ones, 0, 1, 8, 32, 64, D/2, D-2 (wavelengths 2π up to 2π·10000^((D-2)/D)).
 
     Raises:
         ValueError: pe not 2-D, or more tokens than positions.
@@ -54,9 +60,11 @@ def positional_encoding_figure(pe: np.ndarray, tokens: Sequence[str] | None = No
     labels = [] if tokens is None else labels_for("tokens", tokens)
     if len(labels) > n_positions:
         raise ValueError(f"{len(labels)} tokens but pe has only {n_positions} positions")
-    chosen = [int(d) for d in dims if 0 <= int(d) < d_model]
+    if dims is None:
+        dims = (0, 1, 8, 32, 64, d_model // 2, d_model - 2)
+    chosen = list(dict.fromkeys(int(d) for d in dims if 0 <= int(d) < d_model))  # in order, no repeats
 
-    width, height, margin = 1120, 860, dict(l=110, r=130, t=80, b=60)
+    height, margin = 860, dict(l=110, r=130, t=80, b=60)
     # (a) fills the left column, full height, so each position gets a row tall enough for its token.
     layout, refs = subplot_grid(2, 2, specs=[[{"rowspan": 2}, {}], [None, {}]], column_widths=[0.45, 0.55],
                                 horizontal_spacing=0.13, vertical_spacing=0.13, titles=PANEL_TITLES,
@@ -100,7 +108,7 @@ def positional_encoding_figure(pe: np.ndarray, tokens: Sequence[str] | None = No
     if labels:
         shapes.append(dict(type="rect", x0=-0.5, x1=len(labels) - 0.5, y0=0, y1=1, xref=waves[0],
                            yref=f"{waves[1]} domain", fillcolor=ACCENT_COLOR, opacity=0.08, line=dict(width=0)))
-    shown = min(n_positions, max(len(labels) + 8, 40))  # the first waves; zoom out for the rest
+    shown = n_positions  # every position: the slow dimensions need the whole range to be seen changing
     wave_y = dict(tickmode="array", tickvals=offsets, ticktext=names, gridcolor=GRID_COLOR, zeroline=False)
     if chosen:
         wave_y["range"] = [offsets[-1] - 1.3, 1.3]
@@ -117,5 +125,6 @@ def positional_encoding_figure(pe: np.ndarray, tokens: Sequence[str] | None = No
     set_axes(layout, similar,
              dict(title=axis_title("position"), showgrid=False, zeroline=False, range=[-0.5, n_positions - 0.5]),
              dict(title=axis_title("position"), autorange="reversed", showgrid=False, zeroline=False))
-    return figure(series, dict(layout, shapes=shapes, width=width, height=height, margin=margin, showlegend=False),
+    return figure(series, dict(layout, shapes=shapes, height=height, margin=margin, showlegend=False,
+                               **fit_width(720, 1120)),
                   f"Positional encoding (section 3.5): {n_positions} positions × d_model = {d_model}")

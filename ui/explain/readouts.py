@@ -33,7 +33,8 @@ def alignment_views(trace: TranslationTrace, layers: list[int] | None, level: st
     strengths = [float(alignment.strength[t]) for _, t in alignment.links]
     names = ", ".join(str(layer + 1) for layer in chosen)
     figure = figures.alignment_figure(trace.source_tokens, trace.output_tokens, alignment.links, strengths,
-                                      special_tokens=SPECIAL_TOKENS, title=f"Cross-attention alignment, heads averaged, decoder layer(s) {names}")
+                                      special_tokens=SPECIAL_TOKENS, input_tokens=trace.target_tokens,
+                                      title=f"Cross-attention alignment, heads averaged, decoder layer(s) {names}")
     return plot(figure, "alignment"), alignment.pharaoh(words=level == "word")
 
 
