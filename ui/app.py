@@ -10,7 +10,8 @@ from pathlib import Path
 import gradio as gr
 
 from . import attention, explain, model_tab, next_token, positions, redraw, session, stepping
-from .common import Page
+from .common import PRIVATE, Page
+from .page_script import page_script
 
 
 def build_demo(checkpoint: str | Path, hub: bool = False) -> gr.Blocks:
@@ -22,7 +23,7 @@ def build_demo(checkpoint: str | Path, hub: bool = False) -> gr.Blocks:
     # analytics off: no telemetry or version checks from an offline demo
     with gr.Blocks(title="Attention Explorer", delete_cache=(3600, 3600), analytics_enabled=False) as demo:
         trace, translate_event = session.build(loaded, load_error)
-        steps = stepping.build(trace, translate_event)
+        steps = stepping.build(trace)
         tab_state = gr.State(next_token.TAB_ID)  # the open tab: only its views are drawn
         with gr.Tabs(elem_id="views") as tabs:
             page = Page(loaded, trace, steps.slider, tab_state, tabs, translate_event)
@@ -32,4 +33,5 @@ def build_demo(checkpoint: str | Path, hub: bool = False) -> gr.Blocks:
             model_tab.build(page)
             explain.build(page, attention_tab.opener)
         redraw.wire(page, steps.info, views)
+        demo.load(None, None, None, js=page_script(), **PRIVATE)  # step keys, figures in the page's theme
     return demo
