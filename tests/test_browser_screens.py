@@ -27,7 +27,7 @@ def open_tab(page, name: str) -> None:
     """Click a top-level tab; on a narrow screen Gradio moves some into its "More tabs" menu."""
     tab = page.locator("#views [role=tablist]").get_by_role("tab", name=name)
     if tab.count() == 0:
-        page.get_by_label("More tabs").click()
+        page.locator("#views > .tab-wrapper .overflow-menu > button").click()
         tab = page.locator("#views .overflow-dropdown").get_by_role("button", name=name)
     tab.first.click()
 
