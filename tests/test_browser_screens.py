@@ -18,8 +18,11 @@ TABS = ["Next token", "Attention", "Positional encoding", "Masks", "Model", "Exp
 pytestmark = [pytest.mark.browser, needs_chromium]
 
 
-def rgb(hex_color: str) -> str:
-    value = hex_color.lstrip("#")
+def rgb(color: str) -> str:
+    """'#1f2937', 'white' or 'rgb(31, 41, 55)' -> 'rgb(31, 41, 55)' (Plotly keeps colours as given)."""
+    if color.startswith("rgb"):
+        return color
+    value = {"white": "ffffff"}.get(color, color.lstrip("#"))
     return "rgb(%d, %d, %d)" % tuple(int(value[i:i + 2], 16) for i in (0, 2, 4))
 
 
@@ -123,6 +126,7 @@ def test_figures_follow_the_page_theme(screen):
     screen.wait_for_selector("#attention-plot .js-plotly-plot")
     colors = screen.evaluate("""() => { const l = document.querySelector('#attention-plot .js-plotly-plot')._fullLayout;
                                        return [l.paper_bgcolor, l.plot_bgcolor, l.font.color]; }""")
+    colors = [rgb(color) for color in colors]
     if screen.theme == "dark":
         assert colors == [rgb(DARK_BACKGROUND), rgb(DARK_BACKGROUND), rgb(DARK_COLORS[TEXT_COLOR])]
     else:
