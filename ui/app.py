@@ -10,7 +10,8 @@ from pathlib import Path
 import gradio as gr
 
 from . import attention, explain, model_tab, next_token, positions, redraw, runner, session, share, stepping, tour
-from .common import Page
+from .common import PRIVATE, Page
+from .page_script import page_script
 
 
 def find(demo: gr.Blocks, elem_id: str):
@@ -31,7 +32,7 @@ def build_demo(checkpoint: str | Path, hub: bool = False, workers: int = 0) -> g
         header = session.build(loaded, load_error, model_runner)
         trace, translate_event = header.trace, header.event
         link, tour_parts = share.link_row(), tour.build()  # first-minute: share link and guided tour
-        steps = stepping.build(trace, translate_event)
+        steps = stepping.build(trace)
         tab_state = gr.State(next_token.TAB_ID)  # the open tab: only its views are drawn
         with gr.Tabs(elem_id="views") as tabs:
             page = Page(loaded, trace, steps.slider, tab_state, tabs, translate_event, model_runner)
@@ -45,6 +46,7 @@ def build_demo(checkpoint: str | Path, hub: bool = False, workers: int = 0) -> g
         targets = share.Targets(header, steps.slider, tabs, tab_state, *attention_tab.opener.outputs[:4])
         tour.wire(loaded, targets, share.wire(loaded, targets, link, demo), tour_parts, find(demo, "explain-panels"))
         runner.add_endpoints(loaded)
+        demo.load(None, None, None, js=page_script(), **PRIVATE)  # step keys, figures in the page's theme
     model_runner.limit_events(demo)
     demo.runner = model_runner
     return demo

@@ -45,12 +45,12 @@ def step_html(trace: TranslationTrace | None, step: float | None) -> str:
     t = step_index(trace, step)
     prefix = chips(trace.target_tokens[: t + 1], {t: "query"})
     chosen = chips([trace.output_tokens[t]], {0: "chosen"})
-    return (f'<div class="token-row"><span class="label">Step {t + 1} of {trace.num_steps}</span>'
-            f'decoder input so far (the highlighted token is the query):</div>'
-            f'<div class="token-row">{prefix}</div>'
-            f'<div class="token-row step-facts"><span class="label">Chosen next</span>{chosen}'
-            f'&nbsp;p = {float(trace.chosen_probs[t]):.3f} &nbsp;·&nbsp; entropy = '
-            f'{float(trace.entropy[t]):.2f} bits</div>')
+    # one compact line for the player bar; a long prefix scrolls inside its own box (style.css)
+    return (f'<div class="token-row step-line"><span class="label">Step {t + 1} of {trace.num_steps}</span>'
+            f'<span class="step-prefix" title="decoder input so far; the highlighted token is the query">'
+            f'{prefix}</span><span class="step-arrow">→ next</span>{chosen}'
+            f'<span class="step-facts">p = {float(trace.chosen_probs[t]):.3f} · entropy = '
+            f'{float(trace.entropy[t]):.2f} bits</span></div>')
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,7 @@ class Stepping:
     playing: gr.State
     timer: gr.Timer
     play_button: gr.Button
+    buttons: tuple[gr.Button, ...] = ()  # first, back, next, last
 
     def stopped(self) -> dict:
         """Updates that stop playback."""
@@ -80,10 +81,14 @@ class Stepping:
         new_step = move_step(trace, step, "next")
         return {**(self.stopped() if new_step >= trace.num_steps else {}), self.slider: new_step}
 
-    def show_trace(self, trace: TranslationTrace) -> dict:
+    def show_trace(self, trace: TranslationTrace | None) -> dict:
+        """Step 1 of a new trace, playback stopped; without a trace every step control is disabled."""
+        ready = trace is not None
         # a slider needs minimum < maximum: a one-step trace gets a disabled 1..2 slider (steps clamp)
-        slider = gr.Slider(minimum=1, maximum=max(trace.num_steps, 2), value=1, interactive=trace.num_steps > 1)
-        return {self.slider: slider, **self.stopped()}
+        slider = gr.Slider(minimum=1, maximum=max(trace.num_steps, 2) if ready else 2, value=1,
+                           interactive=ready and trace.num_steps > 1)
+        return {self.slider: slider, **self.stopped(), self.play_button: gr.Button("▶ Play", interactive=ready),
+                **{button: gr.Button(interactive=ready) for button in self.buttons}}
 
 
 def go_to(move: str):
@@ -92,16 +97,19 @@ def go_to(move: str):
     return handler
 
 
-def build(trace: gr.State, translate_event) -> Stepping:
-    """The step controls and panel, wired: buttons, play/pause, and the reset on a new trace."""
-    gr.Markdown("### Step through greedy decoding")
-    with gr.Row(elem_id="step-controls", equal_height=False):
-        buttons = {move: gr.Button(label, elem_id=elem_id, size="sm", min_width=80, scale=0)
-                   for move, (label, elem_id) in BUTTONS.items()}
-        play_button = gr.Button("▶ Play", elem_id="play", size="sm", min_width=90, scale=0, variant="primary")
-        slider = gr.Slider(1, 2, value=1, step=1, label="Decoding step", elem_id="step", scale=1, interactive=False)
-    steps = Stepping(slider, gr.HTML(step_html(None, 1), elem_id="step-info"), gr.State(False),
-                     gr.Timer(PLAY_SECONDS, active=False), play_button)
+def build(trace: gr.State) -> Stepping:
+    """The player bar (step controls and panel; sticky at the top of the page, see style.css), wired:
+    buttons, play/pause, the reset on a new trace, and the controls disabled while there is no trace."""
+    with gr.Column(elem_id="player-bar"):
+        with gr.Row(elem_id="step-controls", equal_height=False):
+            buttons = {move: gr.Button(label, elem_id=elem_id, size="sm", min_width=64, scale=0, interactive=False)
+                       for move, (label, elem_id) in BUTTONS.items()}
+            play_button = gr.Button("▶ Play", elem_id="play", size="sm", min_width=84, scale=0, variant="primary",
+                                    interactive=False)
+            slider = gr.Slider(1, 2, value=1, step=1, label="Decoding step", elem_id="step", scale=1,
+                               min_width=200, interactive=False)
+        steps = Stepping(slider, gr.HTML(step_html(None, 1), elem_id="step-info"), gr.State(False),
+                         gr.Timer(PLAY_SECONDS, active=False), play_button, tuple(buttons.values()))
     for move, button in buttons.items():
         button.click(go_to(move), [trace, slider], slider, trigger_mode="always_last", show_progress="hidden",
                      **PRIVATE)
@@ -109,5 +117,7 @@ def build(trace: gr.State, translate_event) -> Stepping:
     play_outputs = [steps.playing, steps.timer, play_button, slider]
     play_button.click(steps.toggle_play, play_inputs, play_outputs, **PRIVATE)
     steps.timer.tick(steps.tick, play_inputs, play_outputs, trigger_mode="always_last", **PRIVATE)
-    translate_event.success(steps.show_trace, trace, [slider, steps.playing, steps.timer, play_button], **PRIVATE)
+    # every change of the trace (a new one, or none after an error) resets the controls
+    trace.change(steps.show_trace, trace, [slider, steps.playing, steps.timer, play_button, *buttons.values()],
+                 show_progress="hidden", **PRIVATE)
     return steps

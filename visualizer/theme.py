@@ -34,6 +34,34 @@ DIVERGING_SCALE = _scale(pcolors.diverging.RdBu[::-1])  # negative blue, 0 white
 SEQUENTIAL_SCALE = _scale(pcolors.sequential.Viridis)
 TEMPLATE = pio.templates["plotly_white"].to_plotly_json()  # expanded once, at import
 
+# The dark theme, as data: every light colour above -> its dark-safe equivalent (same meaning: text, grid,
+# accent...), and each colour scale -> one whose low end is the dark background (0 attention = background,
+# as 0 is white in the light scale). The page swaps them in the browser when it is dark (ui/page_script.py),
+# so every figure function draws one (light) spec and follows the page's theme live.
+DARK_BACKGROUND = "#1f2937"  # Gradio's dark block background (--block-background-fill, neutral-800)
+DARK_COLORS = {
+    TEXT_COLOR: "#e5e7eb", MUTED_COLOR: "#9ca3af", GRID_COLOR: "#374151", ACCENT_COLOR: "#ff7b54",
+    PRIMARY_COLOR: "#6fa8dc", MASKED_COLOR: "#4b5563", "white": DARK_BACKGROUND, "#ffffff": DARK_BACKGROUND,
+}
+_DARK_BLUES = [DARK_BACKGROUND, "#0b3a6e", "#0f4c8a", "#1f63a8", "#3a7fc4", "#5b9bd5", "#86b9e6", "#b5d6f3",
+               "#e3f0fc"]
+_DARK_RDBU = ["#f4a582", "#e0785f", "#c8553d", "#9b3a2c", "#5c2a26", DARK_BACKGROUND, "#243f5c", "#2f6190",
+              "#4a8bc4", "#7fb4e0", "#b9d8f2"]  # negative blue .. 0 background .. positive red, brightening outwards
+for _light, _dark in ((pcolors.sequential.Blues, _DARK_BLUES), (pcolors.diverging.RdBu[::-1], _DARK_RDBU[::-1])):
+    DARK_COLORS.update(zip(_light, _dark))
+DARK_TEMPLATE = pio.templates["plotly_dark"].to_plotly_json()
+
+
+def dark_theme() -> dict:
+    """What the page needs to draw a figure dark: {"colors": {light: dark}, "template": {...}} (JSON-able).
+
+    Colours are keyed in lower case without spaces ("rgb(8,48,107)"), as the page compares them.
+    """
+    template = {"layout": {**DARK_TEMPLATE["layout"], "paper_bgcolor": DARK_BACKGROUND,
+                           "plot_bgcolor": DARK_BACKGROUND}}
+    colors = {key.lower().replace(" ", ""): value for key, value in DARK_COLORS.items()}
+    return {"colors": colors, "template": template, "background": DARK_BACKGROUND}
+
 
 def axis_title(text: str, size: int = 12) -> dict:
     """A muted axis title."""

@@ -1,0 +1,104 @@
+"""The page's one script: page-wide step keys, and figures drawn in the page's theme (light or dark).
+
+Keys: Left/Right = Back/Next, Home/End = First/Last, Space = Play/Pause. They click the step buttons
+(so they do exactly what a click does) and never fire while typing in a text box, radio or slider,
+with a modifier held, or while the buttons are disabled (no trace yet).
+
+Theme: Gradio puts the class `dark` on <body> for `?__theme=dark` and for a dark OS preference. Every
+figure function draws one light spec; this script wraps `Plotly.react`/`newPlot` (what gr.Plot calls)
+so that on a dark page the light colours and scales are swapped for the dark ones of
+`visualizer.theme.dark_theme()` (passed here as JSON: one source of truth) before drawing, and redraws
+the figures when the theme changes.
+"""
+
+from __future__ import annotations
+
+import json
+
+from visualizer.theme import dark_theme
+
+KEYS = {"ArrowLeft": "step-prev", "ArrowRight": "step-next", "Home": "step-first", "End": "step-last",
+        " ": "play"}
+
+_SCRIPT = """
+(theme, keys) => {
+  if (window.__attentionExplorer) return;
+  window.__attentionExplorer = true;
+  const isDark = () => document.body.classList.contains('dark');
+  const COLOR_KEY = /color|colorscale/i;
+  const recolor = (value) => {
+    if (typeof value === 'string') {
+      const dark = theme.colors[value.toLowerCase().replace(/\\s+/g, '')];
+      return dark === undefined ? value : dark;
+    }
+    if (Array.isArray(value)) return value.map(recolor);
+    if (value && typeof value === 'object') return walk(value);
+    return value;
+  };
+  // only values under colour keys change (a token that reads "white" stays a token)
+  const walk = (node) => {
+    if (Array.isArray(node)) { node.forEach(walk); return node; }
+    if (!node || typeof node !== 'object' || 'bdata' in node) return node;
+    for (const key of Object.keys(node)) {
+      if (COLOR_KEY.test(key)) node[key] = recolor(node[key]);
+      else if (node[key] && typeof node[key] === 'object') walk(node[key]);
+    }
+    return node;
+  };
+  const darken = (data, layout) => {
+    data = walk(structuredClone(data || []));
+    layout = walk(structuredClone(layout || {}));
+    layout.template = theme.template;
+    layout.paper_bgcolor = theme.background;
+    if (!layout.plot_bgcolor) layout.plot_bgcolor = theme.background;
+    return [data, layout];
+  };
+  const wrap = (plotly, name) => {
+    const draw = plotly[name];
+    if (!draw || draw.__themed) return;
+    const themed = function (div, data, layout, config) {
+      const element = typeof div === 'string' ? document.getElementById(div) : div;
+      if (data && !Array.isArray(data) && data.data) {  // the one-object form {data, layout, config}
+        ({data, layout, config} = data);
+      }
+      if (element) element.__lightFigure = {data: structuredClone(data || []), layout: structuredClone(layout || {}), config};
+      if (isDark()) [data, layout] = darken(data, layout);
+      return draw.call(this, div, data, layout, config);
+    };
+    themed.__themed = true;
+    plotly[name] = themed;
+  };
+  const install = (plotly) => { if (plotly) { wrap(plotly, 'react'); wrap(plotly, 'newPlot'); } };
+  let plotly = window.Plotly;
+  install(plotly);
+  Object.defineProperty(window, 'Plotly', {configurable: true, get: () => plotly,
+                                           set: (value) => { plotly = value; install(value); }});
+  let wasDark = isDark();
+  new MutationObserver(() => {
+    if (isDark() === wasDark || !plotly) return;
+    wasDark = isDark();
+    document.querySelectorAll('.js-plotly-plot').forEach((div) => {
+      const figure = div.__lightFigure;
+      if (figure) plotly.react(div, structuredClone(figure.data), structuredClone(figure.layout), figure.config);
+    });
+  }).observe(document.body, {attributes: true, attributeFilter: ['class']});
+
+  document.addEventListener('keydown', (event) => {
+    const id = keys[event.key];
+    if (!id || event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
+    const target = event.target instanceof Element ? event.target : null;
+    if (target && target.closest('input, textarea, select, [contenteditable=""], [contenteditable="true"], [role="tab"]')) return;
+    if (event.key === ' ' && target && target.closest('button, a')) return;  // Space presses a focused button
+    const button = document.getElementById(id);
+    if (!button || button.disabled) return;
+    event.preventDefault();
+    button.click();
+  });
+}
+"""
+
+
+def page_script() -> str:
+    """The JavaScript function run once when the page loads (for `demo.load(js=...)`)."""
+    call = f"() => ({_SCRIPT.strip()})({json.dumps(dark_theme())}, {json.dumps(KEYS)})"
+    return call
