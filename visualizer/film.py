@@ -53,6 +53,9 @@ def entropy_multiples_figure(steps: np.ndarray, entropy: np.ndarray, *, current:
             y_axis = dict(range=[0, top], showticklabels=h == 0, nticks=3, tickfont=dict(size=9))
             if h == 0:
                 y_axis["title"] = dict(text=f"L{l + 1}", font=dict(size=10, color=MUTED_COLOR))
-            set_axes(layout, panel, dict(visible=False, **({"range": [x[0], x[-1]]} if n_frames > 1 else {})), y_axis)
+            x_axis = dict(showticklabels=l == n_layers - 1, nticks=3, tickfont=dict(size=9), showgrid=False)
+            if n_frames > 1:
+                x_axis["range"] = [x[0], x[-1]]
+            set_axes(layout, panel, x_axis, y_axis)
     return figure(series, dict(layout, showlegend=False, autosize=True, height=int(70 + n_layers * ROW_PX),
-                               margin=dict(l=50, r=10, t=80 if title else 40, b=10)), title)
+                               margin=dict(l=50, r=10, t=80 if title else 40, b=30)), title)

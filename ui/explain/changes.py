@@ -15,6 +15,7 @@ from model.step_changes import StepChange, step_change
 from model.trace import ATTENTION_KINDS
 from visualizer import changes as figures
 from visualizer.explain import head_diagnostics_figure
+from visualizer.fluid import fluid
 
 from ..common import PRIVATE, Page, chips, clamp, plot, step_index
 from .panel import Panel
@@ -63,9 +64,9 @@ def changes_views(trace: TranslationTrace, step: float | None, layer: float | No
     moved = None
     if change.step > 0:
         stats = {kind: row.moved for kind, row in change.rows.items()}
-        moved = plot(head_diagnostics_figure(stats, {k: f"{ATTENTION_KINDS[k].label}: moved" for k in stats},
+        moved = plot(fluid(head_diagnostics_figure(stats, {k: f"{ATTENTION_KINDS[k].label}: moved" for k in stats},
                                              selected=None if h is None else (l, h),
-                                             title="How far each head's row moved (total variation)"),
+                                             title="How far each head's row moved (total variation)")),
                      f"step-{change.step + 1}-moved")
     return {"summary": summary_html(change), "rows": plot(rows, f"step-{change.step + 1}-rows"), "moved": moved,
             "candidates": plot(candidates, f"step-{change.step + 1}-candidates")}

@@ -18,6 +18,7 @@ from model.film_summary import FilmSummary, film_summary
 from model.trace import ATTENTION_KINDS
 from visualizer.attention import attention_heatmap
 from visualizer.film import entropy_multiples_figure
+from visualizer.fluid import fluid
 
 from ..common import PRIVATE, Page, chips, clamp, plot
 from .panel import Panel
@@ -65,8 +66,8 @@ def film_views(frames: list[dict], summary: FilmSummary, frame: float | None, ki
              f'val BLEU {summary.direction} <b>{summary.val_bleu[index]:.2f}</b><br>'
              f'{html.escape(probe["source_text"])} → <b>{html.escape(probe["translation"]) or "∅"}</b></div>'
              f'<div class="token-row">{chips(probe["output_tokens"])}</div>')
-    heatmap = attention_heatmap(weights[l, h], probe[spec.queries_field], probe[spec.keys_field],
-                                title=f"Step {step}: {spec.label}, layer {l + 1}, head {h + 1}")
+    heatmap = fluid(attention_heatmap(weights[l, h], probe[spec.queries_field], probe[spec.keys_field],
+                                title=f"Step {step}: {spec.label}, layer {l + 1}, head {h + 1}"))
     multiples = entropy_multiples_figure(summary.steps, summary.entropy[kind], current=index,
                                          title=f"{spec.label}: every head's entropy (bits) over training")
     return facts, plot(heatmap, f"film-step-{step}-{kind}-L{l + 1}-H{h + 1}"), plot(multiples, f"film-{kind}-entropy")

@@ -17,6 +17,7 @@ from model import Checkpoint
 from model.paper_figures import PAPER_FIGURES, FigureResult, run_paper_figures
 from visualizer.attention import attention_heatmap
 from visualizer.explain import head_diagnostics_figure
+from visualizer.fluid import fluid
 from visualizer.paper import paper_lines_figure
 
 from ..common import PRIVATE, Page, clamp, plot
@@ -78,11 +79,11 @@ def paper_views(results: list[FigureResult], name: str, layer: float | None, hea
     lines = paper_lines_figure(weights[l, h], tokens, query_tokens=search.query_tokens,
                                target_tokens=search.target_tokens, only_queries=not all_queries,
                                title=f"Layer {l + 1}, head {h + 1}, in the paper's style")
-    heatmap = attention_heatmap(weights[l, h], tokens, tokens, highlight_query=search.query_tokens[0],
-                                title=f"Layer {l + 1}, head {h + 1}")
-    scores = head_diagnostics_figure({"mass": search.scores}, {"mass": f"mass on the targets (chance "
+    heatmap = fluid(attention_heatmap(weights[l, h], tokens, tokens, highlight_query=search.query_tokens[0],
+                                title=f"Layer {l + 1}, head {h + 1}"))
+    scores = fluid(head_diagnostics_figure({"mass": search.scores}, {"mass": f"mass on the targets (chance "
                                                                       f"{search.chance:.0%})"},
-                                     selected=(l, h), title="Every head's score")
+                                     selected=(l, h), title="Every head's score"))
     return verdict(result, l, h), plot(lines, f"{tag}-lines"), plot(heatmap, tag), plot(scores, f"{tag}-scores")
 
 
