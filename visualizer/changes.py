@@ -61,8 +61,8 @@ def row_change_figure(panels: Sequence[tuple[str, Sequence[str], np.ndarray, np.
                  dict(range=[0, 1], nticks=3, title=axis_title("weight")))
     return figure(series, dict(layout, barmode="group", autosize=True, bargap=0.25,
                                height=int(len(panels) * PANEL_PX + 120 + (40 if title else 0)),
-                               legend=dict(orientation="h", x=0, y=1, yanchor="bottom", xanchor="left"),
-                               margin=dict(l=60, r=20, t=90 if title else 50, b=60)), title)
+                               legend=dict(orientation="h", x=1, y=1.12, yanchor="bottom", xanchor="right"),
+                               margin=dict(l=60, r=20, t=110 if title else 70, b=60)), title)
 
 
 def rank_note(before: int | None, after: int) -> str:

@@ -1,4 +1,4 @@
-"""Explain panel "Step t−1 → t": what one more step of auto-regressive decoding (section 3.1) changed:
+"""Explain panel "Step changes": what one more step of auto-regressive decoding (section 3.1) changed:
 the new query row of masked self-attention and of encoder-decoder attention (3.2.3), how far every head's
 row moved, and the change among the top next-token candidates (3.4). Reads the kept trace: no model call.
 """
@@ -74,7 +74,7 @@ def changes_views(trace: TranslationTrace, step: float | None, layer: float | No
 
 def build(page: Page) -> Panel:
     config = page.checkpoint.config
-    with gr.Tab("Step t−1 → t", id="changes"):
+    with gr.Tab("Step changes", id="changes"):
         gr.Markdown(ABOUT)
         with gr.Row():
             layer = gr.Radio(list(range(1, config.n_decoder_layers + 1)), value=config.n_decoder_layers,

@@ -33,12 +33,16 @@ mean entropy over training (bits; a falling line is a head learning to look some
 
 
 def no_film_message(checkpoint_dir: Path, problem: str = "") -> str:
-    places = " or ".join(f"`{path}`" for path in film.film_candidates(checkpoint_dir))
-    reason = problem or f"no `{film.FILM_FILE}` at {places}"
-    return (f"**This checkpoint has no training film** ({html.escape(reason)}). The shipped checkpoint was "
-            "trained before the film existed. To record one, train with the film on (the default):\n\n"
-            "```\npython -m model.train --data DATA/train --val DATA/val --out runs/mine --film on\n```\n\n"
-            f"then load `runs/mine/best`: the app finds `runs/mine/{film.FILM_FILE}` in its run directory.")
+    """HTML: why there is no film and how to record one (wraps on a phone: long paths break anywhere)."""
+    places = " or ".join(f"<code>{html.escape(str(path))}</code>" for path in film.film_candidates(checkpoint_dir))
+    reason = html.escape(problem) if problem else f"no <code>{film.FILM_FILE}</code> at {places}"
+    command = "python -m model.train \\\n    --data DATA/train --val DATA/val \\\n    --out runs/mine --film on"
+    return (f'<div style="overflow-wrap: anywhere"><p><b>This checkpoint has no training film</b> ({reason}). '
+            "A checkpoint trained before the film existed (like the shipped one) has none. To record one, "
+            "train with the film on (the default):</p>"
+            f'<pre style="white-space: pre-wrap"><code>{command}</code></pre>'
+            f"<p>then load <code>runs/mine/best</code>: the app finds <code>runs/mine/{film.FILM_FILE}</code> "
+            "in its run directory.</p></div>")
 
 
 def load(checkpoint_dir: Path) -> tuple[list[dict] | None, str]:
@@ -78,7 +82,7 @@ def build(page: Page) -> Panel:
     with gr.Tab("Heads forming", id="film"):
         gr.Markdown(ABOUT)
         if frames is None:
-            gr.Markdown(message, elem_id="film-missing")
+            gr.HTML(message, elem_id="film-missing")
             return Panel()
         directions = list(frames[0]["probes"])
         summaries = {direction: film_summary(frames, direction) for direction in directions}
