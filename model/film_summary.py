@@ -119,4 +119,12 @@ def film_summary(frames: Sequence[dict], direction: str) -> FilmSummary:
         direction, steps, np.array([frame_bleu(frame, direction) for frame in frames], dtype=np.float32),
         [str(probe.get("translation", "")) for probe in probes],
         {kind: np.stack(values) for kind, values in entropy.items()}, head_sharpness,
-        {kind: np.nanmean(values, axis=(1, 2)) for kind, values in head_sharpness.items()})
+        {kind: _mean_over_heads(values) for kind, values in head_sharpness.items()})
+
+
+def _mean_over_heads(values: np.ndarray) -> np.ndarray:
+    """(N, L, h) -> (N,) mean ignoring NaN; a frame whose heads are all NaN (a one-token probe's decoder
+    self-attention has no row with a choice) stays NaN, without numpy's empty-slice warning."""
+    counts = np.isfinite(values).sum(axis=(1, 2))
+    sums = np.nansum(values, axis=(1, 2))
+    return np.divide(sums, counts, out=np.full(len(values), np.nan, dtype=np.float64), where=counts > 0).astype(np.float32)

@@ -100,3 +100,12 @@ def test_a_changed_head_grid_gets_a_clear_message():
     other["encoder_attention"] = other["encoder_attention"][:1]
     with pytest.raises(ValueError, match="layers x heads"):
         film_summary([FRAMES[0], {"step": 9, "val_bleu": {"de-en": 1.0}, "probes": {"de-en": other}}], "de-en")
+
+
+def test_a_one_token_probe_has_no_decoder_self_sharpness_and_no_warning(recwarn):
+    """An untrained model that stops at once: one decoder row with one key, no uniform alternative."""
+    short = {**probe(True), "decoder_self_attention": np.ones((L, H, 1, 1)), "cross_attention": probe(True)["cross_attention"][:, :, :1]}
+    frames = [{"step": 1, "val_bleu": {"de-en": 0.0}, "probes": {"de-en": short}}, FRAMES[1]]
+    summary = film_summary(frames, "de-en")
+    assert np.isnan(summary.sharpness["decoder_self"][0]) and summary.sharpness["decoder_self"][1] == pytest.approx(1.0)
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
