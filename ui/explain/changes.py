@@ -5,8 +5,6 @@ row moved, and the change among the top next-token candidates (3.4). Reads the k
 
 from __future__ import annotations
 
-import html
-
 import gradio as gr
 import numpy as np
 
@@ -32,12 +30,13 @@ grey = left it. Everything is read from the kept trace.
 
 
 def summary_html(change: StepChange) -> str:
+    """Rows of token chips (a .token-row wraps on a phone): the query, the choice, what entered and left."""
     candidates = change.candidates
-    entered = chips([m.token for m in candidates.entered]) or "none"
-    left = chips([m.token for m in candidates.left]) or "none"
-    return (f'<div class="facts">Step {change.step + 1}: the query reads {chips([change.query_token])} and the '
-            f'step chooses {chips([change.chosen_token])}. Entered the top candidates: {entered}. '
-            f'Left them: {left}.</div>')
+    rows = (("query reads", [change.query_token]), ("step chooses", [change.chosen_token]),
+            ("entered top", [m.token for m in candidates.entered]), ("left top", [m.token for m in candidates.left]))
+    return f'<div class="facts">Step {change.step + 1}</div>' + "".join(
+        f'<div class="token-row"><span class="label">{label}</span>{chips(tokens) or "none"}</div>'
+        for label, tokens in rows)
 
 
 def changes_views(trace: TranslationTrace, step: float | None, layer: float | None, head: float | None) -> dict:
