@@ -5,7 +5,8 @@ Top row, masked self-attention: the cached keys and values, one row per target p
 far (the row written by this step outlined: the cache grew by it), and the bar of what this step's
 query reads from them (its softmax weights). Bottom row, encoder-decoder attention: keys and values
 projected once from the encoder memory (one row per source token, the same at every step) and this
-step's weights over them. Key and value rows show their first `dims` dimensions (of d_head).
+step's weights over them. Key (K) and value (V) rows show their first `dims` dimensions (of d_head),
+named in the title.
 Width follows the page; the height grows with the tokens.
 """
 
@@ -52,8 +53,7 @@ def cache_figure(self_keys: np.ndarray, self_values: np.ndarray, self_read: np.n
     rows = np.array([len(targets), len(sources)], dtype=float)
     layout, refs = subplot_grid(2, 3, column_widths=[3, 3, 2], row_heights=rows + 2, horizontal_spacing=0.04,
                                 vertical_spacing=0.12, title_size=12, titles=[
-                                    f"self keys (first {d} dims)", "self values", "this step reads",
-                                    "cross keys (computed once)", "cross values", "this step reads"])
+                                    "self K", "self V", "reads", "cross K (once)", "cross V", "reads"])
     limit = float(max(np.abs(sk[:, :d]).max(), np.abs(sv[:, :d]).max(), np.abs(ck[:, :d]).max(),
                       np.abs(cv[:, :d]).max(), 1e-6))
     dim_labels = [str(i) for i in range(d)]
@@ -80,4 +80,4 @@ def cache_figure(self_keys: np.ndarray, self_values: np.ndarray, self_read: np.n
         layout, shapes=shapes, showlegend=False, autosize=True, height=max(height, 360),
         margin=dict(l=90, r=60, t=90 if title else 50, b=20),
         coloraxis=dict(cmin=-limit, cmax=limit, colorscale=DIVERGING_SCALE, colorbar=colorbar("value", len=0.5)),
-    ), title)
+    ), f"{title} · dims 1-{d} of {sk.shape[1]}" if title else "")

@@ -1,8 +1,8 @@
 """What changed from decoding step t-1 to t ("Attention Is All You Need" 3.1, auto-regressive
 decoding; 3.2.3, the decoder's two attention kinds; 3.4, the softmax over the vocabulary).
 
-- ``row_change_figure``: for each decoder attention kind, the new query row beside the row of the
-  step before, over the same keys; the self-attention key that just appeared is in the accent colour.
+- ``row_change_figure``: for each decoder attention kind, the new query row (primary colour) beside the
+  row of the step before (grey, hover "step before"), over the same keys; the self-attention key that just appeared is in the accent colour.
 - ``candidate_change_figure``: the top-k next-token candidates of this step, those that entered
   marked, rank moves written beside the bars, and those that left the top-k (with their old probability).
 Width follows the page; heights are set.
@@ -48,21 +48,20 @@ def row_change_figure(panels: Sequence[tuple[str, Sequence[str], np.ndarray, np.
             series.append(on_axes(dict(type="bar", x=names[:previous.shape[0]], y=previous, name="step before",
                                        marker_color=GRID_COLOR, marker_line=dict(color=MUTED_COLOR, width=1),
                                        hovertemplate="step before · %{x}: <b>%{y:.3f}</b><extra></extra>",
-                                       showlegend=row == 1), refs_row))
+                                       showlegend=False), refs_row))
         colors = [PRIMARY_COLOR] * len(labels)
         if grows:
             colors[-1] = ACCENT_COLOR
         series.append(on_axes(dict(type="bar", x=names, y=new, name="this step", marker_color=colors,
                                    hovertemplate="this step · %{x}: <b>%{y:.3f}</b><extra></extra>",
-                                   showlegend=row == 1), refs_row))
+                                   showlegend=False), refs_row))
         set_axes(layout, refs_row, dict(type="category", tickmode="array", tickvals=names, ticktext=labels,
                                         tickangle=-45 if len(labels) > 6 else 0,
                                         tickfont=dict(size=tick_font_size(len(labels)))),
                  dict(range=[0, 1], nticks=3, title=axis_title("weight")))
     return figure(series, dict(layout, barmode="group", autosize=True, bargap=0.25,
                                height=int(len(panels) * PANEL_PX + 120 + (40 if title else 0)),
-                               legend=dict(orientation="h", x=1, y=1.12, yanchor="bottom", xanchor="right"),
-                               margin=dict(l=60, r=20, t=110 if title else 70, b=60)), title)
+                               margin=dict(l=60, r=20, t=90 if title else 50, b=60)), title)
 
 
 def rank_note(before: int | None, after: int) -> str:

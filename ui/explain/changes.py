@@ -10,7 +10,6 @@ import numpy as np
 
 from model import TranslationTrace
 from model.step_changes import StepChange, step_change
-from model.trace import ATTENTION_KINDS
 from visualizer import changes as figures
 from visualizer.explain import head_diagnostics_figure
 from visualizer.fluid import fluid
@@ -29,6 +28,9 @@ grey = left it. Everything is read from the kept trace.
 """
 
 
+SHORT = {"decoder_self": "masked self-attention", "cross": "cross-attention"}  # titles that fit a phone
+
+
 def summary_html(change: StepChange) -> str:
     """Rows of token chips (a .token-row wraps on a phone): the query, the choice, what entered and left."""
     candidates = change.candidates
@@ -45,12 +47,12 @@ def changes_views(trace: TranslationTrace, step: float | None, layer: float | No
     n_layers, n_heads = trace.cross_attention.shape[:2]
     l = clamp(layer, n_layers)
     h = None if not head else clamp(head, n_heads)
-    who = f"layer {l + 1}, " + ("mean of heads" if h is None else f"head {h + 1}")
+    who = f"L{l + 1} " + ("mean of heads" if h is None else f"H{h + 1}")
 
     def pick(row: np.ndarray | None) -> np.ndarray | None:  # (L, h, K) -> (K,)
         return None if row is None else (row[l].mean(0) if h is None else row[l, h])
 
-    panels = [(f"{ATTENTION_KINDS[kind].label}, {who}", row.keys, pick(row.new_row), pick(row.previous_row),
+    panels = [(f"{SHORT[kind]} · {who}", row.keys, pick(row.new_row), pick(row.previous_row),
                kind == "decoder_self") for kind, row in change.rows.items()]
     rows = figures.row_change_figure(panels, title=f"Step {change.step + 1}: the new query rows")
     shown = change.candidates.entered + change.candidates.stayed
@@ -63,7 +65,7 @@ def changes_views(trace: TranslationTrace, step: float | None, layer: float | No
     moved = None
     if change.step > 0:
         stats = {kind: row.moved for kind, row in change.rows.items()}
-        moved = plot(fluid(head_diagnostics_figure(stats, {k: f"{ATTENTION_KINDS[k].label}: moved" for k in stats},
+        moved = plot(fluid(head_diagnostics_figure(stats, {k: f"{SHORT[k]}: moved" for k in stats},
                                              selected=None if h is None else (l, h),
                                              title="How far each head's row moved (total variation)")),
                      f"step-{change.step + 1}-moved")
