@@ -53,7 +53,7 @@ def cache_views(trace: TranslationTrace, recording: CacheRecording, step: float 
     l, h = clamp(layer, n_layers), clamp(head, n_heads)
     figure = cache_figure(now.self_keys[l, h], now.self_values[l, h], now.self_read[l, h], now.cross_keys[l, h],
                           now.cross_values[l, h], now.cross_read[l, h], trace.target_tokens[:t + 1],
-                          trace.source_tokens, title=f"Step {t + 1}: decoder layer {l + 1}, head {h + 1}")
+                          trace.source_tokens, title=f"Step {t + 1} · L{l + 1} H{h + 1}")
     rows = t + 1
     numbers = 2 * n_layers * n_heads * d_head
     top = int(np.argmax(now.self_read[l, h]))

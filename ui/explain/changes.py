@@ -28,7 +28,7 @@ grey = left it. Everything is read from the kept trace.
 """
 
 
-SHORT = {"decoder_self": "masked self-attention", "cross": "cross-attention"}  # titles that fit a phone
+SHORT = {"decoder_self": "self-attention", "cross": "cross-attention"}  # titles that fit a phone
 
 
 def summary_html(change: StepChange) -> str:
@@ -65,9 +65,9 @@ def changes_views(trace: TranslationTrace, step: float | None, layer: float | No
     moved = None
     if change.step > 0:
         stats = {kind: row.moved for kind, row in change.rows.items()}
-        moved = plot(fluid(head_diagnostics_figure(stats, {k: f"{SHORT[k]}: moved" for k in stats},
+        moved = plot(fluid(head_diagnostics_figure(stats, {k: SHORT[k].split("-")[0] for k in stats},
                                              selected=None if h is None else (l, h),
-                                             title="How far each head's row moved (total variation)")),
+                                             title="Row moved (total variation)")),
                      f"step-{change.step + 1}-moved")
     return {"summary": summary_html(change), "rows": plot(rows, f"step-{change.step + 1}-rows"), "moved": moved,
             "candidates": plot(candidates, f"step-{change.step + 1}-candidates")}
