@@ -82,6 +82,18 @@ def append(path: str | Path, frame: dict) -> None:
     save(path, (load_film(path) if path.exists() else []) + [frame])
 
 
+def film_candidates(checkpoint_dir: str | Path) -> list[Path]:
+    """Where a checkpoint's film may lie: beside its files, or in the run directory that holds it
+    (train.py writes OUT/film.npz and saves the checkpoints as OUT/best and OUT/last)."""
+    directory = Path(checkpoint_dir)
+    return [directory / FILM_FILE, directory.parent / FILM_FILE]
+
+
+def find_film(checkpoint_dir: str | Path) -> Path | None:
+    """The first film of `film_candidates` that exists, or None."""
+    return next((path for path in film_candidates(checkpoint_dir) if path.is_file()), None)
+
+
 def load_film(path: str | Path) -> list[dict]:
     """The frames of a film file, oldest first, as plain data (arrays float32); ValueError if it is not one."""
     with np.load(Path(path), allow_pickle=False) as archive:

@@ -2,11 +2,11 @@
 
 A training film keeps, at every evaluation, the trace of fixed probe sentences, so a view can show
 attention (3.2.2's heads of the three kinds of 3.2.3) sharpening from uniform to aligned as the
-model trains (section 5). This module turns a list of frames into series; it assumes this
-frame format (plain data, e.g. read from JSON; adapt `frame_probe` if the real film differs):
+model trains (section 5). This module turns a list of frames, as `model.film.load_film` gives
+them, into series. The fields it reads of each frame:
 
     {"step": int,                      # optimiser step of the evaluation, increasing
-     "val_bleu": float,                # validation BLEU at that step
+     "val_bleu": {"de-en": float, "en-de": float},   # validation BLEU of each direction at that step
      "probes": {"de-en": {             # one probe per direction (any direction names work)
          "encoder_attention": (L_enc, h, S, S),
          "decoder_self_attention": (L_dec, h, T, T),
@@ -45,6 +45,14 @@ def frame_probe(frame: dict, direction: str) -> dict:
     return probes[direction]
 
 
+def frame_bleu(frame: dict, direction: str) -> float:
+    """The frame's validation BLEU of `direction` (NaN when the frame has none for it)."""
+    bleu = frame.get("val_bleu")
+    if not isinstance(bleu, dict):
+        raise ValueError(f"frame at step {frame.get('step')} must give val_bleu per direction, got {bleu!r}")
+    return float(bleu.get(direction, np.nan))
+
+
 def allowed_keys(kind: str, n_queries: int, n_keys: int) -> np.ndarray:
     """(Tq,) how many keys each query row may attend: all for encoder and cross, row + 1 for decoder self."""
     if attention_kind(kind).name == "decoder_self":
@@ -75,7 +83,7 @@ class FilmSummary:
 
     direction: str
     steps: np.ndarray  # (N,) training steps
-    val_bleu: np.ndarray  # (N,)
+    val_bleu: np.ndarray  # (N,) validation BLEU of this direction
     translations: list[str]  # N translations of the probe
     entropy: dict[str, np.ndarray]  # kind -> (N, L, h) mean entropy per head, bits
     head_sharpness: dict[str, np.ndarray]  # kind -> (N, L, h) mean sharpness per head
@@ -108,7 +116,15 @@ def film_summary(frames: Sequence[dict], direction: str) -> FilmSummary:
             sharp[kind].append(frame_sharpness)
     head_sharpness = {kind: np.stack(values) for kind, values in sharp.items()}  # (N, L, h)
     return FilmSummary(
-        direction, steps, np.array([float(frame.get("val_bleu", np.nan)) for frame in frames], dtype=np.float32),
+        direction, steps, np.array([frame_bleu(frame, direction) for frame in frames], dtype=np.float32),
         [str(probe.get("translation", "")) for probe in probes],
         {kind: np.stack(values) for kind, values in entropy.items()}, head_sharpness,
-        {kind: np.nanmean(values, axis=(1, 2)) for kind, values in head_sharpness.items()})
+        {kind: _mean_over_heads(values) for kind, values in head_sharpness.items()})
+
+
+def _mean_over_heads(values: np.ndarray) -> np.ndarray:
+    """(N, L, h) -> (N,) mean ignoring NaN; a frame whose heads are all NaN (a one-token probe's decoder
+    self-attention has no row with a choice) stays NaN, without numpy's empty-slice warning."""
+    counts = np.isfinite(values).sum(axis=(1, 2))
+    sums = np.nansum(values, axis=(1, 2))
+    return np.divide(sums, counts, out=np.full(len(values), np.nan, dtype=np.float64), where=counts > 0).astype(np.float32)

@@ -34,8 +34,8 @@ def probe(sharp: bool) -> dict:
             "translation": "sharp" if sharp else "uniform", "source_tokens": ["t"] * S, "target_tokens": ["u"] * T}
 
 
-FRAMES = [{"step": 0, "val_bleu": 0.0, "probes": {"de-en": probe(False)}},
-          {"step": 500, "val_bleu": 12.5, "probes": {"de-en": probe(True)}}]
+FRAMES = [{"step": 0, "val_bleu": {"de-en": 0.0, "en-de": 1.0}, "probes": {"de-en": probe(False)}},
+          {"step": 500, "val_bleu": {"de-en": 12.5, "en-de": 9.0}, "probes": {"de-en": probe(True)}}]
 
 
 def test_uniform_frames_have_full_entropy_and_no_sharpness():
@@ -71,7 +71,7 @@ def test_frames_from_real_traces(tiny_model, tiny_tokenizer, tiny_config):
     frames = []
     for step, text in enumerate(["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im Schnee."]):
         trace = translate(tiny_model, tiny_tokenizer, text, "de-en", max_new_tokens=4 + step)
-        frames.append({"step": 100 * step, "val_bleu": float(step), "probes": {"de-en": {
+        frames.append({"step": 100 * step, "val_bleu": {"de-en": float(step)}, "probes": {"de-en": {
             "encoder_attention": trace.encoder_attention, "decoder_self_attention": trace.decoder_self_attention,
             "cross_attention": trace.cross_attention, "translation": trace.translation,
             "source_tokens": trace.source_tokens, "target_tokens": trace.target_tokens}}})
@@ -99,4 +99,13 @@ def test_a_changed_head_grid_gets_a_clear_message():
     other = probe(True)
     other["encoder_attention"] = other["encoder_attention"][:1]
     with pytest.raises(ValueError, match="layers x heads"):
-        film_summary([FRAMES[0], {"step": 9, "val_bleu": 1.0, "probes": {"de-en": other}}], "de-en")
+        film_summary([FRAMES[0], {"step": 9, "val_bleu": {"de-en": 1.0}, "probes": {"de-en": other}}], "de-en")
+
+
+def test_a_one_token_probe_has_no_decoder_self_sharpness_and_no_warning(recwarn):
+    """An untrained model that stops at once: one decoder row with one key, no uniform alternative."""
+    short = {**probe(True), "decoder_self_attention": np.ones((L, H, 1, 1)), "cross_attention": probe(True)["cross_attention"][:, :, :1]}
+    frames = [{"step": 1, "val_bleu": {"de-en": 0.0}, "probes": {"de-en": short}}, FRAMES[1]]
+    summary = film_summary(frames, "de-en")
+    assert np.isnan(summary.sharpness["decoder_self"][0]) and summary.sharpness["decoder_self"][1] == pytest.approx(1.0)
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]

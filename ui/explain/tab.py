@@ -1,7 +1,9 @@
-"""The "Explain" tab: what other attention viewers do not show, in seven panels over the user's trace
+"""The "Explain" tab: what other attention viewers do not show, in twelve panels over the user's trace
 ("Attention Is All You Need"): switch heads off (3.2.2), branch at a step (3, greedy decoding), the
 logit lens (3.1, 3.4), beam vs greedy (6.1), word alignment (3.2.3), head diagnostics (3.2.2) and
-translation without positional encodings (3.5).
+translation without positional encodings (3.5); and five views of issue 16: heads forming during training
+(5), the paper's Figures 3-5 on this model (Appendix), attention rollout to the source (Abnar & Zuidema 2020),
+the KV cache while stepping (3.1) and what changed from one step to the next (3.1, 3.4).
 
 Each panel module builds and wires itself and returns a `Panel`; this shell lays them out and draws
 the panels' trace views when the tab opens, for a new trace (which also clears the model runs'
@@ -15,7 +17,7 @@ import gradio as gr
 from ..attention import HeadOpener
 from ..common import PRIVATE, Page
 from ..text import ABOUT_EXPLAIN
-from . import ablation, beam, branching, diagnostics, no_pe, readouts
+from . import ablation, beam, branching, cache, changes, diagnostics, film_view, no_pe, paper, readouts, rollout
 from .panel import Panel
 
 TAB_ID = "explain"
@@ -63,5 +65,7 @@ def build(page: Page, opener: HeadOpener) -> None:
             return
         with gr.Tabs(elem_id="explain-panels"):
             panels = [ablation.build(page), branching.build(page), readouts.build_lens(page), beam.build(page),
-                      readouts.build_alignment(page), diagnostics.build(page, opener), no_pe.build(page)]
+                      readouts.build_alignment(page), diagnostics.build(page, opener), no_pe.build(page),
+                      film_view.build(page), paper.build(page), rollout.build(page), cache.build(page),
+                      changes.build(page)]
     wire(page, tab, panels)

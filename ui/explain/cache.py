@@ -1,0 +1,101 @@
+"""Explain panel "KV cache": the decoder's key/value cache at the current step (section 3.1, auto-regressive
+decoding; 3.2.3, masked self-attention and encoder-decoder attention) and what the step reads from it.
+
+The cache is recorded once per translation by replaying its greedy decoding through the cached decoder
+(`model.kv_cache_view.record_trace_cache`, one pass: the panel's only model call), kept in this user's
+gr.State, and every step then reads from the recording.
+"""
+
+from __future__ import annotations
+
+import gradio as gr
+import numpy as np
+
+from model import Checkpoint, TranslationTrace
+from model.kv_cache_view import CacheRecording, record_trace_cache
+from visualizer.cache import cache_figure
+
+from ..common import PRIVATE, Page, clamp, plot, step_index
+from .panel import MODEL_RUN, Panel, require
+
+ABOUT = """
+**The KV cache while stepping.** Decoding is auto-regressive (section 3.1): one new token per step. Thanks to
+the look-ahead mask (3.2.3) the keys and values of earlier target positions never change, so each decoder layer
+keeps them in a cache instead of recomputing them: the **masked self-attention** keys and values grow by one
+row per step (outlined: the row this step wrote), and the **encoder-decoder** keys and values are projected
+once from the encoder's output and reused at every step. The bars are what this step's query *reads*: its
+softmax weights over the cached keys (3.2.1); the head's output is those weights times the cached values.
+Press the button once per translation: it replays the decoding through the cached decoder and keeps what the
+cache held at every step, so moving the step slider afterwards needs no model call.
+"""
+WAITING = "Press **Record the cache** to replay this translation through the cached decoder."
+
+
+def record(checkpoint: Checkpoint, trace: TranslationTrace) -> tuple:
+    """The one model call: (source ids, output ids, recording), the ids to tell whose cache it is."""
+    return (list(trace.source_ids), list(trace.output_ids), record_trace_cache(checkpoint.model, trace))
+
+
+def recording_for(kept, trace: TranslationTrace | None) -> CacheRecording | None:
+    """The kept recording if it belongs to this trace, else None."""
+    if trace is None or kept is None:
+        return None
+    source_ids, output_ids, recording = kept
+    return recording if (source_ids, output_ids) == (list(trace.source_ids), list(trace.output_ids)) else None
+
+
+def cache_views(trace: TranslationTrace, recording: CacheRecording, step: float | None, layer: float | None,
+                head: float | None) -> tuple:
+    """(cache figure, facts markdown) at the step for one decoder layer and head."""
+    t = step_index(trace, step)
+    now = recording.at(t)
+    n_layers, n_heads, n_source, d_head = now.cross_keys.shape
+    l, h = clamp(layer, n_layers), clamp(head, n_heads)
+    figure = cache_figure(now.self_keys[l, h], now.self_values[l, h], now.self_read[l, h], now.cross_keys[l, h],
+                          now.cross_values[l, h], now.cross_read[l, h], trace.target_tokens[:t + 1],
+                          trace.source_tokens, title=f"Step {t + 1} · L{l + 1} H{h + 1}")
+    rows = t + 1
+    numbers = 2 * n_layers * n_heads * d_head
+    top = int(np.argmax(now.self_read[l, h]))
+    facts = (f"Step {t + 1}: the self-attention cache holds **{rows}** row{'s' * (rows > 1)} per layer and head "
+             f"({numbers * rows:,} numbers: keys and values of {n_layers} layers × {n_heads} heads × {d_head} dims); "
+             f"the cross cache holds **{n_source}** rows ({numbers * n_source:,} numbers), computed once at step 1 "
+             f"and {'reused at every step' if recording.cross_reused else 'NOT reused (recomputed)'}. "
+             f"This head's query reads most from cached row {top + 1} "
+             f"(`{trace.target_tokens[top]}`, weight {now.self_read[l, h, top]:.2f}).")
+    return plot(figure, f"kv-cache-step-{t + 1}"), facts
+
+
+def build(page: Page) -> Panel:
+    checkpoint, config = page.checkpoint, page.checkpoint.config
+    with gr.Tab("KV cache", id="cache"):
+        gr.Markdown(ABOUT)
+        with gr.Row():
+            run = gr.Button("Record the cache", variant="primary", elem_id="cache-run", scale=0, min_width=220)
+            layer = gr.Radio(list(range(1, config.n_decoder_layers + 1)), value=1, label="Decoder layer",
+                             elem_id="cache-layer")
+            head = gr.Radio(list(range(1, config.n_heads + 1)), value=1, label="Head", elem_id="cache-head")
+        kept = gr.State(None)  # this user's (source ids, output ids, CacheRecording)
+        facts = gr.Markdown(WAITING, elem_id="cache-facts")
+        figure = gr.Plot(elem_id="cache-plot", show_label=False)
+
+    def draw(trace, step, kept_value, layer_value, head_value) -> dict:
+        recording = recording_for(kept_value, trace)
+        if recording is None:
+            return {figure: None, facts: WAITING if trace is not None else ""}
+        view, text = cache_views(trace, recording, step, layer_value, head_value)
+        return {figure: view, facts: text}
+
+    def on_run(trace, step, layer_value, head_value):
+        require(checkpoint, trace)
+        recorded = record(checkpoint, trace)
+        return {kept: recorded, **draw(trace, step, recorded, layer_value, head_value)}
+
+    run.click(on_run, [page.trace, page.step, layer, head], [kept, figure, facts], **MODEL_RUN)
+    for control in (layer, head):
+        control.input(lambda trace, step, k, l, h: gr.skip() if recording_for(k, trace) is None else
+                      draw(trace, step, k, l, h), [page.trace, page.step, kept, layer, head], [figure, facts],
+                      trigger_mode="always_last", **PRIVATE)
+    return Panel(cleared={kept: None},
+                 draw=lambda trace, step, values: draw(trace, step, values[kept], values[layer], values[head]),
+                 inputs=[kept, layer, head], outputs=[figure, facts], follows_step=True)

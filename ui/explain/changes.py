@@ -1,0 +1,101 @@
+"""Explain panel "Step changes": what one more step of auto-regressive decoding (section 3.1) changed:
+the new query row of masked self-attention and of encoder-decoder attention (3.2.3), how far every head's
+row moved, and the change among the top next-token candidates (3.4). Reads the kept trace: no model call.
+"""
+
+from __future__ import annotations
+
+import gradio as gr
+import numpy as np
+
+from model import TranslationTrace
+from model.step_changes import StepChange, step_change
+from visualizer import changes as figures
+from visualizer.explain import head_diagnostics_figure
+from visualizer.fluid import fluid
+
+from ..common import PRIVATE, Page, chips, clamp, plot, step_index
+from .panel import Panel
+
+ABOUT = """
+**What changed from step t−1 to t.** Each decoding step (section 3.1) adds one query row to the decoder's two
+attention kinds (3.2.3); the encoder's attention is computed once and never changes. Top: the new row (bars)
+beside the row of the step before (grey), over the same keys; in masked self-attention the key that just
+appeared (the token read at this step) is orange. The grid gives, for every layer and head, how far its row
+*moved*: the total-variation distance between the two rows (0 = reads the same places, 1 = entirely new ones).
+Bottom: this step's top candidates (section 3.4's softmax), orange = entered the top list, ↑/↓ = rank moves,
+grey = left it. Everything is read from the kept trace.
+"""
+
+
+SHORT = {"decoder_self": "self-attention", "cross": "cross-attention"}  # titles that fit a phone
+
+
+def summary_html(change: StepChange) -> str:
+    """Rows of token chips (a .token-row wraps on a phone): the query, the choice, what entered and left."""
+    candidates = change.candidates
+    rows = (("query reads", [change.query_token]), ("step chooses", [change.chosen_token]),
+            ("entered top", [m.token for m in candidates.entered]), ("left top", [m.token for m in candidates.left]))
+    return f'<div class="facts">Step {change.step + 1}</div>' + "".join(
+        f'<div class="token-row"><span class="label">{label}</span>{chips(tokens) or "none"}</div>'
+        for label, tokens in rows)
+
+
+def changes_views(trace: TranslationTrace, step: float | None, layer: float | None, head: float | None) -> dict:
+    """{"summary", "rows", "moved", "candidates"} for the step; head 0 = the mean of the layer's heads."""
+    change = step_change(trace, step_index(trace, step))
+    n_layers, n_heads = trace.cross_attention.shape[:2]
+    l = clamp(layer, n_layers)
+    h = None if not head else clamp(head, n_heads)
+    who = f"L{l + 1} " + ("mean of heads" if h is None else f"H{h + 1}")
+
+    def pick(row: np.ndarray | None) -> np.ndarray | None:  # (L, h, K) -> (K,)
+        return None if row is None else (row[l].mean(0) if h is None else row[l, h])
+
+    panels = [(f"{SHORT[kind]} · {who}", row.keys, pick(row.new_row), pick(row.previous_row),
+               kind == "decoder_self") for kind, row in change.rows.items()]
+    rows = figures.row_change_figure(panels, title=f"Step {change.step + 1}: the new query rows")
+    shown = change.candidates.entered + change.candidates.stayed
+    shown.sort(key=lambda move: move.rank_after)
+    candidates = figures.candidate_change_figure(
+        [m.token for m in shown], [m.prob_after for m in shown], [m.rank_before for m in shown],
+        [m.token for m in change.candidates.left], [m.prob_before for m in change.candidates.left],
+        title=f"Top candidates at step {change.step + 1} vs step {change.step}" if change.step else
+        "Top candidates at step 1 (no step before)")
+    moved = None
+    if change.step > 0:
+        stats = {kind: row.moved for kind, row in change.rows.items()}
+        moved = plot(fluid(head_diagnostics_figure(stats, {k: SHORT[k].split("-")[0] for k in stats},
+                                             selected=None if h is None else (l, h),
+                                             title="Row moved (total variation)")),
+                     f"step-{change.step + 1}-moved")
+    return {"summary": summary_html(change), "rows": plot(rows, f"step-{change.step + 1}-rows"), "moved": moved,
+            "candidates": plot(candidates, f"step-{change.step + 1}-candidates")}
+
+
+def build(page: Page) -> Panel:
+    config = page.checkpoint.config
+    with gr.Tab("Step changes", id="changes"):
+        gr.Markdown(ABOUT)
+        with gr.Row():
+            layer = gr.Radio(list(range(1, config.n_decoder_layers + 1)), value=config.n_decoder_layers,
+                             label="Decoder layer", elem_id="changes-layer")
+            head = gr.Radio([("mean", 0), *[(str(n), n) for n in range(1, config.n_heads + 1)]], value=0,
+                            label="Head", elem_id="changes-head")
+        summary = gr.HTML(elem_id="changes-summary")
+        rows = gr.Plot(elem_id="changes-rows", show_label=False)
+        moved = gr.Plot(elem_id="changes-moved", show_label=False)
+        candidates = gr.Plot(elem_id="changes-candidates", show_label=False)
+    names = {"summary": summary, "rows": rows, "moved": moved, "candidates": candidates}
+
+    def draw(trace, step, layer_value, head_value) -> dict:
+        if trace is None:
+            return {summary: "", rows: None, moved: None, candidates: None}
+        return {names[key]: value for key, value in changes_views(trace, step, layer_value, head_value).items()}
+
+    for control in (layer, head):
+        control.input(lambda trace, step, l, h: gr.skip() if trace is None else draw(trace, step, l, h),
+                      [page.trace, page.step, layer, head], list(names.values()), trigger_mode="always_last",
+                      **PRIVATE)
+    return Panel(draw=lambda trace, step, values: draw(trace, step, values[layer], values[head]),
+                 inputs=[layer, head], outputs=list(names.values()), follows_step=True)

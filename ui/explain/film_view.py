@@ -1,0 +1,112 @@
+"""Explain panel "Heads forming": the training film (model/film.py) of the loaded checkpoint's run, a slider
+over its evaluations (section 5, training) showing the probe's translation, validation BLEU, any attention
+kind / layer / head (3.2.2, 3.2.3) at that step, and every head's entropy over training.
+
+The film is read from disk once, when the page is built (beside the checkpoint or in its run directory,
+`model.film.find_film`); moving the slider only indexes it: no model call.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import gradio as gr
+
+from model import film
+from model.film_summary import FilmSummary, film_summary
+from model.trace import ATTENTION_KINDS
+from visualizer.attention import attention_heatmap
+from visualizer.film import entropy_multiples_figure
+from visualizer.fluid import fluid
+
+from ..common import PRIVATE, Page, chips, clamp, plot
+from .panel import Panel
+
+ABOUT = """
+**Watch the heads form.** While `python -m model.train` trains (section 5), it translates two fixed probe
+sentences at every evaluation and keeps their attention in a *training film* (`film.npz` in the run directory).
+Slide over the evaluations: the probe's translation and the validation BLEU at that step, one attention head
+(section 3.2.2; the three kinds of 3.2.3) as it sharpens from near-uniform to aligned, and below, every head's
+mean entropy over training (bits; a falling line is a head learning to look somewhere in particular).
+"""
+
+
+def no_film_message(checkpoint_dir: Path, problem: str = "") -> str:
+    """HTML: why there is no film and how to record one (wraps on a phone: long paths break anywhere)."""
+    places = " or ".join(f"<code>{html.escape(str(path))}</code>" for path in film.film_candidates(checkpoint_dir))
+    reason = html.escape(problem) if problem else f"no <code>{film.FILM_FILE}</code> at {places}"
+    command = "python -m model.train \\\n    --data DATA/train --val DATA/val \\\n    --out runs/mine --film on"
+    return (f'<div style="overflow-wrap: anywhere"><p><b>This checkpoint has no training film</b> ({reason}). '
+            "A checkpoint trained before the film existed (like the shipped one) has none. To record one, "
+            "train with the film on (the default):</p>"
+            f'<pre style="white-space: pre-wrap"><code>{command}</code></pre>'
+            f"<p>then load <code>runs/mine/best</code>: the app finds <code>runs/mine/{film.FILM_FILE}</code> "
+            "in its run directory.</p></div>")
+
+
+def load(checkpoint_dir: Path) -> tuple[list[dict] | None, str]:
+    """(frames, "") or (None, why there is no film to show)."""
+    path = film.find_film(checkpoint_dir)
+    if path is None:
+        return None, no_film_message(checkpoint_dir)
+    try:
+        frames = film.load_film(path)
+    except (OSError, ValueError, KeyError) as error:
+        return None, no_film_message(checkpoint_dir, f"{path} cannot be read: {error}")
+    return (frames, "") if frames else (None, no_film_message(checkpoint_dir, f"{path} has no frames"))
+
+
+def film_views(frames: list[dict], summary: FilmSummary, frame: float | None, kind: str, layer: float | None,
+               head: float | None) -> tuple:
+    """(facts HTML, heatmap plot, entropy multiples plot) at one frame (1-based) of one probe direction."""
+    index = clamp(frame, len(frames))
+    probe = frames[index]["probes"][summary.direction]
+    spec = ATTENTION_KINDS[kind]
+    weights = probe[spec.weights_field]  # (L, h, Tq, Tk)
+    l, h = clamp(layer, weights.shape[0]), clamp(head, weights.shape[1])
+    step = int(summary.steps[index])
+    facts = (f'<div class="facts">Training step <b>{step}</b> (evaluation {index + 1} of {len(frames)}) · '
+             f'val BLEU {summary.direction} <b>{summary.val_bleu[index]:.2f}</b><br>'
+             f'{html.escape(probe["source_text"])} → <b>{html.escape(probe["translation"]) or "∅"}</b></div>'
+             f'<div class="token-row">{chips(probe["output_tokens"])}</div>')
+    heatmap = fluid(attention_heatmap(weights[l, h], probe[spec.queries_field], probe[spec.keys_field],
+                                title=f"Step {step}: {spec.label}, layer {l + 1}, head {h + 1}"))
+    multiples = entropy_multiples_figure(summary.steps, summary.entropy[kind], current=index,
+                                         title=f"{spec.label}: every head's entropy (bits) over training")
+    return facts, plot(heatmap, f"film-step-{step}-{kind}-L{l + 1}-H{h + 1}"), plot(multiples, f"film-{kind}-entropy")
+
+
+def build(page: Page) -> Panel:
+    frames, message = load(Path(page.checkpoint.path))
+    with gr.Tab("Heads forming", id="film"):
+        gr.Markdown(ABOUT)
+        if frames is None:
+            gr.HTML(message, elem_id="film-missing")
+            return Panel()
+        directions = list(frames[0]["probes"])
+        summaries = {direction: film_summary(frames, direction) for direction in directions}
+        layers = max(page.checkpoint.config.n_encoder_layers, page.checkpoint.config.n_decoder_layers)
+        with gr.Row():
+            direction = gr.Radio(directions, value=directions[0], label="Probe", elem_id="film-direction")
+            kind = gr.Radio([(spec.label, name) for name, spec in ATTENTION_KINDS.items()], value="cross",
+                            label="Attention", elem_id="film-kind")
+        frame = gr.Slider(1, len(frames), value=len(frames), step=1, label="Evaluation (training step in the text)",
+                          elem_id="film-frame")
+        with gr.Row():
+            layer = gr.Radio(list(range(1, layers + 1)), value=1, label="Layer", elem_id="film-layer")
+            head = gr.Radio(list(range(1, page.checkpoint.config.n_heads + 1)), value=1, label="Head",
+                            elem_id="film-head")
+        facts = gr.HTML(elem_id="film-facts")
+        heatmap = gr.Plot(elem_id="film-heatmap", show_label=False)
+        multiples = gr.Plot(elem_id="film-entropy", show_label=False)
+    controls, outputs = [direction, kind, frame, layer, head], [facts, heatmap, multiples]
+
+    def draw(direction_value, kind_value, frame_value, layer_value, head_value) -> dict:
+        views = film_views(frames, summaries[direction_value], frame_value, kind_value, layer_value, head_value)
+        return dict(zip(outputs, views))
+
+    for control in controls:
+        control.input(draw, controls, outputs, trigger_mode="always_last", show_progress="hidden", **PRIVATE)
+    return Panel(draw=lambda trace, step, values: draw(*(values[c] for c in controls)), inputs=controls,
+                 outputs=outputs)

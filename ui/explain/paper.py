@@ -1,0 +1,126 @@
+"""Explain panel "Paper's figures": the sentences of "Attention Is All You Need" Figures 3-5 (Appendix,
+attention visualizations) through this model's encoder, the head that best matches each figure's pattern drawn
+in the paper's style beside its heatmap, and an honest comparison (mass vs chance, layer vs the paper's 5 of 6).
+
+`run_paper_figures` is 2 model calls and does not depend on the user's sentence, so it runs once per
+checkpoint (on the first press of the button) and every user then reads the same results.
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+
+import gradio as gr
+
+from model import Checkpoint
+from model.paper_figures import PAPER_FIGURES, FigureResult, run_paper_figures
+from visualizer.attention import attention_heatmap
+from visualizer.explain import head_diagnostics_figure
+from visualizer.fluid import fluid
+from visualizer.paper import paper_lines_figure
+
+from ..common import PRIVATE, Page, clamp, plot
+from .panel import MODEL_RUN, Panel
+
+ABOUT = """
+**The paper's Figures 3–5 on this model.** The paper's appendix shows encoder self-attention heads in layer 5
+of 6 on two English sentences: in Figure 3 heads attend from "making" to "more difficult" (a long-distance
+dependency); in Figures 4–5 heads resolve the anaphora "its" (to "Law" and "application"). The same sentences go
+through this model's encoder (English → German). Every head is scored by the attention mass the figure's word
+puts on its targets (grid); the best one is chosen and drawn as in the paper: the sentence twice, a line from
+each query (left) to each key (right), its opacity the attention weight. A uniform head would score
+*targets / tokens* (chance).
+"""
+FIGURES = PAPER_FIGURES  # the sentences run (tests swap in shorter ones)
+
+
+class PaperResults:
+    """run_paper_figures for one checkpoint, computed once on first use (shared, read-only afterwards)."""
+
+    def __init__(self, checkpoint: Checkpoint):
+        self.checkpoint, self.results, self.error, self.lock = checkpoint, None, None, threading.Lock()
+
+    def get(self) -> list[FigureResult]:
+        with self.lock:
+            if self.results is None and self.error is None:
+                try:
+                    self.results = run_paper_figures(self.checkpoint.model, self.checkpoint.tokenizer, FIGURES)
+                except ValueError as error:  # a tokenizer that cuts the sentence before the figure's words
+                    self.error = str(error)
+        if self.error:
+            raise gr.Error(f"The paper's sentences cannot be searched with this model: {self.error}")
+        return self.results
+
+
+def verdict(result: FigureResult, layer: int, head: int) -> str:
+    search, figure = result.search, result.figure
+    best = search.best
+    n_layers = search.scores.shape[0]
+    chosen = float(search.scores[layer, head])
+    return (f"**Figure{'s' if len(figure.figures) > 1 else ''} {'–'.join(map(str, figure.figures))}** — "
+            f"{html.escape(figure.description)}  \nBest head here: **layer {best.layer + 1} of {n_layers}, head "
+            f"{best.head + 1}**: {best.score:.0%} of the attention of “{html.escape(figure.query)}” goes to "
+            f"“{html.escape(' / '.join(figure.targets))}”, {search.best_over_chance:.1f}× chance "
+            f"({search.chance:.0%}, a uniform head). The paper's heads sit in layer {search.paper_layer} of "
+            f"{search.paper_layers} (depth {search.paper_layer / search.paper_layers:.2f}); this one at depth "
+            f"{search.best_depth:.2f}. Shown: layer {layer + 1}, head {head + 1} ({chosen:.0%}).  \n"
+            f"This model's German: “{html.escape(result.translation)}”")
+
+
+def paper_views(results: list[FigureResult], name: str, layer: float | None, head: float | None,
+                all_queries: bool) -> tuple:
+    """(verdict, lines plot, heatmap plot, scores plot) for one figure and head (1-based; None = best)."""
+    result = next((r for r in results if r.figure.name == name), results[0])
+    search, weights = result.search, result.encoder_attention  # (L, h, S, S)
+    l = search.best.layer if layer is None else clamp(layer, weights.shape[0])
+    h = search.best.head if head is None else clamp(head, weights.shape[1])
+    tokens, tag = result.source_tokens, f"{result.figure.name}-L{l + 1}-H{h + 1}"
+    lines = paper_lines_figure(weights[l, h], tokens, query_tokens=search.query_tokens,
+                               target_tokens=search.target_tokens, only_queries=not all_queries,
+                               title=f"Layer {l + 1}, head {h + 1}, in the paper's style")
+    heatmap = fluid(attention_heatmap(weights[l, h], tokens, tokens, highlight_query=search.query_tokens[0],
+                                title=f"Layer {l + 1}, head {h + 1}"))
+    scores = fluid(head_diagnostics_figure({"mass": search.scores}, {"mass": f"mass on the targets (chance "
+                                                                      f"{search.chance:.0%})"},
+                                     selected=(l, h), title="Every head's score"))
+    return verdict(result, l, h), plot(lines, f"{tag}-lines"), plot(heatmap, tag), plot(scores, f"{tag}-scores")
+
+
+def build(page: Page) -> Panel:
+    config, store = page.checkpoint.config, PaperResults(page.checkpoint)
+    with gr.Tab("Paper's figures", id="paper"):
+        gr.Markdown(ABOUT)
+        with gr.Row():
+            run = gr.Button("Run the paper's sentences", variant="primary", elem_id="paper-run", scale=0,
+                            min_width=260)
+            which = gr.Radio([("Figure 3: making … more difficult", "figure-3"), ("Figures 4–5: its → Law",
+                              "figures-4-5")], value="figure-3", label="Figure", elem_id="paper-figure")
+            every = gr.Checkbox(False, label="lines of every query (Figure 5)", elem_id="paper-all")
+        with gr.Row():
+            layer = gr.Radio(list(range(1, config.n_encoder_layers + 1)), value=None, label="Encoder layer",
+                             elem_id="paper-layer")
+            head = gr.Radio(list(range(1, config.n_heads + 1)), value=None, label="Head", elem_id="paper-head")
+        text = gr.Markdown(elem_id="paper-verdict")
+        with gr.Row():
+            lines = gr.Plot(elem_id="paper-lines", show_label=False)
+            heatmap = gr.Plot(elem_id="paper-heatmap", show_label=False)
+        scores = gr.Plot(elem_id="paper-scores", show_label=False)
+    views = [text, lines, heatmap, scores]
+
+    def show(name, layer_value, head_value, all_queries, best: bool) -> dict:
+        results = store.get()
+        result = next((r for r in results if r.figure.name == name), results[0])
+        if best:
+            layer_value, head_value = result.search.best.layer + 1, result.search.best.head + 1
+        return {layer: layer_value, head: head_value,
+                **dict(zip(views, paper_views(results, name, layer_value, head_value, all_queries)))}
+
+    run.click(lambda n, l, h, a: show(n, l, h, a, best=True), [which, layer, head, every], [layer, head, *views],
+              **MODEL_RUN)
+    which.input(lambda n, l, h, a: show(n, l, h, a, best=True) if store.results else gr.skip(),
+                [which, layer, head, every], [layer, head, *views], **PRIVATE)
+    for control in (layer, head, every):
+        control.input(lambda n, l, h, a: show(n, l, h, a, best=False) if store.results else gr.skip(),
+                      [which, layer, head, every], [layer, head, *views], trigger_mode="always_last", **PRIVATE)
+    return Panel()
