@@ -9,10 +9,18 @@ pytest selection with -x and a time limit, and reports it as
   stale     the snippet is not in the file (or not exactly once): re-anchor it, it was not run.
 The score is caught / (caught + survived); stale faults are listed, never silently skipped.
 
-    python3 scripts/mutation_check.py                      # default: model tests, old and new
+    python3 scripts/mutation_check.py --stale              # seconds: is every snippet still in its file?
+    python3 scripts/mutation_check.py --list               # the faults
+    python3 scripts/mutation_check.py --suite new          # provenance + view tests (issue 12); ~1 min a fault
+    python3 scripts/mutation_check.py --suite views --only view-,pipeline-,heatmap-
     python3 scripts/mutation_check.py --suite old          # only the tests that predate issue 12
     python3 scripts/mutation_check.py --tests tests/test_beam.py --only beam-
-    python3 scripts/mutation_check.py --list
+    python3 scripts/mutation_check.py                      # default: all of them (slow: run --only subsets
+                                                           # in parallel processes on a small machine)
+
+Run --stale after any refactor of model/, ui/ or visualizer/ and re-anchor what it lists (a stale
+fault tests nothing); add a fault with every new view or model module, and a test for every survivor
+that is not an equivalent mutant.
 
 To add a fault, append a Fault(name, file, old, new, description) to FAULTS: `old` must occur
 exactly once in `file`.
@@ -36,9 +44,12 @@ OLD_MODEL_TESTS = ["tests/test_model_equivalence.py", "tests/test_model_invarian
                    "tests/test_analysis.py", "tests/test_train.py", "tests/test_learning.py"]
 PROVENANCE_TESTS = ["tests/test_provenance_trace.py", "tests/test_interventions.py", "tests/test_provenance_decoding.py",
                     "tests/test_training_math.py", "tests/test_eos_trace.py"]  # fastest to fail first
+VIEW_TESTS = ["tests/test_view_provenance.py", "tests/test_rollout.py", "tests/test_step_changes.py",
+              "tests/test_kv_cache_view.py", "tests/test_film.py"]  # the views and the newer model modules
 
 # Independent test files: a fault is caught by "both" exactly when "old" or "new" catches it.
-SUITES = {"old": OLD_MODEL_TESTS, "new": PROVENANCE_TESTS, "both": PROVENANCE_TESTS + OLD_MODEL_TESTS}
+SUITES = {"old": OLD_MODEL_TESTS, "new": PROVENANCE_TESTS + VIEW_TESTS, "views": VIEW_TESTS,
+          "both": PROVENANCE_TESTS + VIEW_TESTS + OLD_MODEL_TESTS}
 
 
 @dataclass(frozen=True)
@@ -52,25 +63,25 @@ class Fault:
 
 FAULTS = [
     # ---- the seven of issue 12
-    Fault("trace-cross-layers-reversed", "model/decoding.py",
+    Fault("trace-cross-layers-reversed", "model/tracing.py",
           'cross_attention=_numpy(decoded.cross_attentions, "weights"),',
           'cross_attention=_numpy(decoded.cross_attentions[::-1], "weights"),',
           "the trace stores cross-attention layers in reverse order"),
-    Fault("trace-encoder-heads-reversed", "model/decoding.py",
+    Fault("trace-encoder-heads-reversed", "model/tracing.py",
           'encoder_attention=_numpy(encoded.self_attentions, "weights"),',
           'encoder_attention=_numpy(encoded.self_attentions, "weights")[:, ::-1].copy(),',
           "the trace stores encoder heads in reverse order"),
-    Fault("view-layers-reversed", "app.py",
-          "return int(np.clip(int(layer or 1), 1, weights.shape[0])) - 1",
-          "return weights.shape[0] - int(np.clip(int(layer or 1), 1, weights.shape[0]))",
+    Fault("view-layers-reversed", "ui/attention.py",
+          "    l = clamp(layer, weights.shape[0])\n",
+          "    l = weights.shape[0] - 1 - clamp(layer, weights.shape[0])\n",
           "the app's attention view picks layers in reverse (view half of issue 12: model tests cannot see it)"),
     Fault("prefix-cache-no-causal-mask", "model/decoding.py",
-          "mask = decoder_mask(new, config.pad_id) if cache.length == 0 else None",
-          "mask = None",
+          "mask = decoder_mask(new, config.pad_id) if cache is None or cache.length == 0 else None",
+          "mask = None if cache is not None else decoder_mask(new, config.pad_id)",
           "a forced prefix fed to the KV-cached decoder without the causal mask"),
     Fault("dropout-on-residual-sum", "model/layers.py",
-          "x = self.norm1(x + self.dropout(attention.output))",
-          "x = self.norm1(self.dropout(x + attention.output))",
+          "x = self.norm1(x + self.dropout(attended))\n        return self.norm2(",
+          "x = self.norm1(self.dropout(x + attended))\n        return self.norm2(",
           "encoder dropout applied to the residual sum instead of the sub-layer output"),
     Fault("ablation-mirror-head", "model/ablation.py",
           "mask[layer, head] = 0.0",
@@ -90,8 +101,8 @@ FAULTS = [
           "return attended @ value, weights, masked",
           "the scores returned (and shown) are the masked scores, not QK^T / sqrt(d_k)"),
     Fault("head-mask-flipped", "model/attention.py",
-          "heads = heads * head_mask[None, :, None, None]",
-          "heads = heads * head_mask.flip(0)[None, :, None, None]",
+          "heads = heads * head_mask.to(heads.dtype)[None, :, None, None]",
+          "heads = heads * head_mask.flip(0).to(heads.dtype)[None, :, None, None]",
           "the attention module applies the head mask mirrored"),
     Fault("decoder-mask-ignores-padding", "model/masks.py",
           "return padding_mask(tgt_ids, pad_id) & causal_mask(tgt_ids.size(1), tgt_ids.device)",
@@ -114,56 +125,60 @@ FAULTS = [
           "return self.dropout(self.linear2(F.relu(self.linear1(x))))",
           "feed-forward dropout moved from the inner activation to the output"),
     Fault("encoder-ffn-pre-ln", "model/layers.py",
-          "x = self.norm2(x + self.dropout(self.feed_forward(x)))",
-          "x = x + self.dropout(self.feed_forward(self.norm2(x)))",
+          "return self.norm2(x + self.dropout(self.feed_forward(x)))",
+          "return x + self.dropout(self.feed_forward(self.norm2(x)))",
           "encoder feed-forward sub-layer is pre-LN instead of post-LN"),
     Fault("cross-attention-no-source-mask", "model/layers.py",
-          "cross_attention = self.cross_attention(x, cross_key, cross_value, src_mask, cross_head_mask)",
-          "cross_attention = self.cross_attention(x, cross_key, cross_value, None, cross_head_mask)",
-          "cross-attention ignores source padding"),
+          "cross_attention = self.cross_attention(x, *self._cross_key_value(memory, cache), src_mask, cross_head_mask)",
+          "cross_attention = self.cross_attention(x, *self._cross_key_value(memory, cache), None, cross_head_mask)",
+          "cross-attention ignores source padding (written-out path: the trace)"),
+    Fault("fused-cross-attention-no-source-mask", "model/layers.py",
+          "attended = self.cross_attention.fused(x, *self._cross_key_value(memory, cache), src_mask, cross_head_mask)",
+          "attended = self.cross_attention.fused(x, *self._cross_key_value(memory, cache), None, cross_head_mask)",
+          "cross-attention ignores source padding (fused path: greedy and beam decoding)"),
     # ---- ablation routing
-    Fault("cross-ablation-routed-to-self", "model/transformer.py",
-          'cross_masks = self._head_masks(ablation, "cross", n_layers)',
-          'cross_masks = self._head_masks(ablation, "decoder_self", n_layers)',
+    Fault("cross-ablation-routed-to-self", "model/ablation.py",
+          'cross = self.head_mask("cross", config.n_decoder_layers',
+          'cross = self.head_mask("decoder_self", config.n_decoder_layers',
           "switching off a cross-attention head switches off the decoder self-attention head"),
     Fault("no-pe-ablation-in-decoder", "model/transformer.py",
-          "x = self.embed(tgt, offset, positions=ablation is None or ablation.positional_encoding)",
-          "x = self.embed(tgt, offset)",
+          "return self.embed(tgt, offset, positions=use_positions), layer_caches",
+          "return self.embed(tgt, offset), layer_caches",
           "removing positional encodings affects the encoder only"),
     Fault("token-probabilities-decoder-unablated", "model/analysis.py",
-          "decoder_mask(tgt, config.pad_id), None, ablation).hidden",
-          "decoder_mask(tgt, config.pad_id), None, None).hidden",
+          "list(source_ids), tensors), output_ids, tensors)",
+          "list(source_ids), tensors), output_ids, tensors._replace(decoder_self=None, cross=None))",
           "token_probabilities applies the ablation to the encoder only"),
     # ---- decoding, cache and trace assembly
     Fault("cache-position-offset-zero", "model/transformer.py",
           "offset = cache.length if cache is not None else 0",
           "offset = 0",
           "cached decoder steps all get positional encoding 0"),
-    Fault("trace-target-tokens-are-outputs", "model/decoding.py",
+    Fault("trace-target-tokens-are-outputs", "model/tracing.py",
           "target_tokens=tokenizer.tokens(target_ids),",
           "target_tokens=tokenizer.tokens(output_ids),",
           "decoder query labels are the outputs (shifted by one step)"),
-    Fault("trace-chosen-is-top1", "model/decoding.py",
+    Fault("trace-chosen-is-top1", "model/tracing.py",
           "chosen_probs=probs.gather(1, chosen[:, None])[:, 0].cpu().numpy(),",
           "chosen_probs=top_probs[:, 0].cpu().numpy(),",
           "chosen probability is the top candidate's, wrong for forced (branching) steps"),
-    Fault("trace-entropy-nats", "model/decoding.py",
-          "entropy = -(probs * log_probs).sum(-1) / math.log(2)",
-          "entropy = -(probs * log_probs).sum(-1)",
+    Fault("trace-entropy-nats", "model/tracing.py",
+          "entropy = -(probs * forced.log_probs).sum(-1) / math.log(2)",
+          "entropy = -(probs * forced.log_probs).sum(-1)",
           "entropy reported in nats while labelled bits"),
-    Fault("trace-self-scores-layers-reversed", "model/decoding.py",
+    Fault("trace-self-scores-layers-reversed", "model/tracing.py",
           'decoder_self_scores=_numpy(decoded.self_attentions, "scores"),',
           'decoder_self_scores=_numpy(decoded.self_attentions[::-1], "scores"),',
           "decoder self-attention scores stored in reverse layer order"),
-    Fault("trace-causal-mask-transposed", "model/decoding.py",
+    Fault("trace-causal-mask-transposed", "model/tracing.py",
           "causal_mask=causal_mask(n_target)[0, 0].numpy(),",
           "causal_mask=causal_mask(n_target)[0, 0].numpy().T,",
           "the causal mask shown is transposed"),
-    Fault("logit-lens-layers-reversed", "model/decoding.py",
+    Fault("logit-lens-layers-reversed", "model/tracing.py",
           "torch.stack([h[0] for h in layer_hiddens[:-1]], dim=1)",
           "torch.stack([h[0] for h in layer_hiddens[-2::-1]], dim=1)",
           "logit lens reads the intermediate layers in reverse order"),
-    Fault("logit-lens-topk-softmax", "model/decoding.py",
+    Fault("logit-lens-topk-softmax", "model/tracing.py",
           "top_probs = (top_logits - logits.logsumexp(dim=-1, keepdim=True)).exp()",
           "top_probs = top_logits.softmax(dim=-1)",
           "logit lens probabilities normalised over the top-k only"),
@@ -194,6 +209,92 @@ FAULTS = [
           "entropy = -(w * np.log2(np.clip(w, 1e-12, None))).sum(-1)",
           "entropy = -(w * np.log(np.clip(w, 1e-12, None))).sum(-1)",
           "head diagnostics entropy in nats while labelled bits"),
+    # ---- the views (issue 12, view half): caught by tests/test_view_provenance.py
+    Fault("view-head-mirror", "ui/attention.py",
+          "return clamp(int(head) if str(head).isdigit() else 1, weights.shape[1])",
+          "return weights.shape[1] - 1 - clamp(int(head) if str(head).isdigit() else 1, weights.shape[1])",
+          "the attention tab shows head h-1-i for head i"),
+    Fault("view-step-off-by-one", "ui/common.py",
+          "return int(np.clip(int(step or 1), 1, trace.num_steps)) - 1",
+          "return int(np.clip(int(step or 1), 1, trace.num_steps)) - 1 + (int(step or 1) < trace.num_steps)",
+          "every step view shows the next step (except at the last)"),
+    Fault("view-mean-over-layers", "ui/attention.py",
+          "weights[l].mean(axis=0), queries, keys",
+          "weights.mean(axis=(0, 1)), queries, keys",
+          "'mean of heads' averages every layer's heads, not the chosen layer's"),
+    Fault("pipeline-softmax-layer-1", "ui/attention.py",
+          "part.weights[l, h], part.queries",
+          "part.weights[0, h], part.queries",
+          "inside one head: the softmax panel shows layer 1"),
+    Fault("pipeline-scores-premasked", "ui/attention.py",
+          "part.scores[l, h], np.asarray(part.mask)",
+          "np.where(part.mask, part.scores[l, h], -1e9), np.asarray(part.mask)",
+          "inside one head: the 'scores' panel already has the mask in it"),
+    Fault("heatmap-transposed", "visualizer/heatmap.py",
+          'dict(type="heatmap", z=z, x=indexed(col_labels)',
+          'dict(type="heatmap", z=np.asarray(z).T, x=indexed(col_labels)',
+          "every token heatmap is drawn transposed (square ones silently)"),
+    Fault("grid-heads-mirrored", "visualizer/attention.py",
+          "z=w[layer, head], x=x, y=y",
+          "z=w[layer, n_heads - 1 - head], x=x, y=y",
+          "the all-heads grid puts head h-1-i under the title of head i"),
+    Fault("masks-decoder-transposed", "ui/positions.py",
+          "trace.causal_mask, trace.decoder_mask, trace.cross_mask",
+          "trace.causal_mask, trace.decoder_mask.T, trace.cross_mask",
+          "the masks tab shows the decoder self-attention mask transposed"),
+    Fault("pe-labels-target-tokens", "ui/positions.py",
+          "tokens=trace.source_tokens)",
+          "tokens=trace.target_tokens)",
+          "positional-encoding rows labelled with the decoder's tokens"),
+    Fault("candidates-previous-step", "ui/next_token.py",
+          "trace.candidate_tokens[t], trace.candidate_probs[t]",
+          "trace.candidate_tokens[t], trace.candidate_probs[max(t - 1, 0)]",
+          "the candidates' bars show the previous step's probabilities"),
+    Fault("lens-layers-reversed-in-view", "ui/explain/readouts.py",
+          "trace.logit_lens_tokens[t], trace.logit_lens_probs[t],",
+          "trace.logit_lens_tokens[t], trace.logit_lens_probs[t][::-1],",
+          "the logit-lens view shows layer probabilities in reverse"),
+    Fault("alignment-layers-reversed", "ui/explain/readouts.py",
+          "chosen = sorted({int(layer) - 1 for layer",
+          "chosen = sorted({n_layers - int(layer) for layer",
+          "the alignment view averages the mirror of the ticked decoder layers"),
+    Fault("diagnostics-layers-reversed", "visualizer/explain.py",
+          "type=\"heatmap\", z=values, x=heads, y=layers",
+          "type=\"heatmap\", z=values[::-1], x=heads, y=layers",
+          "head diagnostics draw layer L-1-l in the row of layer l"),
+    Fault("diagnostics-choice-swapped", "ui/explain/diagnostics.py",
+          "f\"{l + 1}-{h + 1}\")",
+          "f\"{h % n_layers + 1}-{l + 1}\")",
+          "the head list opens another head than the one it names"),
+    Fault("ablation-choice-mirror-head", "ui/explain/ablation.py",
+          "(layer, int(head) - 1)",
+          "(layer, config.n_heads - int(head))",
+          "the 'switch heads off' boxes switch off head h+1-i"),
+    # ---- the model modules added after the first pass
+    Fault("rollout-order-reversed", "model/rollout.py",
+          "current = step @ current",
+          "current = current @ step",
+          "attention rollout multiplies the layers in the wrong order"),
+    Fault("rollout-residual-swapped", "model/rollout.py",
+          "(1.0 - residual) * mean + residual * identity",
+          "residual * mean + (1.0 - residual) * identity",
+          "rollout weighs attention by the residual share (equal at the default 0.5)"),
+    Fault("cross-rollout-transposed", "model/rollout.py",
+          "_normalise_rows(cross.mean(axis=1)) @ rollout  #",
+          "_normalise_rows(cross.mean(axis=1)) @ rollout.T  #",
+          "cross-attention carried down through the transposed encoder rollout"),
+    Fault("step-change-compares-same-step", "model/step_changes.py",
+          "previous = w[:, :, step - 1, :previous_width]",
+          "previous = w[:, :, step, :previous_width]",
+          "the step-change view compares a row with itself"),
+    Fault("kv-cache-keys-first-row", "model/kv_cache_view.py",
+          "key_rows.append(np.stack([_numpy(layer.self_key[0, :, step])",
+          "key_rows.append(np.stack([_numpy(layer.self_key[0, :, 0])",
+          "the KV-cache view records the first key at every step"),
+    Fault("film-ignores-direction", "model/film.py",
+          "trace = translate(model, tokenizer, text, direction, max_new_tokens",
+          "trace = translate(model, tokenizer, text, \"de-en\", max_new_tokens",
+          "the training film translates every probe German to English"),
 ]
 
 
@@ -223,6 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per fault run")
     parser.add_argument("--only", default="", help="comma-separated name prefixes of faults to run")
     parser.add_argument("--list", action="store_true", help="list the faults and exit")
+    parser.add_argument("--stale", action="store_true", help="list faults whose snippet is not exactly once in its file")
     args = parser.parse_args(argv)
     args.tests = args.tests or SUITES[args.suite]
 
@@ -231,6 +333,13 @@ def main(argv: list[str] | None = None) -> int:
         for fault in faults:
             print(f"{fault.name:40s} {fault.file:22s} {fault.description}")
         return 0
+    if args.stale:
+        stale = [f for f in faults if not (ROOT / f.file).exists()
+                 or (ROOT / f.file).read_text(encoding="utf-8").count(f.old) != 1]
+        for fault in stale:
+            print(f"stale     {fault.name:40s} {fault.file}")
+        print(f"{len(stale)} of {len(faults)} faults stale")
+        return 1 if stale else 0
     missing = [t for t in args.tests if not (ROOT / t.split("::")[0]).exists()]
     if missing:
         print(f"error: no such test file(s): {', '.join(missing)}", file=sys.stderr)

@@ -27,7 +27,7 @@ from model.analysis import is_special
 from model.trace import ATTENTION_KINDS, TranslationTrace
 from ui import attention, next_token, positions, redraw, session
 from ui.common import Page
-from ui.explain import diagnostics, readouts
+from ui.explain import ablation as ablation_panel, diagnostics, readouts
 
 SENTENCE = "Ein Mann fährt Fahrrad."
 LAYER, HEAD = 2, 2  # 1-based: the mirror layer is 1 and the mirror head 3, so reversals show
@@ -292,9 +292,10 @@ def test_head_diagnostics_panels_are_per_layer_and_head(trace, reference, kind):
         assert list(series["y"]) == list(range(1, w.shape[0] + 1)) and list(series["x"]) == list(range(1, w.shape[1] + 1))
         assert axis(figure, series["xaxis"])["ticktext"] == [f"H{h}" for h in range(1, w.shape[1] + 1)]
         np.testing.assert_allclose(np.asarray(series["z"], dtype=np.float64), values, atol=1e-4, err_msg=name)
-    choice = dict((value, label) for label, value in dropdown.choices)[f"{LAYER}-{HEAD}"]
-    assert choice.startswith(f"layer {LAYER}, head {HEAD}")
-    assert f"{expected['entropy'][LAYER - 1, HEAD - 1]:.1f} bits" in choice
+    for label, value in dropdown.choices:  # each entry opens the head it names, with that head's numbers
+        layer, head = diagnostics.parse_head(value)
+        assert label.startswith(f"layer {layer}, head {head}")
+        assert f"{expected['entropy'][layer - 1, head - 1]:.1f} bits" in label
 
 
 # --------------------------------------------------------------------------- the redraw listener
@@ -319,3 +320,17 @@ def test_redraw_draws_the_view_of_the_open_tab_and_controls(checkpoint_dir, trac
     assert drawn[tabs[3].outputs[0]].plot == positions.masks_view(trace, step + 1).plot
     assert redraw.render_views(tabs, "model", trace, step + 1, {}) == {}
     assert redraw.render_views(tabs, "attention", None, step + 1, {}) == {}
+
+
+def test_ablation_boxes_switch_off_the_heads_they_name(model):
+    """Ticked 1-based boxes, per layer of each kind in the registry's order -> those 0-based heads."""
+    config = model.config
+    counts = [ATTENTION_KINDS[kind].num_layers(config) for kind in ATTENTION_KINDS]
+    choices = [[] for _ in range(sum(counts))]
+    choices[1] = [2]  # encoder layer 2, head 2
+    choices[counts[0]] = [1, 4]  # decoder self-attention layer 1, heads 1 and 4
+    choices[counts[0] + counts[1] + 1] = [3]  # cross-attention layer 2, head 3
+    ablation = ablation_panel.ablation_from_choices(choices, config)
+    assert set(ablation.encoder_heads) == {(1, 1)}
+    assert set(ablation.decoder_self_heads) == {(0, 0), (0, 3)}
+    assert set(ablation.cross_heads) == {(1, 2)}
