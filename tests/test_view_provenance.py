@@ -179,8 +179,7 @@ def test_inside_one_head_scores_mask_and_softmax(trace, reference, step, kind):
     scores = attention_ref.scores[HEAD - 1].numpy()[np.ix_(rows, cols)]
     weights = attention_ref.weights[HEAD - 1].numpy()[np.ix_(rows, cols)]
     # independent mask: no padding in one sentence; decoder self-attention is causal
-    allowed = np.less_equal.outer(rows, cols) if kind == "decoder_self" else np.ones((len(rows), len(cols)), bool)
-    allowed = allowed if kind != "decoder_self" else np.greater_equal.outer(rows, cols)
+    allowed = np.greater_equal.outer(rows, cols) if kind == "decoder_self" else np.ones((len(rows), len(cols)), bool)
     np.testing.assert_allclose(np.asarray(scores_series["z"], dtype=np.float64), scores, atol=1e-4)
     masked = np.asarray(masked_series["z"], dtype=np.float64)
     np.testing.assert_array_equal(np.isnan(masked), ~allowed)
