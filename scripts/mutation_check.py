@@ -9,13 +9,21 @@ pytest selection with -x and a time limit, and reports it as
   stale     the snippet is not in the file (or not exactly once): re-anchor it, it was not run.
 The score is caught / (caught + survived); stale faults are listed, never silently skipped.
 
-    python3 scripts/mutation_check.py                      # default: model tests, old and new
+    python3 scripts/mutation_check.py --stale              # seconds: is every snippet still in its file?
+    python3 scripts/mutation_check.py --list               # the faults
+    python3 scripts/mutation_check.py --suite new          # provenance + view tests (issue 12); ~1 min a fault
+    python3 scripts/mutation_check.py --suite views --only view-,pipeline-,heatmap-
     python3 scripts/mutation_check.py --suite old          # only the tests that predate issue 12
     python3 scripts/mutation_check.py --tests tests/test_beam.py --only beam-
-    python3 scripts/mutation_check.py --list
+    python3 scripts/mutation_check.py                      # default: all of them (slow: run --only subsets
+                                                           # in parallel processes on a small machine)
 
-To add a fault, append a Fault(name, file, old, new, description) to FAULTS: `old` must occur
-exactly once in `file`.
+Run --stale after any refactor of model/, ui/ or visualizer/ and re-anchor what it lists (a stale
+fault tests nothing); add a fault with every new view or model module, and a test for every survivor
+that is not an equivalent mutant.
+
+To add a fault, append a Fault(name, file, old, new, description) to FAULTS in scripts/mutation_faults.py:
+`old` must occur exactly once in `file`.
 """
 
 from __future__ import annotations
@@ -27,7 +35,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,166 +43,15 @@ OLD_MODEL_TESTS = ["tests/test_model_equivalence.py", "tests/test_model_invarian
                    "tests/test_analysis.py", "tests/test_train.py", "tests/test_learning.py"]
 PROVENANCE_TESTS = ["tests/test_provenance_trace.py", "tests/test_interventions.py", "tests/test_provenance_decoding.py",
                     "tests/test_training_math.py", "tests/test_eos_trace.py"]  # fastest to fail first
+VIEW_TESTS = ["tests/test_view_provenance.py", "tests/test_rollout.py", "tests/test_step_changes.py",
+              "tests/test_kv_cache_view.py", "tests/test_film.py"]  # the views and the newer model modules
 
 # Independent test files: a fault is caught by "both" exactly when "old" or "new" catches it.
-SUITES = {"old": OLD_MODEL_TESTS, "new": PROVENANCE_TESTS, "both": PROVENANCE_TESTS + OLD_MODEL_TESTS}
+SUITES = {"old": OLD_MODEL_TESTS, "new": PROVENANCE_TESTS + VIEW_TESTS, "views": VIEW_TESTS,
+          "both": PROVENANCE_TESTS + VIEW_TESTS + OLD_MODEL_TESTS}
 
 
-@dataclass(frozen=True)
-class Fault:
-    name: str  # short id, also used by --only
-    file: str  # path relative to the repository root
-    old: str  # exact text, must occur exactly once
-    new: str  # replacement
-    description: str
-
-
-FAULTS = [
-    # ---- the seven of issue 12
-    Fault("trace-cross-layers-reversed", "model/decoding.py",
-          'cross_attention=_numpy(decoded.cross_attentions, "weights"),',
-          'cross_attention=_numpy(decoded.cross_attentions[::-1], "weights"),',
-          "the trace stores cross-attention layers in reverse order"),
-    Fault("trace-encoder-heads-reversed", "model/decoding.py",
-          'encoder_attention=_numpy(encoded.self_attentions, "weights"),',
-          'encoder_attention=_numpy(encoded.self_attentions, "weights")[:, ::-1].copy(),',
-          "the trace stores encoder heads in reverse order"),
-    Fault("view-layers-reversed", "app.py",
-          "return int(np.clip(int(layer or 1), 1, weights.shape[0])) - 1",
-          "return weights.shape[0] - int(np.clip(int(layer or 1), 1, weights.shape[0]))",
-          "the app's attention view picks layers in reverse (view half of issue 12: model tests cannot see it)"),
-    Fault("prefix-cache-no-causal-mask", "model/decoding.py",
-          "mask = decoder_mask(new, config.pad_id) if cache.length == 0 else None",
-          "mask = None",
-          "a forced prefix fed to the KV-cached decoder without the causal mask"),
-    Fault("dropout-on-residual-sum", "model/layers.py",
-          "x = self.norm1(x + self.dropout(attention.output))",
-          "x = self.norm1(self.dropout(x + attention.output))",
-          "encoder dropout applied to the residual sum instead of the sub-layer output"),
-    Fault("ablation-mirror-head", "model/ablation.py",
-          "mask[layer, head] = 0.0",
-          "mask[layer, n_heads - 1 - head] = 0.0",
-          "head ablation switches off head h-1-i instead of i"),
-    Fault("no-label-smoothing", "model/train.py",
-          "label_smoothing=label_smoothing, reduction=\"sum\")",
-          "label_smoothing=0.0, reduction=\"sum\")",
-          "label smoothing silently dropped from the training loss"),
-    # ---- attention, masks, positions, embeddings
-    Fault("attention-scale-dk", "model/attention.py",
-          "scores = query @ key.transpose(-2, -1) / math.sqrt(d_k)",
-          "scores = query @ key.transpose(-2, -1) / d_k",
-          "scores divided by d_k instead of sqrt(d_k)"),
-    Fault("trace-scores-after-mask", "model/attention.py",
-          "return attended @ value, weights, scores",
-          "return attended @ value, weights, masked",
-          "the scores returned (and shown) are the masked scores, not QK^T / sqrt(d_k)"),
-    Fault("head-mask-flipped", "model/attention.py",
-          "heads = heads * head_mask[None, :, None, None]",
-          "heads = heads * head_mask.flip(0)[None, :, None, None]",
-          "the attention module applies the head mask mirrored"),
-    Fault("decoder-mask-ignores-padding", "model/masks.py",
-          "return padding_mask(tgt_ids, pad_id) & causal_mask(tgt_ids.size(1), tgt_ids.device)",
-          "return causal_mask(tgt_ids.size(1), tgt_ids.device)",
-          "the decoder self-attention mask drops target padding"),
-    Fault("pe-cos-is-sin", "model/positional.py",
-          "table[:, 1::2] = torch.cos(angles)",
-          "table[:, 1::2] = torch.sin(angles)",
-          "odd positional-encoding dimensions use sin instead of cos"),
-    Fault("embedding-scale-fourth-root", "model/transformer.py",
-          "scaled = self.embedding(ids) * math.sqrt(self.config.d_model)",
-          "scaled = self.embedding(ids) * self.config.d_model ** 0.25",
-          "embeddings scaled by d_model^(1/4) instead of sqrt(d_model)"),
-    Fault("no-embedding-dropout", "model/transformer.py",
-          "return self.embedding_dropout(scaled)",
-          "return scaled",
-          "no dropout on embeddings + positions"),
-    Fault("ffn-dropout-after-output", "model/layers.py",
-          "return self.linear2(self.dropout(F.relu(self.linear1(x))))",
-          "return self.dropout(self.linear2(F.relu(self.linear1(x))))",
-          "feed-forward dropout moved from the inner activation to the output"),
-    Fault("encoder-ffn-pre-ln", "model/layers.py",
-          "x = self.norm2(x + self.dropout(self.feed_forward(x)))",
-          "x = x + self.dropout(self.feed_forward(self.norm2(x)))",
-          "encoder feed-forward sub-layer is pre-LN instead of post-LN"),
-    Fault("cross-attention-no-source-mask", "model/layers.py",
-          "cross_attention = self.cross_attention(x, cross_key, cross_value, src_mask, cross_head_mask)",
-          "cross_attention = self.cross_attention(x, cross_key, cross_value, None, cross_head_mask)",
-          "cross-attention ignores source padding"),
-    # ---- ablation routing
-    Fault("cross-ablation-routed-to-self", "model/transformer.py",
-          'cross_masks = self._head_masks(ablation, "cross", n_layers)',
-          'cross_masks = self._head_masks(ablation, "decoder_self", n_layers)',
-          "switching off a cross-attention head switches off the decoder self-attention head"),
-    Fault("no-pe-ablation-in-decoder", "model/transformer.py",
-          "x = self.embed(tgt, offset, positions=ablation is None or ablation.positional_encoding)",
-          "x = self.embed(tgt, offset)",
-          "removing positional encodings affects the encoder only"),
-    Fault("token-probabilities-decoder-unablated", "model/analysis.py",
-          "decoder_mask(tgt, config.pad_id), None, ablation).hidden",
-          "decoder_mask(tgt, config.pad_id), None, None).hidden",
-          "token_probabilities applies the ablation to the encoder only"),
-    # ---- decoding, cache and trace assembly
-    Fault("cache-position-offset-zero", "model/transformer.py",
-          "offset = cache.length if cache is not None else 0",
-          "offset = 0",
-          "cached decoder steps all get positional encoding 0"),
-    Fault("trace-target-tokens-are-outputs", "model/decoding.py",
-          "target_tokens=tokenizer.tokens(target_ids),",
-          "target_tokens=tokenizer.tokens(output_ids),",
-          "decoder query labels are the outputs (shifted by one step)"),
-    Fault("trace-chosen-is-top1", "model/decoding.py",
-          "chosen_probs=probs.gather(1, chosen[:, None])[:, 0].cpu().numpy(),",
-          "chosen_probs=top_probs[:, 0].cpu().numpy(),",
-          "chosen probability is the top candidate's, wrong for forced (branching) steps"),
-    Fault("trace-entropy-nats", "model/decoding.py",
-          "entropy = -(probs * log_probs).sum(-1) / math.log(2)",
-          "entropy = -(probs * log_probs).sum(-1)",
-          "entropy reported in nats while labelled bits"),
-    Fault("trace-self-scores-layers-reversed", "model/decoding.py",
-          'decoder_self_scores=_numpy(decoded.self_attentions, "scores"),',
-          'decoder_self_scores=_numpy(decoded.self_attentions[::-1], "scores"),',
-          "decoder self-attention scores stored in reverse layer order"),
-    Fault("trace-causal-mask-transposed", "model/decoding.py",
-          "causal_mask=causal_mask(n_target)[0, 0].numpy(),",
-          "causal_mask=causal_mask(n_target)[0, 0].numpy().T,",
-          "the causal mask shown is transposed"),
-    Fault("logit-lens-layers-reversed", "model/decoding.py",
-          "torch.stack([h[0] for h in layer_hiddens[:-1]], dim=1)",
-          "torch.stack([h[0] for h in layer_hiddens[-2::-1]], dim=1)",
-          "logit lens reads the intermediate layers in reverse order"),
-    Fault("logit-lens-topk-softmax", "model/decoding.py",
-          "top_probs = (top_logits - logits.logsumexp(dim=-1, keepdim=True)).exp()",
-          "top_probs = top_logits.softmax(dim=-1)",
-          "logit lens probabilities normalised over the top-k only"),
-    # ---- beam search
-    Fault("beam-self-keys-not-reordered", "model/beam.py",
-          "layer_cache.self_key = layer_cache.self_key.index_select(0, parents)",
-          "layer_cache.self_key = layer_cache.self_key",
-          "beam reselection forgets to reorder cached self-attention keys"),
-    Fault("beam-sorted-by-log-prob", "model/beam.py",
-          "hypotheses.sort(key=lambda h: h.score, reverse=True)",
-          "hypotheses.sort(key=lambda h: h.log_prob, reverse=True)",
-          "beam hypotheses ranked by log P instead of the length-penalised score"),
-    Fault("beam-eos-any-rank", "model/beam.py",
-          "ends = is_eos & (ranks[: is_eos.size(1)] < K) & torch.isfinite(top_log_probs)",
-          "ends = is_eos & torch.isfinite(top_log_probs)",
-          "[EOS] candidates ranked K..2K also finish hypotheses"),
-    Fault("beam-log-softmax-as-softmax-log", "model/beam.py",
-          "log_probs = F.log_softmax(model.project(hidden[:, -1]).float(), dim=-1)",
-          "log_probs = F.softmax(model.project(hidden[:, -1]).float(), dim=-1).log()",
-          "equivalent mutant (control): log(softmax) computed in two steps"),
-    # ---- training loss
-    Fault("loss-counts-padding", "model/train.py",
-          "labels.flatten(), ignore_index=pad_id,",
-          "labels.flatten(),",
-          "the training loss counts [PAD] labels"),
-    # ---- analysis
-    Fault("diagnostics-entropy-nats", "model/analysis.py",
-          "entropy = -(w * np.log2(np.clip(w, 1e-12, None))).sum(-1)",
-          "entropy = -(w * np.log(np.clip(w, 1e-12, None))).sum(-1)",
-          "head diagnostics entropy in nats while labelled bits"),
-]
-
+from mutation_faults import FAULTS  # noqa: E402  (scripts/ is on sys.path when run)
 
 def copy_repository(destination: Path) -> None:
     ignore = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".pytest_cache", "runs")
@@ -223,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per fault run")
     parser.add_argument("--only", default="", help="comma-separated name prefixes of faults to run")
     parser.add_argument("--list", action="store_true", help="list the faults and exit")
+    parser.add_argument("--stale", action="store_true", help="list faults whose snippet is not exactly once in its file")
     args = parser.parse_args(argv)
     args.tests = args.tests or SUITES[args.suite]
 
@@ -231,6 +88,13 @@ def main(argv: list[str] | None = None) -> int:
         for fault in faults:
             print(f"{fault.name:40s} {fault.file:22s} {fault.description}")
         return 0
+    if args.stale:
+        stale = [f for f in faults if not (ROOT / f.file).exists()
+                 or (ROOT / f.file).read_text(encoding="utf-8").count(f.old) != 1]
+        for fault in stale:
+            print(f"stale     {fault.name:40s} {fault.file}")
+        print(f"{len(stale)} of {len(faults)} faults stale")
+        return 1 if stale else 0
     missing = [t for t in args.tests if not (ROOT / t.split("::")[0]).exists()]
     if missing:
         print(f"error: no such test file(s): {', '.join(missing)}", file=sys.stderr)

@@ -164,3 +164,54 @@ def without_head(model: Transformer, kind: str, layer: int, head: int) -> Transf
     with torch.no_grad():
         module.out_proj.weight[:, head * d_head:(head + 1) * d_head] = 0.0
     return clone
+
+
+# --------------------------------------------------------------------------- views (issue 12, view half)
+def train_copy_model(tokenizer, pairs, *, n_encoder_layers: int = 2, steps: int = 80, seed: int = 0) -> Transformer:
+    """A tiny Transformer trained to copy the fixture sentences (both directions' framing), so that its
+    greedy output ends with [EOS]: a few seconds on one CPU thread (see tests/test_eos_trace.py).
+
+    Two layers of each stack and four heads, so a view that reverses layers or heads shows other numbers.
+    """
+    import torch.nn.functional as F
+
+    from model.decoding import pad_batch
+
+    config = TransformerConfig(vocab_size=tokenizer.vocab_size, d_model=32, n_heads=4,
+                               n_encoder_layers=n_encoder_layers, n_decoder_layers=2, d_ff=64, dropout=0.0,
+                               attention_dropout=0.0, max_positions=64)
+    torch.manual_seed(seed)
+    model = Transformer(config)
+    texts = [text for pair in pairs for text in pair]
+    src = pad_batch([tokenizer.encode_source(t, lang) for t in texts for lang in ("en", "de")], config.pad_id)
+    tgt = pad_batch([tokenizer.encode_target(t) for t in texts for _ in range(2)], config.pad_id)
+    optimizer = torch.optim.Adam(model.parameters(), lr=5e-3, betas=(0.9, 0.98), eps=1e-9)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for _ in range(steps):
+            logits = model(src, tgt[:, :-1])  # (B, T, V), teacher forcing
+            loss = F.cross_entropy(logits.flatten(0, 1), tgt[:, 1:].flatten(), ignore_index=config.pad_id)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    finally:
+        torch.set_num_threads(threads)
+    return model.eval()
+
+
+def decode_plotly(value):
+    """Plotly JSON with numpy arrays written as {"dtype", "bdata", "shape"} -> the same with numpy arrays."""
+    import base64
+
+    import numpy as np
+
+    if isinstance(value, dict):
+        if "bdata" in value and "dtype" in value:
+            array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+            shape = value.get("shape")
+            return array.reshape([int(n) for n in str(shape).split(",")]) if shape else array
+        return {key: decode_plotly(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [decode_plotly(item) for item in value]
+    return value

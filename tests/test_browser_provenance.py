@@ -1,0 +1,107 @@
+"""In the browser (issue 12): the attention heatmap on the page is the model's own attention.
+
+`python3 app.py` runs on a tiny checkpoint trained to copy (its sentence ends with [EOS]); Chromium
+translates, steps to the middle of the sentence, picks cross-attention, layer 2, head 2, and reads
+the plotted data and tick labels back from Plotly's graph div. The test process loads the same
+checkpoint and runs `model.decoding.translate` on the same sentence (deterministic): the page's
+numbers, rows and columns must be that trace's, for that step, layer and head.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+import numpy as np
+import pytest
+
+import provenance_fixtures as ref
+from model import save_checkpoint
+from model.checkpoint import load_checkpoint
+from model.decoding import translate
+from test_browser import CHROMIUM, START_TIMEOUT_S, browser, needs_chromium  # noqa: F401  (fixture)
+from test_view_provenance import expected_key_labels, expected_query_labels, position
+
+from app_process import started_app
+
+SENTENCE = "Ein Mann fährt Fahrrad."
+KIND, LAYER, HEAD = "cross", 2, 2  # 1-based; mirror layer 1 and head 3 hold other numbers
+
+# Plotly keeps arrays as sent: typed-array specs {dtype, bdata, shape} (decoded here by decode_plotly),
+# or arrays (typed rows are made plain).
+READ_PLOT = """() => {
+    const graph = document.querySelector('#attention-plot .js-plotly-plot');
+    const series = graph.data[0];
+    const plain = a => (a && a.bdata) ? a : Array.from(a, row => (row && row.length !== undefined
+                                                                  && typeof row !== 'string') ? Array.from(row) : row);
+    return {z: plain(series.z), x: plain(series.x), y: plain(series.y), title: graph.layout.title.text,
+            xticks: graph.layout.xaxis.ticktext, yticks: graph.layout.yaxis.ticktext,
+            xvals: plain(graph.layout.xaxis.tickvals), yvals: plain(graph.layout.yaxis.tickvals)};
+}"""
+
+
+@pytest.fixture(scope="module")
+def copy_checkpoint(tmp_path_factory, tiny_tokenizer, pairs):
+    directory = tmp_path_factory.mktemp("browser-copy") / "copy"
+    save_checkpoint(directory, ref.train_copy_model(tiny_tokenizer, pairs), tiny_tokenizer, {"note": "copy model"})
+    return directory
+
+
+@pytest.fixture(scope="module")
+def copy_server(copy_checkpoint, tmp_path_factory):
+    log_path = tmp_path_factory.mktemp("copy-server") / "app.log"
+    try:
+        with started_app(copy_checkpoint, log_path, START_TIMEOUT_S) as (url, _process):
+            yield url
+    except RuntimeError as error:
+        pytest.fail(str(error))
+
+
+@pytest.mark.browser
+@needs_chromium
+def test_the_plotted_head_is_the_traces_head_at_a_middle_step(browser, copy_server, copy_checkpoint):  # noqa: F811
+    from playwright.sync_api import expect
+
+    loaded = load_checkpoint(copy_checkpoint)
+    trace = translate(loaded.model, loaded.tokenizer, SENTENCE, "de-en")
+    assert trace.stopped_by == "eos" and trace.num_steps >= 5
+    step = trace.num_steps // 2  # 0-based, the middle of the sentence
+
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(30_000)
+    try:
+        page.goto(copy_server)
+        page.fill("#source textarea", SENTENCE)
+        page.click("#translate")
+        expect(page.locator("#translation textarea")).to_have_value(trace.translation)
+        for number in range(2, step + 2):
+            page.click("#step-next")
+            expect(page.locator("#step-info")).to_contain_text(f"Step {number} of {trace.num_steps}")
+        page.get_by_role("tab", name="Attention").click()
+        page.locator("#attention-kind").get_by_text("Cross-attention").click()
+        page.locator("#layer").get_by_text(str(LAYER), exact=True).click()
+        page.locator("#head").get_by_text(f"head {HEAD}", exact=True).click()
+        expect(page.locator("#attention-plot .gtitle")).to_contain_text(f"layer {LAYER}, head {HEAD}")
+        page.wait_for_function("n => document.querySelector('#attention-plot .js-plotly-plot').data[0].y.length == n",
+                               arg=step + 1)
+        shown = ref.decode_plotly(page.evaluate(READ_PLOT))
+    finally:
+        page.close()
+
+    assert "Cross-attention" in shown["title"]
+    rows, cols = [position(y)[0] for y in shown["y"]], [position(x)[0] for x in shown["x"]]
+    assert rows == list(range(step + 1))
+    queries, keys = expected_query_labels(trace, KIND, step), expected_key_labels(trace, KIND, step)
+    assert [position(y)[1] for y in shown["y"]] == [queries[i] for i in rows]
+    assert [position(x)[1] for x in shown["x"]] == [keys[i] for i in cols]
+    # the tick labels on screen: tick at value i names row (column) i
+    for values, texts, positions_, labels in ((shown["yvals"], shown["yticks"], rows, queries),
+                                              (shown["xvals"], shown["xticks"], cols, keys)):
+        assert len(values) == len(texts) == len(positions_)
+        for value, text in zip(values, texts):
+            assert html.unescape(re.sub(r"<[^>]+>", "", text)) == labels[positions_[int(value)]]
+    z = np.asarray(shown["z"], dtype=np.float64).reshape(len(rows), len(cols))
+    expected = trace.cross_attention[LAYER - 1, HEAD - 1][np.ix_(rows, cols)]
+    np.testing.assert_allclose(z, expected, atol=1e-6)
+    for wrong in (trace.cross_attention[0, HEAD - 1], trace.cross_attention[LAYER - 1, 2]):  # the test can tell
+        assert not np.allclose(z, wrong[np.ix_(rows, cols)], atol=1e-3)
