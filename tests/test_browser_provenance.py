@@ -71,9 +71,13 @@ def test_the_plotted_head_is_the_traces_head_at_a_middle_step(browser, copy_serv
     page.set_default_timeout(30_000)
     try:
         page.goto(copy_server)
+        # the page opens by translating an example (issue 14): let it land first, or it overwrites ours
+        page.wait_for_selector("#attention-plot .js-plotly-plot")
+        expect(page.locator("#translation textarea")).not_to_have_value("")
         page.fill("#source textarea", SENTENCE)
         page.click("#translate")
         expect(page.locator("#translation textarea")).to_have_value(trace.translation)
+        expect(page.locator("#step-info")).to_contain_text(f"Step 1 of {trace.num_steps}")
         for number in range(2, step + 2):
             page.click("#step-next")
             expect(page.locator("#step-info")).to_contain_text(f"Step {number} of {trace.num_steps}")

@@ -6,8 +6,11 @@ through the app's own Translate path. At a step in the middle of the sentence, f
 head 2 of 4 (so reversed layers or heads show other numbers), each view's Plotly JSON is parsed and
 its data compared with the trace slice it claims to show AND with the independent float64 reference
 forward pass of tests/provenance_fixtures.py. Rows and columns are read from the figure's own
-category names and tick labels; the tokens expected on them come from `expected_query_labels` and
-`expected_key_labels` only (the one place to change when the label convention changes).
+category names and tick labels; the tokens expected on them come from `decoder_inputs`,
+`expected_query_labels` and `expected_key_labels` only (the one place to change when the label
+convention changes). Long sentences show a window of positions: the positions a figure shows are read
+from its own "#i" categories, so the expected slice is the one the figure states; the sentence here
+is short, so the default window must show every position and state no hidden ones.
 """
 
 from __future__ import annotations
@@ -67,17 +70,25 @@ def step(trace) -> int:
 
 
 # --------------------------------------------------------------------------- labels: the one place
-def expected_query_labels(trace: TranslationTrace, kind: str, step: int) -> list[str]:
-    """The token each row of a `kind` view names at 0-based `step`, from the trace's plain token lists:
-    the source for the encoder; for the decoder the inputs read so far, [BOS] y1 .. y_step."""
-    if kind == "encoder":
-        return list(trace.source_tokens)
+def decoder_inputs(trace: TranslationTrace, step: int) -> list[str]:
+    """The tokens the decoder has read up to 0-based `step`: [BOS] y1 .. y_step (section 3.1, shifted right)."""
     return ["[BOS]", *trace.output_tokens[:step]]
 
 
+def expected_query_labels(trace: TranslationTrace, kind: str, step: int) -> list[str]:
+    """The name of each row of a `kind` attention view (and of each alignment target) at 0-based `step`,
+    from the trace's plain token lists: the source for the encoder; for the decoder "input → predicted",
+    the token read at that position and the token predicted there (row i: y_i → y_{i+1}, y_0 = [BOS])."""
+    if kind == "encoder":
+        return list(trace.source_tokens)
+    return [f"{read} → {out}" for read, out in zip(decoder_inputs(trace, step), trace.output_tokens[: step + 1],
+                                                     strict=True)]
+
+
 def expected_key_labels(trace: TranslationTrace, kind: str, step: int) -> list[str]:
-    """The token each column of a `kind` view names at 0-based `step`."""
-    return expected_query_labels(trace, kind, step) if kind == "decoder_self" else list(trace.source_tokens)
+    """The token each column of a `kind` view names at 0-based `step`: the decoder's inputs for masked
+    self-attention (keys are tokens read, not predictions), the source otherwise."""
+    return decoder_inputs(trace, step) if kind == "decoder_self" else list(trace.source_tokens)
 
 
 def position(category: str) -> tuple[int, str]:
@@ -98,11 +109,13 @@ def axis(figure: dict, ref_name: str) -> dict:
     return figure["layout"][f"{ref_name[0]}axis{ref_name[1:]}"]
 
 
-def cells(figure: dict, series: dict, trace, kind: str, step: int) -> tuple[list[int], list[int]]:
-    """(row positions, column positions) a heatmap series shows, checked against its tick labels."""
+def cells(figure: dict, series: dict, trace, kind: str, step: int,
+          labels: tuple[list[str], list[str]] | None = None) -> tuple[list[int], list[int]]:
+    """(row positions, column positions) a heatmap series shows, checked against its tick labels.
+    `labels` = (row labels, column labels) by position; None = those of a `kind` attention view."""
     rows = [position(y) for y in series["y"]]
     cols = [position(x) for x in series["x"]]
-    queries, keys = expected_query_labels(trace, kind, step), expected_key_labels(trace, kind, step)
+    queries, keys = labels or (expected_query_labels(trace, kind, step), expected_key_labels(trace, kind, step))
     assert [token for _, token in rows] == [queries[i] for i, _ in rows]
     assert [token for _, token in cols] == [keys[i] for i, _ in cols]
     for name, items, labels in (("y", rows, queries), ("x", cols, keys)):
@@ -115,18 +128,31 @@ def cells(figure: dict, series: dict, trace, kind: str, step: int) -> tuple[list
     return [p for p, _ in rows], [p for p, _ in cols]
 
 
+def window_notes(figure: dict) -> list[str]:
+    """The corner notes a windowed figure writes ("showing queries a–b of 0–n, keys ...")."""
+    return [a["text"] for a in figure["layout"].get("annotations", []) if "showing" in a["text"]]
+
+
+def shows_everything(figure: dict, rows: list[int], cols: list[int], trace, kind: str, step: int) -> None:
+    """The short sentence fits the window: every row and column, in order, and no note of hidden ones."""
+    assert rows == list(range(len(expected_query_labels(trace, kind, step))))
+    assert cols == list(range(len(expected_key_labels(trace, kind, step))))
+    assert not window_notes(figure)
+
+
 def reference_attention(reference: ref.Reference, kind: str) -> np.ndarray:
     """(L, h, Tq, Tk) weights of the independent forward pass, whole sentence."""
     return torch.stack([a.weights for a in getattr(reference, kind)]).numpy()
 
 
 # --------------------------------------------------------------------------- attention tab
+@pytest.mark.parametrize("show_all", [False, True], ids=["window", "show-all"])
 @pytest.mark.parametrize("kind", list(ATTENTION_KINDS))
-def test_one_head_is_the_models_own_weights(trace, reference, step, kind):
-    figure = figure_of(attention.attention_view(trace, step + 1, kind, LAYER, str(HEAD)))
+def test_one_head_is_the_models_own_weights(trace, reference, step, kind, show_all):
+    figure = figure_of(attention.attention_view(trace, step + 1, kind, LAYER, str(HEAD), show_all))
     (series,) = figure["data"]
     rows, cols = cells(figure, series, trace, kind, step)
-    assert len(rows) == len(expected_query_labels(trace, kind, step))
+    shows_everything(figure, rows, cols, trace, kind, step)
     z = np.asarray(series["z"], dtype=np.float64)
     traced = getattr(trace, ATTENTION_KINDS[kind].weights_field)[LAYER - 1, HEAD - 1]
     np.testing.assert_array_equal(z, traced[np.ix_(rows, cols)])
@@ -145,29 +171,66 @@ def test_mean_of_heads_is_the_mean_of_the_layers_heads(trace, reference, step, k
     figure = figure_of(attention.attention_view(trace, step + 1, kind, LAYER, "mean"))
     (series,) = figure["data"]
     rows, cols = cells(figure, series, trace, kind, step)
+    shows_everything(figure, rows, cols, trace, kind, step)
     expected = reference_attention(reference, kind)[LAYER - 1].mean(axis=0)[np.ix_(rows, cols)]
     np.testing.assert_allclose(np.asarray(series["z"], dtype=np.float64), expected, atol=ATOL)
+
+
+def grid_edge_labels(figure: dict) -> tuple[dict[float, int], dict[tuple[float, float], int]]:
+    """The all-heads grid's edge labels: {column centre x: head} from the "head h" annotations above the
+    columns, {row y domain: layer} from the "layer l" titles of the y axes left of the rows."""
+    heads = {round(a["x"], 9): int(match.group(1)) for a in figure["layout"]["annotations"]
+             if (match := re.fullmatch(r"head (\d+)", a["text"]))}
+    layers = {}
+    for name, value in figure["layout"].items():
+        title = value.get("title", {}).get("text", "") if name.startswith("yaxis") else ""
+        if match := re.fullmatch(r"layer (\d+)", title):
+            layers[tuple(round(d, 9) for d in value["domain"])] = int(match.group(1))
+    return heads, layers
+
+
+def grid_ticks(layout_axis: dict, items: list[tuple[int, str]], labels: list[str]) -> int:
+    """Check a grid axis's thinned ticks ("i token" at category index) name the positions there; the count."""
+    if not layout_axis.get("showticklabels", True) or "ticktext" not in layout_axis:
+        return 0
+    for index, text in zip(np.asarray(layout_axis["tickvals"]).tolist(), layout_axis["ticktext"]):
+        pos = items[index][0]
+        assert html.unescape(text) == f"{pos} {labels[pos]}", f"tick {index}"
+    return len(layout_axis["ticktext"])
 
 
 @pytest.mark.parametrize("kind", list(ATTENTION_KINDS))
 def test_every_panel_of_the_all_heads_grid_is_its_titled_head(trace, reference, step, kind):
     figure = figure_of(attention.attention_view(trace, step + 1, kind, LAYER, "all"))
     weights = reference_attention(reference, kind)
+    traced = getattr(trace, ATTENTION_KINDS[kind].weights_field)
     n_layers, n_heads = weights.shape[:2]
     assert len(figure["data"]) == n_layers * n_heads
-    titles = [a["text"] for a in figure["layout"]["annotations"] if re.fullmatch(r"L\d+ H\d+", a["text"])]
-    seen = set()
+    heads, layers = grid_edge_labels(figure)
+    assert sorted(heads.values()) == list(range(1, n_heads + 1))
+    assert sorted(layers.values()) == list(range(1, n_layers + 1))
+    assert not window_notes(figure)  # the short sentence fits the window
+    queries, keys = expected_query_labels(trace, kind, step), expected_key_labels(trace, kind, step)
+    seen, ticks = set(), {"x": 0, "y": 0}
     for series in figure["data"]:
-        x_domain, y_domain = axis(figure, series["xaxis"])["domain"], axis(figure, series["yaxis"])["domain"]
-        title = next(a["text"] for a in figure["layout"]["annotations"]
-                     if abs(a["x"] - sum(x_domain) / 2) < 1e-9 and abs(a["y"] - y_domain[1]) < 1e-9)
-        layer, head = (int(n) for n in re.fullmatch(r"L(\d+) H(\d+)", title).groups())
+        x_axis, y_axis = axis(figure, series["xaxis"]), axis(figure, series["yaxis"])
+        head = heads[round(sum(x_axis["domain"]) / 2, 9)]  # the "head h" above this panel's column
+        layer = layers[tuple(round(d, 9) for d in y_axis["domain"])]  # the "layer l" left of its row
         assert f"layer {layer} · head {head}" in series["hovertemplate"]
-        rows, cols = [position(y)[0] for y in series["y"]], [position(x)[0] for x in series["x"]]
-        np.testing.assert_allclose(np.asarray(series["z"], dtype=np.float64),
-                                   weights[layer - 1, head - 1][np.ix_(rows, cols)], atol=ATOL, err_msg=title)
+        rows, cols = [position(y) for y in series["y"]], [position(x) for x in series["x"]]
+        assert [token for _, token in rows] == [queries[i] for i, _ in rows]
+        assert [token for _, token in cols] == [keys[i] for i, _ in cols]
+        ticks["y"] += grid_ticks(y_axis, rows, queries)
+        ticks["x"] += grid_ticks(x_axis, cols, keys)
+        rows, cols = [p for p, _ in rows], [p for p, _ in cols]
+        assert rows == list(range(len(queries))) and cols == list(range(len(keys)))
+        z = np.asarray(series["z"], dtype=np.float64)
+        np.testing.assert_array_equal(z, traced[layer - 1, head - 1][np.ix_(rows, cols)])
+        np.testing.assert_allclose(z, weights[layer - 1, head - 1][np.ix_(rows, cols)], atol=ATOL,
+                                   err_msg=f"layer {layer} head {head}")
         seen.add((layer, head))
-    assert len(set(titles)) == len(seen) == n_layers * n_heads
+    assert len(seen) == n_layers * n_heads
+    assert ticks["x"] and ticks["y"]  # the edges name tokens at all
 
 
 @pytest.mark.parametrize("kind", list(ATTENTION_KINDS))
@@ -175,6 +238,7 @@ def test_inside_one_head_scores_mask_and_softmax(trace, reference, step, kind):
     figure = figure_of(attention.pipeline_view(trace, step + 1, kind, LAYER, str(HEAD)))
     scores_series, masked_series, overlay, softmax_series = figure["data"]
     rows, cols = cells(figure, scores_series, trace, kind, step)
+    shows_everything(figure, rows, cols, trace, kind, step)
     attention_ref = getattr(reference, kind)[LAYER - 1]
     scores = attention_ref.scores[HEAD - 1].numpy()[np.ix_(rows, cols)]
     weights = attention_ref.weights[HEAD - 1].numpy()[np.ix_(rows, cols)]
@@ -198,12 +262,13 @@ def test_masks_view_shows_the_masks_of_this_sentence_at_this_step(trace, step):
     assert all(token == "[PAD]" for row, real in zip(trace.batch_tokens, trace.batch_padding_mask)
                for token, ok in zip(row, real) if not ok)
     n_target = trace.num_steps
-    rows, cols = cells(figure, causal, trace, "decoder_self", n_target - 1)
+    inputs = decoder_inputs(trace, n_target - 1)  # the masks name decoder positions by the token read there
+    rows, cols = cells(figure, causal, trace, "decoder_self", n_target - 1, (inputs, inputs))
     assert rows == list(range(step + 1))  # panel (b) stops at the step
     np.testing.assert_array_equal(np.asarray(causal["z"]) > 0.5, np.tri(n_target, dtype=bool)[: step + 1])
-    rows, cols = cells(figure, decoder, trace, "decoder_self", n_target - 1)
+    rows, cols = cells(figure, decoder, trace, "decoder_self", n_target - 1, (inputs, inputs))
     np.testing.assert_array_equal(np.asarray(decoder["z"]) > 0.5, np.tri(n_target, dtype=bool))
-    rows, cols = cells(figure, cross, trace, "cross", n_target - 1)
+    rows, cols = cells(figure, cross, trace, "cross", n_target - 1, (inputs, list(trace.source_tokens)))
     assert cols == list(range(len(trace.source_tokens)))
     np.testing.assert_array_equal(np.asarray(cross["z"]) > 0.5, np.ones((n_target, len(cols)), bool))
 
@@ -260,7 +325,8 @@ def test_alignment_links_each_output_to_its_strongest_real_source_token(trace, r
     source_row, target_row = figure["data"]
     xs, xt = np.asarray(source_row["x"], dtype=float), np.asarray(target_row["x"], dtype=float)
     assert [position(c[0])[1] for c in source_row["customdata"]] == trace.source_tokens
-    assert [position(c[0])[1] for c in target_row["customdata"]] == trace.output_tokens
+    assert [position(c[0])[1] for c in target_row["customdata"]] == expected_query_labels(trace, "cross",
+                                                                                          trace.num_steps - 1)
     links = sorted((int(np.argmin(abs(xs - s["x0"]))), int(np.argmin(abs(xt - s["x1"]))))
                    for s in figure["layout"]["shapes"] if s["type"] == "line")
     mean = reference.cross[LAYER - 1].weights.mean(0).numpy()  # (T, S), only the chosen layer
@@ -306,13 +372,19 @@ def test_redraw_draws_the_view_of_the_open_tab_and_controls(checkpoint_dir, trac
             candidates = next_token.build(page)
             attention_tab = attention.build(page)
             tabs = [candidates, attention_tab.view, *positions.build(page)]
-    kind, layer, head = attention_tab.view.controls
+    kind, layer, head, show_all, pipeline_open = attention_tab.view.controls
+    plot_component, pipeline_component = attention_tab.view.outputs
     for kind_value in ATTENTION_KINDS:
-        values = {kind: kind_value, layer: LAYER, head: str(HEAD)}
-        drawn = redraw.render_views(tabs, "attention", trace, step + 1, values)
-        plot_component, pipeline_component = attention_tab.view.outputs
-        assert drawn[plot_component].plot == attention.attention_view(trace, step + 1, kind_value, LAYER, str(HEAD)).plot
-        assert drawn[pipeline_component].plot == attention.pipeline_view(trace, step + 1, kind_value, LAYER, str(HEAD)).plot
+        for all_value in (False, True):
+            values = {kind: kind_value, layer: LAYER, head: str(HEAD), show_all: all_value, pipeline_open: True}
+            drawn = redraw.render_views(tabs, "attention", trace, step + 1, values)
+            args = (trace, step + 1, kind_value, LAYER, str(HEAD), all_value)
+            assert drawn[plot_component].plot == attention.attention_view(*args).plot
+            assert drawn[pipeline_component].plot == attention.pipeline_view(*args).plot
+        values = {kind: kind_value, layer: LAYER, head: str(HEAD), show_all: False, pipeline_open: False}
+        drawn = redraw.render_views(tabs, "attention", trace, step + 1, values)  # closed pipeline: not drawn
+        assert pipeline_component not in drawn
+        assert drawn[plot_component].plot == attention.attention_view(*args[:-1], False).plot
     drawn = redraw.render_views(tabs, next_token.TAB_ID, trace, step + 1, {})
     assert drawn[candidates.outputs[0]].plot == next_token.candidates_view(trace, step + 1).plot
     drawn = redraw.render_views(tabs, "masks", trace, step + 1, {})
