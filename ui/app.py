@@ -44,8 +44,10 @@ def build_demo(checkpoint: str | Path, hub: bool = False, workers: int = 0) -> g
         redraw.wire(page, steps.info, views)
         session.clear_views(trace, [output for view in views for output in view.outputs])
         targets = share.Targets(header, steps.slider, tabs, tab_state, *attention_tab.opener.outputs[:4])
-        tour.wire(loaded, targets, share.wire(loaded, targets, link, demo), tour_parts, find(demo, "explain-panels"))
+        tour.wire(loaded, targets, share.wire(loaded, targets, link, demo), tour_parts, find(demo, "explain-panels"),
+                  attention_tab.pipeline)
         runner.add_endpoints(loaded)
+        translate_event.success(lambda: 1, None, steps.slider, show_progress="hidden", **PRIVATE)  # a new sentence: step 1
         demo.load(None, None, None, js=page_script(), **PRIVATE)  # step keys, figures in the page's theme
     model_runner.limit_events(demo)
     demo.runner = model_runner

@@ -129,6 +129,7 @@ class HeadOpener:
 class AttentionTab:
     view: TabView
     opener: HeadOpener
+    pipeline: tuple = ()  # (the "inside one head" accordion, its open-state): the tour opens it
 
 
 def build(page: Page) -> AttentionTab:
@@ -187,4 +188,5 @@ def build(page: Page) -> AttentionTab:
                        values.get(pipeline_open, False))
 
     view = TabView(TAB_ID, [attention_plot, pipeline_plot], render, controls=[kind, layer, head, show_all, pipeline_open])
-    return AttentionTab(view, HeadOpener((kind, layer, head, about_kind, attention_plot, pipeline_plot), show_head))
+    return AttentionTab(view, HeadOpener((kind, layer, head, about_kind, attention_plot, pipeline_plot), show_head),
+                        (pipeline_box, pipeline_open))

@@ -82,10 +82,12 @@ class Stepping:
         return {**(self.stopped() if new_step >= trace.num_steps else {}), self.slider: new_step}
 
     def show_trace(self, trace: TranslationTrace | None) -> dict:
-        """Step 1 of a new trace, playback stopped; without a trace every step control is disabled."""
+        """The steps of a new trace, playback stopped; without a trace every step control is disabled.
+
+        The value is left alone: Translate sets step 1 and a shared link its own step (ui/app.py, ui/share.py)."""
         ready = trace is not None
         # a slider needs minimum < maximum: a one-step trace gets a disabled 1..2 slider (steps clamp)
-        slider = gr.Slider(minimum=1, maximum=max(trace.num_steps, 2) if ready else 2, value=1,
+        slider = gr.Slider(minimum=1, maximum=max(trace.num_steps, 2) if ready else 2,
                            interactive=ready and trace.num_steps > 1)
         return {self.slider: slider, **self.stopped(), self.play_button: gr.Button("▶ Play", interactive=ready),
                 **{button: gr.Button(interactive=ready) for button in self.buttons}}

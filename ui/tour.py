@@ -80,7 +80,8 @@ def build() -> tuple[gr.Markdown, gr.Button, gr.Button, gr.State]:
     return text, back, forward, gr.State(-1)
 
 
-def wire(checkpoint: Checkpoint | None, targets: Targets, example: StartExample | None, parts, panels) -> None:
+def wire(checkpoint: Checkpoint | None, targets: Targets, example: StartExample | None, parts, panels,
+         pipeline: tuple = ()) -> None:
     """Back / Next: set the view of the stop (on the trace on screen, else the start-up example)."""
     text, back, forward, index = parts
     if checkpoint is None or example is None:
@@ -100,9 +101,18 @@ def wire(checkpoint: Checkpoint | None, targets: Targets, example: StartExample 
                     back: gr.Button(interactive=new > 0),
                     forward: gr.Button("Next stop ›" if new < len(STOPS) - 1 else "Last stop",
                                        interactive=new < len(STOPS) - 1),
-                    **({panels: gr.Tabs(selected=stop.panel)} if panels is not None and stop.panel else {})}
+                    **({panels: gr.Tabs(selected=stop.panel)} if panels is not None and stop.panel else {}),
+                    **opened(stop)}
         return handler
 
-    outputs = [*targets.outputs(), index, text, back, forward, *([panels] if panels is not None else [])]
+    def opened(stop: Stop) -> dict:
+        """The "inside one head" stop opens the pipeline accordion (drawn only while open)."""
+        if not pipeline or stop.title != "Inside one head":
+            return {}
+        box, is_open = pipeline
+        return {box: gr.Accordion(open=True), is_open: True}
+
+    outputs = [*targets.outputs(), index, text, back, forward, *([panels] if panels is not None else []),
+               *pipeline]
     back.click(go(-1), [targets.header.trace, index], outputs, show_progress="hidden", **PRIVATE)
     forward.click(go(+1), [targets.header.trace, index], outputs, show_progress="hidden", **PRIVATE)
