@@ -81,14 +81,15 @@ class Stepping:
         new_step = move_step(trace, step, "next")
         return {**(self.stopped() if new_step >= trace.num_steps else {}), self.slider: new_step}
 
-    def show_trace(self, trace: TranslationTrace | None) -> dict:
+    def show_trace(self, trace: TranslationTrace | None, step: float | None = 1) -> dict:
         """The steps of a new trace, playback stopped; without a trace every step control is disabled.
 
         The value is left alone: Translate sets step 1 and a shared link its own step (ui/app.py, ui/share.py)."""
         ready = trace is not None
         # a slider needs minimum < maximum: a one-step trace gets a disabled 1..2 slider (steps clamp)
-        slider = gr.Slider(minimum=1, maximum=max(trace.num_steps, 2) if ready else 2,
-                           interactive=ready and trace.num_steps > 1)
+        maximum = max(trace.num_steps, 2) if ready else 2
+        value = min(max(int(step or 1), 1), trace.num_steps) if ready else 1  # within the new range
+        slider = gr.Slider(minimum=1, maximum=maximum, value=value, interactive=ready and trace.num_steps > 1)
         return {self.slider: slider, **self.stopped(), self.play_button: gr.Button("▶ Play", interactive=ready),
                 **{button: gr.Button(interactive=ready) for button in self.buttons}}
 
@@ -120,6 +121,6 @@ def build(trace: gr.State) -> Stepping:
     play_button.click(steps.toggle_play, play_inputs, play_outputs, **PRIVATE)
     steps.timer.tick(steps.tick, play_inputs, play_outputs, trigger_mode="always_last", **PRIVATE)
     # every change of the trace (a new one, or none after an error) resets the controls
-    trace.change(steps.show_trace, trace, [slider, steps.playing, steps.timer, play_button, *buttons.values()],
+    trace.change(steps.show_trace, [trace, slider], [slider, steps.playing, steps.timer, play_button, *buttons.values()],
                  show_progress="hidden", **PRIVATE)
     return steps
