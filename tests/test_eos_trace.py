@@ -12,13 +12,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-import torch.nn.functional as F
 
 import provenance_fixtures as ref
 from model.ablation import Ablation
 from model.analysis import beam_versus_greedy, token_probabilities, trace_head_diagnostics, word_alignment
-from model.config import TransformerConfig
-from model.decoding import pad_batch, translate
+from model.decoding import translate
 from model.trace import ATTENTION_KINDS, TranslationTrace
 from model.transformer import Transformer
 
@@ -29,26 +27,7 @@ STEPS = 80
 @pytest.fixture(scope="module")
 def copy_model(tiny_tokenizer, pairs) -> Transformer:
     """Trained to copy each fixture sentence, in both directions' framing: it learns where to stop."""
-    config = TransformerConfig(vocab_size=tiny_tokenizer.vocab_size, d_model=32, n_heads=4, n_encoder_layers=1,
-                               n_decoder_layers=2, d_ff=64, dropout=0.0, attention_dropout=0.0, max_positions=64)
-    torch.manual_seed(0)
-    model = Transformer(config)
-    texts = [text for pair in pairs for text in pair]
-    src = pad_batch([tiny_tokenizer.encode_source(t, lang) for t in texts for lang in ("en", "de")], config.pad_id)
-    tgt = pad_batch([tiny_tokenizer.encode_target(t) for t in texts for _ in range(2)], config.pad_id)
-    optimizer = torch.optim.Adam(model.parameters(), lr=5e-3, betas=(0.9, 0.98), eps=1e-9)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        for _ in range(STEPS):
-            logits = model(src, tgt[:, :-1])  # (B, T, V), teacher forcing
-            loss = F.cross_entropy(logits.flatten(0, 1), tgt[:, 1:].flatten(), ignore_index=config.pad_id)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-    finally:
-        torch.set_num_threads(threads)
-    return model.eval()
+    return ref.train_copy_model(tiny_tokenizer, pairs, n_encoder_layers=1, steps=STEPS, seed=0)
 
 
 @pytest.fixture(scope="module")
