@@ -87,9 +87,11 @@ class Stepping:
         The value is left alone: Translate sets step 1 and a shared link its own step (ui/app.py, ui/share.py)."""
         ready = trace is not None
         # a slider needs minimum < maximum: a one-step trace gets a disabled 1..2 slider (steps clamp)
-        maximum = max(trace.num_steps, 2) if ready else 2
-        value = min(max(int(step or 1), 1), trace.num_steps) if ready else 1  # within the new range
-        slider = gr.Slider(minimum=1, maximum=maximum, value=value, interactive=ready and trace.num_steps > 1)
+        if not ready:  # keep the range: an event still in flight may carry the old step (Gradio checks it)
+            slider = gr.Slider(value=1, interactive=False)
+        else:
+            value = min(max(int(step or 1), 1), trace.num_steps)  # within the new range
+            slider = gr.Slider(minimum=1, maximum=max(trace.num_steps, 2), value=value, interactive=trace.num_steps > 1)
         return {self.slider: slider, **self.stopped(), self.play_button: gr.Button("▶ Play", interactive=ready),
                 **{button: gr.Button(interactive=ready) for button in self.buttons}}
 
