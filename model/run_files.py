@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -25,6 +26,9 @@ OPTIMIZER_FILE = "optimizer.safetensors"
 
 
 def git_commit() -> str:
+    """HEAD of the checkout; a copy without .git (a GPU machine's) can name it in GIT_COMMIT."""
+    if os.environ.get("GIT_COMMIT"):
+        return os.environ["GIT_COMMIT"]
     try:
         return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
                               cwd=Path(__file__).resolve().parent).stdout.strip()
@@ -74,8 +78,13 @@ def save_run_checkpoint(directory: Path, model, tokenizer, log, state, scores, c
         "command": command,
         "commit": commit,
         "training_seconds": round(state["seconds"], 1),
+        "evaluation_seconds": round(state.get("evaluation_seconds", 0.0), 1),
         "parameters": model.num_parameters(),
-        "tokens_per_second": round(sum(speeds[-20:]) / len(speeds[-20:])) if speeds else None,
+        # whole run: real (not padding) source + target tokens per training second, evaluations left out
+        "tokens_per_second": (log.get("speed") or {}).get("tokens_per_second")
+        or (round(sum(speeds[-20:]) / len(speeds[-20:])) if speeds else None),
+        "mfu": (log.get("speed") or {}).get("mfu"),
+        "peak_flops_per_second": (log.get("hardware") or {}).get("peak_flops_per_second"),
         "device": str(next(model.parameters()).device),
         "hardware": torch.cuda.get_device_name() if next(model.parameters()).is_cuda else cpu_model(),
         "precision": log.get("precision"),

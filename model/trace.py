@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-import orjson
 
 ARRAY_FIELDS = {
     # name: dtype
@@ -145,6 +144,8 @@ class TranslationTrace:
         orjson writes the numpy arrays directly: ~100x faster and 3x smaller than json.dumps of lists,
         which matters because the app returns this for every translation.
         """
+        import orjson  # here, so training (on a machine without orjson) never needs it
+
         data = {}
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)

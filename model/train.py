@@ -20,8 +20,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import queue
 import random
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -32,6 +34,7 @@ from . import film
 from .config import TransformerConfig
 from .data import DataError, Example, collate, make_examples, read_sources, token_batches
 from .evaluate import score, translate_batch
+from .flops import peak_flops, training_flops
 from .precision import PRECISIONS, choose_precision, cpu_flags
 from .run_files import (LOG_FILE, STATE_FILE, empty_log, git_commit, load_training_state, save_run_checkpoint,
                         save_training_state)
@@ -71,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     optim.add_argument("--clip-norm", type=float, default=0.0, help="gradient clipping (0 = off, as in the paper)")
     optim.add_argument("--epochs", type=int, default=1000)
     optim.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0 = no limit)")
-    optim.add_argument("--max-minutes", type=float, default=0.0, help="stop after this much training time (0 = no limit)")
+    optim.add_argument("--max-minutes", type=float, default=0.0,
+                       help="stop after this much training time, evaluations not counted (0 = no limit)")
     optim.add_argument("--average-last", type=int, default=0,
                        help="at the end, also try the average of the last N evaluated weights; keep it if val BLEU is better")
     run = parser.add_argument_group("run")
@@ -79,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--resume", action="store_true", help="continue from OUT/last")
     run.add_argument("--seed", type=int, default=1234)
     run.add_argument("--eval-every", type=int, default=1000, help="steps between validations")
+    run.add_argument("--eval-minutes", type=float, default=0.0,
+                     help="also validate after every this many minutes of training (0 = by steps only)")
     run.add_argument("--bleu-sentences", type=int, default=500, help="validation sentences per direction for BLEU")
     run.add_argument("--log-every", type=int, default=50)
     run.add_argument("--device", default="auto", help="auto, cpu, cuda")
@@ -148,6 +154,49 @@ def validate(model: Transformer, tokenizer: SubwordTokenizer, examples: list[Exa
     return result
 
 
+def prefetch(examples: list[Example], batches: list[list[int]], config: TransformerConfig, device: torch.device,
+             depth: int = 8):
+    """Yield (src, tgt_in, labels) on the device plus real source / target token counts and training FLOPs.
+
+    A background thread pads the next batches (pinned, for asynchronous copies to a GPU) and counts
+    their tokens on the CPU, so the training loop never waits for the GPU to learn a count.
+    """
+    ready: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    pin = device.type == "cuda"
+    failure: list[BaseException] = []
+
+    def fill() -> None:
+        try:
+            for indices in batches:
+                src, tgt_in, labels = collate(examples, indices, config.pad_id)
+                source_lengths, target_lengths = (src != config.pad_id).sum(1), (labels != config.pad_id).sum(1)
+                item = (*(t.pin_memory() if pin else t for t in (src, tgt_in, labels)), int(source_lengths.sum()),
+                        int(target_lengths.sum()), training_flops(config, source_lengths, target_lengths))
+                while not stop.is_set():
+                    try:
+                        ready.put(item, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+        except BaseException as error:  # noqa: BLE001  handed to the training loop below
+            failure.append(error)
+        ready.put(None)
+
+    thread = threading.Thread(target=fill, daemon=True)
+    thread.start()
+    try:
+        while (item := ready.get()) is not None:
+            src, tgt_in, labels, *counts = item
+            yield (*(t.to(device, non_blocking=True) for t in (src, tgt_in, labels)), *counts)
+        if failure:
+            raise failure[0]
+    finally:
+        stop.set()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     dist = Distributed(args.device)
@@ -181,7 +230,8 @@ def main(argv: list[str] | None = None) -> int:
     precision = choose_precision(args.precision, device.type, cuda and torch.cuda.is_bf16_supported(), cpu_flags())
     optimizer = torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9,
                                  **({"fused": True} if cuda else {}))
-    state = {"step": 0, "epoch": 0, "batch_in_epoch": 0, "best_bleu": -1.0, "seconds": 0.0, "tokens": 0}
+    state = {"step": 0, "epoch": 0, "batch_in_epoch": 0, "best_bleu": -1.0, "seconds": 0.0, "tokens": 0,
+             "flops": 0.0, "evaluation_seconds": 0.0}
     log = empty_log()
     if args.resume and (out / "last" / STATE_FILE).exists():
         state, log = load_training_state(out / "last", model, optimizer)
@@ -191,7 +241,8 @@ def main(argv: list[str] | None = None) -> int:
     if dist.main:
         print(f"precision {precision.name}: {precision.reason}")
     training_model = model
-    if args.compile == "on" or (args.compile == "auto" and cuda):
+    compiled = args.compile == "on" or (args.compile == "auto" and cuda)
+    if compiled:
         training_model = torch.compile(model, dynamic=True)  # batch shapes vary with length bucketing
     if dist.world > 1:
         training_model = torch.nn.parallel.DistributedDataParallel(
@@ -206,7 +257,22 @@ def main(argv: list[str] | None = None) -> int:
     commit = git_commit()  # the code this run started from, recorded in every checkpoint it saves
     snapshots: list[dict[str, torch.Tensor]] = []
 
+    hardware = torch.cuda.get_device_name(device) if cuda else "cpu"
+    peak = peak_flops(hardware) if cuda and precision.autocast else None
+    log["hardware"] = {"device": hardware, "peak_flops_per_second": peak}
+
+    def record_speed() -> None:
+        """Whole-run throughput so far: real tokens per training second and MFU (model/flops.py)."""
+        seconds = max(state["seconds"], 1e-9)
+        log["speed"] = {"training_seconds": round(state["seconds"], 1), "tokens": state["tokens"],
+                        "tokens_per_second": round(state["tokens"] / seconds),
+                        "model_flops": state["flops"],
+                        "mfu": round(state["flops"] / seconds / peak, 4) if peak else None,
+                        "evaluation_seconds": round(state.get("evaluation_seconds", 0.0), 1)}
+
     def evaluate_and_save() -> None:
+        evaluation_start = time.time()
+        record_speed()
         scores = validate(model, tokenizer, val_examples, val_pairs, args, device)
         for key in ("loss", "bleu_de_en", "bleu_en_de"):
             log["validation"][key].append(round(scores[key], 4))
@@ -226,11 +292,12 @@ def main(argv: list[str] | None = None) -> int:
             save_run_checkpoint(out / "best", model, tokenizer, log, state, scores, command, commit, "best")
         save_training_state(out / "last", model, optimizer, state, tokenizer, log)
         (out / LOG_FILE).write_text(json.dumps(log) + "\n", encoding="utf-8")  # the run's log, beside best/ and last/
+        state["evaluation_seconds"] = state.get("evaluation_seconds", 0.0) + time.time() - evaluation_start
 
     model.train()
-    start = time.time() - state["seconds"]
     window_tokens, window_start = 0, time.time()
     done = False
+    next_evaluation_seconds = state["seconds"] + args.eval_minutes * 60
     try:
         from tqdm import tqdm
     except ImportError:  # pragma: no cover
@@ -241,10 +308,20 @@ def main(argv: list[str] | None = None) -> int:
         batches = token_batches(examples, args.max_tokens, random.Random(args.seed + state["epoch"]))
         per_rank = len(batches) // dist.world
         batches = batches[dist.rank::dist.world][:per_rank]
-        for indices in batches[state["batch_in_epoch"]:]:
-            src, tgt_in, labels = (t.to(device, non_blocking=True) for t in collate(examples, indices, config.pad_id))
-            loss_sum, tokens = batch_loss(training_model, src, tgt_in, labels, config.pad_id, args.label_smoothing, precision.autocast)
-            (loss_sum / max(tokens, 1)).backward()
+        clock = time.time()  # training time runs from here; evaluations are taken out of it
+        for src, tgt_in, labels, src_tokens, tgt_tokens, flops in prefetch(
+                examples, batches[state["batch_in_epoch"]:], config, device):
+            try:
+                loss_sum, _ = batch_loss(training_model, src, tgt_in, labels, config.pad_id, args.label_smoothing,
+                                         precision.autocast)
+            except Exception as error:  # noqa: BLE001  torch.compile failed on this machine: train eagerly
+                if training_model is model or not compiled or dist.world > 1:
+                    raise
+                print(f"torch.compile failed ({type(error).__name__}: {error}); training without it", flush=True)
+                training_model, compiled = model, False
+                loss_sum, _ = batch_loss(model, src, tgt_in, labels, config.pad_id, args.label_smoothing,
+                                         precision.autocast)
+            (loss_sum / max(tgt_tokens, 1)).backward()  # token counts come from the CPU copy: no GPU sync
             if args.clip_norm:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip_norm)
             state["step"] += 1
@@ -254,11 +331,12 @@ def main(argv: list[str] | None = None) -> int:
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
             state["batch_in_epoch"] += 1
-            real_tokens = int((src != config.pad_id).sum()) + tokens
+            real_tokens = src_tokens + tgt_tokens
             state["tokens"] += real_tokens * dist.world
+            state["flops"] += flops * dist.world
             window_tokens += real_tokens * dist.world
             if state["step"] % args.log_every == 0 and dist.main:
-                loss_value = loss_sum.item() / max(tokens, 1)
+                loss_value = loss_sum.item() / max(tgt_tokens, 1)
                 speed = window_tokens / max(time.time() - window_start, 1e-9)
                 window_tokens, window_start = 0, time.time()
                 for key, value in (("step", state["step"]), ("loss", round(loss_value, 4)),
@@ -268,17 +346,26 @@ def main(argv: list[str] | None = None) -> int:
                     progress.set_postfix_str(f"loss {loss_value:.3f}  {speed / 1000:.1f}k tok/s  lr {rate:.2e}  epoch {state['epoch']}")
             if progress is not None:
                 progress.update(1)
-            state["seconds"] = time.time() - start
+            now = time.time()
+            state["seconds"] += now - clock
+            clock = now
             out_of_time = args.max_minutes and state["seconds"] > args.max_minutes * 60
             done = bool((args.max_steps and state["step"] >= args.max_steps) or out_of_time)
             if dist.world > 1:  # every rank stops together
                 flag = torch.tensor(float(done), device=device)
                 torch.distributed.all_reduce(flag, op=torch.distributed.ReduceOp.MAX)
                 done = bool(flag.item())
-            if state["step"] % args.eval_every == 0 or done:
+            due = args.eval_minutes and state["seconds"] >= next_evaluation_seconds
+            if state["step"] % args.eval_every == 0 or done or due:
+                if cuda:
+                    torch.cuda.synchronize(device)  # the steps queued so far belong to training time
+                state["seconds"] += time.time() - clock
                 if dist.main:
                     evaluate_and_save()
                 dist.barrier()
+                while args.eval_minutes and next_evaluation_seconds <= state["seconds"]:
+                    next_evaluation_seconds += args.eval_minutes * 60
+                window_tokens, window_start, clock = 0, time.time(), time.time()
             if done:
                 break
         else:

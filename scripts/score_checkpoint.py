@@ -30,8 +30,9 @@ from model.train import git_commit  # noqa: E402
 DECODINGS = {"greedy": 1, "beam4": 4}
 
 
-def score_checkpoint(checkpoint_dir: Path, data_dir: Path, splits: list[str], decodings: list[str]) -> dict:
-    checkpoint = load_checkpoint(checkpoint_dir)
+def score_checkpoint(checkpoint_dir: Path, data_dir: Path, splits: list[str], decodings: list[str],
+                     device: str = "cpu") -> dict:
+    checkpoint = load_checkpoint(checkpoint_dir, device=device)
     scores: dict = {}
     for split in splits:
         german = (data_dir / f"{split}.de").read_text(encoding="utf-8").splitlines()
@@ -68,9 +69,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--splits", nargs="+", default=["val", "test_2016_flickr"])
     parser.add_argument("--decodings", nargs="+", choices=sorted(DECODINGS), default=["greedy", "beam4"])
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--device", default="auto", help="auto (cuda when there is one), cpu, cuda")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    scores = score_checkpoint(args.checkpoint, args.data, args.splits, args.decodings)
+    device = ("cuda" if torch.cuda.is_available() else "cpu") if args.device == "auto" else args.device
+    scores = score_checkpoint(args.checkpoint, args.data, args.splits, args.decodings, device)
     path = args.checkpoint / METRICS_FILE
     metrics = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     metrics["scores"] = scores

@@ -116,7 +116,7 @@ def test_tiny_training_run_learns_saves_and_resumes(corpus, tmp_path):
             "--out", str(out), *TINY, "--eval-every", "15"]
     assert main([*args, "--max-steps", "30", "--average-last", "2"]) == 0
 
-    log = json.loads((out / "best" / "training_log.json").read_text())
+    log = json.loads((out / "training_log.json").read_text())  # the run's log (best/ holds it as of the best step)
     losses = log["train"]["loss"]
     assert len(losses) >= 15 and sum(losses[-5:]) / 5 < sum(losses[:5]) / 5  # the loss falls
     assert log["validation"]["step"][:2] == [15, 30]
@@ -125,6 +125,9 @@ def test_tiny_training_run_learns_saves_and_resumes(corpus, tmp_path):
     metrics = json.loads((out / "best" / "metrics.json").read_text())
     assert {"command", "commit", "training_seconds", "parameters", "tokens_per_second", "validation"} <= set(metrics)
     assert metrics["precision"] == log["precision"] == {"name": "fp32", "reason": "--precision fp32 was asked for"}
+    speed = log["speed"]  # whole-run throughput: real tokens over training seconds, evaluations left out
+    assert speed["tokens"] > 0 and speed["tokens_per_second"] > 0
+    assert speed["model_flops"] > 0 and speed["mfu"] is None  # no GPU peak to divide by on a CPU
 
     checkpoint = load_checkpoint(out / "best")  # the app can load what training wrote
     assert checkpoint.config.d_model == 32
