@@ -109,3 +109,40 @@ def test_the_plotted_head_is_the_traces_head_at_a_middle_step(browser, copy_serv
     np.testing.assert_allclose(z, expected, atol=1e-6)
     for wrong in (trace.cross_attention[0, HEAD - 1], trace.cross_attention[LAYER - 1, 2]):  # the test can tell
         assert not np.allclose(z, wrong[np.ix_(rows, cols)], atol=1e-3)
+
+
+@pytest.mark.browser
+@needs_chromium
+def test_opening_a_grid_head_shows_that_heads_weights(browser, copy_server, copy_checkpoint):  # noqa: F811
+    """The all-heads grid's "Open a head" control (gr.Plot has no click event) sets the Layer and Head
+    controls and draws that head: the plotted numbers are the trace's layer 2, head 2 at step 1."""
+    from playwright.sync_api import expect
+
+    loaded = load_checkpoint(copy_checkpoint)
+    trace = translate(loaded.model, loaded.tokenizer, SENTENCE, "de-en")
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(30_000)
+    try:
+        page.goto(copy_server)
+        page.wait_for_selector("#attention-plot .js-plotly-plot")
+        expect(page.locator("#translation textarea")).not_to_have_value("")
+        page.fill("#source textarea", SENTENCE)
+        page.click("#translate")
+        expect(page.locator("#translation textarea")).to_have_value(trace.translation)
+        page.get_by_role("tab", name="Attention").click()
+        page.locator("#attention-kind").get_by_text("Cross-attention").click()
+        page.locator("#head").get_by_text("all heads", exact=True).click()
+        expect(page.locator("#attention-plot .gtitle").first).to_contain_text("every layer (rows) and head (columns)")
+        page.locator("#grid-open-head input").click()
+        page.get_by_role("option", name=f"layer {LAYER} · head {HEAD}", exact=True).click()
+        expect(page.locator("#layer input[type=radio]:checked")).to_have_value(str(LAYER))
+        expect(page.locator("#head input[type=radio]:checked")).to_have_value(str(HEAD))
+        expect(page.locator("#attention-plot .gtitle")).to_contain_text(f"layer {LAYER}, head {HEAD}")
+        shown = ref.decode_plotly(page.evaluate(READ_PLOT))
+    finally:
+        page.close()
+    rows, cols = [position(y)[0] for y in shown["y"]], [position(x)[0] for x in shown["x"]]
+    assert rows == [0]
+    z = np.asarray(shown["z"], dtype=np.float64).reshape(len(rows), len(cols))
+    np.testing.assert_allclose(z, trace.cross_attention[LAYER - 1, HEAD - 1][np.ix_(rows, cols)], atol=1e-6)
+    assert not np.allclose(z, trace.cross_attention[0, 0][np.ix_(rows, cols)], atol=1e-3)

@@ -145,9 +145,10 @@ EXPLAIN_DIAGNOSTICS = """
 **Head diagnostics over this sentence** (section 3.2.2). Per layer (rows) and head (columns), averaged over
 the sentence's queries: the **entropy** of the attention in bits (low = focused), how **diagonal** it is
 (weight within one position of the query's own position; for cross-attention, of the proportional source
-position), and how much goes to **special tokens** (`[EOS]`, `[BOS]`, the language tag) and to
-**punctuation**: heads often park attention there when they have nothing to do. Choose a head to open it
-in the Attention tab.
+position), and how much goes to **special tokens** (`[EOS]`, `[BOS]`, the language tag) and to **tokens
+ending in punctuation** (this tokenizer glues a final mark to its word, as in `▁Schnee.`, so the word
+counts too): heads often park attention there when they have nothing to do. Choose a head to open it in
+the Attention tab.
 """
 
 EXPLAIN_POSITIONS = """

@@ -18,7 +18,7 @@ from ..text import EXPLAIN_DIAGNOSTICS
 from .panel import Panel
 
 TITLES = {"entropy": "entropy (bits)", "diagonal": "diagonal (%)", "special": "to [EOS]/specials (%)",
-          "punctuation": "to punctuation (%)"}
+          "punctuation": "to tokens ending in punctuation (%)"}
 
 
 def diagnostics_views(trace: TranslationTrace, kind: str) -> tuple[PlotData, gr.Dropdown]:

@@ -1,0 +1,99 @@
+"""A 100-token source in the browser (issue 13): every view of every tab shows without clipping, on a
+wide screen, a projector and a phone, and the page never scrolls sideways.
+
+"Without clipping": each figure's whole width can be seen, because it either fits the box it sits in
+or that box scrolls sideways (a wide figure scrolls inside its own box, never the page); its drawn
+plot area lies inside the figure; no axis label is below 10 px. One app process for the module
+(tests/test_browser.py's `server`); one page per viewport, translated once.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from model.limits import MAX_SOURCE_TOKENS
+from test_browser import browser, needs_chromium, server  # noqa: F401 (fixtures)
+from test_browser_screens import open_tab, overflow
+
+# long enough to be cut at MAX_SOURCE_TOKENS subwords by any tokenizer (the tiny test one splits finely)
+LONG = " ".join(["Ein Mann mit einem roten Hut fährt mit seinem Fahrrad die lange Straße entlang,"] * 12) + "."
+VIEWPORTS = [(1400, 1000), (1280, 720), (390, 844)]
+pytestmark = [pytest.mark.browser, needs_chromium]
+
+# Per visible figure: its width, the width of the nearest box that scrolls sideways (or the window's),
+# whether that box can scroll, the plot area's right edge, and the smallest tick-label font.
+MEASURE = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).filter(g => g.offsetParent !== null
+    && g.getBoundingClientRect().width > 0).map(g => {
+  let box = g.parentElement, scrolls = false;
+  for (; box && box !== document.body; box = box.parentElement) {
+    const style = getComputedStyle(box).overflowX;
+    if (style === 'auto' || style === 'scroll') { scrolls = true; break; }
+    if (style === 'hidden' || style === 'clip') break;
+  }
+  const host = box && box !== document.body ? box : document.documentElement;
+  const l = g._fullLayout, fonts = [];
+  for (const key of Object.keys(l)) {
+    const axis = l[key];
+    if (/^[xy]axis\\d*$/.test(key) && axis.showticklabels && axis.visible !== false) fonts.push(axis.tickfont.size);
+  }
+  const plotId = (g.closest('[id]') || {}).id;
+  return {id: plotId, width: g.getBoundingClientRect().width, figure: l.width,
+          plotRight: l._size.l + l._size.w, hostWidth: host.clientWidth, hostScrollWidth: host.scrollWidth,
+          scrolls, fonts};
+})"""
+
+
+@pytest.fixture(scope="module", params=VIEWPORTS, ids=lambda size: f"{size[0]}x{size[1]}")
+def long_page(request, browser, server):  # noqa: F811
+    from playwright.sync_api import expect
+
+    width, height = request.param
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.set_default_timeout(60_000)
+    page.goto(server)
+    page.wait_for_selector("#attention-plot .js-plotly-plot")  # the start-up example has landed
+    expect(page.locator("#translation textarea")).not_to_have_value("")
+    page.fill("#source textarea", LONG)
+    page.click("#translate")
+    expect(page.locator("#step-info")).to_contain_text("Step 1 of")
+    expect(page.locator("#tokens")).to_contain_text(f"Source ({MAX_SOURCE_TOKENS})")
+    yield page
+    page.close()
+
+
+def check_figures(page, where: str) -> int:
+    figures = page.evaluate(MEASURE)
+    for figure in figures:
+        label = f"{where}: {figure['id']}"
+        assert figure["plotRight"] <= figure["figure"] + 1, label  # the plot area is inside the figure
+        fits = figure["width"] <= figure["hostWidth"] + 1
+        assert fits or (figure["scrolls"] and figure["hostScrollWidth"] >= figure["width"] - 1), (label, figure)
+        assert all(size >= 10 for size in figure["fonts"]), (label, figure["fonts"])
+    assert overflow(page) <= 0, where
+    return len(figures)
+
+
+@pytest.mark.parametrize("tab", ["Next token", "Attention", "Positional encoding", "Masks"])
+def test_every_view_of_a_100_token_source_shows_without_clipping(long_page, tab):
+    open_tab(long_page, tab)
+    long_page.wait_for_timeout(1500)  # the tab's figures are drawn when it opens
+    assert check_figures(long_page, tab) >= 1
+
+
+def test_attention_variants_of_a_100_token_source(long_page):
+    """All heads, the whole sentence ("Show all tokens"), and the opened "inside one head" pipeline."""
+    from playwright.sync_api import expect
+
+    open_tab(long_page, "Attention")
+    long_page.locator("#attention-kind").get_by_text("Encoder self-attention").click()
+    long_page.locator("#pipeline-box > button").first.click()  # open the accordion: the pipeline is drawn
+    long_page.wait_for_selector("#pipeline-plot .js-plotly-plot")
+    check_figures(long_page, "encoder, one head, pipeline open")
+    long_page.locator("#attention-window-all input").check()
+    long_page.wait_for_timeout(1500)
+    check_figures(long_page, "encoder, all tokens")
+    long_page.locator("#head").get_by_text("all heads", exact=True).click()
+    expect(long_page.locator("#attention-plot .gtitle").first).to_contain_text("every layer")
+    check_figures(long_page, "encoder, all heads, all tokens")
+    long_page.locator("#attention-window-all input").uncheck()
+    long_page.locator("#head").get_by_text("head 1", exact=True).click()
