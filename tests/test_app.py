@@ -301,7 +301,8 @@ def test_only_the_open_tab_is_drawn(trace, no_model, tab_views):
         drawn = redraw.render_views(views, tab, trace, 1, values)
         assert set(drawn) == set(tab_views[tab].outputs), tab
         assert all(value is not None and not isinstance(value, dict) for value in drawn.values())
-    assert redraw.render_views(views, "next", None, 1, values) == {}  # nothing to draw before a translation
+    # without a trace (before a translation, after an error) every view of every tab is emptied
+    assert redraw.render_views(views, "next", None, 1, values) == {output: None for view in views for output in view.outputs}
     assert redraw.render_views(views, "model", trace, 1, values) == {}  # the Model tab draws itself when opened
     masks = redraw.render_views(views, "masks", trace, 2, {kind: "encoder", layer: 1, head: "all", pipeline_open: False})
     assert set(masks) == set(tab_views["masks"].outputs)

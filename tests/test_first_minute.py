@@ -166,23 +166,35 @@ def test_tour_buttons_move_along_the_stops(tiny_checkpoint, trace):
 @pytest.mark.parametrize("text, message", [("", "empty"), ("x" * (limits.MAX_INPUT_CHARS + 1), "the limit is")])
 def test_an_error_leaves_no_stale_result(tiny_checkpoint, trace, text, message):
     demo = build_demo(tiny_checkpoint)
-    before = listener(demo, "before").fn
-    for refused, notice in ((True, message), (False, "")):
-        cleared = by_id(before(text if refused else GERMAN, "de-en"))
-        assert cleared["translation"] == "" and cleared["tokens"] == ""
-        assert cleared["download-trace"].interactive is False and not cleared["switch-direction"].visible
-        assert None in cleared.values()  # the trace state
-        assert (message in cleared["notice"]) if refused else cleared["notice"] == notice
+    before = listener(demo, "before")
+    cleared = by_id(before.fn(text, "de-en"))  # refused: every part of the old result goes, the notice says why
+    assert cleared["translation"] == "" and cleared["tokens"] == ""
+    assert cleared["download-trace"].interactive is False and not cleared["switch-direction"].visible
+    assert None in cleared.values()  # the trace state
+    assert message in cleared["notice"]
+    # accepted: the result stays until the new one replaces it (one redraw); only an old notice goes
+    assert by_id(before.fn(GERMAN, "de-en")) == {"notice": ""}
+    # and if that run fails after the check (a worker crash), the failure listener clears the rest
+    [failed] = [fn for fn in demo.fns.values() if fn.trigger_only_on_failure]
+    assert failed.trigger_after == listener(demo, "on_translate")._id
+    cleared = by_id(failed.fn())
+    trace_state = before.outputs[0]
+    assert cleared[trace_state] is None and cleared["translation"] == "" and cleared["tokens"] == ""
+    assert cleared["download-trace"].interactive is False and not cleared["switch-direction"].visible
 
 
 def test_clearing_the_trace_empties_every_view(tiny_checkpoint, trace):
+    """The page's one redraw listener (ui/redraw.py) empties every view of every tab when the trace goes."""
     demo = build_demo(tiny_checkpoint)
-    [emptier] = [fn for fn in demo.fns.values() if "attention-plot" in {getattr(o, "elem_id", None) for o in fn.outputs}
-                 and ("trace" not in fn.name) and fn.name == "<lambda>" and len(fn.inputs) == 1]
-    emptied = by_id(emptier.fn(None))
-    assert {"attention-plot", "pipeline-plot", "candidates-plot", "pe-plot", "mask-plot"} <= set(emptied)
-    assert all(value is None for value in emptied.values())
-    assert isinstance(emptier.fn(trace), type(gr.skip()))
+    redraw = listener(demo, "redraw")
+    trace_state = listener(demo, "before").outputs[0]
+    assert trace_state in redraw.inputs
+    values = {component: getattr(component, "value", None) for component in redraw.inputs}
+    emptied = by_id(redraw.fn({**values, trace_state: None}, None))
+    assert {"attention-plot", "pipeline-plot", "candidates-plot", "pe-plot", "mask-plot", "share-link"} <= set(emptied)
+    assert all(value is None for key, value in emptied.items() if key not in ("step-info",) and isinstance(key, str))
+    drawn = by_id(redraw.fn({**values, trace_state: trace}, None))  # with a trace: the open tab's views
+    assert drawn["candidates-plot"] is not None and drawn["share-link"]
 
 
 def test_translate_endpoint_has_a_description_and_clean_names(tiny_checkpoint):

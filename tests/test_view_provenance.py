@@ -390,7 +390,8 @@ def test_redraw_draws_the_view_of_the_open_tab_and_controls(checkpoint_dir, trac
     drawn = redraw.render_views(tabs, "masks", trace, step + 1, {})
     assert drawn[tabs[3].outputs[0]].plot == positions.masks_view(trace, step + 1).plot
     assert redraw.render_views(tabs, "model", trace, step + 1, {}) == {}
-    assert redraw.render_views(tabs, "attention", None, step + 1, {}) == {}
+    emptied = redraw.render_views(tabs, "attention", None, step + 1, {})  # no trace: every view emptied
+    assert emptied == {output: None for view in tabs for output in view.outputs}
 
 
 def test_ablation_boxes_switch_off_the_heads_they_name(model):

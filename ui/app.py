@@ -40,14 +40,17 @@ def build_demo(checkpoint: str | Path, hub: bool = False, workers: int = 0) -> g
             attention_tab = attention.build(page)
             views = [first, attention_tab.view, *positions.build(page)]
             model_tab.build(page)
-            explain.build(page, attention_tab.opener)
-        redraw.wire(page, steps.info, views)
-        session.clear_views(trace, [output for view in views for output in view.outputs])
+            explain_view = explain.build(page, attention_tab.opener)
         targets = share.Targets(header, steps.slider, tabs, tab_state, *attention_tab.opener.outputs[:4])
+        views += [share.link_view(targets, link), *([explain_view] if explain_view else [])]
+        redraw.wire(page, steps.info, views)  # one listener draws them all (and empties them without a trace)
         tour.wire(loaded, targets, share.wire(loaded, targets, link, demo), tour_parts, find(demo, "explain-panels"),
                   attention_tab.pipeline)
         runner.add_endpoints(loaded)
-        translate_event.success(lambda: 1, None, steps.slider, show_progress="hidden", **PRIVATE)  # a new sentence: step 1
+        # one listener after a translation: the header's tokens and notices, and step 1 of the new sentence
+        translate_event.success(lambda value: {**header.after_translate(value), steps.slider: 1}, header.trace,
+                                [header.download, header.tokens, header.notice, header.switch, steps.slider],
+                                show_progress="hidden", **PRIVATE)
         demo.load(None, None, None, js=page_script(), **PRIVATE)  # step keys, figures in the page's theme
     model_runner.limit_events(demo)
     demo.runner = model_runner

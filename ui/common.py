@@ -41,18 +41,24 @@ class Page:
         tab.select(functools.partial(str, tab_id), None, self.tab, **PRIVATE)
 
 
+PAGE_URL = "page_url"  # a TabView's values[PAGE_URL]: the page's address as the browser sent it (Referer)
+
+
 @dataclass(frozen=True)
 class TabView:
-    """A tab's figures, drawn by the page's one redraw listener (ui/redraw.py) while the tab is open.
+    """A tab's figures, drawn by the page's one redraw listener (ui/redraw.py) while the tab is open
+    (tab_id None: drawn whichever tab is open, e.g. the share link).
 
-    render(trace, step, values) -> {component: value}, values = {control: value} of `controls`;
-    a change of any control redraws, like a new trace, step or tab.
+    render(trace, step, values) -> {component: value}, values = {component: value} of every input of the
+    listener (the trace, step and open tab, every view's `controls` and `inputs`, and redraw.PAGE_URL);
+    a change of any control redraws, like a new trace, step or tab; `inputs` are read but redraw nothing.
     """
 
-    tab_id: str
+    tab_id: str | None
     outputs: Sequence[gr.components.Component]
     render: Callable[[TranslationTrace, float | None, dict], dict]
     controls: Sequence[gr.components.Component] = ()
+    inputs: Sequence[gr.components.Component] = ()
 
 
 def plot(figure, name: str) -> PlotData:

@@ -15,29 +15,45 @@ import gradio as gr
 
 from model import TranslationTrace
 
-from .common import PRIVATE, Page, TabView
+from .common import PAGE_URL, PRIVATE, Page, TabView
 from .stepping import step_html
 
 
 def render_views(views: Sequence[TabView], tab: str, trace: TranslationTrace | None, step: float | None,
                  values: dict) -> dict:
-    """{component: figure} of the open tab's views ({} without a trace or for a tab with none)."""
+    """{component: value} of the open tab's views and the page-wide ones; without a trace every view is emptied."""
     if trace is None:
-        return {}
-    for view in views:
-        if view.tab_id == tab:
-            return view.render(trace, step, values)
-    return {}
+        return {output: None for view in views for output in view.outputs}
+    return {component: value for view in views if view.tab_id in (tab, None)
+            for component, value in view.render(trace, step, values).items()}
 
 
 def wire(page: Page, step_info: gr.HTML, views: Sequence[TabView]) -> None:
-    controls = [control for view in views for control in view.controls]
-    outputs = [step_info, *(output for view in views for output in view.outputs)]
+    """One listener for everything that follows the trace, step, open tab and view controls: on a 2-core
+    server each extra listener a click fires costs the browser and the queue a round trip (issue 15)."""
+    controls = list(dict.fromkeys(control for view in views for control in view.controls))
+    inputs = {page.trace, page.step, page.tab, *controls, *(item for view in views for item in view.inputs)}
+    outputs = [step_info, *dict.fromkeys(output for view in views for output in view.outputs)]
 
-    def redraw(values: dict) -> dict:
+    drawn = gr.State(None)  # what the page shows now (drawn_key): a click that changes nothing draws nothing
+
+    def redraw(values: dict, request: gr.Request) -> dict:
         trace, step = values[page.trace], values[page.step]
-        return {step_info: step_html(trace, step), **render_views(views, values[page.tab], trace, step, values)}
+        key = drawn_key(values, page.trace, drawn)
+        if key == values[drawn]:  # e.g. a new trace and its step 1 arrive as two triggers of one redraw
+            return gr.skip()
+        values = {**values, PAGE_URL: (getattr(request, "headers", None) or {}).get("referer", "")}
+        return {drawn: key, step_info: step_html(trace, step),
+                **render_views(views, values[page.tab], trace, step, values)}
 
     triggers = [page.trace.change, page.step.change, page.tab.change, *(control.change for control in controls)]
-    gr.on(triggers, redraw, {page.trace, page.step, page.tab, *controls}, outputs,
-          trigger_mode="always_last", show_progress="hidden", **PRIVATE)
+    gr.on(triggers, redraw, {*inputs, drawn}, [drawn, *outputs], trigger_mode="always_last", show_progress="hidden",
+          **PRIVATE)
+
+
+def drawn_key(values: dict, trace_state: gr.State, drawn_state: gr.State) -> str:
+    """Everything a redraw reads, the trace by what it is (sentence, direction, output), as one string."""
+    trace = values[trace_state]
+    what = None if trace is None else (trace.source_text, trace.direction, trace.translation, trace.num_steps)
+    return repr(sorted((component._id, repr(value)) for component, value in values.items()
+                       if component is not trace_state and component is not drawn_state)) + repr(what)

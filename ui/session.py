@@ -135,6 +135,7 @@ class Header:
     notice: gr.Markdown
     switch: gr.Button  # "translate as the other direction": shown when the language looks wrong
     go: gr.State  # a counter: every change translates the sentence in the box (examples, the switch)
+    button: gr.Button  # Translate
     event: object  # the Translate event (api_name="translate"); its .success follows every new trace
 
     def result(self, trace: TranslationTrace, path: str | None) -> dict:
@@ -145,6 +146,12 @@ class Header:
                 self.download: gr.DownloadButton(value=path, interactive=path is not None),
                 self.tokens: tokens_html(trace), self.notice: notice_markdown(trace),
                 self.switch: gr.Button(label, visible=switch_to is not None)}
+
+    def after_translate(self, trace: TranslationTrace | None) -> dict:
+        """After /translate: the tokens, notices and switch of the new trace, and its download enabled."""
+        shown = self.result(trace, None) if trace is not None else self.cleared()
+        return {self.download: gr.DownloadButton(interactive=trace is not None),
+                **{component: shown[component] for component in (self.tokens, self.notice, self.switch)}}
 
     def cleared(self, notice: str = "") -> dict:
         """Updates that remove every trace of the previous result (before a run, after an error)."""
@@ -191,7 +198,7 @@ def build(checkpoint: Checkpoint | None, load_error: str, runner: Runner | None 
     tokens = gr.HTML(elem_id="tokens")
     notice = gr.Markdown(elem_id="notice")
     switch = gr.Button("Switch direction", visible=False, elem_id="switch-direction", size="sm", variant="secondary")
-    partial = Header(trace, source, direction, translation, download, tokens, notice, switch, go, None)
+    partial = Header(trace, source, direction, translation, download, tokens, notice, switch, go, button, None)
     header = Header(**{**partial.__dict__, "event": wire(partial, checkpoint, load_error, button, runner)})
     for code, examples in example_sets:  # an example sets its direction and translates
         examples.load_input_event.then(lambda count, code=code: {direction: code, go: count + 1}, go,
@@ -211,16 +218,14 @@ def wire(header: Header, checkpoint: Checkpoint | None, load_error: str, button:
         return translate_text(checkpoint, text, direction, load_error, runner)
 
     def before(text, direction):
-        """Clear the old result; a refused input says why in the notice area (and as a toast)."""
+        """A refused input clears the old result and says why in the notice area (and as a toast). A good one
+        keeps the result on screen until the new one replaces it (every view at once, one redraw: issue 15);
+        if the run then fails, `.failure` below clears it."""
         try:
             check_input(checkpoint, text, direction, load_error)
-            return header.cleared()
+            return {header.notice: ""}
         except gr.Error as error:
             return header.cleared(f"⚠️ {error.message}")
-
-    def after(trace):
-        shown_now = header.result(trace, None)
-        return {component: shown_now[component] for component in (header.tokens, header.notice, header.switch)}
 
     # queued (not queue=False): only queued events report a changed gr.State, which redraws and empties the views
     cleared = gr.on([button.click, header.source.submit, header.go.change], before, [header.source, header.direction],
@@ -229,12 +234,8 @@ def wire(header: Header, checkpoint: Checkpoint | None, load_error: str, button:
     event = cleared.then(on_translate, [header.source, header.direction],
                          [header.trace, header.translation, header.download], api_name="translate",
                          api_description=API_DESCRIPTION, preprocess=False)
-    event.success(lambda: gr.DownloadButton(interactive=True), None, header.download, queue=False, **PRIVATE)
-    event.success(after, header.trace, shown[3:], **PRIVATE)
-    return event
-
-
-def clear_views(trace: gr.State, outputs: list) -> None:
-    """When the trace is cleared (a new run starts, or it failed), every view is emptied too."""
-    trace.change(lambda value: {output: None for output in outputs} if value is None else gr.skip(), trace, outputs,
-                 show_progress="hidden", **PRIVATE)
+    # a run that fails (a worker crash, say) leaves no stale result; its message is the error toast
+    event.failure(lambda: {k: v for k, v in header.cleared().items() if k is not header.notice}, None,
+                  [header.trace, header.translation, header.download, header.tokens, header.switch],
+                  show_progress="hidden", **PRIVATE)
+    return event  # its one .success listener (Header.after_translate) is wired with the page (ui/app.py)

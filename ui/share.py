@@ -24,7 +24,7 @@ from model.analysis import trace_head_diagnostics
 from model.trace import ATTENTION_KINDS
 
 from .attention import layer_choices
-from .common import PRIVATE
+from .common import PAGE_URL, PRIVATE, TabView
 from .session import Header, parse_direction, translate_text
 from .text import ABOUT_ATTENTION, EXAMPLES
 
@@ -189,11 +189,12 @@ def wire(checkpoint: Checkpoint | None, targets: Targets, url: gr.Textbox, demo:
 
     demo.load(on_load, None, targets.outputs(), show_progress="hidden", **PRIVATE)
 
-    def on_view(trace, step, tab, kind, layer, head, request: gr.Request):
-        headers = getattr(request, "headers", None) or {}
-        return link(trace, step, tab, kind, layer, head, headers.get("referer", ""))
-
-    view_inputs = [targets.header.trace, targets.slider, targets.tab, targets.kind, targets.layer, targets.head]
-    gr.on([component.change for component in view_inputs], on_view, view_inputs, url, trigger_mode="always_last",
-          show_progress="hidden", **PRIVATE)
     return example
+
+
+def link_view(targets: Targets, url: gr.Textbox) -> TabView:
+    """The link box follows the view: a page-wide view of the redraw listener (ui/redraw.py)."""
+    def render(trace, step, values) -> dict:
+        return {url: link(trace, step, values[targets.tab], values[targets.kind], values[targets.layer],
+                          values[targets.head], values[PAGE_URL])}
+    return TabView(None, [url], render, inputs=[targets.kind, targets.layer, targets.head])

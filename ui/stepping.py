@@ -53,6 +53,20 @@ def step_html(trace: TranslationTrace | None, step: float | None) -> str:
             f'{float(trace.entropy[t]):.2f} bits</span></div>')
 
 
+class StepSlider(gr.Slider):
+    """The step slider. An event can still carry the previous sentence's step after a new, shorter trace
+    has narrowed the range (the page sends the value it showed): that step is clamped into the range
+    (the views clamp it too) instead of Gradio refusing the whole event, which left a stale plot."""
+
+    def get_block_name(self) -> str:
+        return "slider"  # the front end's own slider
+
+    def preprocess(self, payload: float | None) -> float | None:
+        if payload is not None and self.minimum is not None and self.maximum is not None:
+            payload = min(max(payload, self.minimum), self.maximum)
+        return super().preprocess(payload)
+
+
 @dataclass(frozen=True)
 class Stepping:
     """The step controls other parts of the page read or update."""
@@ -96,10 +110,20 @@ class Stepping:
                 **{button: gr.Button(interactive=ready) for button in self.buttons}}
 
 
-def go_to(move: str):
-    def handler(trace, step):
-        return move_step(trace, step, move)
-    return handler
+# The buttons move the slider in the browser (move_step's rule, on the slider's own range), with no
+# round trip: the slider's change is then the one event that redraws (ui/redraw.py). A disabled slider
+# (no trace, or a one-step trace) stays at step 1.
+STEP_JS = {
+    "first": "1", "prev": "step - 1", "next": "step + 1", "last": "last",
+}
+
+
+def step_js(move: str) -> str:
+    """The browser-side handler of one step button: (slider value) -> new slider value."""
+    return ("(value) => { const range = document.querySelector('#step input[type=range]');"
+            " if (!range || range.disabled) return 1;"
+            " const step = Number(value) || 1, last = Number(range.max) || 1;"
+            f" return Math.min(Math.max({STEP_JS[move]}, 1), last); }}")
 
 
 def build(trace: gr.State) -> Stepping:
@@ -111,13 +135,12 @@ def build(trace: gr.State) -> Stepping:
                        for move, (label, elem_id) in BUTTONS.items()}
             play_button = gr.Button("▶ Play", elem_id="play", size="sm", min_width=84, scale=0, variant="primary",
                                     interactive=False)
-            slider = gr.Slider(1, 2, value=1, step=1, label="Decoding step", elem_id="step", scale=1,
-                               min_width=200, interactive=False)
+            slider = StepSlider(1, 2, value=1, step=1, label="Decoding step", elem_id="step", scale=1,
+                                min_width=200, interactive=False)
         steps = Stepping(slider, gr.HTML(step_html(None, 1), elem_id="step-info"), gr.State(False),
                          gr.Timer(PLAY_SECONDS, active=False), play_button, tuple(buttons.values()))
     for move, button in buttons.items():
-        button.click(go_to(move), [trace, slider], slider, trigger_mode="always_last", show_progress="hidden",
-                     **PRIVATE)
+        button.click(None, slider, slider, js=step_js(move), **PRIVATE)
     play_inputs = [trace, slider, steps.playing]
     play_outputs = [steps.playing, steps.timer, play_button, slider]
     play_button.click(steps.toggle_play, play_inputs, play_outputs, **PRIVATE)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import gradio as gr
 
 from ..attention import HeadOpener
-from ..common import PRIVATE, Page
+from ..common import PRIVATE, Page, TabView
 from ..text import ABOUT_EXPLAIN
 from . import ablation, beam, branching, cache, changes, diagnostics, film_view, no_pe, paper, readouts, rollout
 from .panel import Panel
@@ -30,9 +30,11 @@ def draw_all(panels: list[Panel], values: dict, page: Page) -> dict:
             for component, value in panel.draw(trace, step, values).items()}
 
 
-def wire(page: Page, tab: gr.Tab, panels: list[Panel]) -> None:
-    drawn = [panel for panel in panels if panel.draw]
-    following = [panel for panel in drawn if panel.follows_step]
+def wire(page: Page, tab: gr.Tab, panels: list[Panel]) -> TabView:
+    """Draw the panels' trace views when the tab opens and for a new trace while it is open; the ones that
+    follow the step are a TabView of the page's redraw listener (ui/redraw.py), so a step is one event."""
+    drawn = [panel for panel in panels if panel.draw and not panel.follows_step]
+    following = [panel for panel in panels if panel.draw and panel.follows_step]
     controls = {control for panel in drawn for control in panel.inputs}
     outputs = [output for panel in drawn for output in panel.outputs]
     cleared = {component: value for panel in panels for component, value in panel.cleared.items()}
@@ -45,27 +47,21 @@ def wire(page: Page, tab: gr.Tab, panels: list[Panel]) -> None:
 
     page.translate_event.success(on_new_trace, {page.tab, page.trace, page.step, *controls},
                                  [*cleared, *outputs], **PRIVATE)
-
-    def on_step(values):
-        if values[page.tab] != TAB_ID or values[page.trace] is None:
-            return gr.skip()
-        return draw_all(following, values, page)
-
-    step_inputs = {page.tab, page.trace, page.step, *(control for panel in following for control in panel.inputs)}
-    page.step.change(on_step, step_inputs, [output for panel in following for output in panel.outputs],
-                     trigger_mode="always_last", show_progress="hidden", **PRIVATE)
+    return TabView(TAB_ID, [output for panel in following for output in panel.outputs],
+                   lambda trace, step, values: draw_all(following, values, page),
+                   inputs=[control for panel in following for control in panel.inputs])
 
 
-def build(page: Page, opener: HeadOpener) -> None:
-    """The tab and its panels (call inside the page's gr.Tabs)."""
+def build(page: Page, opener: HeadOpener) -> TabView | None:
+    """The tab and its panels (call inside the page's gr.Tabs) -> the view of its step-following panels."""
     with gr.Tab("Explain", id=TAB_ID, elem_id="explain-tab") as tab:
         gr.Markdown(ABOUT_EXPLAIN)
         if page.checkpoint is None:
             gr.Markdown("No model is loaded, so there is nothing to explain.")
-            return
+            return None
         with gr.Tabs(elem_id="explain-panels"):
             panels = [ablation.build(page), branching.build(page), readouts.build_lens(page), beam.build(page),
                       readouts.build_alignment(page), diagnostics.build(page, opener), no_pe.build(page),
                       film_view.build(page), paper.build(page), rollout.build(page), cache.build(page),
                       changes.build(page)]
-    wire(page, tab, panels)
+    return wire(page, tab, panels)
