@@ -103,9 +103,9 @@ class Stepping:
         # a slider needs minimum < maximum: a one-step trace gets a disabled 1..2 slider (steps clamp)
         if not ready:  # keep the range: an event still in flight may carry the old step (Gradio checks it)
             slider = gr.Slider(value=1, interactive=False)
-        else:
-            value = min(max(int(step or 1), 1), trace.num_steps)  # within the new range
-            slider = gr.Slider(minimum=1, maximum=max(trace.num_steps, 2), value=value, interactive=trace.num_steps > 1)
+        else:  # the range only: Translate's step 1 or a link's step arrive in their own update, and this
+            # listener may run after it (a step outside the range is clamped by StepSlider and the views)
+            slider = gr.Slider(minimum=1, maximum=max(trace.num_steps, 2), interactive=trace.num_steps > 1)
         return {self.slider: slider, **self.stopped(), self.play_button: gr.Button("▶ Play", interactive=ready),
                 **{button: gr.Button(interactive=ready) for button in self.buttons}}
 
