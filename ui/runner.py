@@ -5,7 +5,7 @@ search (section 6.1).
 Two modes (issue 15):
 - pool mode, `Runner.start(checkpoint, workers=N)` with N >= 1: the work runs in N worker processes
   (serving.ModelPool, each holding the checkpoint), so translations do not contend for the Gradio
-  process's GIL. Every model event shares one Gradio concurrency group of N slots (`limit_events`):
+  process's GIL. Every model event shares one Gradio concurrency group of 2N slots (`limit_events`):
   requests beyond it wait in Gradio's queue, which shows the page its position. A worker that dies
   mid-request is replaced and the request is answered with a gr.Error carrying WorkerCrashed's message.
 - single-process mode (workers=0, tests and small machines): the same jobs run in the caller's thread
@@ -31,6 +31,7 @@ from model.positional import sinusoidal_positional_encoding
 from serving import JOBS, ModelPool, PoolClosed, TraceFiles, WorkerCrashed, default_workers, lean_trace_json
 from serving.wire import positional_encoding_json
 
+SLOTS_PER_WORKER = 2  # requests of MODEL_EVENTS in progress per worker; the rest wait in Gradio's queue
 MODEL_EVENTS = "model-runs"  # the Gradio concurrency group of every event that runs the model (pool mode)
 EXPLAIN_EVENTS = "explain-model-runs"  # ui/explain/panel.py MODEL_RUN's group: joins MODEL_EVENTS in pool mode
 TRACE_FILES = TraceFiles()  # <tmp>/attention-explorer-traces, expired in the background
@@ -84,12 +85,15 @@ class Runner:
         return self.run("beam_versus_greedy", trace=trace, beam_size=beam_size, length_penalty=length_penalty)
 
     def limit_events(self, demo: gr.Blocks) -> None:
-        """Pool mode: /translate and the Explain model runs share MODEL_EVENTS with one slot per worker."""
+        """Pool mode: /translate and the Explain model runs share MODEL_EVENTS with SLOTS_PER_WORKER slots
+        per worker: while one request's Gradio work (queue, files, answer) runs in this process, a worker
+        already computes the next one (with one slot per worker the workers idled; issue 15)."""
         if self.pool is None:
             return
         for block_fn in demo.fns.values():
             if block_fn.api_name == "translate" or block_fn.concurrency_id == EXPLAIN_EVENTS:
-                block_fn.concurrency_id, block_fn.concurrency_limit = MODEL_EVENTS, self.pool.workers
+                block_fn.concurrency_id = MODEL_EVENTS
+                block_fn.concurrency_limit = self.pool.workers * SLOTS_PER_WORKER
 
     def close(self) -> None:
         """Stop the worker processes (nothing to do in single-process mode)."""
