@@ -39,6 +39,18 @@ def open_tab(page, name: str) -> None:
     tab.first.click()
 
 
+# the open tab's strip just under the sticky player bar; where that leaves the tab's first figure in the lower
+# half of the window (the Attention tab's controls), that figure's top instead: the picture shows the view
+SCROLL_TO_VIEW = """() => {
+  const bar = document.getElementById('player-bar').getBoundingClientRect().height;
+  const top = (element) => element.getBoundingClientRect().top + window.scrollY - bar;
+  const figure = Array.from(document.querySelectorAll('#views .js-plotly-plot')).find(g => g.offsetParent !== null);
+  const strip = top(document.getElementById('views'));
+  const target = figure && top(figure) - strip > window.innerHeight * 0.45 - bar ? top(figure) - 8 : strip;
+  window.scrollTo(0, Math.max(target, 0));
+}"""
+
+
 def translated_page(browser, url: str, screen: str, theme: str, text: str, steps: int):
     size = SCREENS[screen]
     page = browser.new_page(viewport={"width": size[0], "height": size[1]})
@@ -86,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
             page = pages[(screen, theme)]
             open_tab(page, tab)
             page.wait_for_timeout(1500)  # the tab's figures are drawn when it opens
+            page.evaluate(SCROLL_TO_VIEW)
+            page.mouse.move(0, 0)  # no hover: a phone shows a figure's toolbar only when the figure is touched
+            page.wait_for_timeout(300)
             page.screenshot(path=str(args.out / name), full_page=False)
             print(args.out / name, flush=True)
         browser.close()

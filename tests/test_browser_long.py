@@ -20,26 +20,29 @@ LONG = " ".join(["Ein Mann mit einem roten Hut fährt mit seinem Fahrrad die lan
 VIEWPORTS = [(1400, 1000), (1280, 720), (390, 844)]
 pytestmark = [pytest.mark.browser, needs_chromium]
 
-# Per visible figure: its width, the width of the nearest box that scrolls sideways (or the window's),
-# whether that box can scroll, the plot area's right edge, and the smallest tick-label font.
+# Per visible figure: the drawn figure's width (Plotly's .svg-container, which can be wider than its graph
+# div), the width of the nearest box around it that scrolls sideways or clips (or the window's), whether
+# that box scrolls and lies on screen, the plot area's right edge, and the smallest tick-label font.
 MEASURE = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).filter(g => g.offsetParent !== null
     && g.getBoundingClientRect().width > 0).map(g => {
-  let box = g.parentElement, scrolls = false;
+  const drawn = g.querySelector('.svg-container') || g;
+  let box = drawn.parentElement, scrolls = false;
   for (; box && box !== document.body; box = box.parentElement) {
     const style = getComputedStyle(box).overflowX;
     if (style === 'auto' || style === 'scroll') { scrolls = true; break; }
     if (style === 'hidden' || style === 'clip') break;
   }
   const host = box && box !== document.body ? box : document.documentElement;
+  const hostRect = host.getBoundingClientRect();
   const l = g._fullLayout, fonts = [];
   for (const key of Object.keys(l)) {
     const axis = l[key];
     if (/^[xy]axis\\d*$/.test(key) && axis.showticklabels && axis.visible !== false) fonts.push(axis.tickfont.size);
   }
   const plotId = (g.closest('[id]') || {}).id;
-  return {id: plotId, width: g.getBoundingClientRect().width, figure: l.width,
+  return {id: plotId, width: drawn.getBoundingClientRect().width, figure: l.width,
           plotRight: l._size.l + l._size.w, hostWidth: host.clientWidth, hostScrollWidth: host.scrollWidth,
-          scrolls, fonts};
+          hostOnScreen: hostRect.left >= -1 && hostRect.right <= window.innerWidth + 1, scrolls, fonts};
 })"""
 
 
@@ -56,7 +59,9 @@ def long_page(request, browser, server):  # noqa: F811
     page.fill("#source textarea", LONG)
     page.click("#translate")
     expect(page.locator("#step-info")).to_contain_text("Step 1 of")
-    expect(page.locator("#tokens")).to_contain_text(f"Source ({MAX_SOURCE_TOKENS})")
+    # the cut source: MAX_SOURCE_TOKENS subwords between the language tag and [EOS]
+    expect(page.locator("#tokens")).to_contain_text(f"Source ({MAX_SOURCE_TOKENS + 2})")
+    expect(page.locator("#notice")).to_contain_text(f"cut to its first {MAX_SOURCE_TOKENS} subword tokens")
     yield page
     page.close()
 
@@ -68,6 +73,7 @@ def check_figures(page, where: str) -> int:
         assert figure["plotRight"] <= figure["figure"] + 1, label  # the plot area is inside the figure
         fits = figure["width"] <= figure["hostWidth"] + 1
         assert fits or (figure["scrolls"] and figure["hostScrollWidth"] >= figure["width"] - 1), (label, figure)
+        assert figure["hostOnScreen"], (label, figure)  # the box it fits or scrolls in is not cut off itself
         assert all(size >= 10 for size in figure["fonts"]), (label, figure["fonts"])
     assert overflow(page) <= 0, where
     return len(figures)

@@ -88,9 +88,6 @@ def test_no_horizontal_page_overflow_on_any_tab(screen):
 def test_player_bar_and_plot_in_view_after_a_step(screen):
     from playwright.sync_api import expect
 
-    if screen.viewport_size["width"] < 500:  # known open defect of issue 13, kept visible rather than deleted
-        pytest.xfail("on a 390 px phone the page scrolls the heatmap away after Next (flaky: passes on some runs)")
-
     open_tab(screen, "Attention")
     plot = screen.locator("#attention-plot .js-plotly-plot")
     plot.wait_for()

@@ -4,11 +4,14 @@ Keys: Left/Right = Back/Next, Home/End = First/Last, Space = Play/Pause. They cl
 (so they do exactly what a click does) and never fire while typing in a text box, radio or slider,
 with a modifier held, or while the buttons are disabled (no trace yet).
 
+Titles: a figure's title wider than the figure's box (on a phone) is broken into lines that fit, with the
+top margin grown to hold them, so it is not cut off where the figure scrolls sideways.
+
 Theme: Gradio puts the class `dark` on <body> for `?__theme=dark` and for a dark OS preference. Every
 figure function draws one light spec; this script wraps `Plotly.react`/`newPlot` (what gr.Plot calls)
 so that on a dark page the light colours and scales are swapped for the dark ones of
 `visualizer.theme.dark_theme()` (passed here as JSON: one source of truth) before drawing, and redraws
-the figures when the theme changes.
+the figures when the theme changes; the figures' boxes take the same dark background (a CSS variable).
 """
 
 from __future__ import annotations
@@ -53,6 +56,30 @@ _SCRIPT = """
     if (!layout.plot_bgcolor) layout.plot_bgcolor = theme.background;
     return [data, layout];
   };
+  // a title wider than the figure's box (a phone; a figure that scrolls sideways) is broken into lines that fit
+  const measure = document.createElement('canvas').getContext('2d');
+  const fitTitle = (element, layout) => {
+    const title = layout && layout.title;
+    const text = typeof title === 'string' ? title : title && title.text;
+    if (!text || !element || !element.clientWidth || /<br>/i.test(text)) return layout;
+    const left = (typeof title.x === 'number' ? title.x : 0.05) * (layout.width || element.clientWidth);
+    const box = Math.min(element.clientWidth, layout.width || Infinity) - left - 12;  // the visible part
+    const font = {...(layout.font || {}), ...(title.font || {})};
+    const size = (title.font && title.font.size) || 1.4 * (font.size || 12);
+    measure.font = `${size}px ${font.family || '"Open Sans", verdana, arial, sans-serif'}`;
+    const width = (line) => measure.measureText(line.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&')).width;
+    if (width(text) <= box) return layout;
+    const lines = [];
+    for (const word of text.split(' ')) {
+      const last = lines.length ? lines[lines.length - 1] + ' ' + word : word;
+      if (lines.length && width(last) <= box) lines[lines.length - 1] = last; else lines.push(word);
+    }
+    const extra = Math.round((lines.length - 1) * size * 1.3);
+    const margin = {...(layout.margin || {}), t: ((layout.margin || {}).t ?? 100) + extra};
+    return {...layout, margin, ...(layout.height ? {height: layout.height + extra} : {}),
+            title: {...(typeof title === 'string' ? {} : title), text: lines.join(' <br>')}};
+  };
+  document.documentElement.style.setProperty('--figure-dark-background', theme.background);
   const wrap = (plotly, name) => {
     const draw = plotly[name];
     if (!draw || draw.__themed) return;
@@ -63,6 +90,7 @@ _SCRIPT = """
       }
       if (element) element.__lightFigure = {data: structuredClone(data || []), layout: structuredClone(layout || {}), config};
       if (isDark()) [data, layout] = darken(data, layout);
+      layout = fitTitle(element, layout);
       return draw.call(this, div, data, layout, config);
     };
     themed.__themed = true;

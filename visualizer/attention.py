@@ -44,10 +44,13 @@ def _shown(window: Window | None, shape, queries, keys, highlight):
 
 
 def below_toolbar(fig: go.Figure) -> go.Figure:
-    """Move a title down, clear of Plotly's toolbar (which floats over the figure's top right)."""
+    """Move a title down, clear of Plotly's toolbar (which floats over the figure's top right); the figure
+    grows by as much, so its plot area (sized for square cells) keeps its height."""
     if fig.layout.title.text:
         fig.layout.title.update(yref="container", y=1, yanchor="top", pad=dict(t=36))
         fig.layout.margin.t += 24
+        if fig.layout.height:
+            fig.layout.height += 24
     return fig
 
 
