@@ -167,8 +167,10 @@ def print_results(results: dict) -> None:
     part = results.get("serving", {})
     if "single_call" in part:
         call = part["single_call"]
+        lean = call.get("api_no_download_ms", {}).get("median", "-")
         print(f"\n## serving: one /translate call {call['api_ms']['median']} ms median (bare model "
-              f"{call['bare_model_ms']['median']} ms = {call['model_share']:.0%}); RSS of all processes "
+              f"{call['bare_model_ms']['median']} ms = {call['model_share']:.0%}; without downloading the trace "
+              f"{lean} ms); RSS of all processes "
               f"{part['rss']['total_mib']} MiB (server {part['rss']['server_mib']}, workers {part['rss']['workers_mib']})")
         print(table(["run", "ok", "errors", "p50 s", "p95 s", "calls/s", "page p95 s", "server cores", "load avg"],
                     [[name, r["ok"], len(r["errors"]), round(r["p50_s"], 2), round(r["p95_s"], 2),
