@@ -205,3 +205,29 @@ def test_translate_endpoint_has_a_description_and_clean_names(tiny_checkpoint):
     # page plumbing stays private: the API is the translation and the constant positional-encoding table
     assert sorted(demo.get_api_info()["named_endpoints"]) == ["/positional_encoding", "/translate"]
     assert [r["component"] for r in info["returns"]] == ["Textbox", "Downloadbutton"]
+
+
+def test_redraw_skips_only_what_is_already_shown(tiny_checkpoint, trace):
+    """A new trace and its step 1 reach the one redraw listener as two triggers: the second draws nothing.
+    Any change of what is shown (the step, another trace, the open tab) draws again."""
+    demo = build_demo(tiny_checkpoint)
+    redraw = listener(demo, "redraw")
+    trace_state = listener(demo, "before").outputs[0]
+    [drawn_state] = [c for c in redraw.inputs if c in redraw.outputs and isinstance(c, gr.State)]
+    step = next(c for c in redraw.inputs if getattr(c, "elem_id", None) == "step")
+    values = {component: getattr(component, "value", None) for component in redraw.inputs}
+    values.update({trace_state: trace, step: 1, drawn_state: None})
+    first = redraw.fn(values, None)
+    assert first[drawn_state] and by_id(first)["candidates-plot"] is not None
+    assert redraw.fn({**values, drawn_state: first[drawn_state]}, None) == gr.skip()  # nothing to send
+    for changed in ({step: 2}, {trace_state: translate_other(tiny_checkpoint)}):
+        again = redraw.fn({**values, drawn_state: first[drawn_state], **changed}, None)
+        assert again != gr.skip() and again[drawn_state] != first[drawn_state]
+        assert by_id(again)["candidates-plot"] is not None
+
+
+def translate_other(checkpoint_dir):
+    from model.checkpoint import load_checkpoint
+    from model.decoding import translate
+    loaded = load_checkpoint(checkpoint_dir)
+    return translate(loaded.model, loaded.tokenizer, "Ein Mann fährt Fahrrad.", "de-en")  # not GERMAN
