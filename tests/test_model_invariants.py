@@ -238,3 +238,15 @@ def test_logit_lens_reads_every_decoder_layer_through_the_projection(tiny_model,
             assert [[tiny_tokenizer.id_to_token(i) for i in row] for row in ids.tolist()] == \
                 [step[layer] for step in trace.logit_lens_tokens]
     np.testing.assert_allclose(trace.logit_lens_probs[:, -1], trace.candidate_probs[:, :5], atol=1e-6)
+
+
+def test_decoder_mask_is_causal_and_hides_padded_keys():
+    """Section 3.2.3: the decoder's self-attention mask is the look-ahead mask AND the target padding mask
+    (as the Masks tab draws it for a padded batch). With right padding only a padded query sees the
+    difference, so nothing downstream of the loss can tell; the mask itself must."""
+    tgt = torch.tensor([[5, 6, 7], [5, 6, 0]])
+    mask = decoder_mask(tgt, pad_id=0)
+    assert mask.shape == (2, 1, 3, 3)
+    causal = torch.tensor([[1, 0, 0], [1, 1, 0], [1, 1, 1]], dtype=torch.bool)
+    assert torch.equal(mask[0, 0], causal)
+    assert torch.equal(mask[1, 0], causal & torch.tensor([1, 1, 0], dtype=torch.bool))  # key 3 is [PAD]
