@@ -52,8 +52,10 @@ def wire(page: Page, step_info: gr.HTML, views: Sequence[TabView]) -> None:
 
 
 def drawn_key(values: dict, trace_state: gr.State, drawn_state: gr.State) -> str:
-    """Everything a redraw reads, the trace by what it is (sentence, direction, output), as one string."""
+    """Everything a redraw reads, the trace by what it is (sentence, direction, output, forced steps, the
+    heads or encodings switched off), as one string."""
     trace = values[trace_state]
-    what = None if trace is None else (trace.source_text, trace.direction, trace.translation, trace.num_steps)
+    what = None if trace is None else (trace.source_text, trace.direction, trace.translation, trace.num_steps,
+                                       trace.output_ids, trace.forced_steps, trace.ablation)
     return repr(sorted((component._id, repr(value)) for component, value in values.items()
                        if component is not trace_state and component is not drawn_state)) + repr(what)
