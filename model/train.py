@@ -124,13 +124,18 @@ class Distributed:
             torch.distributed.barrier()
 
 
-def batch_loss(model, src, tgt_in, labels, pad_id: int, label_smoothing: float, autocast: bool):
-    """Label-smoothed cross-entropy (section 5.4) summed over real tokens, and their count."""
+def summed_loss(model, src, tgt_in, labels, pad_id: int, label_smoothing: float, autocast: bool) -> torch.Tensor:
+    """Label-smoothed cross-entropy (section 5.4) summed over real tokens (a tensor: no GPU sync)."""
     with torch.autocast(device_type=src.device.type, dtype=torch.bfloat16, enabled=autocast):
         logits = model(src, tgt_in)  # (B, T, V)
-    loss = F.cross_entropy(logits.float().flatten(0, 1), labels.flatten(), ignore_index=pad_id,
+    return F.cross_entropy(logits.float().flatten(0, 1), labels.flatten(), ignore_index=pad_id,
                            label_smoothing=label_smoothing, reduction="sum")
-    return loss, int((labels != pad_id).sum())
+
+
+def batch_loss(model, src, tgt_in, labels, pad_id: int, label_smoothing: float, autocast: bool):
+    """The summed loss and the number of real target tokens it is summed over."""
+    return (summed_loss(model, src, tgt_in, labels, pad_id, label_smoothing, autocast),
+            int((labels != pad_id).sum()))
 
 
 @torch.no_grad()
@@ -183,7 +188,8 @@ def prefetch(examples: list[Example], batches: list[list[int]], config: Transfor
                     return
         except BaseException as error:  # noqa: BLE001  handed to the training loop below
             failure.append(error)
-        ready.put(None)
+        if not stop.is_set():  # the end of the batches (the loop may have stopped reading)
+            ready.put(None)
 
     thread = threading.Thread(target=fill, daemon=True)
     thread.start()
@@ -312,15 +318,15 @@ def main(argv: list[str] | None = None) -> int:
         for src, tgt_in, labels, src_tokens, tgt_tokens, flops in prefetch(
                 examples, batches[state["batch_in_epoch"]:], config, device):
             try:
-                loss_sum, _ = batch_loss(training_model, src, tgt_in, labels, config.pad_id, args.label_smoothing,
-                                         precision.autocast)
+                loss_sum = summed_loss(training_model, src, tgt_in, labels, config.pad_id, args.label_smoothing,
+                                       precision.autocast)
             except Exception as error:  # noqa: BLE001  torch.compile failed on this machine: train eagerly
                 if training_model is model or not compiled or dist.world > 1:
                     raise
                 print(f"torch.compile failed ({type(error).__name__}: {error}); training without it", flush=True)
                 training_model, compiled = model, False
-                loss_sum, _ = batch_loss(model, src, tgt_in, labels, config.pad_id, args.label_smoothing,
-                                         precision.autocast)
+                loss_sum = summed_loss(model, src, tgt_in, labels, config.pad_id, args.label_smoothing,
+                                       precision.autocast)
             (loss_sum / max(tgt_tokens, 1)).backward()  # token counts come from the CPU copy: no GPU sync
             if args.clip_norm:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip_norm)

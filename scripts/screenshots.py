@@ -17,13 +17,10 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
 
 from app_process import started_app  # noqa: E402
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+from benchmarks.browser_speed import CHROMIUM, CHROMIUM_ARGS  # noqa: E402  (one Chromium set-up for all)
 SCREENS = {"wide": (1400, 1000), "projector": (1280, 720), "phone": (390, 844)}
 TABS = ["Next token", "Attention", "Positional encoding", "Masks", "Model", "Explain"]
 README_SHOTS = {"light-wide.png": ("wide", "light"), "dark-1280x720.png": ("projector", "dark"),
@@ -90,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as folder, \
             started_app(args.checkpoint, Path(folder) / "app.log", workers=0) as (url, _process), \
             sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         pages: dict = {}
         for name, screen, theme, tab in shots:
             if (screen, theme) not in pages:

@@ -375,3 +375,15 @@ def test_importing_the_ui_loads_no_model():
     root = Path(__file__).resolve().parent.parent
     result = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]
+
+
+def test_the_step_slider_clamps_a_step_from_the_previous_sentence():
+    """A step beyond a new, shorter trace's range reaches the listeners clamped (Gradio's slider refused
+    the whole event, which left a stale plot); the page's front end still draws Gradio's own slider."""
+    from ui.step_slider import StepSlider
+
+    slider = StepSlider(1, 7, value=1, step=1)
+    assert slider.preprocess(9) == 7 and slider.preprocess(0) == 1 and slider.preprocess(4) == 4
+    assert slider.get_block_name() == "slider"
+    with pytest.raises(gr.Error):
+        gr.Slider(1, 7, step=1).preprocess(9)  # what it replaces

@@ -57,26 +57,40 @@ def copy_server(copy_checkpoint, tmp_path_factory):
         pytest.fail(str(error))
 
 
-@pytest.mark.browser
-@needs_chromium
-def test_the_plotted_head_is_the_traces_head_at_a_middle_step(browser, copy_server, copy_checkpoint):  # noqa: F811
-    from playwright.sync_api import expect
-
+@pytest.fixture(scope="module")
+def copy_trace(copy_checkpoint):
+    """The trace the page must show: `model.decoding.translate` of SENTENCE here, on the same checkpoint."""
     loaded = load_checkpoint(copy_checkpoint)
-    trace = translate(loaded.model, loaded.tokenizer, SENTENCE, "de-en")
-    assert trace.stopped_by == "eos" and trace.num_steps >= 5
-    step = trace.num_steps // 2  # 0-based, the middle of the sentence
+    return translate(loaded.model, loaded.tokenizer, SENTENCE, "de-en")
+
+
+def translated_page(browser, url: str, trace):  # noqa: F811
+    """A 1400x1000 page that has translated SENTENCE and shows `trace`'s translation (close it after)."""
+    from playwright.sync_api import expect
 
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.set_default_timeout(30_000)
+    page.goto(url)
+    # the page opens by translating an example (issue 14): let it land first, or it overwrites ours
+    page.wait_for_selector("#attention-plot .js-plotly-plot")
+    expect(page.locator("#translation textarea")).not_to_have_value("")
+    page.fill("#source textarea", SENTENCE)
+    page.click("#translate")
+    expect(page.locator("#translation textarea")).to_have_value(trace.translation)
+    return page
+
+
+@pytest.mark.browser
+@needs_chromium
+def test_the_plotted_head_is_the_traces_head_at_a_middle_step(browser, copy_server, copy_trace):  # noqa: F811
+    from playwright.sync_api import expect
+
+    trace = copy_trace
+    assert trace.stopped_by == "eos" and trace.num_steps >= 5
+    step = trace.num_steps // 2  # 0-based, the middle of the sentence
+
+    page = translated_page(browser, copy_server, trace)
     try:
-        page.goto(copy_server)
-        # the page opens by translating an example (issue 14): let it land first, or it overwrites ours
-        page.wait_for_selector("#attention-plot .js-plotly-plot")
-        expect(page.locator("#translation textarea")).not_to_have_value("")
-        page.fill("#source textarea", SENTENCE)
-        page.click("#translate")
-        expect(page.locator("#translation textarea")).to_have_value(trace.translation)
         expect(page.locator("#step-info")).to_contain_text(f"Step 1 of {trace.num_steps}")
         for number in range(2, step + 2):
             page.click("#step-next")
@@ -113,22 +127,14 @@ def test_the_plotted_head_is_the_traces_head_at_a_middle_step(browser, copy_serv
 
 @pytest.mark.browser
 @needs_chromium
-def test_opening_a_grid_head_shows_that_heads_weights(browser, copy_server, copy_checkpoint):  # noqa: F811
+def test_opening_a_grid_head_shows_that_heads_weights(browser, copy_server, copy_trace):  # noqa: F811
     """The all-heads grid's "Open a head" control (gr.Plot has no click event) sets the Layer and Head
     controls and draws that head: the plotted numbers are the trace's layer 2, head 2 at step 1."""
     from playwright.sync_api import expect
 
-    loaded = load_checkpoint(copy_checkpoint)
-    trace = translate(loaded.model, loaded.tokenizer, SENTENCE, "de-en")
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.set_default_timeout(30_000)
+    trace = copy_trace
+    page = translated_page(browser, copy_server, trace)
     try:
-        page.goto(copy_server)
-        page.wait_for_selector("#attention-plot .js-plotly-plot")
-        expect(page.locator("#translation textarea")).not_to_have_value("")
-        page.fill("#source textarea", SENTENCE)
-        page.click("#translate")
-        expect(page.locator("#translation textarea")).to_have_value(trace.translation)
         page.get_by_role("tab", name="Attention").click()
         page.locator("#attention-kind").get_by_text("Cross-attention").click()
         page.locator("#head").get_by_text("all heads", exact=True).click()

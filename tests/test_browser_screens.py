@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from test_browser import CHROMIUM, GERMAN, browser, needs_chromium, server  # noqa: F401 (fixtures)
+from screenshots import open_tab  # noqa: F401  (scripts/screenshots.py: clicks a tab as a visitor does)
 from visualizer.theme import DARK_BACKGROUND, DARK_COLORS, TEXT_COLOR
 
 VIEWPORTS = [(1400, 1000), (1280, 720), (390, 844)]
@@ -24,15 +25,6 @@ def rgb(color: str) -> str:
         return color
     value = {"white": "ffffff"}.get(color, color.lstrip("#"))
     return "rgb(%d, %d, %d)" % tuple(int(value[i:i + 2], 16) for i in (0, 2, 4))
-
-
-def open_tab(page, name: str) -> None:
-    """Click a top-level tab; on a narrow screen Gradio moves some into its "More tabs" menu."""
-    tab = page.locator("#views [role=tablist]").get_by_role("tab", name=name)
-    if tab.count() == 0:
-        page.locator("#views > .tab-wrapper .overflow-menu > button").click()
-        tab = page.locator("#views .overflow-dropdown").get_by_role("button", name=name)
-    tab.first.click()
 
 
 def overflow(page) -> int:

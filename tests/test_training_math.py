@@ -169,13 +169,13 @@ def test_training_uses_the_papers_label_smoothing(tmp_path, pairs, monkeypatch):
     """Section 5.4: eps_ls = 0.1 by default, passed to every training and validation loss."""
     (tmp_path / "train.de").write_text("\n".join(de for de, _ in pairs) + "\n", encoding="utf-8")
     (tmp_path / "train.en").write_text("\n".join(en for _, en in pairs) + "\n", encoding="utf-8")
-    seen, batch_loss = [], train.batch_loss
+    seen, summed_loss = [], train.summed_loss  # every training and validation loss goes through it
 
     def recording(model, src, tgt_in, labels, pad_id, label_smoothing, autocast):
         seen.append(label_smoothing)
-        return batch_loss(model, src, tgt_in, labels, pad_id, label_smoothing, autocast)
+        return summed_loss(model, src, tgt_in, labels, pad_id, label_smoothing, autocast)
 
-    monkeypatch.setattr(train, "batch_loss", recording)
+    monkeypatch.setattr(train, "summed_loss", recording)
     tiny = ["--d-model", "16", "--heads", "2", "--encoder-layers", "1", "--decoder-layers", "1", "--d-ff", "32",
             "--vocab-size", "400", "--max-tokens", "400", "--bleu-sentences", "2", "--threads", "1"]
     assert train.main(["--data", str(tmp_path / "train"), "--val", str(tmp_path / "train"),

@@ -147,10 +147,10 @@ class Header:
                 self.tokens: tokens_html(trace), self.notice: notice_markdown(trace),
                 self.switch: gr.Button(label, visible=switch_to is not None)}
 
-    def after_translate(self, trace: TranslationTrace | None) -> dict:
-        """After /translate: the tokens, notices and switch of the new trace, and its download enabled."""
-        shown = self.result(trace, None) if trace is not None else self.cleared()
-        return {self.download: gr.DownloadButton(interactive=trace is not None),
+    def after_translate(self, trace: TranslationTrace) -> dict:
+        """After /translate succeeded: the tokens, notices and switch of the new trace, its download enabled."""
+        shown = self.result(trace, None)
+        return {self.download: gr.DownloadButton(interactive=True),
                 **{component: shown[component] for component in (self.tokens, self.notice, self.switch)}}
 
     def cleared(self, notice: str = "") -> dict:

@@ -14,6 +14,7 @@ import gradio as gr
 from model import TranslationTrace
 
 from .common import PRIVATE, chips, step_index
+from .step_slider import StepSlider
 
 PLAY_SECONDS = 1.0  # one decoding step per tick while playing
 
@@ -51,20 +52,6 @@ def step_html(trace: TranslationTrace | None, step: float | None) -> str:
             f'{prefix}</span><span class="step-arrow">→ next</span>{chosen}'
             f'<span class="step-facts">p = {float(trace.chosen_probs[t]):.3f} · entropy = '
             f'{float(trace.entropy[t]):.2f} bits</span></div>')
-
-
-class StepSlider(gr.Slider):
-    """The step slider. An event can still carry the previous sentence's step after a new, shorter trace
-    has narrowed the range (the page sends the value it showed): that step is clamped into the range
-    (the views clamp it too) instead of Gradio refusing the whole event, which left a stale plot."""
-
-    def get_block_name(self) -> str:
-        return "slider"  # the front end's own slider
-
-    def preprocess(self, payload: float | None) -> float | None:
-        if payload is not None and self.minimum is not None and self.maximum is not None:
-            payload = min(max(payload, self.minimum), self.maximum)
-        return super().preprocess(payload)
 
 
 @dataclass(frozen=True)
