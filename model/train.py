@@ -53,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     data = parser.add_argument_group("data")
     data.add_argument("--data", nargs="+", required=True,
                       help="training sources: PREFIX (PREFIX.de + PREFIX.en), FILE.tsv (English<TAB>German) or hf:DATASET[:CONFIG]")
-    data.add_argument("--val", help="validation source (same formats), used for model selection")
+    data.add_argument("--val", nargs="+", default=[],
+                      help="validation sources (same formats), used for model selection: BLEU is the mean over them")
     data.add_argument("--tokenizer", help="reuse this tokenizer.json instead of training one")
     data.add_argument("--vocab-size", type=int, default=8000)
     data.add_argument("--max-length", type=int, default=100, help="drop pairs with a side longer than this many subwords")
@@ -138,9 +139,19 @@ def batch_loss(model, src, tgt_in, labels, pad_id: int, label_smoothing: float, 
             int((labels != pad_id).sum()))
 
 
+def source_name(spec: str) -> str:
+    """A short name for a data source in the log: `../multi30k/val` -> `val`, `a/holdout.tsv` -> `holdout`."""
+    return Path(spec).name.removesuffix(".tsv")
+
+
 @torch.no_grad()
-def validate(model: Transformer, tokenizer: SubwordTokenizer, examples: list[Example], pairs, args, device) -> dict:
-    """Validation loss (label-smoothed, like the training loss) and greedy BLEU in both directions."""
+def validate(model: Transformer, tokenizer: SubwordTokenizer, examples: list[Example], val_sets: dict[str, list],
+             args, device) -> dict:
+    """Validation loss (label-smoothed, like the training loss) and greedy BLEU in both directions.
+
+    BLEU is computed on the first `--bleu-sentences` pairs of each validation source (`NAME bleu_de_en`)
+    and `bleu_de_en` / `bleu_en_de` are the means over the sources, used for model selection.
+    """
     model.eval()
     total, count = 0.0, 0
     for indices in token_batches(examples, args.max_tokens, random.Random(0)):
@@ -148,13 +159,19 @@ def validate(model: Transformer, tokenizer: SubwordTokenizer, examples: list[Exa
         loss, tokens = batch_loss(model, src, tgt_in, labels, model.config.pad_id, args.label_smoothing, False)
         total, count = total + float(loss), count + tokens
     result = {"loss": total / max(count, 1)}
-    subset = pairs[: args.bleu_sentences]
-    for direction, (sources, references) in {
-        "de-en": ([p[0] for p in subset], [p[1] for p in subset]),
-        "en-de": ([p[1] for p in subset], [p[0] for p in subset]),
-    }.items():
-        hypotheses = translate_batch(model, tokenizer, sources, direction)
-        result[f"bleu_{direction.replace('-', '_')}"] = score(hypotheses, references)["bleu"]
+    for key in ("bleu_de_en", "bleu_en_de"):
+        result[key] = 0.0
+    for name, pairs in val_sets.items():
+        subset = pairs[: args.bleu_sentences]
+        for direction, (sources, references) in {
+            "de-en": ([p[0] for p in subset], [p[1] for p in subset]),
+            "en-de": ([p[1] for p in subset], [p[0] for p in subset]),
+        }.items():
+            key = f"bleu_{direction.replace('-', '_')}"
+            bleu = score(translate_batch(model, tokenizer, sources, direction), references)["bleu"]
+            if len(val_sets) > 1:
+                result[f"{name} {key}"] = bleu
+            result[key] += bleu / len(val_sets)
     model.train()
     return result
 
@@ -216,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         pairs = read_sources(args.data)
-        val_pairs = read_sources([args.val]) if args.val else []
+        val_sets = {source_name(spec): read_sources([spec]) for spec in args.val}
     except DataError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -255,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
             training_model, device_ids=[device.index] if cuda else None)
 
     examples = make_examples(pairs, tokenizer, args.max_length)
-    val_examples = make_examples(val_pairs, tokenizer, args.max_length)
+    val_examples = make_examples([pair for pairs in val_sets.values() for pair in pairs], tokenizer, args.max_length)
     if dist.main:
         print(f"{len(pairs)} pairs -> {len(examples)} examples (both directions); vocab {tokenizer.vocab_size}; "
               f"{model.num_parameters() / 1e6:.2f}M parameters; device {device}; world {dist.world}")
@@ -279,9 +296,9 @@ def main(argv: list[str] | None = None) -> int:
     def evaluate_and_save() -> None:
         evaluation_start = time.time()
         record_speed()
-        scores = validate(model, tokenizer, val_examples, val_pairs, args, device)
-        for key in ("loss", "bleu_de_en", "bleu_en_de"):
-            log["validation"][key].append(round(scores[key], 4))
+        scores = validate(model, tokenizer, val_examples, val_sets, args, device)
+        for key, value in scores.items():
+            log["validation"].setdefault(key, []).append(round(value, 4))
         log["validation"]["step"].append(state["step"])
         mean_bleu = (scores["bleu_de_en"] + scores["bleu_en_de"]) / 2
         print(f"\nstep {state['step']}: val loss {scores['loss']:.3f}  BLEU de-en {scores['bleu_de_en']:.2f}  "
@@ -383,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
         if log["validation"]["step"] and log["validation"]["step"][-1] != state["step"]:
             evaluate_and_save()
         if len(snapshots) > 1:
-            try_average(model, snapshots, tokenizer, val_examples, val_pairs, args, device, out, log, state, command, commit)
+            try_average(model, snapshots, tokenizer, val_examples, val_sets, args, device, out, log, state, command, commit)
         print(f"done: {state['step']} steps, {state['seconds'] / 60:.1f} min, best mean val BLEU {state['best_bleu']:.2f}")
         print(f"best checkpoint: {out / 'best'}\ntraining log: {out / LOG_FILE}")
         if args.film == "on":
@@ -393,11 +410,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def try_average(model, snapshots, tokenizer, val_examples, val_pairs, args, device, out, log, state, command, commit) -> None:
+def try_average(model, snapshots, tokenizer, val_examples, val_sets, args, device, out, log, state, command, commit) -> None:
     """Checkpoint averaging (section 6.1 averages the last checkpoints): keep it if val BLEU improves."""
     averaged = {k: torch.stack([s[k].float() for s in snapshots]).mean(0).to(snapshots[-1][k].dtype) for k in snapshots[-1]}
     model.load_state_dict(averaged)
-    scores = validate(model, tokenizer, val_examples, val_pairs, args, device)
+    scores = validate(model, tokenizer, val_examples, val_sets, args, device)
     mean_bleu = (scores["bleu_de_en"] + scores["bleu_en_de"]) / 2
     print(f"average of last {len(snapshots)}: val BLEU de-en {scores['bleu_de_en']:.2f} en-de {scores['bleu_en_de']:.2f}")
     if mean_bleu > state["best_bleu"]:
