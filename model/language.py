@@ -99,3 +99,33 @@ def guard_rails(text: str, source_tokens: Sequence[str], direction: str) -> list
                                f"sentences have at most {LONG_SOURCE_SUBWORDS} (Multi30k captions and Tatoeba are "
                                "short). Expect repeats, omissions or a loop; translate one sentence at a time."))
     return rails
+
+
+def repeated_phrase(text: str, words: int = 3) -> str | None:
+    """The first run of `words` words that occurs twice in `text` (a decoding loop), else None."""
+    tokens = re.findall(r"\w+", text.lower())
+    seen: set[tuple[str, ...]] = set()
+    for start in range(len(tokens) - words + 1):
+        phrase = tuple(tokens[start:start + words])
+        if phrase in seen:
+            return " ".join(phrase)
+        seen.add(phrase)
+    return None
+
+
+def translation_warnings(source_tokens: Sequence[str], translation: str, finished: bool) -> list[str]:
+    """Plain reasons to distrust a translation: a source longer than training, a loop, no [EOS]."""
+    warnings = []
+    length = len(subwords(source_tokens))
+    if length > LONG_SOURCE_SUBWORDS:
+        warnings.append(f"the sentence has {length} subword tokens, and 99.9 % of the training sentences have at "
+                        f"most {LONG_SOURCE_SUBWORDS}: sentences this long are rare in the training data "
+                        "(Multi30k captions and Tatoeba sentences are short), so the model never learned to "
+                        "translate them")
+    loop = repeated_phrase(translation)
+    if loop:
+        warnings.append(f"the translation repeats itself (\u201c{loop}\u201d occurs more than once): a decoding loop")
+    if not finished:
+        warnings.append("decoding stopped at the length limit without [EOS]")
+    return warnings
+

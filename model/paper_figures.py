@@ -23,7 +23,8 @@ import numpy as np
 from . import limits
 from .analysis import is_special, word_numbers
 from .decoding import translate
-from .tokenizer import WORD_BOUNDARY
+from .language import translation_warnings
+from .tokenizer import EOS, WORD_BOUNDARY
 
 PAPER_LAYER = 5  # the figures' layer, 1-based, in the paper's base model ...
 PAPER_LAYERS = 6  # ... of 6 encoder layers
@@ -184,6 +185,7 @@ class FigureResult:
     encoder_attention: np.ndarray  # (L, h, S, S)
     translation: str  # the model's German, for the record
     search: HeadSearch
+    translation_warnings: list[str]  # why that German may be poor (model/language.py), empty if none
 
 
 def run_paper_figures(model, tokenizer, figures: Sequence[PaperFigure] = PAPER_FIGURES) -> list[FigureResult]:
@@ -199,6 +201,7 @@ def run_paper_figures(model, tokenizer, figures: Sequence[PaperFigure] = PAPER_F
             raise ValueError(f"{figure.name}: this tokenizer splits the sentence into more than "
                              f"{limits.MAX_SOURCE_TOKENS} subwords and the cut lost a word of the figure "
                              f"({error})") from None
-        results.append(FigureResult(figure, list(trace.source_tokens), trace.encoder_attention,
-                                    trace.translation, search))
+        finished = bool(trace.output_tokens) and trace.output_tokens[-1] == EOS
+        results.append(FigureResult(figure, list(trace.source_tokens), trace.encoder_attention, trace.translation,
+                                    search, translation_warnings(trace.source_tokens, trace.translation, finished)))
     return results

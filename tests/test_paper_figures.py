@@ -137,3 +137,30 @@ def test_a_sentence_cut_before_the_figure_words_gets_a_clear_message(tiny_model,
     """The paper's full sentence is over 100 bytes, so the tiny byte-level tokenizer cuts it."""
     with pytest.raises(ValueError, match="the cut lost a word of the figure"):
         run_paper_figures(tiny_model, tiny_tokenizer, PAPER_FIGURES[:1])
+
+
+def test_a_poor_translation_of_a_long_sentence_is_called_poor_with_its_reasons():
+    from model.language import LONG_SOURCE_SUBWORDS, repeated_phrase, translation_warnings
+
+    assert repeated_phrase("aber seine Anwendung sollte, aber seine Anwendung sollte") == "aber seine anwendung"
+    assert repeated_phrase("Zwei Hunde spielen im Schnee, zwei Katzen im Haus.") is None  # 2 words repeat: no loop
+    short = ["<2de>", "▁Two", "▁dogs", "[EOS]"]
+    assert translation_warnings(short, "Zwei Hunde.", finished=True) == []
+    long = ["<2de>", *[f"▁w{i}" for i in range(LONG_SOURCE_SUBWORDS + 1)], "[EOS]"]
+    reasons = translation_warnings(long, "Das ist das ist das ist gut", finished=False)
+    assert len(reasons) == 3
+    assert f"{LONG_SOURCE_SUBWORDS + 1} subword tokens" in reasons[0] and "rare in the training data" in reasons[0]
+    assert "das ist das" in reasons[1] and "[EOS]" in reasons[2]
+    assert len(translation_warnings(long[:-1][:LONG_SOURCE_SUBWORDS + 1], "Gut.", finished=True)) == 0
+
+
+def test_the_paper_panel_says_when_its_german_is_poor(tiny_model, tiny_tokenizer):
+    from ui.explain import paper as paper_panel
+
+    figures = [dataclasses.replace(figure, sentence=SHORT_SENTENCES[figure.name]) for figure in PAPER_FIGURES]
+    result = run_paper_figures(tiny_model, tiny_tokenizer, figures)[0]
+    assert result.translation_warnings  # an untrained model loops or runs to the length limit
+    text = paper_panel.verdict(result, 0, 0)
+    assert "This translation is poor" in text and result.translation_warnings[0] in text
+    fine = dataclasses.replace(result, translation_warnings=[])
+    assert "poor" not in paper_panel.verdict(fine, 0, 0)

@@ -65,7 +65,16 @@ def verdict(result: FigureResult, layer: int, head: int) -> str:
             f"({search.chance:.0%}, a uniform head). The paper's heads sit in layer {search.paper_layer} of "
             f"{search.paper_layers} (depth {search.paper_layer / search.paper_layers:.2f}); this one at depth "
             f"{search.best_depth:.2f}. Shown: layer {layer + 1}, head {head + 1} ({chosen:.0%}).  \n"
-            f"This model's German: “{html.escape(result.translation)}”")
+            f"This model's German: “{html.escape(result.translation)}”" + translation_caveat(result))
+
+
+def translation_caveat(result: FigureResult) -> str:
+    """Said plainly under the German when it is poor, with the reasons (model/language.py)."""
+    if not result.translation_warnings:
+        return ""
+    reasons = "; ".join(html.escape(reason) for reason in result.translation_warnings)
+    return (f"  \n**This translation is poor, not a fair sample of the model:** {reasons}. The attention drawn "
+            "above is still this model's own, computed on the paper's sentence.")
 
 
 def paper_views(results: list[FigureResult], name: str, layer: float | None, head: float | None,

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The CPU recipe of the shipped checkpoint (issue 21): Multi30k train (listed twice: its captions keep
+# their share of the data next to 177k everyday pairs) + the large Tatoeba set minus a held-out slice;
+# model selection on Multi30k val and that slice together; two threads, --precision auto, the film on.
+#   bash scripts/train_cpu.sh [RUN_DIR] [MINUTES]      (add --resume to continue an interrupted run)
+set -euo pipefail
+RUN=${1:-runs/cpu-large}
+MINUTES=${2:-90}
+shift $(( $# > 2 ? 2 : $# )) || true
+DATA=${DATA:-../shared/data}
+[ -f data/tatoeba/holdout.tsv ] || python3 -m scripts.split_holdout "$DATA/tatoeba/eng-deu.large.tsv" --out data/tatoeba --size 3000
+python3 -m model.train \
+  --data "$DATA/multi30k/train" "$DATA/multi30k/train" data/tatoeba/train.tsv \
+  --val "$DATA/multi30k/val" data/tatoeba/holdout.tsv \
+  --out "$RUN" --d-model 256 --heads 8 --encoder-layers 3 --decoder-layers 3 --d-ff 1024 --vocab-size 8000 \
+  --dropout 0.1 --attention-dropout 0.1 --max-tokens 4000 --warmup 600 --lr-factor 0.5 \
+  --eval-minutes 7.5 --bleu-sentences 150 --average-last 3 --max-minutes "$MINUTES" --threads 2 \
+  --precision auto --film on "$@"
