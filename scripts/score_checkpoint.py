@@ -35,8 +35,10 @@ def score_checkpoint(checkpoint_dir: Path, data_dir: Path, splits: list[str], de
     checkpoint = load_checkpoint(checkpoint_dir, device=device)
     scores: dict = {}
     for split in splits:
-        german = (data_dir / f"{split}.de").read_text(encoding="utf-8").splitlines()
-        english = (data_dir / f"{split}.en").read_text(encoding="utf-8").splitlines()
+        prefix = Path(split) if "/" in split else data_dir / split  # a path prefix, or a split of --data
+        split = "/".join(Path(split).parts[-2:]) if "/" in split else split
+        german = (Path(f"{prefix}.de")).read_text(encoding="utf-8").splitlines()
+        english = (Path(f"{prefix}.en")).read_text(encoding="utf-8").splitlines()
         for direction, sources, references in (("de-en", german, english), ("en-de", english, german)):
             for decoding in decodings:
                 start = time.time()
@@ -66,7 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--checkpoint", type=Path, required=True)
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "multi30k",
                         help="folder with SPLIT.de / SPLIT.en files")
-    parser.add_argument("--splits", nargs="+", default=["val", "test_2016_flickr"])
+    parser.add_argument("--splits", nargs="+", default=["val", "test_2016_flickr"],
+                        help="splits of --data, or path prefixes PREFIX (PREFIX.de / PREFIX.en; named by their "
+                             "last two parts, e.g. tatoeba/holdout)")
     parser.add_argument("--decodings", nargs="+", choices=sorted(DECODINGS), default=["greedy", "beam4"])
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--device", default="auto", help="auto (cuda when there is one), cpu, cuda")

@@ -2,7 +2,10 @@
 
     python3 -m scripts.split_holdout ../shared/data/tatoeba/eng-deu.large.tsv --out data/tatoeba --size 3000
 
-writes `OUT/train.tsv` and `OUT/holdout.tsv` (both `English<TAB>German`). A pair goes to the holdout
+writes `OUT/train.tsv` and `OUT/holdout.tsv` (both `English<TAB>German`), and the holdout again as
+line-aligned `OUT/holdout.de` / `OUT/holdout.en` for scripts/score_checkpoint.py. With `--unseen-by FILE`
+it also writes `OUT/holdout-unseen.{de,en}`: the held-out pairs that share no sentence with FILE (an
+older model's training data), for a fair comparison with that model. A pair goes to the holdout
 at random (seeded); every training pair whose English or German sentence also occurs in the holdout
 is dropped, so no sentence is shared (Tatoeba has many translations of one sentence). The app's own
 examples are never in the holdout: a model is not selected on the sentences it is then shown with.
@@ -52,6 +55,18 @@ def write_pairs(path: Path, pairs: list[Pair]) -> None:
     path.write_text("".join(f"{english}\t{german}\n" for english, german in pairs), encoding="utf-8")
 
 
+def write_aligned(prefix: Path, pairs: list[Pair]) -> None:
+    """PREFIX.en and PREFIX.de, line-aligned (the Multi30k layout)."""
+    for suffix, column in (("en", 0), ("de", 1)):
+        Path(f"{prefix}.{suffix}").write_text("".join(pair[column] + "\n" for pair in pairs), encoding="utf-8")
+
+
+def unseen(pairs: list[Pair], other: list[Pair]) -> list[Pair]:
+    """The pairs that share no sentence, on either side, with `other`."""
+    sentences = {sentence for pair in other for sentence in pair}
+    return [pair for pair in pairs if pair[0] not in sentences and pair[1] not in sentences]
+
+
 def app_example_sentences() -> set[str]:
     """The examples a visitor sees on the page (ui/text.py, read without importing Gradio)."""
     import importlib.util
@@ -68,12 +83,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="folder for train.tsv and holdout.tsv")
     parser.add_argument("--size", type=int, default=3000, help="held-out pairs")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--unseen-by", type=Path, help="also write the held-out pairs unseen in this TSV")
     args = parser.parse_args(argv)
     pairs = read_pairs(args.tsv)
     training, held_out = split_holdout(pairs, args.size, args.seed, app_example_sentences())
     args.out.mkdir(parents=True, exist_ok=True)
     write_pairs(args.out / "train.tsv", training)
     write_pairs(args.out / "holdout.tsv", held_out)
+    write_aligned(args.out / "holdout", held_out)
+    if args.unseen_by:
+        fresh = unseen(held_out, read_pairs(args.unseen_by))
+        write_aligned(args.out / "holdout-unseen", fresh)
+        print(f"{len(fresh)} held-out pairs share no sentence with {args.unseen_by}")
     print(f"{len(pairs)} pairs -> {len(training)} training + {len(held_out)} held out "
           f"({len(pairs) - len(training) - len(held_out)} dropped for sharing a sentence with the holdout)")
     return 0

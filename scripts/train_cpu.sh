@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The CPU recipe of the shipped checkpoint (issue 21): Multi30k train (listed twice: its captions keep
 # their share of the data next to 177k everyday pairs) + the large Tatoeba set minus a held-out slice;
-# model selection on Multi30k val and that slice together; two threads, --precision auto, the film on.
+# model selection on Multi30k val and that slice together; one thread by default (THREADS=2 on an idle machine: two OpenMP threads collapse to a crawl as soon as anything else runs on a 2-core CPU), --precision auto, the film on.
 #   bash scripts/train_cpu.sh [RUN_DIR] [MINUTES]      (add --resume to continue an interrupted run)
 set -euo pipefail
 RUN=${1:-runs/cpu-large}
@@ -14,5 +14,5 @@ python3 -m model.train \
   --val "$DATA/multi30k/val" data/tatoeba/holdout.tsv \
   --out "$RUN" --d-model 256 --heads 8 --encoder-layers 3 --decoder-layers 3 --d-ff 1024 --vocab-size 8000 \
   --dropout 0.1 --attention-dropout 0.1 --max-tokens 4000 --warmup 600 --lr-factor 0.5 \
-  --eval-minutes 7.5 --bleu-sentences 150 --average-last 3 --max-minutes "$MINUTES" --threads 2 \
+  --eval-minutes 7.5 --bleu-sentences 150 --average-last 3 --max-minutes "$MINUTES" --threads "${THREADS:-1}" \
   --precision auto --film on "$@"
