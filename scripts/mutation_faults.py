@@ -256,8 +256,8 @@ FAULTS = [
           "the training film translates every probe German to English"),
     # session 3: the one redraw listener's skip, and the MFU numerator
     Fault("redraw-skip-ignores-step", "ui/redraw.py",
-          "key = drawn_key(values, page.trace, drawn)",
-          "key = drawn_key({k: v for k, v in values.items() if k is not page.step}, page.trace, drawn)",
+          "step if view.follows_step else None",
+          "None",
           "the redraw listener takes a new step for what is already shown and draws nothing"),
     Fault("flops-forward-only", "model/flops.py",
           "return float(6 * (encoder + decoder + output).sum())",

@@ -3,7 +3,9 @@
 The pool (serving/pool.py) sends a job's name and keyword arguments to a worker process that holds
 the checkpoint, and the result comes back pickled (plain data: the TranslationTrace of
 model/trace.py, numpy arrays, dataclasses). A new job is one line in JOBS; it must be a
-module-level function, because workers find it by its module and name.
+module-level function, because workers find it by its module and name. ui/runner.py's Runner is the only
+caller; it runs a job in a worker or, in single-process mode, here in the caller's process (where a ZeroGPU
+mode would wrap each function of JOBS in `@spaces.GPU`: see Runner's `jobs`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from model import Checkpoint, TranslationTrace
 from model import analysis
 from model.ablation import Ablation
 from model.decoding import translate
+from model.kv_cache_view import CacheRecording, record_trace_cache
+from model.paper_figures import FigureResult, PaperFigure, run_paper_figures
 
 
 def translate_job(checkpoint: Checkpoint, text: str, direction: str, forced_prefix: Sequence[int] | None = None,
@@ -38,6 +42,16 @@ def beam_versus_greedy_job(checkpoint: Checkpoint, trace: TranslationTrace, beam
     return analysis.beam_versus_greedy(checkpoint.model, checkpoint.tokenizer, trace, beam_size, length_penalty)
 
 
+def record_cache_job(checkpoint: Checkpoint, trace: TranslationTrace) -> CacheRecording:
+    """The decoder's KV cache at every step of `trace`'s greedy run, replayed through the cached decoder."""
+    return record_trace_cache(checkpoint.model, trace)
+
+
+def paper_figures_job(checkpoint: Checkpoint, figures: Sequence[PaperFigure]) -> list[FigureResult]:
+    """The paper's Figures 3-5 sentences through the encoder, the best-matching head of each (Appendix)."""
+    return run_paper_figures(checkpoint.model, checkpoint.tokenizer, figures)
+
+
 def checkpoint_info_job(checkpoint: Checkpoint) -> dict:
     """What a UI process shows without holding the weights: {"config", "metrics", "path"}."""
     return {"config": checkpoint.config, "metrics": checkpoint.metrics, "path": str(checkpoint.path)}
@@ -49,5 +63,7 @@ JOBS: dict[str, Job] = {
     "translate": translate_job,
     "token_probabilities": token_probabilities_job,
     "beam_versus_greedy": beam_versus_greedy_job,
+    "record_cache": record_cache_job,
+    "paper_figures": paper_figures_job,
     "checkpoint_info": checkpoint_info_job,
 }

@@ -33,7 +33,7 @@ def checkpoint(tiny_checkpoint):
 
 @pytest.fixture(scope="module")
 def trace(checkpoint) -> TranslationTrace:
-    trace, _, _ = session.translate_text(checkpoint, GERMAN, "de-en", )
+    trace, _, _ = session.translate_text(session.Runner(checkpoint), GERMAN, "de-en", )
     return trace
 
 
@@ -57,7 +57,7 @@ def figure_json(value) -> dict:
 # --------------------------------------------------------------------------- translate
 @pytest.mark.parametrize("direction", ["de-en", "German → English", " DE-EN ", "en-de", "English → German"])
 def test_translate_accepts_codes_and_labels(checkpoint, direction):
-    trace, translation, path = session.translate_text(checkpoint, GERMAN, direction)
+    trace, translation, path = session.translate_text(session.Runner(checkpoint), GERMAN, direction)
     assert trace.direction == session.parse_direction(direction)
     assert trace.source_tokens[0] == ("<2en>" if trace.direction == "de-en" else "<2de>")
     assert translation == trace.translation and trace.num_steps >= 1
@@ -66,13 +66,13 @@ def test_translate_accepts_codes_and_labels(checkpoint, direction):
 
 def test_unknown_direction_is_refused(checkpoint):
     with pytest.raises(gr.Error, match="de-en"):
-        session.translate_text(checkpoint, GERMAN, "fr-en")
+        session.translate_text(session.Runner(checkpoint), GERMAN, "fr-en")
 
 
 @pytest.mark.parametrize("text", ["", "   \n\t ", None])
 def test_empty_input_gives_a_clear_message(checkpoint, text):
     with pytest.raises(gr.Error, match="empty"):
-        session.translate_text(checkpoint, text, "de-en")
+        session.translate_text(session.Runner(checkpoint), text, "de-en")
 
 
 def test_too_long_input_is_refused_naming_the_limit(checkpoint, monkeypatch):
@@ -81,13 +81,13 @@ def test_too_long_input_is_refused_naming_the_limit(checkpoint, monkeypatch):
 
     monkeypatch.setattr(session.Runner, "run", must_not_run)  # every model computation of the page
     with pytest.raises(gr.Error, match=f"{limits.MAX_INPUT_CHARS:,} characters") as raised:
-        session.translate_text(checkpoint, "a" * (limits.MAX_INPUT_CHARS + 1), "de-en")
+        session.translate_text(session.Runner(checkpoint), "a" * (limits.MAX_INPUT_CHARS + 1), "de-en")
     assert f"{limits.MAX_INPUT_CHARS + 1:,}" in str(raised.value)
 
 
 def test_truncated_source_shows_a_notice_naming_the_limit(checkpoint):
     text = "Ein Mann fährt Fahrrad. " * 40  # far more than MAX_SOURCE_TOKENS subwords, under MAX_INPUT_CHARS
-    trace, _, _ = session.translate_text(checkpoint, text, "de-en")
+    trace, _, _ = session.translate_text(session.Runner(checkpoint), text, "de-en")
     assert trace.source_truncated
     assert len(trace.source_tokens) == limits.MAX_SOURCE_TOKENS + 2  # language tag + subwords + [EOS]
     assert f"{limits.MAX_SOURCE_TOKENS} subword tokens" in session.notice_markdown(trace)
@@ -101,7 +101,7 @@ def test_no_notice_for_a_short_sentence_that_ends(trace):
 
 def test_trace_json_download_reads_back(checkpoint):
     """The download is the lean trace (serving/wire.py): it reads back with the table /positional_encoding serves."""
-    trace, _, path = session.translate_text(checkpoint, GERMAN, "de-en")
+    trace, _, path = session.translate_text(session.Runner(checkpoint), GERMAN, "de-en")
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     assert data["positional_encoding"] == {"ref": "pe", "rows": trace.positional_encoding.shape[0]}
     table = np.asarray(json.loads(runner.positional_encoding_text(checkpoint.config.max_positions,
@@ -322,7 +322,7 @@ def test_one_listener_draws_every_view_with_the_latest_values(demo):
 
 # --------------------------------------------------------------------------- escaping
 def test_tokens_are_escaped(checkpoint):
-    trace, translation, _ = session.translate_text(checkpoint, XSS, "en-de")
+    trace, translation, _ = session.translate_text(session.Runner(checkpoint), XSS, "en-de")
     for text in (session.tokens_html(trace), stepping.step_html(trace, trace.num_steps)):
         assert "<img" not in text
     assert "&lt;" in session.tokens_html(trace)
@@ -348,7 +348,7 @@ def test_model_tab_config_metrics_and_curves(checkpoint, tiny_checkpoint, tmp_pa
 def test_trace_files_are_written_through_the_constant_time_writer(checkpoint):
     """write_trace_json goes through serving.TraceFiles (time buckets, background sweep; its per-call cost is
     tested in test_serving_trace_files.py): the file lies in the current bucket of ui.runner.TRACE_FILES."""
-    trace, _, path = session.translate_text(checkpoint, GERMAN, "de-en")
+    trace, _, path = session.translate_text(session.Runner(checkpoint), GERMAN, "de-en")
     files = runner.TRACE_FILES
     bucket = int(files.clock() // files.bucket_s)
     assert Path(path).parent.parent in (files.folder / str(bucket), files.folder / str(bucket - 1))

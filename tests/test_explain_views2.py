@@ -37,7 +37,7 @@ def checkpoint(tiny_checkpoint):
 
 @pytest.fixture(scope="module")
 def trace(checkpoint):
-    return session.translate_text(checkpoint, "Ein Mann fährt Fahrrad.", "de-en")[0]
+    return session.translate_text(session.Runner(checkpoint), "Ein Mann fährt Fahrrad.", "de-en")[0]
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +92,7 @@ def test_paper_lines_opacity_is_the_heads_weight():
 def test_paper_panel_runs_once_and_draws_the_best_head(checkpoint, monkeypatch):
     short = tuple(dataclasses.replace(f, sentence=SHORT_SENTENCES[f.name]) for f in PAPER_FIGURES)
     monkeypatch.setattr(paper_panel, "FIGURES", short)
-    store = paper_panel.PaperResults(checkpoint)
+    store = paper_panel.PaperResults(session.Runner(checkpoint))
     results = store.get()
     assert store.get() is results  # computed once, then reused
     result = results[1]  # figures 4-5
@@ -114,7 +114,7 @@ def test_paper_panel_runs_once_and_draws_the_best_head(checkpoint, monkeypatch):
 
 
 def test_paper_sentences_too_long_for_the_tokenizer_get_a_clear_message(checkpoint):
-    store = paper_panel.PaperResults(checkpoint)  # the paper's full sentences: the tiny tokenizer cuts them
+    store = paper_panel.PaperResults(session.Runner(checkpoint))  # the paper's full sentences: the tiny tokenizer cuts them
     with pytest.raises(gr.Error, match="cannot be searched"):
         store.get()
 
@@ -158,7 +158,7 @@ def test_a_checkpoint_without_film_says_how_to_record_one(tiny_checkpoint):
 
 # --------------------------------------------------------------------------- KV cache
 def test_cache_view_rows_grow_with_the_step(checkpoint, trace):
-    kept = cache_panel.record(checkpoint, trace)
+    kept = cache_panel.record(session.Runner(checkpoint), trace)
     recording = cache_panel.recording_for(kept, trace)
     independent = record_trace_cache(checkpoint.model, trace)
     for step in (1, 3):
@@ -177,8 +177,8 @@ def test_cache_view_rows_grow_with_the_step(checkpoint, trace):
 
 
 def test_a_kept_cache_of_another_translation_is_not_shown(checkpoint, trace):
-    other = session.translate_text(checkpoint, "Zwei Hunde spielen im Schnee.", "de-en")[0]
-    kept = cache_panel.record(checkpoint, trace)
+    other = session.translate_text(session.Runner(checkpoint), "Zwei Hunde spielen im Schnee.", "de-en")[0]
+    kept = cache_panel.record(session.Runner(checkpoint), trace)
     assert cache_panel.recording_for(kept, other) is None and cache_panel.recording_for(None, trace) is None
     with pytest.raises(ValueError, match="cached rows"):
         cache_figures.cache_figure(np.zeros((3, 4)), np.zeros((3, 4)), np.zeros(2), np.zeros((5, 4)),

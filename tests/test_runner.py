@@ -94,20 +94,24 @@ def test_explain_runs_through_the_pool_equal_in_process(pool_demo, local):
     model = pool_demo.runner
     trace = translate(local.model, local.tokenizer, GERMAN, "de-en")
     ablation = Ablation(cross_heads={(0, 0), (1, 1)})
-    pooled, here = panel.intervene(model, trace, ablation), panel.intervene(local, trace, ablation)
+    here_runner = runner.Runner(local)
+    pooled, here = panel.intervene(model, trace, ablation), panel.intervene(here_runner, trace, ablation)
     assert_same_trace(pooled.trace, here.trace)
     np.testing.assert_array_equal(pooled.changed_probs, here.changed_probs)
     candidate = int(trace.candidate_ids[1][1])
-    (branched, step), (expected, _) = branching.branch(model, trace, 2, candidate), branching.branch(local, trace, 2, candidate)
+    (branched, step), (expected, _) = branching.branch(model, trace, 2, candidate), branching.branch(here_runner, trace, 2, candidate)
     assert step == 1 and branched.output_ids[1] == candidate
     assert_same_trace(branched, expected)
-    assert model.beam_versus_greedy(trace) == runner.Runner(local).beam_versus_greedy(trace)
+    assert model.beam_versus_greedy(trace) == here_runner.beam_versus_greedy(trace)
+    recorded, expected_cache = model.record_cache(trace), here_runner.record_cache(trace)
+    np.testing.assert_array_equal(recorded.self_keys, expected_cache.self_keys)
+    np.testing.assert_array_equal(recorded.cross_read, expected_cache.cross_read)
 
 
 def test_model_events_share_one_concurrency_group_of_two_slots_per_worker(pool_demo, tiny_checkpoint):
     grouped = [fn for fn in pool_demo.fns.values() if fn.concurrency_id == runner.MODEL_EVENTS]
     names = {fn.name for fn in grouped}
-    assert {"on_translate", "on_ablate", "on_branch", "on_beam", "on_run"} <= names
+    assert {"on_translate", "on_ablate", "on_branch", "on_beam", "on_run", "on_load"} <= names
     assert all(fn.concurrency_limit == pool_demo.runner.pool.workers * runner.SLOTS_PER_WORKER == 4 for fn in grouped)
     single = build_demo(tiny_checkpoint)  # single-process mode: the queue's default limit, as before
     assert single.runner.pool is None and endpoint(single, "translate").concurrency_limit == "default"
@@ -118,7 +122,7 @@ def test_a_crashed_worker_answers_the_page_with_a_message(tiny_checkpoint, local
     with ModelPool(tiny_checkpoint, workers=1, jobs=jobs) as pool:
         model = runner.Runner(local, pool)
         with pytest.raises(gr.Error, match=r"stopped unexpectedly \(killed by SIGSEGV\).*try again"):
-            session.translate_text(local, GERMAN, "de-en", runner=model)
+            session.translate_text(model, GERMAN, "de-en")
         trace = translate(local.model, local.tokenizer, GERMAN, "de-en")
         with pytest.raises(gr.Error, match="stopped unexpectedly"):
             panel.intervene(model, trace, Ablation(positional_encoding=False))

@@ -12,7 +12,8 @@ from model import analysis
 
 from ..common import Page, chips
 from ..text import EXPLAIN_BEAM
-from .panel import MODEL_RUN, Panel, require
+from ..common import TabView
+from .panel import MODEL_RUN, cleared_view, require
 
 
 def beam_row(name: str, output: analysis.RankedOutput) -> str:
@@ -41,7 +42,7 @@ def beam_html(comparison: analysis.BeamComparison) -> str:
             f"appear only when the step budget ran out.</p>")
 
 
-def build(page: Page) -> Panel:
+def build(page: Page) -> list[TabView]:
     checkpoint = page.checkpoint
     with gr.Tab("Beam vs greedy", id="beam"):
         gr.Markdown(EXPLAIN_BEAM)
@@ -55,4 +56,4 @@ def build(page: Page) -> Panel:
         return {result: beam_html(page.runner.beam_versus_greedy(trace))}
 
     run.click(on_beam, page.trace, [result], **MODEL_RUN)
-    return Panel(cleared={result: ""})
+    return [cleared_view({result: ""})]

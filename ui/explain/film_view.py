@@ -20,8 +20,8 @@ from visualizer.attention import attention_heatmap
 from visualizer.film import entropy_multiples_figure
 from visualizer.fluid import fluid
 
-from ..common import PRIVATE, Page, chips, clamp, plot
-from .panel import Panel
+from ..common import Page, TabView, chips, clamp, plot
+from .panel import view
 
 ABOUT = """
 **Watch the heads form.** While `python -m model.train` trains (section 5), it translates two fixed probe
@@ -77,13 +77,13 @@ def film_views(frames: list[dict], summary: FilmSummary, frame: float | None, ki
     return facts, plot(heatmap, f"film-step-{step}-{kind}-L{l + 1}-H{h + 1}"), plot(multiples, f"film-{kind}-entropy")
 
 
-def build(page: Page) -> Panel:
+def build(page: Page) -> list[TabView]:
     frames, message = load(Path(page.checkpoint.path))
     with gr.Tab("Heads forming", id="film"):
         gr.Markdown(ABOUT)
         if frames is None:
             gr.HTML(message, elem_id="film-missing")
-            return Panel()
+            return []
         directions = list(frames[0]["probes"])
         summaries = {direction: film_summary(frames, direction) for direction in directions}
         layers = max(page.checkpoint.config.n_encoder_layers, page.checkpoint.config.n_decoder_layers)
@@ -102,11 +102,9 @@ def build(page: Page) -> Panel:
         multiples = gr.Plot(elem_id="film-entropy", show_label=False)
     controls, outputs = [direction, kind, frame, layer, head], [facts, heatmap, multiples]
 
-    def draw(direction_value, kind_value, frame_value, layer_value, head_value) -> dict:
+    def draw(trace, step, values) -> dict:  # the film, not the trace: drawn with or without one
+        direction_value, kind_value, frame_value, layer_value, head_value = (values[c] for c in controls)
         views = film_views(frames, summaries[direction_value], frame_value, kind_value, layer_value, head_value)
         return dict(zip(outputs, views))
 
-    for control in controls:
-        control.input(draw, controls, outputs, trigger_mode="always_last", show_progress="hidden", **PRIVATE)
-    return Panel(draw=lambda trace, step, values: draw(*(values[c] for c in controls)), inputs=controls,
-                 outputs=outputs)
+    return [view(outputs, draw, controls=controls, follows_trace=False)]

@@ -12,9 +12,9 @@ from model import TranslationTrace, analysis
 from model.tokenizer import SPECIAL_TOKENS
 from visualizer import explain as figures
 
-from ..common import PRIVATE, Page, plot, step_index
+from ..common import Page, TabView, plot, step_index
 from ..text import EXPLAIN_ALIGNMENT, EXPLAIN_LENS
-from .panel import Panel
+from .panel import view
 
 
 def lens_view(trace: TranslationTrace, step: float | None) -> PlotData:
@@ -38,15 +38,14 @@ def alignment_views(trace: TranslationTrace, layers: list[int] | None, level: st
     return plot(figure, "alignment"), alignment.pharaoh(words=level == "word")
 
 
-def build_lens(page: Page) -> Panel:
+def build_lens(page: Page) -> list[TabView]:
     with gr.Tab("Logit lens", id="lens"):
         gr.Markdown(EXPLAIN_LENS)
         lens = gr.Plot(elem_id="lens-plot", show_label=False)
-    return Panel(draw=lambda trace, step, values: {lens: None if trace is None else lens_view(trace, step)},
-                 outputs=[lens], follows_step=True)
+    return [view([lens], lambda trace, step, values: {lens: lens_view(trace, step)}, follows_step=True)]
 
 
-def build_alignment(page: Page) -> Panel:
+def build_alignment(page: Page) -> list[TabView]:
     n_layers = page.checkpoint.config.n_decoder_layers
     with gr.Tab("Word alignment", id="align"):
         gr.Markdown(EXPLAIN_ALIGNMENT)
@@ -59,17 +58,8 @@ def build_alignment(page: Page) -> Panel:
         pharaoh = gr.Textbox(label="Pharaoh alignment (source-target, 0-based)", interactive=False,
                              buttons=["copy"], elem_id="align-pharaoh")
 
-    def draw(trace, layer_values, level_value) -> dict:
-        if trace is None:
-            return {figure: None, pharaoh: ""}
-        links, pairs = alignment_views(trace, layer_values, level_value)
+    def draw(trace, step, values) -> dict:
+        links, pairs = alignment_views(trace, values[layers], values[level])
         return {figure: links, pharaoh: pairs}
 
-    def on_control(trace, layer_values, level_value):
-        return gr.skip() if trace is None else draw(trace, layer_values, level_value)
-
-    for control in (layers, level):
-        control.input(on_control, [page.trace, layers, level], [figure, pharaoh], trigger_mode="always_last",
-                      **PRIVATE)
-    return Panel(draw=lambda trace, step, values: draw(trace, values[layers], values[level]),
-                 inputs=[layers, level], outputs=[figure, pharaoh])
+    return [view([figure, pharaoh], draw, controls=[layers, level])]
