@@ -1,7 +1,7 @@
 """Serving part (issue 15): the app as visitors see it, measured from outside through gradio_client.
 
 - single call: one `/translate` call through a default `gradio_client.Client` (it downloads the lean
-  trace file), median after warm-up, beside the bare model call (`model.decoding.translate` in this
+  trace file), median after warm-up, beside the bare model call (`model.decoding.greedy.translate` in this
   process, same sentence) and the model's share of the call;
 - burst: C clients x R translations at once (scripts/load_test.py: clients in a separate process),
   the worker-pool app and the single-process app (`--workers 0`) in the same run, and their ratio;
@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from model.decoding import translate
+from model.decoding.greedy import translate
 
 from .common import ROOT, started_app, summarize
 from .memory import tree_rss_mib

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 from load_test import SENTENCES  # noqa: E402
-from model.paths import DEFAULT_CHECKPOINT  # noqa: E402
+from model.checkpoints.paths import DEFAULT_CHECKPOINT  # noqa: E402
 from serving import ModelPool  # noqa: E402
 
 

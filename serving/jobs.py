@@ -2,7 +2,7 @@
 
 The pool (serving/pool.py) sends a job's name and keyword arguments to a worker process that holds
 the checkpoint, and the result comes back pickled (plain data: the TranslationTrace of
-model/trace.py, numpy arrays, dataclasses). A new job is one line in JOBS; it must be a
+model/decoding/trace.py, numpy arrays, dataclasses). A new job is one line in JOBS; it must be a
 module-level function, because workers find it by its module and name. ui/runner.py's Runner is the only
 caller; it runs a job in a worker or, in single-process mode, here in the caller's process (where a ZeroGPU
 mode would wrap each function of JOBS in `@spaces.GPU`: see Runner's `jobs`).
@@ -15,16 +15,16 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from model import Checkpoint, TranslationTrace
-from model import analysis
-from model.ablation import Ablation
-from model.decoding import translate
-from model.kv_cache_view import CacheRecording, record_trace_cache
-from model.paper_figures import FigureResult, PaperFigure, run_paper_figures
+from model.analysis import readouts
+from model.decoding.ablation import Ablation
+from model.decoding.greedy import translate
+from model.analysis.kv_cache import CacheRecording, record_trace_cache
+from model.analysis.paper_figures import FigureResult, PaperFigure, run_paper_figures
 
 
 def translate_job(checkpoint: Checkpoint, text: str, direction: str, forced_prefix: Sequence[int] | None = None,
                   ablation: Ablation | None = None) -> TranslationTrace:
-    """Greedy translation with its full trace (model.decoding.translate), optionally branched or ablated."""
+    """Greedy translation with its full trace (model.decoding.greedy.translate), optionally branched or ablated."""
     return translate(checkpoint.model, checkpoint.tokenizer, text, direction,
                      forced_prefix=None if forced_prefix is None else [int(i) for i in forced_prefix],
                      ablation=ablation)
@@ -32,14 +32,14 @@ def translate_job(checkpoint: Checkpoint, text: str, direction: str, forced_pref
 
 def token_probabilities_job(checkpoint: Checkpoint, source_ids: Sequence[int], output_ids: Sequence[int],
                             ablation: Ablation | None = None) -> np.ndarray:
-    """(T,) probabilities of a given output teacher-forced under an ablation (model.analysis)."""
-    return analysis.token_probabilities(checkpoint.model, source_ids, output_ids, ablation)
+    """(T,) probabilities of a given output teacher-forced under an ablation (model.analysis.readouts)."""
+    return readouts.token_probabilities(checkpoint.model, source_ids, output_ids, ablation)
 
 
 def beam_versus_greedy_job(checkpoint: Checkpoint, trace: TranslationTrace, beam_size: int = 4,
-                           length_penalty: float = 0.6) -> analysis.BeamComparison:
-    """Beam search (section 6.1) beside the greedy output kept in `trace` (model.analysis)."""
-    return analysis.beam_versus_greedy(checkpoint.model, checkpoint.tokenizer, trace, beam_size, length_penalty)
+                           length_penalty: float = 0.6) -> readouts.BeamComparison:
+    """Beam search (section 6.1) beside the greedy output kept in `trace` (model.analysis.readouts)."""
+    return readouts.beam_versus_greedy(checkpoint.model, checkpoint.tokenizer, trace, beam_size, length_penalty)
 
 
 def record_cache_job(checkpoint: Checkpoint, trace: TranslationTrace) -> CacheRecording:

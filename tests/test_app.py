@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 import visualizer
-from model import TranslationTrace, limits
-from model.trace import ATTENTION_KINDS, JSON_DECIMALS
+from model import TranslationTrace
+from model.text import limits
+from model.decoding.trace import ATTENTION_KINDS, JSON_DECIMALS
 from serving import trace_from_lean
 from ui import attention, build_demo, model_tab, next_token, positions, redraw, runner, server, session, stepping
 from ui.common import Page
@@ -361,7 +362,7 @@ def test_importing_the_ui_loads_no_model():
     import sys
 
     code = ("import importlib, pkgutil, sys\n"
-            "import model, model.checkpoint as c\n"
+            "import model, model.checkpoints.checkpoint as c\n"
             "calls = []\n"
             "c.load_checkpoint = c.load_local_checkpoint = model.load_checkpoint = lambda *a, **k: calls.append(a)\n"
             "import ui, ui.explain\n"

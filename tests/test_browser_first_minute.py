@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from model import limits
+from model.text import limits
 from test_browser import browser, needs_chromium, server  # noqa: F401  (fixtures)
 from ui.text import EXAMPLES
 

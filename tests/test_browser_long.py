@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from model.limits import MAX_SOURCE_TOKENS
+from model.text.limits import MAX_SOURCE_TOKENS
 from test_browser import browser, needs_chromium, server  # noqa: F401 (fixtures)
 from test_browser_screens import open_tab, overflow
 

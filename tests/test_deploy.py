@@ -32,8 +32,8 @@ from huggingface_hub.utils import filter_repo_objects
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-from model.checkpoint import load_checkpoint, push_to_hub, save_checkpoint
-from model.model_card import build_model_card
+from model.checkpoints.checkpoint import load_checkpoint, push_to_hub, save_checkpoint
+from model.checkpoints.model_card import build_model_card
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))

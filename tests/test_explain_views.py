@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from model.ablation import Ablation
+from model.decoding.ablation import Ablation
 from ui import session
 from ui.explain import ablation as ablation_panel, beam, branching, diagnostics, no_pe, panel, readouts
 from visualizer import explain as figures
@@ -152,7 +152,7 @@ def test_branch_forces_the_candidate_and_keeps_the_prefix(checkpoint, trace):
 
 
 def test_beam_table_lists_greedy_and_the_hypotheses(checkpoint, trace):
-    from model.analysis import beam_versus_greedy
+    from model.analysis.readouts import beam_versus_greedy
 
     comparison = beam_versus_greedy(checkpoint.model, checkpoint.tokenizer, trace)
     html = beam.beam_html(comparison)

@@ -11,13 +11,13 @@ import gradio as gr
 import numpy as np
 import pytest
 
-from model import film
-from model.film_summary import film_summary
-from model.kv_cache_view import record_trace_cache
-from model.paper_figures import PAPER_FIGURES
-from model.rollout import trace_source_flow
-from model.step_changes import step_change
-from model.train import main as train_main
+from model.training import film
+from model.analysis.heads_forming import film_summary
+from model.analysis.kv_cache import record_trace_cache
+from model.analysis.paper_figures import PAPER_FIGURES
+from model.analysis.rollout import trace_source_flow
+from model.analysis.step_changes import step_change
+from model.training.train import main as train_main
 from test_explain_views import array, figure_json
 from ui import session
 from ui.explain import cache as cache_panel, changes as changes_panel, film_view, paper as paper_panel, rollout

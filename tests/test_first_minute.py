@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import gradio as gr
 import pytest
 
-from model import language, limits
+from model.text import language, limits
 from ui.runner import Runner
 from ui import build_demo, session, share, tour
 from ui.text import EXAMPLES
@@ -38,7 +38,7 @@ def by_id(updates: dict) -> dict:
     return {getattr(component, "elem_id", None) or component: value for component, value in updates.items()}
 
 
-# --------------------------------------------------------------------------- guard rails (model/language.py)
+# --------------------------------------------------------------------------- guard rails (model/text/language.py)
 @pytest.mark.parametrize("text, direction, kind", [
     ("A little girl is climbing into a wooden playhouse.", "de-en", "language"),
     ("Ein Mann fährt mit dem Fahrrad die Straße entlang.", "en-de", "language"),
@@ -244,7 +244,7 @@ def test_redraw_draws_only_the_views_whose_key_changed(tiny_checkpoint, trace):
 
 
 def translate_other(checkpoint_dir):
-    from model.checkpoint import load_checkpoint
-    from model.decoding import translate
+    from model.checkpoints.checkpoint import load_checkpoint
+    from model.decoding.greedy import translate
     loaded = load_checkpoint(checkpoint_dir)
     return translate(loaded.model, loaded.tokenizer, "Ein Mann fährt Fahrrad.", "de-en")  # not GERMAN

@@ -18,7 +18,7 @@ import gradio as gr
 import pytest
 
 import app
-from model import limits
+from model.text import limits
 from ui import build_demo, session
 from ui import server as server_settings
 from test_browser import server  # noqa: F401  (the app in a subprocess on the tiny checkpoint)

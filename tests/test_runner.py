@@ -2,7 +2,7 @@
 worker answered with a message, the pipeline figure drawn only while its accordion is open, and the
 lean trace on the wire with the positional-encoding table served by /positional_encoding.
 
-Results through the pool are compared with model.decoding.translate run in this process (the same
+Results through the pool are compared with model.decoding.greedy.translate run in this process (the same
 checkpoint), array for array; the table with the sinusoid formula of section 3.5 written out here.
 """
 
@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 from model import load_checkpoint
-from model.ablation import Ablation
-from model.decoding import translate
-from model.trace import JSON_DECIMALS
+from model.decoding.ablation import Ablation
+from model.decoding.greedy import translate
+from model.decoding.trace import JSON_DECIMALS
 from serving import JOBS, ModelPool, trace_from_lean
 from test_serving_pool import assert_same_trace
 from ui import attention, build_demo, redraw, runner, session

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from model import CheckpointError, load_checkpoint
-from model import analysis
-from model.ablation import Ablation
-from model.decoding import translate
+from model.analysis import readouts
+from model.decoding.ablation import Ablation
+from model.decoding.greedy import translate
 from serving import JOBS, ModelPool, PoolClosed, WorkerCrashed
 
 SENTENCES = [("Ein Mann fährt Fahrrad.", "de-en"), ("Zwei Hunde spielen im Schnee.", "de-en"),
@@ -104,13 +104,13 @@ def test_branching_and_ablation_in_a_worker_equal_in_process(pool, local):
                       translate(local.model, local.tokenizer, text, direction, ablation=ablation))
     probs = pool.run("token_probabilities", source_ids=original.source_ids, output_ids=original.output_ids,
                      ablation=ablation)
-    assert np.array_equal(probs, analysis.token_probabilities(local.model, original.source_ids,
+    assert np.array_equal(probs, readouts.token_probabilities(local.model, original.source_ids,
                                                               original.output_ids, ablation))
 
 
 def test_beam_versus_greedy_and_checkpoint_info_in_a_worker(pool, local, tiny_checkpoint):
     trace = translate(local.model, local.tokenizer, *SENTENCES[1])
-    assert pool.run("beam_versus_greedy", trace=trace) == analysis.beam_versus_greedy(local.model, local.tokenizer,
+    assert pool.run("beam_versus_greedy", trace=trace) == readouts.beam_versus_greedy(local.model, local.tokenizer,
                                                                                        trace)
     info = pool.run("checkpoint_info")
     assert info["config"] == local.config and info["metrics"] == local.metrics

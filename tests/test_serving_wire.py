@@ -11,8 +11,8 @@ import numpy as np
 import orjson
 import pytest
 
-from model.ablation import Ablation
-from model.decoding import translate
+from model.decoding.ablation import Ablation
+from model.decoding.greedy import translate
 from serving import wire
 
 TEXT = "Zwei Hunde spielen im Schnee, und ein Mann fährt mit dem Fahrrad die Straße entlang."

@@ -26,8 +26,8 @@ import torch
 
 import provenance_fixtures as ref
 from model import save_checkpoint
-from model.analysis import is_special
-from model.trace import ATTENTION_KINDS, TranslationTrace
+from model.analysis.readouts import is_special
+from model.decoding.trace import ATTENTION_KINDS, TranslationTrace
 from ui import attention, next_token, positions, redraw, session
 from ui.common import Page
 from ui.explain import ablation as ablation_panel, diagnostics, readouts

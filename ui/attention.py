@@ -2,7 +2,7 @@
 self-attention, masked decoder self-attention, encoder-decoder attention; sections 3.2.2 and 3.2.3),
 and inside one head the scores, the mask and the softmax (section 3.2.1).
 
-The kinds come from the trace's registry (`model.trace.ATTENTION_KINDS`); other tabs open a head
+The kinds come from the trace's registry (`model.decoding.trace.ATTENTION_KINDS`); other tabs open a head
 here through `HeadOpener` only.
 """
 
@@ -17,7 +17,7 @@ from gradio.components.plot import PlotData
 
 import visualizer
 from model import Checkpoint, TranslationTrace
-from model.trace import ATTENTION_KINDS, AttentionSlice
+from model.decoding.trace import ATTENTION_KINDS, AttentionSlice
 from visualizer.heatmap import WINDOW_HALF, Window, around, attention_window
 
 from .common import PRIVATE, Page, TabView, clamp, plot, step_index

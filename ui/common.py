@@ -18,7 +18,7 @@ import numpy as np
 from gradio.components.plot import PlotData
 
 from model import Checkpoint, TranslationTrace
-from model.tokenizer import SPECIAL_TOKENS
+from model.text.tokenizer import SPECIAL_TOKENS
 from visualizer.tokens import token_chips
 
 PRIVATE = {"api_visibility": "private"}  # listeners that are page plumbing, not API endpoints

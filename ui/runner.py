@@ -30,11 +30,11 @@ import gradio as gr
 import numpy as np
 
 from model import Checkpoint, TranslationTrace
-from model.ablation import Ablation
-from model.analysis import BeamComparison
-from model.kv_cache_view import CacheRecording
-from model.paper_figures import FigureResult, PaperFigure
-from model.positional import sinusoidal_positional_encoding
+from model.decoding.ablation import Ablation
+from model.analysis.readouts import BeamComparison
+from model.analysis.kv_cache import CacheRecording
+from model.analysis.paper_figures import FigureResult, PaperFigure
+from model.core.positional import sinusoidal_positional_encoding
 from serving import JOBS, Job, ModelPool, PoolClosed, TraceFiles, WorkerCrashed, default_workers, lean_trace_json
 from serving.wire import positional_encoding_json
 
@@ -84,26 +84,26 @@ class Runner:
 
     def translate(self, text: str, direction: str, forced_prefix: Sequence[int] | None = None,
                   ablation: Ablation | None = None) -> TranslationTrace:
-        """Greedy translation with its trace (model.decoding.translate); ValueError for bad input."""
+        """Greedy translation with its trace (model.decoding.greedy.translate); ValueError for bad input."""
         return self.run("translate", text=text, direction=direction, forced_prefix=forced_prefix, ablation=ablation)
 
     def token_probabilities(self, source_ids: Sequence[int], output_ids: Sequence[int],
                             ablation: Ablation | None = None) -> np.ndarray:
-        """(T,) probabilities of `output_ids` teacher-forced under `ablation` (model.analysis)."""
+        """(T,) probabilities of `output_ids` teacher-forced under `ablation` (model.analysis.readouts)."""
         return self.run("token_probabilities", source_ids=list(source_ids), output_ids=list(output_ids),
                         ablation=ablation)
 
     def beam_versus_greedy(self, trace: TranslationTrace, beam_size: int = 4,
                            length_penalty: float = 0.6) -> BeamComparison:
-        """Beam search (section 6.1) beside the greedy output of `trace` (model.analysis)."""
+        """Beam search (section 6.1) beside the greedy output of `trace` (model.analysis.readouts)."""
         return self.run("beam_versus_greedy", trace=trace, beam_size=beam_size, length_penalty=length_penalty)
 
     def record_cache(self, trace: TranslationTrace) -> CacheRecording:
-        """The decoder's KV cache at every step of `trace` (model.kv_cache_view.record_trace_cache)."""
+        """The decoder's KV cache at every step of `trace` (model.analysis.kv_cache.record_trace_cache)."""
         return self.run("record_cache", trace=trace)
 
     def paper_figures(self, figures: Sequence[PaperFigure]) -> list[FigureResult]:
-        """The paper's Figures 3-5 on this model (model.paper_figures.run_paper_figures)."""
+        """The paper's Figures 3-5 on this model (model.analysis.paper_figures.run_paper_figures)."""
         return self.run("paper_figures", figures=list(figures))
 
     def limit_events(self, demo: gr.Blocks) -> None:

@@ -1,6 +1,6 @@
 """The session: the checkpoint, the Translate action and its trace file, and the page's header.
 
-Translate runs the model once (`model.decoding.translate`, Figure 1 of "Attention Is All You Need")
+Translate runs the model once (`model.decoding.greedy.translate`, Figure 1 of "Attention Is All You Need")
 and keeps the whole `TranslationTrace` in the user's `gr.State`; every tab then draws from that
 trace. `build` lays out the header (sentence, direction, examples, translation, download, tokens)
 and wires the one public endpoint, api_name="translate".
@@ -15,8 +15,9 @@ from pathlib import Path
 
 import gradio as gr
 
-from model import Checkpoint, CheckpointError, TranslationTrace, limits, load_checkpoint
-from model.language import GuardRail, guard_rails
+from model import Checkpoint, CheckpointError, TranslationTrace, load_checkpoint
+from model.text import limits
+from model.text.language import GuardRail, guard_rails
 
 from .common import PRIVATE, chips
 from .runner import Runner, model_event, write_trace_file

@@ -4,7 +4,7 @@ page opened at a view (query parameters read on load), and the curated first vie
 The first view is the first example translated ONCE when the page is built and shared by every visitor:
 a hundred page loads cost no model call. It opens the Attention tab on encoder-decoder attention
 (section 3.2.3) at its sharpest head: the head whose weight lies most on the diagonal (the source
-position proportional to the target position, `model.analysis.trace_head_diagnostics`; ties go to the
+position proportional to the target position, `model.analysis.readouts.trace_head_diagnostics`; ties go to the
 lower entropy), at the last step before [EOS], where every output row is there to see.
 """
 
@@ -20,8 +20,8 @@ import gradio as gr
 import numpy as np
 
 from model import Checkpoint, TranslationTrace
-from model.analysis import trace_head_diagnostics
-from model.trace import ATTENTION_KINDS
+from model.analysis.readouts import trace_head_diagnostics
+from model.decoding.trace import ATTENTION_KINDS
 
 from .attention import layer_choices
 from .common import PAGE_URL, PRIVATE, TabView

@@ -7,8 +7,8 @@ from __future__ import annotations
 import gradio as gr
 
 from model import Checkpoint, TransformerConfig
-from model.ablation import Ablation
-from model.trace import ATTENTION_KINDS
+from model.decoding.ablation import Ablation
+from model.decoding.trace import ATTENTION_KINDS
 
 from ..common import PRIVATE, Page
 from ..text import EXPLAIN_ABLATION

@@ -2,7 +2,7 @@
 decoding; 3.2.3, masked self-attention and encoder-decoder attention) and what the step reads from it.
 
 The cache is recorded once per translation by replaying its greedy decoding through the cached decoder
-(`model.kv_cache_view.record_trace_cache`, one pass: the panel's only model call, a job of the page's runner),
+(`model.analysis.kv_cache.record_trace_cache`, one pass: the panel's only model call, a job of the page's runner),
 kept in this user's
 gr.State, and every step then reads from the recording.
 """
@@ -13,7 +13,7 @@ import gradio as gr
 import numpy as np
 
 from model import TranslationTrace
-from model.kv_cache_view import CacheRecording
+from model.analysis.kv_cache import CacheRecording
 from visualizer.cache import cache_figure
 
 from ..common import Page, TabView, clamp, plot, step_index

@@ -9,7 +9,7 @@ import gradio as gr
 import numpy as np
 
 from model import TranslationTrace
-from model.step_changes import StepChange, step_change
+from model.analysis.step_changes import StepChange, step_change
 from visualizer import changes as figures
 from visualizer.explain import head_diagnostics_figure
 from visualizer.fluid import fluid

@@ -8,8 +8,9 @@ from __future__ import annotations
 import gradio as gr
 from gradio.components.plot import PlotData
 
-from model import TranslationTrace, analysis
-from model.trace import ATTENTION_KINDS
+from model import TranslationTrace
+from model.analysis import readouts
+from model.decoding.trace import ATTENTION_KINDS
 from visualizer import explain as figures
 
 from ..attention import TAB_ID as ATTENTION_TAB, HeadOpener
@@ -23,7 +24,7 @@ TITLES = {"entropy": "entropy (bits)", "diagonal": "diagonal (%)", "special": "t
 
 def diagnostics_views(trace: TranslationTrace, kind: str) -> tuple[PlotData, gr.Dropdown]:
     """(layers x heads heatmaps, dropdown of heads to open) for one attention kind."""
-    stats = analysis.trace_head_diagnostics(trace, kind)
+    stats = readouts.trace_head_diagnostics(trace, kind)
     figure = figures.head_diagnostics_figure(stats, TITLES,
                                              title=f"{ATTENTION_KINDS[kind].label}: every head over this sentence")
     n_layers, n_heads = stats["entropy"].shape

@@ -8,7 +8,7 @@ import gradio as gr
 from gradio.components.plot import PlotData
 
 from model import TranslationTrace
-from model.ablation import Ablation
+from model.decoding.ablation import Ablation
 from visualizer import explain as figures
 
 from ..common import Page, TabView, clamp, plot

@@ -13,9 +13,10 @@ import gradio as gr
 import numpy as np
 from gradio.components.plot import PlotData
 
-from model import Checkpoint, TranslationTrace, analysis
-from model.ablation import Ablation
-from model.trace import ATTENTION_KINDS
+from model import Checkpoint, TranslationTrace
+from model.analysis import readouts
+from model.decoding.ablation import Ablation
+from model.decoding.trace import ATTENTION_KINDS
 from visualizer import explain as figures
 
 from ..common import PRIVATE, TabView, chips, plot
@@ -86,7 +87,7 @@ def output_card(heading: str, trace: TranslationTrace, classes: dict[int, str], 
 def comparison_html(original: TranslationTrace, changed: TranslationTrace, heading: str,
                     forced_step: int | None = None) -> str:
     """The original and the changed output side by side; changed tokens (and a forced one) marked."""
-    differs = analysis.first_difference(original.output_ids, changed.output_ids)
+    differs = readouts.first_difference(original.output_ids, changed.output_ids)
     marks = {} if differs is None else {t: "after" for t in range(differs + 1, len(changed.output_ids))}
     if differs is not None and differs < len(changed.output_ids):
         marks[differs] = "changed"
@@ -95,7 +96,7 @@ def comparison_html(original: TranslationTrace, changed: TranslationTrace, headi
     verdict = ("same output" if differs is None else f"outputs part at step {differs + 1}")
 
     def facts(trace: TranslationTrace) -> str:
-        return (f"{trace.num_steps} tokens · log P = {analysis.sequence_log_prob(trace.chosen_probs):.2f} · "
+        return (f"{trace.num_steps} tokens · log P = {readouts.sequence_log_prob(trace.chosen_probs):.2f} · "
                 f"mean p = {float(trace.chosen_probs.mean()):.2f} · {verdict}")
 
     return (f'<div class="explain-compare">{output_card("Original (greedy)", original, {}, facts(original))}'

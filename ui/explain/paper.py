@@ -15,7 +15,7 @@ import threading
 
 import gradio as gr
 
-from model.paper_figures import PAPER_FIGURES, FigureResult
+from model.analysis.paper_figures import PAPER_FIGURES, FigureResult
 from visualizer.attention import attention_heatmap
 from visualizer.explain import head_diagnostics_figure
 from visualizer.fluid import fluid

@@ -8,8 +8,9 @@ from __future__ import annotations
 import gradio as gr
 from gradio.components.plot import PlotData
 
-from model import TranslationTrace, analysis
-from model.tokenizer import SPECIAL_TOKENS
+from model import TranslationTrace
+from model.analysis import readouts
+from model.text.tokenizer import SPECIAL_TOKENS
 from visualizer import explain as figures
 
 from ..common import Page, TabView, plot, step_index
@@ -29,7 +30,7 @@ def alignment_views(trace: TranslationTrace, layers: list[int] | None, level: st
     """(links plot, Pharaoh text) for 1-based decoder `layers` (none ticked: all) at 'subword'/'word' level."""
     n_layers = trace.cross_attention.shape[0]
     chosen = sorted({int(layer) - 1 for layer in layers or [] if 1 <= int(layer) <= n_layers}) or list(range(n_layers))
-    alignment = analysis.word_alignment(trace.cross_attention, trace.source_tokens, trace.output_tokens, chosen)
+    alignment = readouts.word_alignment(trace.cross_attention, trace.source_tokens, trace.output_tokens, chosen)
     strengths = [float(alignment.strength[t]) for _, t in alignment.links]
     names = ", ".join(str(layer + 1) for layer in chosen)
     figure = figures.alignment_figure(trace.source_tokens, trace.output_tokens, alignment.links, strengths,

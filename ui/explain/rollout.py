@@ -8,7 +8,7 @@ import gradio as gr
 from gradio.components.plot import PlotData
 
 from model import TranslationTrace
-from model.rollout import SourceFlow, trace_source_flow
+from model.analysis.rollout import SourceFlow, trace_source_flow
 from visualizer.rollout import rollout_figure
 
 from ..common import Page, plot, step_index
