@@ -7,15 +7,13 @@ need Debian's /usr/bin/chromium (Playwright downloads no browser) and are skippe
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-from app_process import started_app  # noqa: E402
+from scripts.app_process import started_app  # noqa: E402
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]

@@ -301,8 +301,7 @@ def test_limits_come_from_model_limits_and_are_shown(handler, tiny_checkpoint, m
 # --------------------------------------------------------------------------- the load script
 @pytest.mark.slow
 def test_load_script_counts_requests_and_latency(server, capsys):  # noqa: F811
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import load_test
+    from scripts import load_test
 
     result = load_test.main(["--url", server, "--clients", "4", "--requests", "2"])
     assert result["errors"] == [] and result["ok"] == result["requests"] == 8

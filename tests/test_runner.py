@@ -12,7 +12,6 @@ import json
 import math
 import os
 import signal
-import sys
 from pathlib import Path
 
 import gradio as gr
@@ -187,8 +186,7 @@ def test_the_api_answers_with_a_lean_trace_and_serves_the_table(tiny_checkpoint,
     """`python3 app.py` (its default worker pool) through gradio_client: /translate, then /positional_encoding."""
     from gradio_client import Client
 
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from app_process import started_app
+    from scripts.app_process import started_app
 
     with started_app(tiny_checkpoint, tmp_path / "app.log") as (url, process):
         assert len(worker_children(process.pid)) == (os.cpu_count() or 1)  # the model runs in a pool

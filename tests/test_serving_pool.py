@@ -246,10 +246,7 @@ def test_a_bad_checkpoint_raises_its_error_and_leaves_no_process(tmp_path):
 
 
 def test_the_throughput_command_in_single_process_mode(tiny_checkpoint, capsys):
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-    import pool_throughput
+    from scripts import pool_throughput
 
     [result] = pool_throughput.main(["--checkpoint", str(tiny_checkpoint), "--workers", "0", "--threads", "2",
                                      "--requests", "4"])

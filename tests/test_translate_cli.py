@@ -1,4 +1,4 @@
-"""The `python -m model.decoding.greedy.cli` command line and the trace's JSON form.
+"""The `python -m model.decoding.cli` command line and the trace's JSON form.
 
 - `main([...])` on a saved tiny checkpoint prints the translation, or with --json the whole
   TranslationTrace as valid JSON whose arrays have the shapes model/decoding/trace.py promises.
@@ -107,7 +107,7 @@ def test_bad_direction_is_an_argparse_error(tiny_checkpoint, capsys):
 
 
 def test_module_entry_point_reports_without_traceback(tmp_path):
-    """`python -m model.decoding.greedy.cli` from another working directory: exit code 2 and one line."""
+    """`python -m model.decoding.cli` from another working directory: exit code 2 and one line."""
     environment = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     result = subprocess.run(
         [sys.executable, "-m", "model.decoding.cli", "--checkpoint", str(tmp_path / "nowhere"), "Hallo"],

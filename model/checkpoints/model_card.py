@@ -222,11 +222,11 @@ def build_model_card(metrics: dict, config: dict, name: str, repo_id: str | None
         **(MULTI30K_LICENSE if "multi30k" in data_used else {}),
     )
     if repo_id:  # a card for the Hub: load by repo id
-        usage = (f"python3 -m model.decoding.greedy.cli --hub --checkpoint {repo_id} --direction de-en "
+        usage = (f"python3 -m model.translate --hub --checkpoint {repo_id} --direction de-en "
                  '"Ein Mann fährt Fahrrad."\n'
                  f"python3 app.py --hub {repo_id}   # the app on this checkpoint")
     else:
-        usage = ('python3 -m model.decoding.greedy.cli --checkpoint DIR --direction de-en "Ein Mann fährt Fahrrad."\n'
+        usage = ('python3 -m model.translate --checkpoint DIR --direction de-en "Ein Mann fährt Fahrrad."\n'
                  "python3 app.py --checkpoint DIR   # the app on this checkpoint (DIR: this folder)")
     return ModelCard.from_template(
         data, template_str=TEMPLATE, title=f"Attention Explorer: {name}",
