@@ -13,14 +13,18 @@ Batches hold about `max_tokens` tokens (source + target, padding included) of si
 
 from __future__ import annotations
 
+import queue
 import random
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
+from model.core.config import TransformerConfig
 from model.decoding.greedy import pad_batch
 from model.text.tokenizer import SubwordTokenizer
+from model.training.flops import training_flops
 
 
 class DataError(ValueError):
@@ -141,3 +145,47 @@ def collate(examples: list[Example], indices: list[int], pad_id: int) -> tuple[t
     src = pad_batch([examples[i].source for i in indices], pad_id)
     tgt = pad_batch([examples[i].target for i in indices], pad_id)  # (B, T + 1)
     return src, tgt[:, :-1], tgt[:, 1:]
+
+
+def prefetch(examples: list[Example], batches: list[list[int]], config: TransformerConfig, device: torch.device,
+             depth: int = 8):
+    """Yield (src, tgt_in, labels) on the device plus real source / target token counts and training FLOPs.
+
+    A background thread pads the next batches (pinned, for asynchronous copies to a GPU) and counts
+    their tokens on the CPU, so the training loop never waits for the GPU to learn a count.
+    """
+    ready: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    pin = device.type == "cuda"
+    failure: list[BaseException] = []
+
+    def fill() -> None:
+        try:
+            for indices in batches:
+                src, tgt_in, labels = collate(examples, indices, config.pad_id)
+                source_lengths, target_lengths = (src != config.pad_id).sum(1), (labels != config.pad_id).sum(1)
+                item = (*(t.pin_memory() if pin else t for t in (src, tgt_in, labels)), int(source_lengths.sum()),
+                        int(target_lengths.sum()), training_flops(config, source_lengths, target_lengths))
+                while not stop.is_set():
+                    try:
+                        ready.put(item, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+        except BaseException as error:  # noqa: BLE001  handed to the training loop below
+            failure.append(error)
+        if not stop.is_set():  # the end of the batches (the loop may have stopped reading)
+            ready.put(None)
+
+    thread = threading.Thread(target=fill, daemon=True)
+    thread.start()
+    try:
+        while (item := ready.get()) is not None:
+            src, tgt_in, labels, *counts = item
+            yield (*(t.to(device, non_blocking=True) for t in (src, tgt_in, labels)), *counts)
+        if failure:
+            raise failure[0]
+    finally:
+        stop.set()
