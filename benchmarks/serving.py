@@ -12,7 +12,6 @@ Every result carries the CPU model and the load average before and after.
 
 from __future__ import annotations
 
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,8 +21,7 @@ from model.decoding.greedy import translate
 from .common import ROOT, started_app, summarize
 from .memory import tree_rss_mib
 
-sys.path.insert(0, str(ROOT / "scripts"))
-import load_test  # noqa: E402  (scripts/load_test.py)
+from scripts import load_test
 
 SENTENCE = ("Ein Mann mit einem roten Hut fährt mit dem Fahrrad die Straße entlang.", "de-en")
 

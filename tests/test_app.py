@@ -13,9 +13,9 @@ from pathlib import Path
 import gradio as gr
 import numpy as np
 import pytest
+from helpers import figure_json
 
 import visualizer
-from model import TranslationTrace
 from model.text import limits
 from model.decoding.trace import ATTENTION_KINDS, JSON_DECIMALS
 from serving import trace_from_lean
@@ -28,17 +28,6 @@ XSS = "<img src=x onerror=alert(1)>"
 
 
 @pytest.fixture(scope="module")
-def checkpoint(tiny_checkpoint):
-    return session.load_model(str(tiny_checkpoint))
-
-
-@pytest.fixture(scope="module")
-def trace(checkpoint) -> TranslationTrace:
-    trace, _, _ = session.translate_text(session.Runner(checkpoint), GERMAN, "de-en", )
-    return trace
-
-
-@pytest.fixture(scope="module")
 def demo(tiny_checkpoint) -> gr.Blocks:
     return build_demo(tiny_checkpoint)
 
@@ -47,12 +36,6 @@ def api_function(demo: gr.Blocks, api_name: str):
     matches = [block_fn for block_fn in demo.fns.values() if block_fn.api_name == api_name]
     assert len(matches) == 1, f"expected one endpoint named {api_name!r}"
     return matches[0]
-
-
-def figure_json(value) -> dict:
-    """A gr.Plot value from ui.common.plot -> the figure JSON the browser receives."""
-    assert value.type == "plotly"
-    return json.loads(value.plot)
 
 
 # --------------------------------------------------------------------------- translate

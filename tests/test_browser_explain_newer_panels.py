@@ -8,17 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_browser import GERMAN, browser, needs_chromium, page, server, translate  # noqa: F401 (fixtures)
-
-
-def open_panel(page, name: str) -> None:
-    """Click a panel's tab, through the "More tabs" menu when the tab bar has no room for it."""
-    tab = page.locator("#explain-panels").get_by_role("tab", name=name, exact=True)
-    if tab.count() and tab.first.is_visible():
-        tab.first.click()
-        return
-    page.locator("#explain-panels > .tab-wrapper .overflow-menu > button").first.click()
-    page.locator("#explain-panels > .tab-wrapper .overflow-dropdown button", has_text=name).first.click()
+from browser_helpers import GERMAN, needs_chromium, open_panel, translate
 
 
 @pytest.mark.browser

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from model.text import limits
-from test_browser import browser, needs_chromium, server  # noqa: F401  (fixtures)
+from browser_helpers import needs_chromium
 from ui.text import EXAMPLES
 
 pytestmark = [pytest.mark.browser, needs_chromium]

@@ -19,10 +19,10 @@ import provenance_fixtures as ref
 from model import save_checkpoint
 from model.checkpoints.checkpoint import load_checkpoint
 from model.decoding.greedy import translate
-from test_browser import CHROMIUM, START_TIMEOUT_S, browser, needs_chromium  # noqa: F401  (fixture)
+from browser_helpers import START_TIMEOUT_S, needs_chromium
 from test_view_provenance import expected_key_labels, expected_query_labels, position
 
-from app_process import started_app
+from scripts.app_process import started_app
 
 SENTENCE = "Ein Mann fährt Fahrrad."
 KIND, LAYER, HEAD = "cross", 2, 2  # 1-based; mirror layer 1 and head 3 hold other numbers

@@ -18,7 +18,7 @@ from model.analysis.paper_figures import PAPER_FIGURES
 from model.analysis.rollout import trace_source_flow
 from model.analysis.step_changes import step_change
 from model.training.train import main as train_main
-from test_explain_views import array, figure_json
+from helpers import array, figure_json
 from ui import session
 from ui.explain import cache as cache_panel, changes as changes_panel, film_view, paper as paper_panel, rollout
 from visualizer import cache as cache_figures, changes as change_figures, film as film_figures, paper as paper_figures
@@ -28,16 +28,6 @@ SHORT_SENTENCES = {  # the figures' words in sentences short enough for the tiny
     "figure-3": "laws making the process more difficult.",
     "figures-4-5": "The Law is fine, but its application is not.",
 }
-
-
-@pytest.fixture(scope="module")
-def checkpoint(tiny_checkpoint):
-    return session.load_model(str(tiny_checkpoint))
-
-
-@pytest.fixture(scope="module")
-def trace(checkpoint):
-    return session.translate_text(session.Runner(checkpoint), "Ein Mann fährt Fahrrad.", "de-en")[0]
 
 
 @pytest.fixture(scope="module")

@@ -5,14 +5,13 @@ no positional encodings). No server, no browser (tests/test_browser_explain.py d
 
 from __future__ import annotations
 
-import base64
-import json
 from types import SimpleNamespace
 
 import gradio as gr
 import numpy as np
 import plotly.graph_objects as go
 import pytest
+from helpers import array, figure_json
 
 from model.decoding.ablation import Ablation
 from ui import session
@@ -22,20 +21,6 @@ from visualizer import explain as figures
 SOURCE = ["<2en>", "▁Ein", "▁Mann", "▁fährt", ".", "[EOS]"]
 OUTPUT = ["▁A", "▁man", "▁rides", ".", "[EOS]"]
 HOSTILE = "<img src=x onerror=alert(1)>"
-
-
-def figure_json(value) -> dict:
-    assert value.type == "plotly"
-    return json.loads(value.plot)
-
-
-def array(field) -> np.ndarray:
-    """A figure JSON array: a plain list, or Plotly's typed array {"dtype", "bdata" (base64), "shape"}."""
-    if not isinstance(field, dict):
-        return np.asarray(field)
-    values = np.frombuffer(base64.b64decode(field["bdata"]), dtype=np.dtype(field["dtype"]))
-    shape = field.get("shape")
-    return values.reshape([int(n) for n in str(shape).split(",")]) if shape else values
 
 
 # --------------------------------------------------------------------------- figures
@@ -104,14 +89,6 @@ def test_attention_comparison_puts_both_runs_on_one_scale():
 
 
 # --------------------------------------------------------------------------- callbacks
-@pytest.fixture(scope="module")
-def checkpoint(tiny_checkpoint):
-    return session.load_model(str(tiny_checkpoint))
-
-
-@pytest.fixture(scope="module")
-def trace(checkpoint):
-    return session.translate_text(session.Runner(checkpoint), "Ein Mann fährt Fahrrad.", "de-en")[0]
 
 
 def test_checkboxes_become_an_ablation():

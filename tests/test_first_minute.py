@@ -19,11 +19,6 @@ GERMAN = "Zwei Hunde spielen im Schnee."
 
 
 @pytest.fixture(scope="module")
-def checkpoint(tiny_checkpoint):
-    return session.load_model(str(tiny_checkpoint))
-
-
-@pytest.fixture(scope="module")
 def trace(checkpoint):
     return session.translate_text(session.Runner(checkpoint), GERMAN, "de-en")[0]
 

@@ -21,7 +21,6 @@ import app
 from model.text import limits
 from ui import build_demo, session
 from ui import server as server_settings
-from test_browser import server  # noqa: F401  (the app in a subprocess on the tiny checkpoint)
 
 ROOT = Path(__file__).resolve().parent.parent
 GERMAN = "Ein Mann fährt Fahrrad."

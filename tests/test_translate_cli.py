@@ -21,7 +21,6 @@ import numpy as np
 import pytest
 
 from model.text import limits
-from model.checkpoints.checkpoint import load_checkpoint
 from model.decoding.greedy import translate
 from model.decoding.trace import ARRAY_FIELDS, JSON_DECIMALS, TranslationTrace
 from model.decoding.cli import main
@@ -55,11 +54,6 @@ def assert_trace_shapes(trace: TranslationTrace, config) -> None:
         array = getattr(trace, name)
         assert isinstance(array, np.ndarray) and array.shape == shape, name
         assert array.dtype == ARRAY_FIELDS[name], name
-
-
-@pytest.fixture(scope="module")
-def checkpoint(tiny_checkpoint):
-    return load_checkpoint(tiny_checkpoint)
 
 
 @pytest.mark.parametrize("direction", SENTENCES)
