@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import gradio as gr
@@ -141,16 +142,36 @@ def test_server_host_defaults_to_localhost(monkeypatch):
 
 
 # --------------------------------------------------------------------------- stepping
-def test_step_moves_clamp_to_the_trace(trace):
-    last = trace.num_steps
-    assert stepping.move_step(trace, 1, "prev") == 1
-    assert stepping.move_step(trace, 1, "next") == min(2, last)
-    assert stepping.move_step(trace, last, "next") == last
-    assert stepping.move_step(trace, 3, "first") == 1
-    assert stepping.move_step(trace, 1, "last") == last
-    assert stepping.move_step(trace, 10_000, "stay") == last
-    assert stepping.move_step(trace, -5, "stay") == 1
-    assert stepping.move_step(None, 7, "next") == 1
+def run_step_buttons(cases: list[tuple[str, int, int, bool]]) -> list[int]:
+    """The step buttons' own JavaScript (stepping.step_js), run in Node on a fake slider:
+    cases of (move, slider value, slider max, slider disabled) -> the new slider values."""
+    script = "const out = [];\n"
+    for move, value, last, disabled in cases:
+        slider = json.dumps({"max": str(last), "disabled": disabled})
+        script += (f"{{ const document = {{querySelector: () => ({slider})}};\n"
+                   f"  out.push(({stepping.step_js(move)})({json.dumps(value)})); }}\n")
+    result = subprocess.run(["node", "-e", script + "console.log(JSON.stringify(out));"], capture_output=True,
+                            text=True, timeout=60, check=True)
+    return json.loads(result.stdout)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="Node.js runs the buttons' JavaScript here")
+def test_step_buttons_move_within_the_slider():
+    """The one step rule is the JavaScript the buttons run (no Python copy): clamped to 1..last, and a disabled
+    slider (no trace, or a one-step trace) stays at step 1."""
+    cases = [("prev", 1, 5, False), ("next", 1, 5, False), ("next", 5, 5, False), ("first", 3, 5, False),
+             ("last", 1, 5, False), ("prev", 4, 5, False), ("next", 2, 1, False), ("next", 7, 5, True),
+             ("next", None, 5, False), ("last", 2, 3, False)]
+    assert run_step_buttons(cases) == [1, 2, 5, 1, 5, 3, 1, 1, 2, 3]
+
+
+def test_the_play_timer_moves_one_step_and_stops_at_the_end(trace):
+    steps = stepping.Stepping("slider", "info", "playing", "timer", "play")  # names stand in for the components
+    assert steps.tick(trace, 1, True)["slider"] == min(2, trace.num_steps)
+    at_end = steps.tick(trace, trace.num_steps - 1, True)
+    assert at_end["slider"] == trace.num_steps and at_end["playing"] is False  # the last step stops playback
+    assert stepping.clamp_step(trace, 10_000) == trace.num_steps and stepping.clamp_step(trace, -5) == 1
+    assert stepping.clamp_step(None, 7) == 1
 
 
 def test_step_html_shows_prefix_and_chosen_token(trace):
