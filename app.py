@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from model.paths import DEFAULT_CHECKPOINT
+from model.checkpoints.paths import DEFAULT_CHECKPOINT
 from serving import default_workers
 from serving.pool import WORKERS_ENV
 from ui import build_demo, server

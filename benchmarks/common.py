@@ -16,8 +16,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-from app_process import started_app  # noqa: E402  (scripts/app_process.py)
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+from scripts.app_process import started_app  # noqa: E402
 
 # Fixed source texts (written for these benchmarks, in the style of the training data), long enough
 # to give 80+ subword tokens with any tokenizer; sentences of exactly N tokens are cut from them.

@@ -12,7 +12,7 @@ import tempfile
 import time
 
 from .common import SOURCE_LANGUAGE, app_server, read_memory_kib, summarize, text_of_tokens
-from process_cpu import descendants  # noqa: E402  (scripts/, on the path through .common)
+from scripts.process_cpu import descendants
 from .model_speed import DIRECTIONS, LENGTHS
 
 

@@ -3,7 +3,7 @@
 For each direction and source length N (subword tokens, language tag and [EOS] not counted) the
 three variants decode the same sentence to the same tokens; they are timed round-robin.
 
-- traced:   `model.translate` (tokenize, encode, KV-cached greedy, one teacher-forced traced pass,
+- traced:   `model.decoding.greedy.translate` (tokenize, encode, KV-cached greedy, one teacher-forced traced pass,
             numpy trace).
 - plain:    tokenize, encode, `greedy_steps(use_cache=True)`: what a translator without views costs.
 - no_cache: tokenize, encode, `greedy_steps(use_cache=False)`: the prefix recomputed at every step.
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import torch
 
-from model.decoding import default_max_new_tokens, greedy_steps, prepare_source, translate
-from model.masks import padding_mask
+from model.decoding.greedy import default_max_new_tokens, greedy_steps, prepare_source, translate
+from model.core.masks import padding_mask
 
 from .common import SOURCE_LANGUAGE, ratio, summarize, text_of_tokens, time_interleaved
 

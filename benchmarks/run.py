@@ -26,7 +26,7 @@ from pathlib import Path
 import torch
 
 from model import load_checkpoint
-from model.paths import DEFAULT_CHECKPOINT
+from model.checkpoints.paths import DEFAULT_CHECKPOINT
 
 from . import browser_speed, gpu, memory, model_speed, serving, views_speed
 from .common import ROOT

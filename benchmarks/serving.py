@@ -1,7 +1,7 @@
 """Serving part (issue 15): the app as visitors see it, measured from outside through gradio_client.
 
 - single call: one `/translate` call through a default `gradio_client.Client` (it downloads the lean
-  trace file), median after warm-up, beside the bare model call (`model.decoding.translate` in this
+  trace file), median after warm-up, beside the bare model call (`model.decoding.greedy.translate` in this
   process, same sentence) and the model's share of the call;
 - burst: C clients x R translations at once (scripts/load_test.py: clients in a separate process),
   the worker-pool app and the single-process app (`--workers 0`) in the same run, and their ratio;
@@ -12,18 +12,16 @@ Every result carries the CPU model and the load average before and after.
 
 from __future__ import annotations
 
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from model.decoding import translate
+from model.decoding.greedy import translate
 
 from .common import ROOT, started_app, summarize
 from .memory import tree_rss_mib
 
-sys.path.insert(0, str(ROOT / "scripts"))
-import load_test  # noqa: E402  (scripts/load_test.py)
+from scripts import load_test
 
 SENTENCE = ("Ein Mann mit einem roten Hut fährt mit dem Fahrrad die Straße entlang.", "de-en")
 

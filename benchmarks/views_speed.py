@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 
-from model.decoding import translate
+from model.decoding.greedy import translate
 from ui.attention import attention_view, pipeline_view
 from ui.next_token import candidates_view
 from ui.positions import masks_view, positions_view

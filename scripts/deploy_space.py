@@ -27,9 +27,9 @@ from huggingface_hub import HfApi, get_token  # noqa: E402
 from huggingface_hub.hf_api import DEFAULT_IGNORE_PATTERNS  # noqa: E402
 from huggingface_hub.utils import filter_repo_objects  # noqa: E402
 
-from model.checkpoint import HUB_MAX_FILE_BYTES, CheckpointError, load_local_checkpoint, validate_repo_id  # noqa: E402
-from model.model_card import write_model_card  # noqa: E402
-from model.paths import DEFAULT_CHECKPOINT  # noqa: E402
+from model.checkpoints.checkpoint import HUB_MAX_FILE_BYTES, CheckpointError, load_local_checkpoint, validate_repo_id  # noqa: E402
+from model.checkpoints.model_card import write_model_card  # noqa: E402
+from model.checkpoints.paths import DEFAULT_CHECKPOINT  # noqa: E402
 
 CHECKPOINT_VARIABLE = "ATTENTION_EXPLORER_CHECKPOINT"  # read by app.py
 CHECKPOINTS_DIR = "checkpoints"
@@ -103,7 +103,7 @@ def check_files(files: dict[str, Path], checkpoint_in_space: str) -> None:
     if too_big:
         raise DeployError(f"files of {HUB_MAX_FILE_BYTES / 1e6:.0f} MB or more would break a plain git push to "
                           f"the Space: {', '.join(too_big)} (a checkpoint: re-save it with "
-                          "model.checkpoint.save_checkpoint, which shards the weights)")
+                          "model.checkpoints.checkpoint.save_checkpoint, which shards the weights)")
     for required in ("README.md", "app.py", "requirements.txt", "pre-requirements.txt",
                      f"{checkpoint_in_space}/config.json"):
         if required not in files:

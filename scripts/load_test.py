@@ -38,9 +38,10 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-from app_process import started_app  # noqa: E402
-from process_cpu import tree_cpu_s  # noqa: E402
+if str(ROOT) not in sys.path:  # run as a file: the repository's packages (scripts.x)
+    sys.path.insert(0, str(ROOT))
+from scripts.app_process import started_app  # noqa: E402
+from scripts.process_cpu import tree_cpu_s  # noqa: E402
 
 START_TIMEOUT_S = 180  # importing torch and gradio on a busy small machine is slow
 HTTP_TIMEOUT_S = 600  # a request under heavy load may wait long in the queue: count it, don't drop it

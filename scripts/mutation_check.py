@@ -52,7 +52,9 @@ SUITES = {"old": OLD_MODEL_TESTS, "new": PROVENANCE_TESTS + VIEW_TESTS, "views":
           "both": PROVENANCE_TESTS + VIEW_TESTS + OLD_MODEL_TESTS}
 
 
-from mutation_faults import FAULTS  # noqa: E402  (scripts/ is on sys.path when run)
+if str(ROOT) not in sys.path:  # run as a file: import scripts.mutation_faults as the package module
+    sys.path.insert(0, str(ROOT))
+from scripts.mutation_faults import FAULTS  # noqa: E402
 
 def copy_repository(destination: Path) -> None:
     ignore = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".pytest_cache", "runs")

@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
-from load_test import SENTENCES  # noqa: E402
-from model.paths import DEFAULT_CHECKPOINT  # noqa: E402
+if str(ROOT) not in sys.path:  # run as a file
+    sys.path.insert(0, str(ROOT))
+from scripts.load_test import SENTENCES  # noqa: E402
+from model.checkpoints.paths import DEFAULT_CHECKPOINT  # noqa: E402
 from serving import ModelPool  # noqa: E402
 
 

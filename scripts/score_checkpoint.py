@@ -1,12 +1,12 @@
 """Score a checkpoint on Multi30k val and test_2016_flickr, both directions, greedy and beam 4.
 
 Writes the scores into the checkpoint's metrics.json under "scores" (with the command and the git
-commit that scored it), regenerates its model card (README.md, model/model_card.py) and prints the
+commit that scored it), regenerates its model card (README.md, model/checkpoints/model_card.py) and prints the
 Markdown table the README shows:
 
     python scripts/score_checkpoint.py --checkpoint checkpoints/de-en-small --data ../shared/data/multi30k
 
-sacreBLEU, cased, on detokenized output (model.evaluate.score). Beam: 4, length penalty 0.6 (6.1).
+sacreBLEU, cased, on detokenized output (model.training.evaluate.score). Beam: 4, length penalty 0.6 (6.1).
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from model.checkpoint import METRICS_FILE, load_checkpoint  # noqa: E402
-from model.evaluate import score, translate_batch  # noqa: E402
-from model.model_card import write_model_card  # noqa: E402
-from model.train import git_commit  # noqa: E402
+from model.checkpoints.checkpoint import METRICS_FILE, load_checkpoint  # noqa: E402
+from model.training.evaluate import score, translate_batch  # noqa: E402
+from model.checkpoints.model_card import write_model_card  # noqa: E402
+from model.training.train import git_commit  # noqa: E402
 
 DECODINGS = {"greedy": 1, "beam4": 4}
 

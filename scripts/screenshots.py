@@ -17,9 +17,10 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
+if str(ROOT) not in sys.path:  # run as a file
+    sys.path.insert(0, str(ROOT))
 
-from app_process import started_app  # noqa: E402
+from scripts.app_process import started_app  # noqa: E402
 from benchmarks.browser_speed import CHROMIUM, CHROMIUM_ARGS  # noqa: E402  (one Chromium set-up for all)
 SCREENS = {"wide": (1400, 1000), "projector": (1280, 720), "phone": (390, 844)}
 TABS = ["Next token", "Attention", "Positional encoding", "Masks", "Model", "Explain"]

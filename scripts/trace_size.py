@@ -12,8 +12,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from model import load_checkpoint  # noqa: E402
-from model.decoding import translate  # noqa: E402
-from model.paths import DEFAULT_CHECKPOINT  # noqa: E402
+from model.decoding.greedy import translate  # noqa: E402
+from model.checkpoints.paths import DEFAULT_CHECKPOINT  # noqa: E402
 from serving import wire  # noqa: E402
 
 DEFAULT_TEXT = "Ein Mann fährt mit dem Fahrrad die Straße entlang, während zwei Hunde spielen."

@@ -9,7 +9,7 @@ MINUTES=${2:-90}
 shift $(( $# > 2 ? 2 : $# )) || true
 DATA=${DATA:-../shared/data}
 [ -f data/tatoeba/holdout.tsv ] || python3 -m scripts.split_holdout "$DATA/tatoeba/eng-deu.large.tsv" --out data/tatoeba --size 3000
-python3 -m model.train \
+python3 -m model.training.train \
   --data "$DATA/multi30k/train" "$DATA/multi30k/train" data/tatoeba/train.tsv \
   --val "$DATA/multi30k/val" data/tatoeba/holdout.tsv \
   --out "$RUN" --d-model 256 --heads 8 --encoder-layers 3 --decoder-layers 3 --d-ff 1024 --vocab-size 8000 \

@@ -24,9 +24,9 @@ EVAL_EVERY=${EVAL_EVERY:-1000000} EVAL_MINUTES=${EVAL_MINUTES:-0.5} BLEU_SENTENC
 AVERAGE_LAST=${AVERAGE_LAST:-5} SEED=${SEED:-1234}
 # training time, evaluations not counted (they add about 5 s each on an H100)
 MAX_MINUTES=${MAX_MINUTES:-8.5} MAX_STEPS=${MAX_STEPS:-0} THREADS=${THREADS:-0}
-PRECISION=${PRECISION:-auto}  # bf16 on an H100; float32 on a CPU without native bf16 (model/precision.py)
+PRECISION=${PRECISION:-auto}  # bf16 on an H100; float32 on a CPU without native bf16 (model/training/precision.py)
 COMPILE=${COMPILE:-auto}      # torch.compile on CUDA only
-python3 -m model.train \
+python3 -m model.training.train \
   --data "$DATA/multi30k/train" "$DATA/tatoeba/eng-deu.tsv" --val "$DATA/multi30k/val" --out "$OUT" \
   --d-model "$D_MODEL" --heads "$HEADS" --encoder-layers "$LAYERS" --decoder-layers "$LAYERS" --d-ff "$D_FF" \
   --dropout "$DROPOUT" --attention-dropout "$ATTENTION_DROPOUT" --vocab-size "$VOCAB" \

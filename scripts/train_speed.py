@@ -29,9 +29,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from model import Transformer, TransformerConfig  # noqa: E402
-from model.masks import decoder_mask, padding_mask  # noqa: E402
-from model.precision import choose_precision, cpu_flags, cpu_model  # noqa: E402
-from model.train import batch_loss  # noqa: E402
+from model.core.masks import decoder_mask, padding_mask  # noqa: E402
+from model.training.precision import choose_precision, cpu_flags, cpu_model  # noqa: E402
+from model.training.train import batch_loss  # noqa: E402
 
 
 class WrittenOut(torch.nn.Module):

@@ -6,7 +6,7 @@
 - `wire`: the lean trace JSON (positional encodings referenced, floats compact) and its inverse.
 """
 
-from .jobs import JOBS
+from .jobs import JOBS, Job
 from .pool import ModelPool, PoolClosed, WorkerCrashed, default_workers
 from .trace_files import TraceFiles
 from .wire import lean_trace_json, positional_encoding_json, trace_from_lean

@@ -158,7 +158,7 @@ class ModelPool:
     """Named model jobs (serving/jobs.py) run by `workers` processes, each holding the checkpoint.
 
     Args:
-        checkpoint_dir: a local checkpoint directory (model.checkpoint.load_checkpoint).
+        checkpoint_dir: a local checkpoint directory (model.checkpoints.checkpoint.load_checkpoint).
         workers: worker processes; None = default_workers() (one per core, or $ATTENTION_EXPLORER_WORKERS);
             0 = single-process mode (jobs run in the caller's thread, checkpoint loaded here).
         jobs: name -> module-level function (checkpoint, **kwargs); default serving.jobs.JOBS.
@@ -184,7 +184,7 @@ class ModelPool:
         self._checkpoint = None
         self._finalizer = weakref.finalize(self, _kill_all, self._all)
         if self.workers == 0:
-            from model.checkpoint import load_checkpoint
+            from model.checkpoints.checkpoint import load_checkpoint
 
             self._checkpoint = load_checkpoint(checkpoint_dir)
             return

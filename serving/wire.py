@@ -22,8 +22,8 @@ import numpy as np
 import orjson
 
 from model import TranslationTrace, TransformerConfig
-from model.positional import sinusoidal_positional_encoding
-from model.trace import JSON_DECIMALS
+from model.core.positional import sinusoidal_positional_encoding
+from model.decoding.trace import JSON_DECIMALS
 
 LEAN_FORMAT = "attention-explorer/lean-trace/1"
 PE_REF = "pe"

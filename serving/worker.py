@@ -61,7 +61,7 @@ def serve(conn: Connection) -> int:
 
         torch.set_num_threads(init["threads"])  # several workers share the cores: one thread each
         torch.set_num_interop_threads(1)
-        from model.checkpoint import load_checkpoint
+        from model.checkpoints.checkpoint import load_checkpoint
 
         jobs = {name: resolve(reference) for name, reference in init["jobs"].items()}
         checkpoint = load_checkpoint(init["checkpoint"])

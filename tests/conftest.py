@@ -16,7 +16,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from model import SubwordTokenizer, Transformer, TransformerConfig, save_checkpoint  # noqa: E402
+from model import Checkpoint, SubwordTokenizer, Transformer, TransformerConfig, TranslationTrace  # noqa: E402
+from model import load_checkpoint, save_checkpoint  # noqa: E402
+from model.decoding.greedy import translate  # noqa: E402
 
 # One thread: on a small shared CPU (CI has 2 cores) two OpenMP threads contend and run many times
 # slower, and one thread makes float results independent of the machine's core count.
@@ -75,6 +77,65 @@ def tiny_checkpoint(tmp_path_factory, tiny_tokenizer, tiny_config) -> Path:
     directory = tmp_path_factory.mktemp("checkpoint") / "tiny"
     save_checkpoint(directory, model, tiny_tokenizer, {"note": "untrained test fixture"})
     return directory
+
+
+@pytest.fixture(scope="session")
+def checkpoint(tiny_checkpoint) -> Checkpoint:
+    """tiny_checkpoint loaded (eval mode; shared read-only: no test changes its weights)."""
+    return load_checkpoint(tiny_checkpoint)
+
+
+SENTENCE = "Ein Mann fährt Fahrrad."  # the sentence of the shared `trace`
+
+
+@pytest.fixture(scope="session")
+def trace(checkpoint) -> TranslationTrace:
+    """The tiny checkpoint's greedy trace of SENTENCE, German -> English (a test module may define its own)."""
+    return translate(checkpoint.model, checkpoint.tokenizer, SENTENCE, "de-en")
+
+
+# --------------------------------------------------------------------------- browser tests (tests/test_browser*.py)
+@pytest.fixture(scope="module")
+def server(tiny_checkpoint, tmp_path_factory):
+    """The app's URL (`python3 app.py` on the tiny checkpoint); the server process is stopped after the module."""
+    from browser_helpers import START_TIMEOUT_S
+
+    from scripts.app_process import started_app
+
+    log_path = tmp_path_factory.mktemp("server") / "app.log"
+    try:
+        with started_app(tiny_checkpoint, log_path, START_TIMEOUT_S) as (url, _process):
+            yield url
+    except RuntimeError as error:
+        pytest.fail(str(error))
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from browser_helpers import CHROMIUM, CHROMIUM_ARGS
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=30_000)  # the server shares two busy CPU cores
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    """A 1400x1000 page on the app, emptied (browser_helpers.to_empty_page); any alert() lands in page.dialogs."""
+    from browser_helpers import to_empty_page
+
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.dialogs = []  # any alert() would land here
+    page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
+    page.set_default_timeout(30_000)
+    page.goto(server)
+    to_empty_page(page)
+    yield page
+    page.close()
 
 
 @pytest.fixture

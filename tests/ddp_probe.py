@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script 
 
 from safetensors.torch import save_file  # noqa: E402
 
-from model import train  # noqa: E402
+from model.training import train  # noqa: E402
 
 
 class RecordedTransformer(train.Transformer):

@@ -16,8 +16,8 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
-from model.config import TransformerConfig
-from model.transformer import Transformer
+from model.core.config import TransformerConfig
+from model.core.transformer import Transformer
 
 
 def perturbed_model(config: TransformerConfig, seed: int) -> Transformer:
@@ -80,7 +80,7 @@ def attention(module, n_heads: int, queries: torch.Tensor, keys: torch.Tensor, a
               heads_off: frozenset = frozenset()) -> Attention:
     """Multi-head attention of 3.2.2 head by head; allowed (Tq, Tk) True = may attend.
 
-    heads_off: head indices whose output is zeroed before W^O (the ablation of model/ablation.py).
+    heads_off: head indices whose output is zeroed before W^O (the ablation of model/decoding/ablation.py).
     """
     d_head = module.q_proj.weight.shape[0] // n_heads
     q, k, v = linear(module.q_proj, queries), linear(module.k_proj, keys), linear(module.v_proj, keys)
@@ -175,7 +175,7 @@ def train_copy_model(tokenizer, pairs, *, n_encoder_layers: int = 2, steps: int 
     """
     import torch.nn.functional as F
 
-    from model.decoding import pad_batch
+    from model.decoding.greedy import pad_batch
 
     config = TransformerConfig(vocab_size=tokenizer.vocab_size, d_model=32, n_heads=4,
                                n_encoder_layers=n_encoder_layers, n_decoder_layers=2, d_ff=64, dropout=0.0,

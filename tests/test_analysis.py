@@ -1,4 +1,4 @@
-"""model/analysis.py on the tiny model: teacher-forced probabilities under interventions, beam vs
+"""model/analysis/readouts.py on the tiny model: teacher-forced probabilities under interventions, beam vs
 greedy, word alignment from cross-attention, per-head diagnostics. CPU, deterministic, no network.
 """
 
@@ -7,13 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from model.decoding import translate
-from model.ablation import Ablation
-from model.analysis import (
+from model.decoding.greedy import translate
+from model.decoding.ablation import Ablation
+from model.analysis.readouts import (
     DIAGNOSTICS, beam_versus_greedy, first_difference, head_diagnostics, is_punctuation, token_probabilities,
     trace_head_diagnostics, word_alignment, word_numbers,
 )
-from model.inputs import prepare_source
+from model.text.inputs import prepare_source
 
 GERMAN = "Ein Mann fährt Fahrrad."
 

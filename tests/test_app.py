@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import gradio as gr
 import numpy as np
 import pytest
+from helpers import figure_json
 
 import visualizer
-from model import TranslationTrace, limits
-from model.trace import ATTENTION_KINDS, JSON_DECIMALS
+from model.text import limits
+from model.decoding.trace import ATTENTION_KINDS, JSON_DECIMALS
 from serving import trace_from_lean
 from ui import attention, build_demo, model_tab, next_token, positions, redraw, runner, server, session, stepping
 from ui.common import Page
@@ -24,17 +26,6 @@ from visualizer.tokens import token_chips
 
 GERMAN = "Ein Mann fährt Fahrrad."
 XSS = "<img src=x onerror=alert(1)>"
-
-
-@pytest.fixture(scope="module")
-def checkpoint(tiny_checkpoint):
-    return session.load_model(str(tiny_checkpoint))
-
-
-@pytest.fixture(scope="module")
-def trace(checkpoint) -> TranslationTrace:
-    trace, _, _ = session.translate_text(checkpoint, GERMAN, "de-en", )
-    return trace
 
 
 @pytest.fixture(scope="module")
@@ -48,16 +39,10 @@ def api_function(demo: gr.Blocks, api_name: str):
     return matches[0]
 
 
-def figure_json(value) -> dict:
-    """A gr.Plot value from ui.common.plot -> the figure JSON the browser receives."""
-    assert value.type == "plotly"
-    return json.loads(value.plot)
-
-
 # --------------------------------------------------------------------------- translate
 @pytest.mark.parametrize("direction", ["de-en", "German → English", " DE-EN ", "en-de", "English → German"])
 def test_translate_accepts_codes_and_labels(checkpoint, direction):
-    trace, translation, path = session.translate_text(checkpoint, GERMAN, direction)
+    trace, translation, path = session.translate_text(session.Runner(checkpoint), GERMAN, direction)
     assert trace.direction == session.parse_direction(direction)
     assert trace.source_tokens[0] == ("<2en>" if trace.direction == "de-en" else "<2de>")
     assert translation == trace.translation and trace.num_steps >= 1
@@ -66,13 +51,13 @@ def test_translate_accepts_codes_and_labels(checkpoint, direction):
 
 def test_unknown_direction_is_refused(checkpoint):
     with pytest.raises(gr.Error, match="de-en"):
-        session.translate_text(checkpoint, GERMAN, "fr-en")
+        session.translate_text(session.Runner(checkpoint), GERMAN, "fr-en")
 
 
 @pytest.mark.parametrize("text", ["", "   \n\t ", None])
 def test_empty_input_gives_a_clear_message(checkpoint, text):
     with pytest.raises(gr.Error, match="empty"):
-        session.translate_text(checkpoint, text, "de-en")
+        session.translate_text(session.Runner(checkpoint), text, "de-en")
 
 
 def test_too_long_input_is_refused_naming_the_limit(checkpoint, monkeypatch):
@@ -81,13 +66,13 @@ def test_too_long_input_is_refused_naming_the_limit(checkpoint, monkeypatch):
 
     monkeypatch.setattr(session.Runner, "run", must_not_run)  # every model computation of the page
     with pytest.raises(gr.Error, match=f"{limits.MAX_INPUT_CHARS:,} characters") as raised:
-        session.translate_text(checkpoint, "a" * (limits.MAX_INPUT_CHARS + 1), "de-en")
+        session.translate_text(session.Runner(checkpoint), "a" * (limits.MAX_INPUT_CHARS + 1), "de-en")
     assert f"{limits.MAX_INPUT_CHARS + 1:,}" in str(raised.value)
 
 
 def test_truncated_source_shows_a_notice_naming_the_limit(checkpoint):
     text = "Ein Mann fährt Fahrrad. " * 40  # far more than MAX_SOURCE_TOKENS subwords, under MAX_INPUT_CHARS
-    trace, _, _ = session.translate_text(checkpoint, text, "de-en")
+    trace, _, _ = session.translate_text(session.Runner(checkpoint), text, "de-en")
     assert trace.source_truncated
     assert len(trace.source_tokens) == limits.MAX_SOURCE_TOKENS + 2  # language tag + subwords + [EOS]
     assert f"{limits.MAX_SOURCE_TOKENS} subword tokens" in session.notice_markdown(trace)
@@ -101,7 +86,7 @@ def test_no_notice_for_a_short_sentence_that_ends(trace):
 
 def test_trace_json_download_reads_back(checkpoint):
     """The download is the lean trace (serving/wire.py): it reads back with the table /positional_encoding serves."""
-    trace, _, path = session.translate_text(checkpoint, GERMAN, "de-en")
+    trace, _, path = session.translate_text(session.Runner(checkpoint), GERMAN, "de-en")
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     assert data["positional_encoding"] == {"ref": "pe", "rows": trace.positional_encoding.shape[0]}
     table = np.asarray(json.loads(runner.positional_encoding_text(checkpoint.config.max_positions,
@@ -157,16 +142,36 @@ def test_server_host_defaults_to_localhost(monkeypatch):
 
 
 # --------------------------------------------------------------------------- stepping
-def test_step_moves_clamp_to_the_trace(trace):
-    last = trace.num_steps
-    assert stepping.move_step(trace, 1, "prev") == 1
-    assert stepping.move_step(trace, 1, "next") == min(2, last)
-    assert stepping.move_step(trace, last, "next") == last
-    assert stepping.move_step(trace, 3, "first") == 1
-    assert stepping.move_step(trace, 1, "last") == last
-    assert stepping.move_step(trace, 10_000, "stay") == last
-    assert stepping.move_step(trace, -5, "stay") == 1
-    assert stepping.move_step(None, 7, "next") == 1
+def run_step_buttons(cases: list[tuple[str, int, int, bool]]) -> list[int]:
+    """The step buttons' own JavaScript (stepping.step_js), run in Node on a fake slider:
+    cases of (move, slider value, slider max, slider disabled) -> the new slider values."""
+    script = "const out = [];\n"
+    for move, value, last, disabled in cases:
+        slider = json.dumps({"max": str(last), "disabled": disabled})
+        script += (f"{{ const document = {{querySelector: () => ({slider})}};\n"
+                   f"  out.push(({stepping.step_js(move)})({json.dumps(value)})); }}\n")
+    result = subprocess.run(["node", "-e", script + "console.log(JSON.stringify(out));"], capture_output=True,
+                            text=True, timeout=60, check=True)
+    return json.loads(result.stdout)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="Node.js runs the buttons' JavaScript here")
+def test_step_buttons_move_within_the_slider():
+    """The one step rule is the JavaScript the buttons run (no Python copy): clamped to 1..last, and a disabled
+    slider (no trace, or a one-step trace) stays at step 1."""
+    cases = [("prev", 1, 5, False), ("next", 1, 5, False), ("next", 5, 5, False), ("first", 3, 5, False),
+             ("last", 1, 5, False), ("prev", 4, 5, False), ("next", 2, 1, False), ("next", 7, 5, True),
+             ("next", None, 5, False), ("last", 2, 3, False)]
+    assert run_step_buttons(cases) == [1, 2, 5, 1, 5, 3, 1, 1, 2, 3]
+
+
+def test_the_play_timer_moves_one_step_and_stops_at_the_end(trace):
+    steps = stepping.Stepping("slider", "info", "playing", "timer", "play")  # names stand in for the components
+    assert steps.tick(trace, 1, True)["slider"] == min(2, trace.num_steps)
+    at_end = steps.tick(trace, trace.num_steps - 1, True)
+    assert at_end["slider"] == trace.num_steps and at_end["playing"] is False  # the last step stops playback
+    assert stepping.clamp_step(trace, 10_000) == trace.num_steps and stepping.clamp_step(trace, -5) == 1
+    assert stepping.clamp_step(None, 7) == 1
 
 
 def test_step_html_shows_prefix_and_chosen_token(trace):
@@ -322,7 +327,7 @@ def test_one_listener_draws_every_view_with_the_latest_values(demo):
 
 # --------------------------------------------------------------------------- escaping
 def test_tokens_are_escaped(checkpoint):
-    trace, translation, _ = session.translate_text(checkpoint, XSS, "en-de")
+    trace, translation, _ = session.translate_text(session.Runner(checkpoint), XSS, "en-de")
     for text in (session.tokens_html(trace), stepping.step_html(trace, trace.num_steps)):
         assert "<img" not in text
     assert "&lt;" in session.tokens_html(trace)
@@ -348,7 +353,7 @@ def test_model_tab_config_metrics_and_curves(checkpoint, tiny_checkpoint, tmp_pa
 def test_trace_files_are_written_through_the_constant_time_writer(checkpoint):
     """write_trace_json goes through serving.TraceFiles (time buckets, background sweep; its per-call cost is
     tested in test_serving_trace_files.py): the file lies in the current bucket of ui.runner.TRACE_FILES."""
-    trace, _, path = session.translate_text(checkpoint, GERMAN, "de-en")
+    trace, _, path = session.translate_text(session.Runner(checkpoint), GERMAN, "de-en")
     files = runner.TRACE_FILES
     bucket = int(files.clock() // files.bucket_s)
     assert Path(path).parent.parent in (files.folder / str(bucket), files.folder / str(bucket - 1))
@@ -361,7 +366,7 @@ def test_importing_the_ui_loads_no_model():
     import sys
 
     code = ("import importlib, pkgutil, sys\n"
-            "import model, model.checkpoint as c\n"
+            "import model, model.checkpoints.checkpoint as c\n"
             "calls = []\n"
             "c.load_checkpoint = c.load_local_checkpoint = model.load_checkpoint = lambda *a, **k: calls.append(a)\n"
             "import ui, ui.explain\n"

@@ -8,9 +8,9 @@ import math
 import pytest
 import torch
 
-from model.beam import BeamResult, beam_search, length_penalty_factor
-from model.decoding import greedy_decode
-from model.inputs import pad_batch, prepare_source
+from model.decoding.beam import BeamResult, beam_search, length_penalty_factor
+from model.decoding.greedy import greedy_decode
+from model.text.inputs import pad_batch, prepare_source
 
 SENTENCES = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im Schnee.", "Wie spät ist es?",
              "Männer arbeiten auf einer Baustelle."]

@@ -12,14 +12,8 @@ import torch
 
 from benchmarks import gpu, model_speed, run, views_speed
 from benchmarks.common import SOURCE_LANGUAGE, summarize, text_of_tokens, time_interleaved
-from model import load_checkpoint
 
 STATS = {"median", "p95", "min", "mean", "n"}
-
-
-@pytest.fixture(scope="module")
-def checkpoint(tiny_checkpoint):
-    return load_checkpoint(tiny_checkpoint)
 
 
 @pytest.mark.parametrize("direction", ["de-en", "en-de"])

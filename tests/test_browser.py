@@ -7,81 +7,14 @@ need Debian's /usr/bin/chromium (Playwright downloads no browser) and are skippe
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from browser_helpers import GERMAN, XSS, detokenize, needs_chromium, translate  # noqa: F401
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-from app_process import started_app  # noqa: E402
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
-GERMAN = "Ein Mann fährt mit dem Fahrrad die Straße entlang."
-XSS = "<img src=x onerror=alert(1)>"
-START_TIMEOUT_S = 120  # importing torch and gradio on a busy 2-core machine is slow
-needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is not installed")
-
-
-@pytest.fixture(scope="module")
-def server(tiny_checkpoint, tmp_path_factory):
-    """The app's URL; the server process (and its children) is stopped after the module."""
-    log_path = tmp_path_factory.mktemp("server") / "app.log"
-    try:
-        with started_app(tiny_checkpoint, log_path, START_TIMEOUT_S) as (url, _process):
-            yield url
-    except RuntimeError as error:
-        pytest.fail(str(error))
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import expect, sync_playwright
-
-    expect.set_options(timeout=30_000)  # the server shares two busy CPU cores
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
-@pytest.fixture
-def page(browser, server):
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.dialogs = []  # any alert() would land here
-    page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
-    page.set_default_timeout(30_000)
-    page.goto(server)
-    to_empty_page(page)
-    yield page
-    page.close()
-
-
-def to_empty_page(page) -> None:
-    """The page opens on a translated example (issue 14); a refused input (too long) clears it, so these tests
-    start on an empty page with the "Next token" tab open, as they did before the first view existed."""
-    from playwright.sync_api import expect
-
-    page.wait_for_selector("#attention-plot .js-plotly-plot")  # the first view has been drawn
-    expect(page.locator("#translation textarea")).not_to_have_value("")
-    page.fill("#source textarea", "x" * 5001)
-    page.click("#translate")
-    expect(page.locator("#step-info")).to_contain_text("Translate a sentence")
-    page.get_by_role("tab", name="Next token").click()
-
-
-def translate(page, text: str) -> None:
-    page.fill("#source textarea", text)
-    page.click("#translate")
-
-
-def detokenize(tokens: list[str]) -> str:
-    """Subwords as displayed ("▁on", "<0x3C>") -> text; only ASCII byte tokens are needed here."""
-    text = "".join(chr(int(t[3:5], 16)) if t.startswith("<0x") and len(t) == 6 else t for t in tokens)
-    return text.replace("\u2581", " ").strip()
 
 
 def plot_title(page, elem_id: str) -> str:

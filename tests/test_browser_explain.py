@@ -11,11 +11,7 @@ import re
 
 import pytest
 
-from test_browser import GERMAN, browser, needs_chromium, page, server, translate  # noqa: F401 (fixtures)
-
-
-def open_panel(page, name: str) -> None:
-    page.locator("#explain-panels").get_by_role("tab", name=name).click()
+from browser_helpers import GERMAN, needs_chromium, open_panel, translate
 
 
 @pytest.mark.browser

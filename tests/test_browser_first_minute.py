@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from model import limits
-from test_browser import browser, needs_chromium, server  # noqa: F401  (fixtures)
+from model.text import limits
+from browser_helpers import needs_chromium
 from ui.text import EXAMPLES
 
 pytestmark = [pytest.mark.browser, needs_chromium]

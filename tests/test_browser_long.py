@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from model.limits import MAX_SOURCE_TOKENS
-from test_browser import browser, needs_chromium, server  # noqa: F401 (fixtures)
-from test_browser_screens import open_tab, overflow
+from model.text.limits import MAX_SOURCE_TOKENS
+from browser_helpers import needs_chromium, open_tab, overflow
 
 # long enough to be cut at MAX_SOURCE_TOKENS subwords by any tokenizer (the tiny test one splits finely)
 LONG = " ".join(["Ein Mann mit einem roten Hut fährt mit seinem Fahrrad die lange Straße entlang,"] * 12) + "."

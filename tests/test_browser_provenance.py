@@ -3,7 +3,7 @@
 `python3 app.py` runs on a tiny checkpoint trained to copy (its sentence ends with [EOS]); Chromium
 translates, steps to the middle of the sentence, picks cross-attention, layer 2, head 2, and reads
 the plotted data and tick labels back from Plotly's graph div. The test process loads the same
-checkpoint and runs `model.decoding.translate` on the same sentence (deterministic): the page's
+checkpoint and runs `model.decoding.greedy.translate` on the same sentence (deterministic): the page's
 numbers, rows and columns must be that trace's, for that step, layer and head.
 """
 
@@ -17,12 +17,12 @@ import pytest
 
 import provenance_fixtures as ref
 from model import save_checkpoint
-from model.checkpoint import load_checkpoint
-from model.decoding import translate
-from test_browser import CHROMIUM, START_TIMEOUT_S, browser, needs_chromium  # noqa: F401  (fixture)
+from model.checkpoints.checkpoint import load_checkpoint
+from model.decoding.greedy import translate
+from browser_helpers import START_TIMEOUT_S, needs_chromium
 from test_view_provenance import expected_key_labels, expected_query_labels, position
 
-from app_process import started_app
+from scripts.app_process import started_app
 
 SENTENCE = "Ein Mann fährt Fahrrad."
 KIND, LAYER, HEAD = "cross", 2, 2  # 1-based; mirror layer 1 and head 3 hold other numbers
@@ -59,7 +59,7 @@ def copy_server(copy_checkpoint, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def copy_trace(copy_checkpoint):
-    """The trace the page must show: `model.decoding.translate` of SENTENCE here, on the same checkpoint."""
+    """The trace the page must show: `model.decoding.greedy.translate` of SENTENCE here, on the same checkpoint."""
     loaded = load_checkpoint(copy_checkpoint)
     return translate(loaded.model, loaded.tokenizer, SENTENCE, "de-en")
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_browser import CHROMIUM, GERMAN, browser, needs_chromium, server  # noqa: F401 (fixtures)
-from screenshots import open_tab  # noqa: F401  (scripts/screenshots.py: clicks a tab as a visitor does)
+from browser_helpers import GERMAN, needs_chromium, open_tab, overflow
 from visualizer.theme import DARK_BACKGROUND, DARK_COLORS, TEXT_COLOR
 
 VIEWPORTS = [(1400, 1000), (1280, 720), (390, 844)]
@@ -25,11 +24,6 @@ def rgb(color: str) -> str:
         return color
     value = {"white": "ffffff"}.get(color, color.lstrip("#"))
     return "rgb(%d, %d, %d)" % tuple(int(value[i:i + 2], 16) for i in (0, 2, 4))
-
-
-def overflow(page) -> int:
-    """How far the page is wider than the window (0 = no horizontal page scroll)."""
-    return page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
 
 
 @pytest.fixture(scope="module", params=[(size, theme) for size in VIEWPORTS for theme in THEMES],

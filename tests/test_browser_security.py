@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from test_browser import browser, detokenize, needs_chromium, page, server, to_empty_page, translate  # noqa: F401
+from browser_helpers import detokenize, needs_chromium, to_empty_page, translate
 
 PAYLOADS = [
     "<script>window.__xss = 1; alert(1)</script>",

@@ -22,13 +22,13 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from model.checkpoint import (
+from model.checkpoints.checkpoint import (
     CONFIG_FILE, HUB_MAX_FILE_BYTES, INDEX_FILE, MAX_SHARD_BYTES, PART_SUFFIX, SINGLE_WEIGHTS_FILE, TOKENIZER_FILE,
     CheckpointError, load_checkpoint, save_checkpoint, validate_repo_id,
 )
-from model.config import ConfigError, TransformerConfig
-from model.paths import DEFAULT_CHECKPOINT
-from model.transformer import Transformer
+from model.core.config import ConfigError, TransformerConfig
+from model.checkpoints.paths import DEFAULT_CHECKPOINT
+from model.core.transformer import Transformer
 
 SHARD_BYTES = 20_000  # the tiny embedding (vocab x 32 floats, ~51 kB) must be split by rows
 LAYOUTS = {"single": None, "sharded": SHARD_BYTES}

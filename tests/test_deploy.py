@@ -20,7 +20,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -32,13 +31,11 @@ from huggingface_hub.utils import filter_repo_objects
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-from model.checkpoint import load_checkpoint, push_to_hub, save_checkpoint
-from model.model_card import build_model_card
+from model.checkpoints.checkpoint import load_checkpoint, push_to_hub, save_checkpoint
+from model.checkpoints.model_card import build_model_card
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-import deploy_space  # noqa: E402
-import score_checkpoint  # noqa: E402
+from scripts import deploy_space, score_checkpoint  # noqa: E402
 
 HUB_LIMIT = 10 * 1000 * 1000  # the Hub refuses a plain git push of a file this large (no LFS/Xet)
 SHIPPED = ROOT / "checkpoints" / "de-en-small"

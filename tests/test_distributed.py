@@ -1,4 +1,4 @@
-"""The README's several-process training (`torchrun --nproc_per_node N -m model.train`), run for real
+"""The README's several-process training (`torchrun --nproc_per_node N -m model.training.train`), run for real
 with 2 processes on the CPU (gloo): DistributedDataParallel keeps every rank's weights identical and
 only rank 0 writes the run files (section 5.2 trains on 8 GPUs; the same script runs on any N)."""
 

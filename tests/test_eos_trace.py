@@ -14,11 +14,11 @@ import pytest
 import torch
 
 import provenance_fixtures as ref
-from model.ablation import Ablation
-from model.analysis import beam_versus_greedy, token_probabilities, trace_head_diagnostics, word_alignment
-from model.decoding import translate
-from model.trace import ATTENTION_KINDS, TranslationTrace
-from model.transformer import Transformer
+from model.decoding.ablation import Ablation
+from model.analysis.readouts import beam_versus_greedy, token_probabilities, trace_head_diagnostics, word_alignment
+from model.decoding.greedy import translate
+from model.decoding.trace import ATTENTION_KINDS, TranslationTrace
+from model.core.transformer import Transformer
 
 SENTENCE = "Ein Mann fährt Fahrrad."
 STEPS = 80

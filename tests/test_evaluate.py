@@ -8,14 +8,8 @@ import json
 import pytest
 import sacrebleu
 
-from model.checkpoint import load_checkpoint
-from model.decoding import translate
-from model.evaluate import main, score, translate_batch
-
-
-@pytest.fixture
-def checkpoint(tiny_checkpoint):
-    return load_checkpoint(tiny_checkpoint)
+from model.decoding.greedy import translate
+from model.training.evaluate import main, score, translate_batch
 
 
 @pytest.fixture

@@ -5,16 +5,15 @@ no positional encodings). No server, no browser (tests/test_browser_explain.py d
 
 from __future__ import annotations
 
-import base64
-import json
 from types import SimpleNamespace
 
 import gradio as gr
 import numpy as np
 import plotly.graph_objects as go
 import pytest
+from helpers import array, figure_json
 
-from model.ablation import Ablation
+from model.decoding.ablation import Ablation
 from ui import session
 from ui.explain import ablation as ablation_panel, beam, branching, diagnostics, no_pe, panel, readouts
 from visualizer import explain as figures
@@ -22,20 +21,6 @@ from visualizer import explain as figures
 SOURCE = ["<2en>", "▁Ein", "▁Mann", "▁fährt", ".", "[EOS]"]
 OUTPUT = ["▁A", "▁man", "▁rides", ".", "[EOS]"]
 HOSTILE = "<img src=x onerror=alert(1)>"
-
-
-def figure_json(value) -> dict:
-    assert value.type == "plotly"
-    return json.loads(value.plot)
-
-
-def array(field) -> np.ndarray:
-    """A figure JSON array: a plain list, or Plotly's typed array {"dtype", "bdata" (base64), "shape"}."""
-    if not isinstance(field, dict):
-        return np.asarray(field)
-    values = np.frombuffer(base64.b64decode(field["bdata"]), dtype=np.dtype(field["dtype"]))
-    shape = field.get("shape")
-    return values.reshape([int(n) for n in str(shape).split(",")]) if shape else values
 
 
 # --------------------------------------------------------------------------- figures
@@ -104,14 +89,6 @@ def test_attention_comparison_puts_both_runs_on_one_scale():
 
 
 # --------------------------------------------------------------------------- callbacks
-@pytest.fixture(scope="module")
-def checkpoint(tiny_checkpoint):
-    return session.load_model(str(tiny_checkpoint))
-
-
-@pytest.fixture(scope="module")
-def trace(checkpoint):
-    return session.translate_text(checkpoint, "Ein Mann fährt Fahrrad.", "de-en")[0]
 
 
 def test_checkboxes_become_an_ablation():
@@ -126,7 +103,7 @@ def test_checkboxes_become_an_ablation():
 
 
 def test_intervention_scores_the_original_output(checkpoint, trace):
-    result = panel.intervene(checkpoint, trace, Ablation(cross_heads={(0, 0), (1, 1)}))
+    result = panel.intervene(session.Runner(checkpoint), trace, Ablation(cross_heads={(0, 0), (1, 1)}))
     assert result.changed_probs.shape == trace.chosen_probs.shape
     assert not np.allclose(result.changed_probs, trace.chosen_probs)
     assert result.trace.ablation["cross_heads"] == [[0, 0], [1, 1]]
@@ -142,17 +119,17 @@ def test_branch_forces_the_candidate_and_keeps_the_prefix(checkpoint, trace):
     candidate = dropdown.value
     assert candidate != trace.output_ids[t] and candidate in trace.candidate_ids[t]
     assert len(dropdown.choices) == trace.candidate_ids.shape[1]
-    branched, step = branching.branch(checkpoint, trace, 2, candidate)
+    branched, step = branching.branch(session.Runner(checkpoint), trace, 2, candidate)
     assert step == t and branched.forced_steps == t + 1
     assert branched.output_ids[: t + 1] == [*trace.output_ids[:t], candidate]
     html = panel.comparison_html(trace, branched, "Branch", forced_step=t)
     assert 'class="tok forced"' in html and "outputs part at step 2" in html
     with pytest.raises(gr.Error, match="candidate"):
-        branching.branch(checkpoint, trace, 2, None)
+        branching.branch(session.Runner(checkpoint), trace, 2, None)
 
 
 def test_beam_table_lists_greedy_and_the_hypotheses(checkpoint, trace):
-    from model.analysis import beam_versus_greedy
+    from model.analysis.readouts import beam_versus_greedy
 
     comparison = beam_versus_greedy(checkpoint.model, checkpoint.tokenizer, trace)
     html = beam.beam_html(comparison)
@@ -184,7 +161,7 @@ def test_lens_view_is_the_traces_logit_lens(trace):
 
 
 def test_without_positions_compares_encoder_attention(checkpoint, trace):
-    result = panel.intervene(checkpoint, trace, Ablation(positional_encoding=False))
+    result = panel.intervene(session.Runner(checkpoint), trace, Ablation(positional_encoding=False))
     assert result.label == "no positional encodings" and result.trace.ablation["positional_encoding"] is False
     value = no_pe.positions_views(trace, result, 2, 3)
     z = [array(panel["z"]) for panel in figure_json(value)["data"]]

@@ -13,11 +13,11 @@ import dataclasses
 import pytest
 import torch
 
-from model.ablation import Ablation
-from model.config import TransformerConfig
-from model.layers import DecoderCache
-from model.masks import causal_mask, decoder_mask, padding_mask
-from model.transformer import Transformer
+from model.decoding.ablation import Ablation
+from model.core.config import TransformerConfig
+from model.core.layers import DecoderCache
+from model.core.masks import causal_mask, decoder_mask, padding_mask
+from model.core.transformer import Transformer
 
 TOLERANCE = 1e-5
 PAD = 0

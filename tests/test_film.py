@@ -1,4 +1,4 @@
-"""The training film (model/film.py): a frame per evaluation of a tiny CPU run, equal to a fresh trace.
+"""The training film (model/training/film.py): a frame per evaluation of a tiny CPU run, equal to a fresh trace.
 
 Provenance: the last frame's attention is compared with `translate()` of the probe by the weights
 saved at that step (OUT/last), an independent run of the model.
@@ -11,9 +11,10 @@ import json
 import numpy as np
 import pytest
 
-from model import film, load_checkpoint
-from model.decoding import translate
-from model.train import main
+from model import load_checkpoint
+from model.training import film
+from model.decoding.greedy import translate
+from model.training.train import main
 
 FLOAT16_TOLERANCE = 2e-3  # weights in [0, 1] keep ~3 significant digits in float16
 

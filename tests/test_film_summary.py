@@ -1,4 +1,4 @@
-"""model/film_summary.py: entropy and sharpness over a training film, on hand-made frames whose
+"""model/analysis/heads_forming.py: entropy and sharpness over a training film, on hand-made frames whose
 values are known (uniform = 0 sharpness, one-hot = 1) and on frames built from real tiny-model traces.
 """
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from model.decoding import translate
-from model.film_summary import allowed_keys, film_summary, head_entropy_and_sharpness
+from model.decoding.greedy import translate
+from model.analysis.heads_forming import allowed_keys, film_summary, head_entropy_and_sharpness
 
 L, H, S, T = 2, 3, 4, 3
 

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import gradio as gr
 import pytest
 
-from model import language, limits
+from model.text import language, limits
 from ui.runner import Runner
 from ui import build_demo, session, share, tour
 from ui.text import EXAMPLES
@@ -19,13 +19,8 @@ GERMAN = "Zwei Hunde spielen im Schnee."
 
 
 @pytest.fixture(scope="module")
-def checkpoint(tiny_checkpoint):
-    return session.load_model(str(tiny_checkpoint))
-
-
-@pytest.fixture(scope="module")
 def trace(checkpoint):
-    return session.translate_text(checkpoint, GERMAN, "de-en")[0]
+    return session.translate_text(session.Runner(checkpoint), GERMAN, "de-en")[0]
 
 
 def listener(demo: gr.Blocks, name: str):
@@ -38,7 +33,7 @@ def by_id(updates: dict) -> dict:
     return {getattr(component, "elem_id", None) or component: value for component, value in updates.items()}
 
 
-# --------------------------------------------------------------------------- guard rails (model/language.py)
+# --------------------------------------------------------------------------- guard rails (model/text/language.py)
 @pytest.mark.parametrize("text, direction, kind", [
     ("A little girl is climbing into a wooden playhouse.", "de-en", "language"),
     ("Ein Mann fährt mit dem Fahrrad die Straße entlang.", "en-de", "language"),
@@ -69,10 +64,10 @@ def test_byte_tokens_and_long_inputs_are_flagged():
 
 
 def test_notice_and_switch_follow_the_trace(checkpoint):
-    english = session.translate_text(checkpoint, "A little girl is climbing into a wooden playhouse.", "de-en")[0]
+    english = session.translate_text(session.Runner(checkpoint), "A little girl is climbing into a wooden playhouse.", "de-en")[0]
     assert "looks like **English**" in session.notice_markdown(english)
     assert session.switch_direction(english) == "en-de"
-    german = session.translate_text(checkpoint, "Ein Mann fährt mit dem Fahrrad die Straße entlang.", "de-en")[0]
+    german = session.translate_text(session.Runner(checkpoint), "Ein Mann fährt mit dem Fahrrad die Straße entlang.", "de-en")[0]
     assert session.switch_direction(german) is None and "looks like" not in session.notice_markdown(german)
 
 
@@ -213,7 +208,7 @@ def test_redraw_skips_only_what_is_already_shown(tiny_checkpoint, trace):
     demo = build_demo(tiny_checkpoint)
     redraw = listener(demo, "redraw")
     trace_state = listener(demo, "before").outputs[0]
-    [drawn_state] = [c for c in redraw.inputs if c in redraw.outputs and isinstance(c, gr.State)]
+    drawn_state = redraw.outputs[0]  # {view: key} of what the page shows
     step = next(c for c in redraw.inputs if getattr(c, "elem_id", None) == "step")
     values = {component: getattr(component, "value", None) for component in redraw.inputs}
     values.update({trace_state: trace, step: 1, drawn_state: None})
@@ -226,8 +221,25 @@ def test_redraw_skips_only_what_is_already_shown(tiny_checkpoint, trace):
         assert by_id(again)["candidates-plot"] is not None
 
 
+def test_redraw_draws_only_the_views_whose_key_changed(tiny_checkpoint, trace):
+    """On the Explain tab a step redraws the panels that follow the step (logit lens), not those that follow
+    only the trace (word alignment) or neither (the training film)."""
+    demo = build_demo(tiny_checkpoint)
+    redraw = listener(demo, "redraw")
+    trace_state, drawn_state = listener(demo, "before").outputs[0], redraw.outputs[0]
+    step = next(c for c in redraw.inputs if getattr(c, "elem_id", None) == "step")
+    tab = next(c for c in redraw.inputs if isinstance(c, gr.State) and c.value == "next")
+    values = {component: getattr(component, "value", None) for component in redraw.inputs}
+    values.update({trace_state: trace, step: 1, tab: "explain", drawn_state: None})
+    first = by_id(redraw.fn(values, None))
+    assert first["lens-plot"] is not None and first["align-plot"] is not None
+    shown = redraw.fn(values, None)[drawn_state]
+    stepped = by_id(redraw.fn({**values, step: 2, drawn_state: shown}, None))
+    assert stepped["lens-plot"] is not None and "align-plot" not in stepped and "step-info" in stepped
+
+
 def translate_other(checkpoint_dir):
-    from model.checkpoint import load_checkpoint
-    from model.decoding import translate
+    from model.checkpoints.checkpoint import load_checkpoint
+    from model.decoding.greedy import translate
     loaded = load_checkpoint(checkpoint_dir)
     return translate(loaded.model, loaded.tokenizer, "Ein Mann fährt Fahrrad.", "de-en")  # not GERMAN

@@ -1,13 +1,13 @@
-"""The MFU numerator (model/flops.py) equals PyTorch's own count of a training step's matrix products."""
+"""The MFU numerator (model/training/flops.py) equals PyTorch's own count of a training step's matrix products."""
 
 import pytest
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.flop_counter import FlopCounterMode
 
-from model.config import TransformerConfig
-from model.flops import peak_flops, training_flops
-from model.transformer import Transformer
+from model.core.config import TransformerConfig
+from model.training.flops import peak_flops, training_flops
+from model.core.transformer import Transformer
 
 
 @pytest.mark.parametrize("layers", [(2, 3), (1, 1)])

@@ -18,10 +18,10 @@ import pytest
 import torch
 
 import provenance_fixtures as ref
-from model.ablation import Ablation
-from model.analysis import token_probabilities
-from model.decoding import translate
-from model.trace import ATTENTION_KINDS
+from model.decoding.ablation import Ablation
+from model.analysis.readouts import token_probabilities
+from model.decoding.greedy import translate
+from model.decoding.trace import ATTENTION_KINDS
 
 SENTENCE = "Zwei Hunde spielen im Schnee und ein Kind isst einen Apfel."
 STEPS = 8

@@ -1,4 +1,4 @@
-"""model/kv_cache_view.py: the recorded cache against keys/values projected independently from an
+"""model/analysis/kv_cache.py: the recorded cache against keys/values projected independently from an
 uncached pass over each prefix, and the reads against the trace's attention rows. Tiny CPU model.
 """
 
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from model.decoding import translate
-from model.kv_cache_view import record_cache, record_trace_cache
-from model.masks import decoder_mask, padding_mask
+from model.decoding.greedy import translate
+from model.analysis.kv_cache import record_cache, record_trace_cache
+from model.core.masks import decoder_mask, padding_mask
 
 
 @pytest.fixture

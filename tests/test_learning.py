@@ -12,9 +12,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from model.config import TransformerConfig
-from model.decoding import greedy_decode
-from model.transformer import Transformer
+from model.core.config import TransformerConfig
+from model.decoding.greedy import greedy_decode
+from model.core.transformer import Transformer
 
 CONFIG = TransformerConfig(
     vocab_size=16, d_model=32, n_heads=4, n_encoder_layers=1, n_decoder_layers=1, d_ff=64,

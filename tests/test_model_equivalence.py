@@ -14,10 +14,10 @@ import pytest
 import torch
 from torch import nn
 
-from model.attention import MultiHeadAttention
-from model.config import TransformerConfig
-from model.masks import causal_mask, decoder_mask, padding_mask
-from model.transformer import Transformer
+from model.core.attention import MultiHeadAttention
+from model.core.config import TransformerConfig
+from model.core.masks import causal_mask, decoder_mask, padding_mask
+from model.core.transformer import Transformer
 
 TOLERANCE = 1e-5
 PAD = 0

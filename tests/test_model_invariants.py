@@ -18,11 +18,11 @@ import numpy as np
 import pytest
 import torch
 
-from model.attention import scaled_dot_product_attention
-from model.decoding import greedy_steps, translate
-from model.inputs import pad_batch
-from model.masks import decoder_mask, padding_mask
-from model.positional import sinusoidal_positional_encoding
+from model.core.attention import scaled_dot_product_attention
+from model.decoding.greedy import greedy_steps, translate
+from model.text.inputs import pad_batch
+from model.core.masks import decoder_mask, padding_mask
+from model.core.positional import sinusoidal_positional_encoding
 
 TOLERANCE = 1e-5
 SENTENCES = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im Schnee und ein Kind isst einen Apfel."]

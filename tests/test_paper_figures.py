@@ -1,4 +1,4 @@
-"""model/paper_figures.py: word -> subword mapping on hand-written token lists, the head search on a
+"""model/analysis/paper_figures.py: word -> subword mapping on hand-written token lists, the head search on a
 planted pattern, and a run of the paper's sentences through the tiny model (no model-specific numbers).
 """
 
@@ -9,7 +9,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from model.paper_figures import (
+from model.analysis.paper_figures import (
     PAPER_FIGURES, PAPER_LAYER, PAPER_LAYERS, figure_head_search, head_search, phrase_tokens, run_paper_figures,
     words,
 )

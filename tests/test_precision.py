@@ -1,10 +1,10 @@
-"""`--precision auto` (model/precision.py): bf16 only on hardware with native bf16, with flags injected."""
+"""`--precision auto` (model/training/precision.py): bf16 only on hardware with native bf16, with flags injected."""
 
 from __future__ import annotations
 
 import pytest
 
-from model.precision import choose_precision, cpu_flags, cpu_model
+from model.training.precision import choose_precision, cpu_flags, cpu_model
 
 EPYC_FLAGS = frozenset({"fpu", "sse2", "avx2", "avx512f", "avx512bw"})  # AVX-512 but no bf16 instructions
 

@@ -20,11 +20,11 @@ import pytest
 import torch
 
 import provenance_fixtures as ref
-from model.analysis import beam_versus_greedy
-from model.beam import beam_search
-from model.config import TransformerConfig
-from model.decoding import greedy_steps, translate
-from model.layers import DecoderCache
+from model.analysis.readouts import beam_versus_greedy
+from model.decoding.beam import beam_search
+from model.core.config import TransformerConfig
+from model.decoding.greedy import greedy_steps, translate
+from model.core.layers import DecoderCache
 
 SENTENCE = "Zwei Hunde spielen im Schnee und ein Kind isst einen Apfel."
 ATOL = 1e-4

@@ -19,8 +19,8 @@ import pytest
 import torch
 
 import provenance_fixtures as ref
-from model.decoding import translate
-from model.trace import ATTENTION_KINDS
+from model.decoding.greedy import translate
+from model.decoding.trace import ATTENTION_KINDS
 
 SENTENCE = "Zwei Hunde spielen im Schnee und ein Kind isst einen Apfel."
 STEPS = 9

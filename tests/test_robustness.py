@@ -18,10 +18,9 @@ import gradio as gr
 import pytest
 
 import app
-from model import limits
+from model.text import limits
 from ui import build_demo, session
 from ui import server as server_settings
-from test_browser import server  # noqa: F401  (the app in a subprocess on the tiny checkpoint)
 
 ROOT = Path(__file__).resolve().parent.parent
 GERMAN = "Ein Mann fährt Fahrrad."
@@ -301,8 +300,7 @@ def test_limits_come_from_model_limits_and_are_shown(handler, tiny_checkpoint, m
 # --------------------------------------------------------------------------- the load script
 @pytest.mark.slow
 def test_load_script_counts_requests_and_latency(server, capsys):  # noqa: F811
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import load_test
+    from scripts import load_test
 
     result = load_test.main(["--url", server, "--clients", "4", "--requests", "2"])
     assert result["errors"] == [] and result["ok"] == result["requests"] == 8

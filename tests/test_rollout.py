@@ -1,4 +1,4 @@
-"""model/rollout.py: attention rollout (Abnar & Zuidema 2020) on hand-made attention stacks whose
+"""model/analysis/rollout.py: attention rollout (Abnar & Zuidema 2020) on hand-made attention stacks whose
 results are worked out by hand below, invariants, and the flow on a real trace of the tiny model.
 """
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from model.decoding import translate
-from model.rollout import attention_rollout, cross_rollout, residual_attention, source_flow, trace_source_flow
+from model.decoding.greedy import translate
+from model.analysis.rollout import attention_rollout, cross_rollout, residual_attention, source_flow, trace_source_flow
 
 # Layer 1 has two heads whose mean is A1; layer 2 one head A2 (given twice, so h = 2 as well).
 A1_HEADS = [[[1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]],

@@ -2,7 +2,7 @@
 worker answered with a message, the pipeline figure drawn only while its accordion is open, and the
 lean trace on the wire with the positional-encoding table served by /positional_encoding.
 
-Results through the pool are compared with model.decoding.translate run in this process (the same
+Results through the pool are compared with model.decoding.greedy.translate run in this process (the same
 checkpoint), array for array; the table with the sinusoid formula of section 3.5 written out here.
 """
 
@@ -12,19 +12,17 @@ import json
 import math
 import os
 import signal
-import sys
 from pathlib import Path
 
 import gradio as gr
 import numpy as np
 import pytest
 
-from model import load_checkpoint
-from model.ablation import Ablation
-from model.decoding import translate
-from model.trace import JSON_DECIMALS
+from model.decoding.ablation import Ablation
+from model.decoding.greedy import translate
+from model.decoding.trace import JSON_DECIMALS
 from serving import JOBS, ModelPool, trace_from_lean
-from test_serving_pool import assert_same_trace
+from helpers import assert_same_trace
 from ui import attention, build_demo, redraw, runner, session
 from ui.common import Page
 from ui.explain import branching, panel
@@ -53,11 +51,6 @@ def segfault_translate_job(checkpoint, **kwargs) -> None:
 
 
 @pytest.fixture(scope="module")
-def local(tiny_checkpoint):
-    return load_checkpoint(tiny_checkpoint)
-
-
-@pytest.fixture(scope="module")
 def pool_demo(tiny_checkpoint):
     demo = build_demo(tiny_checkpoint, workers=2)
     yield demo
@@ -82,44 +75,48 @@ def sinusoids(positions: int, d_model: int) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ the pool behind the page
-def test_the_page_runs_its_model_calls_in_worker_processes(pool_demo, local):
+def test_the_page_runs_its_model_calls_in_worker_processes(pool_demo, checkpoint):
     assert pool_demo.runner.workers == 2 and len(pool_demo.runner.pool.pids) == 2
     assert all(pid != os.getpid() for pid in pool_demo.runner.pool.pids)
     trace, translation, path = endpoint(pool_demo, "translate").fn(GERMAN, "de-en")
-    assert_same_trace(trace, translate(local.model, local.tokenizer, GERMAN, "de-en"))
+    assert_same_trace(trace, translate(checkpoint.model, checkpoint.tokenizer, GERMAN, "de-en"))
     assert translation == trace.translation and Path(path).exists()
 
 
-def test_explain_runs_through_the_pool_equal_in_process(pool_demo, local):
+def test_explain_runs_through_the_pool_equal_in_process(pool_demo, checkpoint):
     model = pool_demo.runner
-    trace = translate(local.model, local.tokenizer, GERMAN, "de-en")
+    trace = translate(checkpoint.model, checkpoint.tokenizer, GERMAN, "de-en")
     ablation = Ablation(cross_heads={(0, 0), (1, 1)})
-    pooled, here = panel.intervene(model, trace, ablation), panel.intervene(local, trace, ablation)
+    here_runner = runner.Runner(checkpoint)
+    pooled, here = panel.intervene(model, trace, ablation), panel.intervene(here_runner, trace, ablation)
     assert_same_trace(pooled.trace, here.trace)
     np.testing.assert_array_equal(pooled.changed_probs, here.changed_probs)
     candidate = int(trace.candidate_ids[1][1])
-    (branched, step), (expected, _) = branching.branch(model, trace, 2, candidate), branching.branch(local, trace, 2, candidate)
+    (branched, step), (expected, _) = branching.branch(model, trace, 2, candidate), branching.branch(here_runner, trace, 2, candidate)
     assert step == 1 and branched.output_ids[1] == candidate
     assert_same_trace(branched, expected)
-    assert model.beam_versus_greedy(trace) == runner.Runner(local).beam_versus_greedy(trace)
+    assert model.beam_versus_greedy(trace) == here_runner.beam_versus_greedy(trace)
+    recorded, expected_cache = model.record_cache(trace), here_runner.record_cache(trace)
+    np.testing.assert_array_equal(recorded.self_keys, expected_cache.self_keys)
+    np.testing.assert_array_equal(recorded.cross_read, expected_cache.cross_read)
 
 
 def test_model_events_share_one_concurrency_group_of_two_slots_per_worker(pool_demo, tiny_checkpoint):
     grouped = [fn for fn in pool_demo.fns.values() if fn.concurrency_id == runner.MODEL_EVENTS]
     names = {fn.name for fn in grouped}
-    assert {"on_translate", "on_ablate", "on_branch", "on_beam", "on_run"} <= names
+    assert {"on_translate", "on_ablate", "on_branch", "on_beam", "on_run", "on_load"} <= names
     assert all(fn.concurrency_limit == pool_demo.runner.pool.workers * runner.SLOTS_PER_WORKER == 4 for fn in grouped)
     single = build_demo(tiny_checkpoint)  # single-process mode: the queue's default limit, as before
     assert single.runner.pool is None and endpoint(single, "translate").concurrency_limit == "default"
 
 
-def test_a_crashed_worker_answers_the_page_with_a_message(tiny_checkpoint, local):
+def test_a_crashed_worker_answers_the_page_with_a_message(tiny_checkpoint, checkpoint):
     jobs = {**JOBS, "translate": segfault_translate_job}
     with ModelPool(tiny_checkpoint, workers=1, jobs=jobs) as pool:
-        model = runner.Runner(local, pool)
+        model = runner.Runner(checkpoint, pool)
         with pytest.raises(gr.Error, match=r"stopped unexpectedly \(killed by SIGSEGV\).*try again"):
-            session.translate_text(local, GERMAN, "de-en", runner=model)
-        trace = translate(local.model, local.tokenizer, GERMAN, "de-en")
+            session.translate_text(model, GERMAN, "de-en")
+        trace = translate(checkpoint.model, checkpoint.tokenizer, GERMAN, "de-en")
         with pytest.raises(gr.Error, match="stopped unexpectedly"):
             panel.intervene(model, trace, Ablation(positional_encoding=False))
         assert model.token_probabilities(trace.source_ids, trace.output_ids).shape == (trace.num_steps,)
@@ -128,21 +125,21 @@ def test_a_crashed_worker_answers_the_page_with_a_message(tiny_checkpoint, local
 
 # ------------------------------------------------------------------ the pipeline figure only when open
 @pytest.fixture(scope="module")
-def attention_tab(local):
+def attention_tab(checkpoint):
     with gr.Blocks():
         trace_state, step, tab = gr.State(None), gr.Slider(1, 2), gr.State(attention.TAB_ID)
         with gr.Tabs() as tabs:
-            page = Page(local, trace_state, step, tab, tabs, translate_event=None)
+            page = Page(checkpoint, trace_state, step, tab, tabs, translate_event=None)
             built = attention.build(page)
     return built
 
 
-def test_the_pipeline_figure_is_drawn_only_while_open(attention_tab, local):
+def test_the_pipeline_figure_is_drawn_only_while_open(attention_tab, checkpoint):
     view = attention_tab.view
     attention_plot, pipeline_plot = view.outputs
     kind, layer, head, _show_all, pipeline_open = view.controls
     assert isinstance(pipeline_open, gr.State) and pipeline_open.value is False  # closed at first
-    trace = translate(local.model, local.tokenizer, GERMAN, "de-en")
+    trace = translate(checkpoint.model, checkpoint.tokenizer, GERMAN, "de-en")
     values = {kind: "cross", layer: 1, head: "2", pipeline_open: False}
     for step in (1, 2, 3):  # stepping with the accordion closed redraws one figure
         assert set(redraw.render_views([view], attention.TAB_ID, trace, step, values)) == {attention_plot}
@@ -163,10 +160,10 @@ def test_opening_the_accordion_redraws_and_closing_stops(pool_demo):
 
 
 # ------------------------------------------------------------------ the lean trace on the wire
-def test_positional_encoding_endpoint_serves_the_table_lean_traces_refer_to(pool_demo, local):
+def test_positional_encoding_endpoint_serves_the_table_lean_traces_refer_to(pool_demo, checkpoint):
     text = endpoint(pool_demo, "positional_encoding").fn()
     data = json.loads(text)
-    config = local.config
+    config = checkpoint.config
     assert data["ref"] == "pe" and (data["rows"], data["d_model"]) == (config.max_positions, config.d_model)
     # 4 decimals of the float32 table the model uses (float32 angles: within ~5e-5 more at position 255)
     np.testing.assert_allclose(data["table"], sinusoids(config.max_positions, config.d_model), atol=1e-4)
@@ -179,19 +176,18 @@ def test_positional_encoding_endpoint_serves_the_table_lean_traces_refer_to(pool
 
 
 @pytest.mark.slow
-def test_the_api_answers_with_a_lean_trace_and_serves_the_table(tiny_checkpoint, local, tmp_path):
+def test_the_api_answers_with_a_lean_trace_and_serves_the_table(tiny_checkpoint, checkpoint, tmp_path):
     """`python3 app.py` (its default worker pool) through gradio_client: /translate, then /positional_encoding."""
     from gradio_client import Client
 
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from app_process import started_app
+    from scripts.app_process import started_app
 
     with started_app(tiny_checkpoint, tmp_path / "app.log") as (url, process):
         assert len(worker_children(process.pid)) == (os.cpu_count() or 1)  # the model runs in a pool
         client = Client(url, verbose=False, download_files=str(tmp_path), analytics_enabled=False)
         translation, path = client.predict(GERMAN, "de-en", api_name="/translate")
         table = np.asarray(json.loads(client.predict(api_name="/positional_encoding"))["table"])
-    expected = translate(local.model, local.tokenizer, GERMAN, "de-en")
+    expected = translate(checkpoint.model, checkpoint.tokenizer, GERMAN, "de-en")
     assert translation == expected.translation
     again = trace_from_lean(Path(path).read_text(encoding="utf-8"), table)
     assert again.output_ids == expected.output_ids

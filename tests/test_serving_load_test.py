@@ -14,10 +14,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-import load_test  # noqa: E402
-import process_cpu  # noqa: E402
-from app_process import started_app  # noqa: E402
+from scripts import load_test, process_cpu  # noqa: E402
+from scripts.app_process import started_app  # noqa: E402
 
 BURN = "import subprocess, sys; subprocess.run([sys.executable, '-c', 'import time\\nend = time.process_time() + 1.0\\n" \
        "while time.process_time() < end: pass'])"

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from model.decoding import translate
+from model.decoding.greedy import translate
 from serving.trace_files import TraceFiles
 
 FS_EVENTS = ("open", "os.", "shutil.", "glob.", "tempfile.")

@@ -11,8 +11,8 @@ import numpy as np
 import orjson
 import pytest
 
-from model.ablation import Ablation
-from model.decoding import translate
+from model.decoding.ablation import Ablation
+from model.decoding.greedy import translate
 from serving import wire
 
 TEXT = "Zwei Hunde spielen im Schnee, und ein Mann fährt mit dem Fahrrad die Straße entlang."
@@ -95,11 +95,7 @@ def test_bad_lean_input_is_refused_clearly(trace, tiny_config):
 
 
 def test_the_trace_size_command(tiny_checkpoint, capsys):
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-    import trace_size
+    from scripts import trace_size
 
     sizes = trace_size.main(["--checkpoint", str(tiny_checkpoint), "Zwei Hunde spielen im Schnee."])
     assert 0 < sizes["lean_bytes"] < sizes["full_bytes"]

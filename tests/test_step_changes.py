@@ -1,4 +1,4 @@
-"""model/step_changes.py: the new attention rows and candidate changes between decoding steps, on
+"""model/analysis/step_changes.py: the new attention rows and candidate changes between decoding steps, on
 hand-built arrays with the expected numbers written out, and on a real trace of the tiny model.
 """
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from model.decoding import translate
-from model.step_changes import STEP_KINDS, candidate_change, row_change, step_change
+from model.decoding.greedy import translate
+from model.analysis.step_changes import STEP_KINDS, candidate_change, row_change, step_change
 
 # Decoder self-attention of one layer and one head over T = 3 steps (causal rows).
 SELF = np.array([[[[1.0, 0.0, 0.0],

@@ -13,8 +13,8 @@ import unicodedata
 
 import pytest
 
-from model.config import TransformerConfig
-from model.tokenizer import LANGUAGE_TAGS, SPECIAL_TOKENS, SubwordTokenizer, parse_direction
+from model.core.config import TransformerConfig
+from model.text.tokenizer import LANGUAGE_TAGS, SPECIAL_TOKENS, SubwordTokenizer, parse_direction
 
 TEXTS = {
     "german": "Grüße aus Köln! Die Straße ist 3,5 km lang; Mädchen & Jungen spielen (seit 1999).",

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from model import film, load_checkpoint
-from model.data import DataError, collate, make_examples, read_source, read_sources, token_batches
-from model.train import learning_rate, main
+from model import load_checkpoint
+from model.training import film
+from model.training.data import DataError, collate, make_examples, read_source, read_sources, token_batches
+from model.training.train import learning_rate, main
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
-"""The `python -m model.translate` command line and the trace's JSON form.
+"""The `python -m model.decoding.cli` command line and the trace's JSON form.
 
 - `main([...])` on a saved tiny checkpoint prints the translation, or with --json the whole
-  TranslationTrace as valid JSON whose arrays have the shapes model/trace.py promises.
+  TranslationTrace as valid JSON whose arrays have the shapes model/decoding/trace.py promises.
 - A bad checkpoint directory or an over-long input exits with code 2 and a one-line message,
   never a traceback.
 - TranslationTrace.from_dict(json.loads(trace.to_json())) gives back the same shapes, dtypes and
@@ -20,18 +20,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from model import limits
-from model.checkpoint import load_checkpoint
-from model.decoding import translate
-from model.trace import ARRAY_FIELDS, JSON_DECIMALS, TranslationTrace
-from model.translate import main
+from model.text import limits
+from model.decoding.greedy import translate
+from model.decoding.trace import ARRAY_FIELDS, JSON_DECIMALS, TranslationTrace
+from model.decoding.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 SENTENCES = {"de-en": "Ein Mann fährt Fahrrad.", "en-de": "A dog runs on the beach."}
 
 
 def expected_shapes(trace: TranslationTrace, config) -> dict[str, tuple]:
-    """The shapes of model/trace.py, from the token lists and the config."""
+    """The shapes of model/decoding/trace.py, from the token lists and the config."""
     S, T = len(trace.source_tokens), len(trace.output_tokens)
     L_enc, L_dec, h = config.n_encoder_layers, config.n_decoder_layers, config.n_heads
     k = min(limits.TOP_K, config.vocab_size)
@@ -55,11 +54,6 @@ def assert_trace_shapes(trace: TranslationTrace, config) -> None:
         array = getattr(trace, name)
         assert isinstance(array, np.ndarray) and array.shape == shape, name
         assert array.dtype == ARRAY_FIELDS[name], name
-
-
-@pytest.fixture(scope="module")
-def checkpoint(tiny_checkpoint):
-    return load_checkpoint(tiny_checkpoint)
 
 
 @pytest.mark.parametrize("direction", SENTENCES)
@@ -107,10 +101,10 @@ def test_bad_direction_is_an_argparse_error(tiny_checkpoint, capsys):
 
 
 def test_module_entry_point_reports_without_traceback(tmp_path):
-    """`python -m model.translate` from another working directory: exit code 2 and one line."""
+    """`python -m model.decoding.cli` from another working directory: exit code 2 and one line."""
     environment = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     result = subprocess.run(
-        [sys.executable, "-m", "model.translate", "--checkpoint", str(tmp_path / "nowhere"), "Hallo"],
+        [sys.executable, "-m", "model.decoding.cli", "--checkpoint", str(tmp_path / "nowhere"), "Hallo"],
         cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=120,
     )
     assert result.returncode == 2

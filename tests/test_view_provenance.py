@@ -26,8 +26,8 @@ import torch
 
 import provenance_fixtures as ref
 from model import save_checkpoint
-from model.analysis import is_special
-from model.trace import ATTENTION_KINDS, TranslationTrace
+from model.analysis.readouts import is_special
+from model.decoding.trace import ATTENTION_KINDS, TranslationTrace
 from ui import attention, next_token, positions, redraw, session
 from ui.common import Page
 from ui.explain import ablation as ablation_panel, diagnostics, readouts
@@ -52,7 +52,7 @@ def checkpoint_dir(tmp_path_factory, model, tiny_tokenizer):
 
 @pytest.fixture(scope="module")
 def trace(checkpoint_dir) -> TranslationTrace:
-    trace, _, _ = session.translate_text(session.load_model(str(checkpoint_dir)), SENTENCE, "de-en")
+    trace, _, _ = session.translate_text(session.Runner(session.load_model(str(checkpoint_dir))), SENTENCE, "de-en")
     assert trace.stopped_by == "eos" and trace.output_tokens[-1] == "[EOS]"
     assert trace.num_steps >= 5  # a middle step exists
     return trace

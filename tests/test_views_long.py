@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import visualizer
-from model.analysis import head_diagnostics
-from model.decoding import translate
+from model.analysis.readouts import head_diagnostics
+from model.decoding.greedy import translate
 from visualizer import explain
 from visualizer.heatmap import MIN_FONT, WINDOW_HALF, attention_window
 

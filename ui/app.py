@@ -26,10 +26,10 @@ def build_demo(checkpoint: str | Path, hub: bool = False, workers: int = 0) -> g
     A checkpoint that is missing or broken does not stop the app: the page says what is wrong.
     """
     loaded, load_error = session.open_checkpoint(checkpoint, hub)
-    model_runner = runner.Runner.start(loaded, workers if loaded else 0)
+    model_runner = runner.Runner.start(loaded, workers) if loaded else None  # None: no model to run
     # analytics off: no telemetry or version checks from an offline demo
     with gr.Blocks(title="Attention Explorer", delete_cache=(3600, 3600), analytics_enabled=False) as demo:
-        header = session.build(loaded, load_error, model_runner)
+        header = session.build(model_runner, load_error)
         trace, translate_event = header.trace, header.event
         link, tour_parts = share.link_row(), tour.build()  # first-minute: share link and guided tour
         steps = stepping.build(trace)
@@ -39,12 +39,11 @@ def build_demo(checkpoint: str | Path, hub: bool = False, workers: int = 0) -> g
             first = next_token.build(page)
             attention_tab = attention.build(page)
             views = [first, attention_tab.view, *positions.build(page)]
-            model_tab.build(page)
-            explain_view = explain.build(page, attention_tab.opener)
+            views += [model_tab.build(page), *explain.build(page, attention_tab.opener)]
         targets = share.Targets(header, steps.slider, tabs, tab_state, *attention_tab.opener.outputs[:4])
-        views += [share.link_view(targets, link), *([explain_view] if explain_view else [])]
+        views.append(share.link_view(targets, link))
         redraw.wire(page, steps.info, views)  # one listener draws them all (and empties them without a trace)
-        tour.wire(loaded, targets, share.wire(loaded, targets, link, demo), tour_parts, find(demo, "explain-panels"),
+        tour.wire(loaded, targets, share.wire(model_runner, targets, link, demo), tour_parts, find(demo, "explain-panels"),
                   attention_tab.pipeline)
         runner.add_endpoints(loaded)
         # one listener after a translation: the header's tokens and notices, and step 1 of the new sentence
@@ -52,6 +51,7 @@ def build_demo(checkpoint: str | Path, hub: bool = False, workers: int = 0) -> g
                                 [header.download, header.tokens, header.notice, header.switch, steps.slider],
                                 show_progress="hidden", **PRIVATE)
         demo.load(None, None, None, js=page_script(), **PRIVATE)  # step keys, figures in the page's theme
-    model_runner.limit_events(demo)
+    if model_runner is not None:
+        model_runner.limit_events(demo)
     demo.runner = model_runner
     return demo

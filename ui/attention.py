@@ -2,7 +2,7 @@
 self-attention, masked decoder self-attention, encoder-decoder attention; sections 3.2.2 and 3.2.3),
 and inside one head the scores, the mask and the softmax (section 3.2.1).
 
-The kinds come from the trace's registry (`model.trace.ATTENTION_KINDS`); other tabs open a head
+The kinds come from the trace's registry (`model.decoding.trace.ATTENTION_KINDS`); other tabs open a head
 here through `HeadOpener` only.
 """
 
@@ -17,7 +17,7 @@ from gradio.components.plot import PlotData
 
 import visualizer
 from model import Checkpoint, TranslationTrace
-from model.trace import ATTENTION_KINDS, AttentionSlice
+from model.decoding.trace import ATTENTION_KINDS, AttentionSlice
 from visualizer.heatmap import WINDOW_HALF, Window, around, attention_window
 
 from .common import PRIVATE, Page, TabView, clamp, plot, step_index
@@ -119,7 +119,8 @@ def opened_head(choice: str | None) -> tuple[int, str] | None:
 
 @dataclass(frozen=True)
 class HeadOpener:
-    """How another tab shows one head here: show(trace, step, kind, layer, head) -> {component: value}."""
+    """How another tab shows one head here: show(kind, layer, head) -> {component: value} of this tab's
+    controls (with the open tab set to TAB_ID, the page's redraw then draws the head)."""
 
     outputs: tuple
     show: Callable[..., dict]
@@ -178,15 +179,14 @@ def build(page: Page) -> AttentionTab:
 
     open_head.input(on_open, open_head, [layer, head], **PRIVATE)
 
-    def show_head(trace, step, kind_value, layer_value, head_value) -> dict:
+    def show_head(kind_value, layer_value, head_value) -> dict:
         return {kind: kind_value, layer: gr.Radio(choices=layer_choices(page.checkpoint, kind_value), value=layer_value),
-                head: head_value, about_kind: ABOUT_ATTENTION[kind_value],
-                **figures(trace, step, kind_value, layer_value, head_value)}
+                head: head_value, about_kind: ABOUT_ATTENTION[kind_value]}
 
     def render(trace, step, values) -> dict:
         return figures(trace, step, values[kind], values[layer], values[head], values.get(show_all, False),
                        values.get(pipeline_open, False))
 
     view = TabView(TAB_ID, [attention_plot, pipeline_plot], render, controls=[kind, layer, head, show_all, pipeline_open])
-    return AttentionTab(view, HeadOpener((kind, layer, head, about_kind, attention_plot, pipeline_plot), show_head),
+    return AttentionTab(view, HeadOpener((kind, layer, head, about_kind), show_head),
                         (pipeline_box, pipeline_open))

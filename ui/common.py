@@ -18,7 +18,7 @@ import numpy as np
 from gradio.components.plot import PlotData
 
 from model import Checkpoint, TranslationTrace
-from model.tokenizer import SPECIAL_TOKENS
+from model.text.tokenizer import SPECIAL_TOKENS
 from visualizer.tokens import token_chips
 
 PRIVATE = {"api_visibility": "private"}  # listeners that are page plumbing, not API endpoints
@@ -46,19 +46,24 @@ PAGE_URL = "page_url"  # a TabView's values[PAGE_URL]: the page's address as the
 
 @dataclass(frozen=True)
 class TabView:
-    """A tab's figures, drawn by the page's one redraw listener (ui/redraw.py) while the tab is open
-    (tab_id None: drawn whichever tab is open, e.g. the share link).
+    """A view (a tab's or a panel's figures), drawn by the page's one redraw listener (ui/redraw.py) while its
+    tab is open (tab_id None: drawn whichever tab is open, e.g. the share link).
 
     render(trace, step, values) -> {component: value}, values = {component: value} of every input of the
-    listener (the trace, step and open tab, every view's `controls` and `inputs`, and redraw.PAGE_URL);
-    a change of any control redraws, like a new trace, step or tab; `inputs` are read but redraw nothing.
+    listener (the trace, step and open tab, every view's `controls` and `inputs`, and redraw.PAGE_URL).
+    It is drawn again when what it follows changes: a change of one of its `controls` (which fires the
+    listener), of its `inputs` (read, firing nothing), of the step if `follows_step`, of the trace if
+    `follows_trace` (such a view is emptied without a trace; one that does not follow it is rendered with
+    trace None).
     """
 
     tab_id: str | None
     outputs: Sequence[gr.components.Component]
-    render: Callable[[TranslationTrace, float | None, dict], dict]
+    render: Callable[[TranslationTrace | None, float | None, dict], dict]
     controls: Sequence[gr.components.Component] = ()
     inputs: Sequence[gr.components.Component] = ()
+    follows_step: bool = True
+    follows_trace: bool = True
 
 
 def plot(figure, name: str) -> PlotData:

@@ -14,7 +14,7 @@ from gradio.components.plot import PlotData
 import visualizer
 from model import Checkpoint
 
-from .common import PRIVATE, Page, plot
+from .common import Page, TabView, plot
 from .text import ABOUT_MODEL
 
 TAB_ID = "model"
@@ -57,8 +57,8 @@ def training_view(checkpoint: Checkpoint | None) -> PlotData | None:
     return None if log is None else plot(visualizer.training_curves_figure(log), "training-curves")
 
 
-def build(page: Page) -> None:
-    """The tab; its curves are drawn when it is opened (they do not depend on the trace)."""
+def build(page: Page) -> TabView:
+    """The tab -> the view of its curves, drawn when it is first opened (they depend on neither trace nor step)."""
     checkpoint = page.checkpoint
     with gr.Tab("Model", id=TAB_ID) as tab:
         gr.Markdown(ABOUT_MODEL)
@@ -72,10 +72,11 @@ def build(page: Page) -> None:
         curves = gr.Plot(elem_id="curves-plot", show_label=False)
         curves_note = gr.Markdown()
 
-    def on_open():
+    def render(trace, step, values) -> dict:
         figure = training_view(checkpoint)
         note = "" if figure is not None or checkpoint is None else \
             f"No `{TRAINING_LOG_FILE}` beside this checkpoint, so there are no training curves to show."
-        return {page.tab: TAB_ID, curves: figure, curves_note: note}
+        return {curves: figure, curves_note: note}
 
-    tab.select(on_open, None, [page.tab, curves, curves_note], **PRIVATE)
+    page.track(tab, TAB_ID)
+    return TabView(TAB_ID, [curves, curves_note], render, follows_step=False, follows_trace=False)

@@ -1,15 +1,20 @@
-"""The one object the page calls for every model computation: translate (Figure 1, greedy decoding),
-forced prefixes and ablations (sections 3 and 3.2.2), teacher-forced token probabilities and beam
-search (section 6.1).
+"""The one object the page calls for every model computation, each a named job of serving/jobs.py:
+translate (Figure 1, greedy decoding; also share links and the start-up example), forced prefixes and
+ablations (sections 3 and 3.2.2), teacher-forced token probabilities, beam search (section 6.1), the KV-cache
+recording (3.1) and the paper's Figures 3-5 (Appendix).
 
-Two modes (issue 15):
-- pool mode, `Runner.start(checkpoint, workers=N)` with N >= 1: the work runs in N worker processes
-  (serving.ModelPool, each holding the checkpoint), so translations do not contend for the Gradio
-  process's GIL. Every model event shares one Gradio concurrency group of 2N slots (`limit_events`):
-  requests beyond it wait in Gradio's queue, which shows the page its position. A worker that dies
-  mid-request is replaced and the request is answered with a gr.Error carrying WorkerCrashed's message.
+Two modes (issue 15), chosen once in `Runner.start`:
+- pool mode (workers >= 1): the jobs run in N worker processes (serving.ModelPool, each holding the
+  checkpoint), so translations do not contend for the Gradio process's GIL. Every listener that runs the
+  model is declared with `model_event(...)`, which puts it in the one Gradio concurrency group MODEL_EVENTS;
+  `limit_events` gives that group 2N slots. Requests beyond it wait in Gradio's queue, which shows the page
+  its position. A worker that dies mid-request is replaced and the request is answered with a gr.Error
+  carrying WorkerCrashed's message.
 - single-process mode (workers=0, tests and small machines): the same jobs run in the caller's thread
   on the checkpoint this process loaded.
+
+ZeroGPU (later): a Runner in single-process mode whose `jobs` are serving.JOBS each wrapped in `@spaces.GPU`
+(`Runner(checkpoint, jobs={name: spaces.GPU(job) for name, job in JOBS.items()})`): one place, every job.
 
 The Gradio process keeps its own Checkpoint either way (config, tokenizer and metrics for the page;
 its weights are ~30 MB of the app's memory). Also here: the lean trace file (serving/wire.py) written
@@ -19,22 +24,29 @@ through serving.TraceFiles, and the `/positional_encoding` endpoint that serves 
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import gradio as gr
 import numpy as np
 
 from model import Checkpoint, TranslationTrace
-from model.ablation import Ablation
-from model.analysis import BeamComparison
-from model.positional import sinusoidal_positional_encoding
-from serving import JOBS, ModelPool, PoolClosed, TraceFiles, WorkerCrashed, default_workers, lean_trace_json
+from model.decoding.ablation import Ablation
+from model.analysis.readouts import BeamComparison
+from model.analysis.kv_cache import CacheRecording
+from model.analysis.paper_figures import FigureResult, PaperFigure
+from model.core.positional import sinusoidal_positional_encoding
+from serving import JOBS, Job, ModelPool, PoolClosed, TraceFiles, WorkerCrashed, default_workers, lean_trace_json
 from serving.wire import positional_encoding_json
 
 SLOTS_PER_WORKER = 2  # requests of MODEL_EVENTS in progress per worker; the rest wait in Gradio's queue
-MODEL_EVENTS = "model-runs"  # the Gradio concurrency group of every event that runs the model (pool mode)
-EXPLAIN_EVENTS = "explain-model-runs"  # ui/explain/panel.py MODEL_RUN's group: joins MODEL_EVENTS in pool mode
+MODEL_EVENTS = "model-runs"  # the Gradio concurrency group of every event that runs the model (model_event)
 TRACE_FILES = TraceFiles()  # <tmp>/attention-explorer-traces, expired in the background
+
+
+def model_event(**options) -> dict:
+    """Keyword arguments of a Gradio listener that runs the model (with `options`): it joins MODEL_EVENTS,
+    the one group that Runner.limit_events sizes in pool mode."""
+    return {**options, "concurrency_id": MODEL_EVENTS}
 
 
 class Runner:
@@ -43,10 +55,12 @@ class Runner:
     Args:
         checkpoint: the checkpoint this process loaded (single-process mode runs on it).
         pool: a started ModelPool over the same checkpoint, or None for single-process mode.
+        jobs: the named jobs single-process mode runs (serving.JOBS; a ZeroGPU mode wraps each in @spaces.GPU).
     """
 
-    def __init__(self, checkpoint: Checkpoint, pool: ModelPool | None = None) -> None:
-        self.checkpoint, self.pool = checkpoint, pool
+    def __init__(self, checkpoint: Checkpoint, pool: ModelPool | None = None,
+                 jobs: Mapping[str, Job] = JOBS) -> None:
+        self.checkpoint, self.pool, self.jobs = checkpoint, pool, jobs
 
     @classmethod
     def start(cls, checkpoint: Checkpoint, workers: int | None = None) -> "Runner":
@@ -62,7 +76,7 @@ class Runner:
     def run(self, job: str, **kwargs) -> object:
         """Run a named job (serving/jobs.py); a crashed worker or a closed pool is a gr.Error for the page."""
         if self.pool is None:
-            return JOBS[job](self.checkpoint, **kwargs)
+            return self.jobs[job](self.checkpoint, **kwargs)
         try:
             return self.pool.run(job, **kwargs)
         except (WorkerCrashed, PoolClosed) as error:
@@ -70,40 +84,43 @@ class Runner:
 
     def translate(self, text: str, direction: str, forced_prefix: Sequence[int] | None = None,
                   ablation: Ablation | None = None) -> TranslationTrace:
-        """Greedy translation with its trace (model.decoding.translate); ValueError for bad input."""
+        """Greedy translation with its trace (model.decoding.greedy.translate); ValueError for bad input."""
         return self.run("translate", text=text, direction=direction, forced_prefix=forced_prefix, ablation=ablation)
 
     def token_probabilities(self, source_ids: Sequence[int], output_ids: Sequence[int],
                             ablation: Ablation | None = None) -> np.ndarray:
-        """(T,) probabilities of `output_ids` teacher-forced under `ablation` (model.analysis)."""
+        """(T,) probabilities of `output_ids` teacher-forced under `ablation` (model.analysis.readouts)."""
         return self.run("token_probabilities", source_ids=list(source_ids), output_ids=list(output_ids),
                         ablation=ablation)
 
     def beam_versus_greedy(self, trace: TranslationTrace, beam_size: int = 4,
                            length_penalty: float = 0.6) -> BeamComparison:
-        """Beam search (section 6.1) beside the greedy output of `trace` (model.analysis)."""
+        """Beam search (section 6.1) beside the greedy output of `trace` (model.analysis.readouts)."""
         return self.run("beam_versus_greedy", trace=trace, beam_size=beam_size, length_penalty=length_penalty)
 
+    def record_cache(self, trace: TranslationTrace) -> CacheRecording:
+        """The decoder's KV cache at every step of `trace` (model.analysis.kv_cache.record_trace_cache)."""
+        return self.run("record_cache", trace=trace)
+
+    def paper_figures(self, figures: Sequence[PaperFigure]) -> list[FigureResult]:
+        """The paper's Figures 3-5 on this model (model.analysis.paper_figures.run_paper_figures)."""
+        return self.run("paper_figures", figures=list(figures))
+
     def limit_events(self, demo: gr.Blocks) -> None:
-        """Pool mode: /translate and the Explain model runs share MODEL_EVENTS with SLOTS_PER_WORKER slots
-        per worker: while one request's Gradio work (queue, files, answer) runs in this process, a worker
-        already computes the next one (with one slot per worker the workers idled; issue 15)."""
+        """Pool mode: the model events (model_event: /translate, the start-up example and share links, the
+        Explain runs) get SLOTS_PER_WORKER slots per worker: while one request's Gradio work (queue, files,
+        answer) runs in this process, a worker already computes the next one (with one slot per worker the
+        workers idled; issue 15)."""
         if self.pool is None:
             return
         for block_fn in demo.fns.values():
-            if block_fn.api_name == "translate" or block_fn.concurrency_id == EXPLAIN_EVENTS:
-                block_fn.concurrency_id = MODEL_EVENTS
+            if block_fn.concurrency_id == MODEL_EVENTS:
                 block_fn.concurrency_limit = self.pool.workers * SLOTS_PER_WORKER
 
     def close(self) -> None:
         """Stop the worker processes (nothing to do in single-process mode)."""
         if self.pool is not None:
             self.pool.close()
-
-
-def as_runner(model: Runner | Checkpoint) -> Runner:
-    """A Runner as is; a Checkpoint -> a single-process Runner over it (for callers that hold one)."""
-    return model if isinstance(model, Runner) else Runner(model)
 
 
 def write_trace_file(trace: TranslationTrace) -> str:

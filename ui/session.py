@@ -1,6 +1,6 @@
 """The session: the checkpoint, the Translate action and its trace file, and the page's header.
 
-Translate runs the model once (`model.decoding.translate`, Figure 1 of "Attention Is All You Need")
+Translate runs the model once (`model.decoding.greedy.translate`, Figure 1 of "Attention Is All You Need")
 and keeps the whole `TranslationTrace` in the user's `gr.State`; every tab then draws from that
 trace. `build` lays out the header (sentence, direction, examples, translation, download, tokens)
 and wires the one public endpoint, api_name="translate".
@@ -15,11 +15,12 @@ from pathlib import Path
 
 import gradio as gr
 
-from model import Checkpoint, CheckpointError, TranslationTrace, limits, load_checkpoint
-from model.language import GuardRail, guard_rails
+from model import Checkpoint, CheckpointError, TranslationTrace, load_checkpoint
+from model.text import limits
+from model.text.language import GuardRail, guard_rails
 
 from .common import PRIVATE, chips
-from .runner import Runner, write_trace_file
+from .runner import Runner, model_event, write_trace_file
 from .text import API_DESCRIPTION, DIRECTION_LABELS, EXAMPLES, INTRO
 
 NO_MODEL_HINT = "Train one, or point the app at one with --checkpoint DIR, --hub REPO_ID, " \
@@ -56,9 +57,9 @@ def write_trace_json(trace: TranslationTrace) -> str:
     return write_trace_file(trace)
 
 
-def check_input(checkpoint: Checkpoint | None, text: str | None, direction: str, load_error: str = "") -> str:
+def check_input(runner: Runner | None, text: str | None, direction: str, load_error: str = "") -> str:
     """Validate the Translate inputs without running the model -> the direction code; gr.Error if bad."""
-    if checkpoint is None:
+    if runner is None:
         raise gr.Error(f"No model is loaded: {load_error}")
     code = parse_direction(direction)
     if text is not None and not isinstance(text, str):  # API clients can send any JSON value
@@ -71,15 +72,16 @@ def check_input(checkpoint: Checkpoint | None, text: str | None, direction: str,
     return code
 
 
-def translate_text(checkpoint: Checkpoint | None, text: str | None, direction: str,
-                   load_error: str = "", runner: Runner | None = None) -> tuple[TranslationTrace, str, str]:
-    """The Translate action: validate, run the model once, -> (trace, translation, trace JSON path).
+def translate_text(runner: Runner | None, text: str | None, direction: str,
+                   load_error: str = "") -> tuple[TranslationTrace, str, str]:
+    """The Translate action (also share links and the start-up example): validate, run the model once through
+    the page's runner (None: no model loaded), -> (trace, translation, trace JSON path).
 
     Bad input raises gr.Error with a message for the page (a notice) and for API clients.
     """
-    code = check_input(checkpoint, text, direction, load_error)
+    code = check_input(runner, text, direction, load_error)
     try:
-        trace = (runner or Runner(checkpoint)).translate(text, code)
+        trace = runner.translate(text, code)
     except ValueError as error:
         raise gr.Error(str(error)) from None
     return trace, trace.translation, write_trace_json(trace)
@@ -184,7 +186,7 @@ def input_row() -> tuple[gr.Textbox, gr.Radio, gr.Button, list]:
     return source, direction, button, example_sets
 
 
-def build(checkpoint: Checkpoint | None, load_error: str, runner: Runner | None = None) -> Header:
+def build(runner: Runner | None, load_error: str) -> Header:
     """The header and the Translate action (api_name="translate")."""
     trace, go = gr.State(None), gr.State(0)
     gr.Markdown(INTRO)
@@ -199,7 +201,7 @@ def build(checkpoint: Checkpoint | None, load_error: str, runner: Runner | None 
     notice = gr.Markdown(elem_id="notice")
     switch = gr.Button("Switch direction", visible=False, elem_id="switch-direction", size="sm", variant="secondary")
     partial = Header(trace, source, direction, translation, download, tokens, notice, switch, go, button, None)
-    header = Header(**{**partial.__dict__, "event": wire(partial, checkpoint, load_error, button, runner)})
+    header = Header(**{**partial.__dict__, "event": wire(partial, runner, load_error, button)})
     for code, examples in example_sets:  # an example sets its direction and translates
         examples.load_input_event.then(lambda count, code=code: {direction: code, go: count + 1}, go,
                                        [direction, go], show_progress="hidden", **PRIVATE)
@@ -208,21 +210,20 @@ def build(checkpoint: Checkpoint | None, load_error: str, runner: Runner | None 
     return header
 
 
-def wire(header: Header, checkpoint: Checkpoint | None, load_error: str, button: gr.Button,
-         runner: Runner | None = None):
+def wire(header: Header, runner: Runner | None, load_error: str, button: gr.Button):
     """Translate: clear the old result (or say why the input is refused), run the model (the public endpoint),
     then show the result. (A .then after a failed run is not run by the page, so the check comes first.)"""
     shown = [header.trace, header.translation, header.download, header.tokens, header.notice, header.switch]
 
     def on_translate(text: str, direction: str):  # the endpoint's parameter names in view_api
-        return translate_text(checkpoint, text, direction, load_error, runner)
+        return translate_text(runner, text, direction, load_error)
 
     def before(text, direction):
         """A refused input clears the old result and says why in the notice area (and as a toast). A good one
         keeps the result on screen until the new one replaces it (every view at once, one redraw: issue 15);
         if the run then fails, `.failure` below clears it."""
         try:
-            check_input(checkpoint, text, direction, load_error)
+            check_input(runner, text, direction, load_error)
             return {header.notice: ""}
         except gr.Error as error:
             return header.cleared(f"⚠️ {error.message}")
@@ -232,8 +233,8 @@ def wire(header: Header, checkpoint: Checkpoint | None, load_error: str, button:
                     shown, show_progress="hidden", **PRIVATE)
     # preprocess=False: API clients may send "de-en" as well as the label; translate_text checks both.
     event = cleared.then(on_translate, [header.source, header.direction],
-                         [header.trace, header.translation, header.download], api_name="translate",
-                         api_description=API_DESCRIPTION, preprocess=False)
+                         [header.trace, header.translation, header.download],
+                         **model_event(api_name="translate", api_description=API_DESCRIPTION, preprocess=False))
     # a run that fails (a worker crash, say) leaves no stale result; its message is the error toast
     event.failure(lambda: {k: v for k, v in header.cleared().items() if k is not header.notice}, None,
                   [header.trace, header.translation, header.download, header.tokens, header.switch],

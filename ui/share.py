@@ -4,7 +4,7 @@ page opened at a view (query parameters read on load), and the curated first vie
 The first view is the first example translated ONCE when the page is built and shared by every visitor:
 a hundred page loads cost no model call. It opens the Attention tab on encoder-decoder attention
 (section 3.2.3) at its sharpest head: the head whose weight lies most on the diagonal (the source
-position proportional to the target position, `model.analysis.trace_head_diagnostics`; ties go to the
+position proportional to the target position, `model.analysis.readouts.trace_head_diagnostics`; ties go to the
 lower entropy), at the last step before [EOS], where every output row is there to see.
 """
 
@@ -20,11 +20,12 @@ import gradio as gr
 import numpy as np
 
 from model import Checkpoint, TranslationTrace
-from model.analysis import trace_head_diagnostics
-from model.trace import ATTENTION_KINDS
+from model.analysis.readouts import trace_head_diagnostics
+from model.decoding.trace import ATTENTION_KINDS
 
 from .attention import layer_choices
 from .common import PAGE_URL, PRIVATE, TabView
+from .runner import Runner, model_event
 from .session import Header, parse_direction, translate_text
 from .text import ABOUT_ATTENTION, EXAMPLES
 
@@ -125,10 +126,11 @@ class Targets:
 
 
 class StartExample:
-    """The first example, translated once (lazily, thread-safe) and shared read-only by every page load."""
+    """The first example, translated once (lazily, thread-safe, through the page's runner) and shared
+    read-only by every page load."""
 
-    def __init__(self, checkpoint: Checkpoint):
-        self.checkpoint = checkpoint
+    def __init__(self, runner: Runner):
+        self.runner = runner
         self._lock = threading.Lock()
         self._value: tuple[TranslationTrace, str, View] | None = None
 
@@ -136,13 +138,14 @@ class StartExample:
         with self._lock:
             if self._value is None:
                 text, direction = EXAMPLES[0]
-                trace, _, path = translate_text(self.checkpoint, text, direction)
+                trace, _, path = translate_text(self.runner, text, direction)
                 self._value = (trace, path, first_view(trace))
             return self._value
 
 
-def restore(checkpoint: Checkpoint, example: StartExample, targets: Targets, params: Mapping[str, str]) -> dict:
+def restore(runner: Runner, example: StartExample, targets: Targets, params: Mapping[str, str]) -> dict:
     """The page at the view of its query parameters, else at the start-up example's curated view."""
+    checkpoint = runner.checkpoint
     view = parse_query(params)
     trace, path, start = example.get()
     if view is None:
@@ -150,7 +153,7 @@ def restore(checkpoint: Checkpoint, example: StartExample, targets: Targets, par
     if view.text is None:
         return targets.show(checkpoint, trace, path, dataclasses.replace(view, direction=trace.direction))
     try:
-        trace, _, path = translate_text(checkpoint, view.text, view.direction)
+        trace, _, path = translate_text(runner, view.text, view.direction)
     except gr.Error as error:  # a broken link still opens the example, and says why
         return {**targets.show(checkpoint, trace, path, start), targets.header.notice: f"⚠️ {error.message}"}
     return targets.show(checkpoint, trace, path, view)
@@ -177,17 +180,17 @@ def link_row() -> gr.Textbox:
     return url
 
 
-def wire(checkpoint: Checkpoint | None, targets: Targets, url: gr.Textbox, demo: gr.Blocks) -> StartExample | None:
-    """The page's load handler (restore a link, else the first view) and the link that follows the view."""
-    if checkpoint is None:
+def wire(runner: Runner | None, targets: Targets, url: gr.Textbox, demo: gr.Blocks) -> StartExample | None:
+    """The page's load handler (restore a link, else the first view): a model event, as a link translates."""
+    if runner is None:
         return None
-    example = StartExample(checkpoint)
+    example = StartExample(runner)
     example.get()  # at start-up: the first visitor does not wait either
 
     def on_load(request: gr.Request):
-        return restore(checkpoint, example, targets, dict(getattr(request, "query_params", None) or {}))
+        return restore(runner, example, targets, dict(getattr(request, "query_params", None) or {}))
 
-    demo.load(on_load, None, targets.outputs(), show_progress="hidden", **PRIVATE)
+    demo.load(on_load, None, targets.outputs(), **model_event(show_progress="hidden", **PRIVATE))
 
     return example
 
@@ -197,4 +200,4 @@ def link_view(targets: Targets, url: gr.Textbox) -> TabView:
     def render(trace, step, values) -> dict:
         return {url: link(trace, step, values[targets.tab], values[targets.kind], values[targets.layer],
                           values[targets.head], values[PAGE_URL])}
-    return TabView(None, [url], render, inputs=[targets.kind, targets.layer, targets.head])
+    return TabView(None, [url], render, inputs=[targets.tab, targets.kind, targets.layer, targets.head])

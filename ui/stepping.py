@@ -18,13 +18,6 @@ from .step_slider import StepSlider
 
 PLAY_SECONDS = 1.0  # one decoding step per tick while playing
 
-STEP_MOVES = {  # 1-based step -> requested step; move_step clamps the result
-    "first": lambda trace, step: 1,
-    "prev": lambda trace, step: int(step or 1) - 1,
-    "next": lambda trace, step: int(step or 1) + 1,
-    "last": lambda trace, step: trace.num_steps if trace is not None else 1,
-    "stay": lambda trace, step: step,
-}
 BUTTONS = {"first": ("« First", "step-first"), "prev": ("‹ Back", "step-prev"), "next": ("Next ›", "step-next"),
            "last": ("Last »", "step-last")}
 
@@ -32,11 +25,6 @@ BUTTONS = {"first": ("« First", "step-first"), "prev": ("‹ Back", "step-prev"
 def clamp_step(trace: TranslationTrace | None, step: float | None) -> int:
     """A requested 1-based step, kept within 1..num_steps (1 when there is no trace)."""
     return 1 if trace is None else step_index(trace, step) + 1
-
-
-def move_step(trace: TranslationTrace | None, step: float | None, move: str) -> int:
-    """The step after pressing first / prev / next / last (or moving the slider), within 1..num_steps."""
-    return clamp_step(trace, STEP_MOVES[move](trace, step))
 
 
 def step_html(trace: TranslationTrace | None, step: float | None) -> str:
@@ -79,7 +67,7 @@ class Stepping:
     def tick(self, trace, step, playing) -> dict:
         if trace is None or not playing:
             return self.stopped()
-        new_step = move_step(trace, step, "next")
+        new_step = clamp_step(trace, int(step or 1) + 1)  # one step on per tick
         return {**(self.stopped() if new_step >= trace.num_steps else {}), self.slider: new_step}
 
     def show_trace(self, trace: TranslationTrace | None, step: float | None = 1) -> dict:
@@ -97,9 +85,9 @@ class Stepping:
                 **{button: gr.Button(interactive=ready) for button in self.buttons}}
 
 
-# The buttons move the slider in the browser (move_step's rule, on the slider's own range), with no
-# round trip: the slider's change is then the one event that redraws (ui/redraw.py). A disabled slider
-# (no trace, or a one-step trace) stays at step 1.
+# The step rule, written once: the buttons move the slider in the browser, on the slider's own range, with
+# no round trip (the slider's change is then the one event that redraws, ui/redraw.py). A disabled slider
+# (no trace, or a one-step trace) stays at step 1. tests/test_app.py runs these functions in Node.
 STEP_JS = {
     "first": "1", "prev": "step - 1", "next": "step + 1", "last": "last",
 }

@@ -2,7 +2,7 @@
 sections of "Attention Is All You Need") and the example sentences. Plain strings, no Gradio.
 """
 
-from model import limits
+from model.text import limits
 
 PAPER = "https://arxiv.org/abs/1706.03762"
 

@@ -24,22 +24,96 @@ from .theme import (
 
 PANEL_TITLES = ("(a) PE: positions × dimensions", "(b) fast (low) to slow (high) dimensions over position",
                 "(c) PE·PEᵀ: similarity of positions")
+HEIGHT_PX = 860  # the figure's height: panel (a) gives every position a row of (HEIGHT - margins) / P pixels
+MARGIN_PX = dict(l=110, r=130, t=80, b=60)  # room for token labels (left) and the two colour bars (right)
+WIDTH_PX = (720, 1120)  # the figure's width range (fit_width): narrower boxes scroll
+TICK_GAP_PX = 11  # position labels at least this far apart (the label font is 10-11 px)
+TICK_FONT_PX = (10, 11)  # the label font: row height - 1.5 px, within this range
+POSITION_TICK_STEP = 8  # after the sentence, every 8th position is numbered
+WAVE_SPACING = 2.6  # vertical offset between stacked sinusoids in panel (b) (each spans [-1, 1])
+WAVE_MARGIN = 1.3  # room above the top wave and below the bottom one
 
 
 def position_ticks(n_positions: int, labels: list[str], row_px: float) -> dict:
     """y ticks: the sentence's tokens at their positions, then every 8th position as a number."""
     values = list(range(len(labels)))
     text = list(labels)
-    start = 8 * (len(labels) // 8 + 1) if labels else 0
-    for position in range(start, n_positions, 8):
+    step = POSITION_TICK_STEP
+    start = step * (len(labels) // step + 1) if labels else 0
+    for position in range(start, n_positions, step):
         values.append(position)
         text.append(str(position))
-    every = max(1, int(np.ceil(11 / max(row_px, 1e-9))))  # labels >= 11 px apart, never below 10 px
+    every = max(1, int(np.ceil(TICK_GAP_PX / max(row_px, 1e-9))))  # labels >= 11 px apart, never below 10 px
     if every > 1:  # long sentences: every k-th token (and the numbered positions stay as they are)
         keep = [i for i, value in enumerate(values) if value >= len(labels) or value % every == 0]
         values, text = [values[i] for i in keep], [text[i] for i in keep]
     return dict(tickmode="array", tickvals=np.array(values), ticktext=text,
-                tickfont=dict(size=int(np.clip(row_px - 1.5, 10, 11))))
+                tickfont=dict(size=int(np.clip(row_px - 1.5, *TICK_FONT_PX))))
+
+
+def matrix_panel(enc: np.ndarray, labels: list[str], token_of: np.ndarray, layout: dict, matrix) -> tuple[dict, list]:
+    """(a) the matrix -> (its heatmap, its shapes). Its rows are categories named "position token", which the
+    hover reads instead of a (P, D) customdata repeating each token along the row."""
+    n_positions, d_model = enc.shape
+    heatmap = on_axes(dict(
+        type="heatmap", z=enc, x=np.arange(d_model), y=np.array([f"{p}{token}" for p, token in enumerate(token_of)]),
+        zmin=-1, zmax=1, colorscale=DIVERGING_SCALE,
+        hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.4f}<extra></extra>",
+        colorbar=colorbar("PE value", x=layout["xaxis"]["domain"][1] + 0.01, xanchor="left", len=0.5),
+    ), matrix)
+    row_px = (HEIGHT_PX - MARGIN_PX["t"] - MARGIN_PX["b"]) / n_positions
+    set_axes(layout, matrix,
+             dict(title=axis_title("dimension"), showgrid=False, zeroline=False, range=[-0.5, d_model - 0.5]),
+             dict(type="category", title=axis_title("position"), autorange="reversed", showgrid=False,
+                  zeroline=False, **position_ticks(n_positions, labels, row_px)))
+    shapes = [outline(-0.5, d_model - 0.5, -0.5, len(labels) - 0.5, width=2, name="sentence",
+                      xref=matrix[0], yref=matrix[1])] if labels else []
+    return heatmap, shapes
+
+
+def waves_panel(enc: np.ndarray, chosen: list[int], labels: list[str], token_of: np.ndarray, layout: dict,
+                waves) -> tuple[list, list]:
+    """(b) sinusoids -> (their lines, shapes): the matrix's own columns (so what is drawn is what the model adds),
+    stacked one above the other because neighbouring dimensions have similar frequencies."""
+    n_positions = enc.shape[0]
+    positions = np.arange(n_positions)
+    offsets = -WAVE_SPACING * np.arange(len(chosen))
+    names, lines = [], []
+    for index, dim in enumerate(chosen):
+        kind = "sin" if dim % 2 == 0 else "cos"
+        names.append(f"dim {dim} ({kind})")
+        lines.append(on_axes(dict(
+            type="scatter", x=positions, y=enc[:, dim] + offsets[index], mode="lines+markers", name=names[-1],
+            line=dict(width=1.6, color=PALETTE[index % len(PALETTE)], shape="spline", smoothing=0.8),
+            marker=dict(size=3.5), customdata=np.stack([token_of, enc[:, dim].astype(object)], axis=-1),
+            hovertemplate=f"{names[-1]}<br>position %{{x}}%{{customdata[0]}}<br>value %{{customdata[1]:.4f}}"
+                          "<extra></extra>",
+        ), waves))
+    shapes = [dict(type="rect", x0=-0.5, x1=len(labels) - 0.5, y0=0, y1=1, xref=waves[0],
+                   yref=f"{waves[1]} domain", fillcolor=ACCENT_COLOR, opacity=0.08, line=dict(width=0))] if labels else []
+    shown = n_positions  # every position: the slow dimensions need the whole range to be seen changing
+    wave_y = dict(tickmode="array", tickvals=offsets, ticktext=names, gridcolor=GRID_COLOR, zeroline=False)
+    if chosen:
+        wave_y["range"] = [offsets[-1] - WAVE_MARGIN, WAVE_MARGIN]
+    set_axes(layout, waves, dict(title=axis_title("position"), gridcolor=GRID_COLOR, zeroline=False,
+                                 range=[-0.5, shown - 0.5]), wave_y)
+    return lines, shapes
+
+
+def similarity_panel(enc: np.ndarray, layout: dict, similar) -> dict:
+    """(c) dot products of positions: D/2 on the diagonal, falling off with distance."""
+    n_positions = enc.shape[0]
+    positions = np.arange(n_positions)
+    similarity = (enc.astype(np.float64) @ enc.T.astype(np.float64)).astype(np.float32)  # (P, P)
+    heatmap = on_axes(dict(
+        type="heatmap", z=similarity, x=positions, y=positions, colorscale=SEQUENTIAL_SCALE,
+        hovertemplate="positions %{y} · %{x}<br>PE·PE %{z:.2f}<extra></extra>",
+        colorbar=colorbar("PE·PE", x=1.0 + 0.01, xanchor="left", y=0.22, len=0.42),
+    ), similar)
+    set_axes(layout, similar,
+             dict(title=axis_title("position"), showgrid=False, zeroline=False, range=[-0.5, n_positions - 0.5]),
+             dict(title=axis_title("position"), autorange="reversed", showgrid=False, zeroline=False))
+    return heatmap
 
 
 def positional_encoding_figure(pe: np.ndarray, tokens: Sequence[str] | None = None,
@@ -64,67 +138,15 @@ def positional_encoding_figure(pe: np.ndarray, tokens: Sequence[str] | None = No
         dims = (0, 1, 8, 32, 64, d_model // 2, d_model - 2)
     chosen = list(dict.fromkeys(int(d) for d in dims if 0 <= int(d) < d_model))  # in order, no repeats
 
-    height, margin = 860, dict(l=110, r=130, t=80, b=60)
     # (a) fills the left column, full height, so each position gets a row tall enough for its token.
     layout, refs = subplot_grid(2, 2, specs=[[{"rowspan": 2}, {}], [None, {}]], column_widths=[0.45, 0.55],
                                 horizontal_spacing=0.13, vertical_spacing=0.13, titles=PANEL_TITLES,
                                 title_size=13)
-    matrix, waves, similar = refs[1, 1], refs[1, 2], refs[2, 2]
-    positions = np.arange(n_positions)
     token_of = np.array([f" {label}" for label in labels] + [""] * (n_positions - len(labels)), dtype=object)
-    series, shapes = [], []
-
-    # (a) the matrix; its rows are categories named "position token", which the hover reads
-    # instead of a (P, D) customdata repeating each token along the row
-    series.append(on_axes(dict(
-        type="heatmap", z=enc, x=np.arange(d_model), y=np.array([f"{p}{token}" for p, token in enumerate(token_of)]),
-        zmin=-1, zmax=1, colorscale=DIVERGING_SCALE,
-        hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.4f}<extra></extra>",
-        colorbar=colorbar("PE value", x=layout["xaxis"]["domain"][1] + 0.01, xanchor="left", len=0.5),
-    ), matrix))
-    row_px = (height - margin["t"] - margin["b"]) / n_positions
-    set_axes(layout, matrix,
-             dict(title=axis_title("dimension"), showgrid=False, zeroline=False, range=[-0.5, d_model - 0.5]),
-             dict(type="category", title=axis_title("position"), autorange="reversed", showgrid=False,
-                  zeroline=False, **position_ticks(n_positions, labels, row_px)))
-    if labels:
-        shapes.append(outline(-0.5, d_model - 0.5, -0.5, len(labels) - 0.5, width=2, name="sentence",
-                              xref=matrix[0], yref=matrix[1]))
-
-    # (b) sinusoids: the matrix's own columns (so what is drawn is what the model adds), stacked
-    # one above the other because neighbouring dimensions have similar frequencies.
-    offsets = -2.6 * np.arange(len(chosen))
-    names = []
-    for index, dim in enumerate(chosen):
-        kind = "sin" if dim % 2 == 0 else "cos"
-        names.append(f"dim {dim} ({kind})")
-        series.append(on_axes(dict(
-            type="scatter", x=positions, y=enc[:, dim] + offsets[index], mode="lines+markers", name=names[-1],
-            line=dict(width=1.6, color=PALETTE[index % len(PALETTE)], shape="spline", smoothing=0.8),
-            marker=dict(size=3.5), customdata=np.stack([token_of, enc[:, dim].astype(object)], axis=-1),
-            hovertemplate=f"{names[-1]}<br>position %{{x}}%{{customdata[0]}}<br>value %{{customdata[1]:.4f}}"
-                          "<extra></extra>",
-        ), waves))
-    if labels:
-        shapes.append(dict(type="rect", x0=-0.5, x1=len(labels) - 0.5, y0=0, y1=1, xref=waves[0],
-                           yref=f"{waves[1]} domain", fillcolor=ACCENT_COLOR, opacity=0.08, line=dict(width=0)))
-    shown = n_positions  # every position: the slow dimensions need the whole range to be seen changing
-    wave_y = dict(tickmode="array", tickvals=offsets, ticktext=names, gridcolor=GRID_COLOR, zeroline=False)
-    if chosen:
-        wave_y["range"] = [offsets[-1] - 1.3, 1.3]
-    set_axes(layout, waves, dict(title=axis_title("position"), gridcolor=GRID_COLOR, zeroline=False,
-                                 range=[-0.5, shown - 0.5]), wave_y)
-
-    # (c) dot products of positions: D/2 on the diagonal, falling off with distance
-    similarity = (enc.astype(np.float64) @ enc.T.astype(np.float64)).astype(np.float32)  # (P, P)
-    series.append(on_axes(dict(
-        type="heatmap", z=similarity, x=positions, y=positions, colorscale=SEQUENTIAL_SCALE,
-        hovertemplate="positions %{y} · %{x}<br>PE·PE %{z:.2f}<extra></extra>",
-        colorbar=colorbar("PE·PE", x=1.0 + 0.01, xanchor="left", y=0.22, len=0.42),
-    ), similar))
-    set_axes(layout, similar,
-             dict(title=axis_title("position"), showgrid=False, zeroline=False, range=[-0.5, n_positions - 0.5]),
-             dict(title=axis_title("position"), autorange="reversed", showgrid=False, zeroline=False))
-    return figure(series, dict(layout, shapes=shapes, height=height, margin=margin, showlegend=False,
-                               **fit_width(720, 1120)),
+    matrix, matrix_shapes = matrix_panel(enc, labels, token_of, layout, refs[1, 1])
+    lines, wave_shapes = waves_panel(enc, chosen, labels, token_of, layout, refs[1, 2])
+    similarity = similarity_panel(enc, layout, refs[2, 2])
+    return figure([matrix, *lines, similarity],
+                  dict(layout, shapes=matrix_shapes + wave_shapes, height=HEIGHT_PX, margin=dict(MARGIN_PX),
+                       showlegend=False, **fit_width(*WIDTH_PX)),
                   f"Positional encoding (section 3.5): {n_positions} positions × d_model = {d_model}")

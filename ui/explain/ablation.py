@@ -7,12 +7,13 @@ from __future__ import annotations
 import gradio as gr
 
 from model import Checkpoint, TransformerConfig
-from model.ablation import Ablation
-from model.trace import ATTENTION_KINDS
+from model.decoding.ablation import Ablation
+from model.decoding.trace import ATTENTION_KINDS
 
 from ..common import PRIVATE, Page
 from ..text import EXPLAIN_ABLATION
-from .panel import MODEL_RUN, Panel, intervene, intervention_views, require
+from ..common import TabView
+from .panel import MODEL_RUN, cleared_view, intervene, intervention_views, require
 
 
 def ablation_from_choices(choices: list[list[int] | None], config: TransformerConfig) -> Ablation:
@@ -43,7 +44,7 @@ def head_boxes(config: TransformerConfig) -> list[gr.CheckboxGroup]:
     return boxes
 
 
-def build(page: Page) -> Panel:
+def build(page: Page) -> list[TabView]:
     checkpoint: Checkpoint = page.checkpoint
     with gr.Tab("Switch heads off", id="ablate"):
         gr.Markdown(EXPLAIN_ABLATION)
@@ -67,4 +68,4 @@ def build(page: Page) -> Panel:
     run.click(on_ablate, [page.trace, *boxes], [result, figure], **MODEL_RUN)
     cleared = {result: "", figure: None}
     clear.click(lambda: {**{box: [] for box in boxes}, **cleared}, None, [*boxes, result, figure], **PRIVATE)
-    return Panel(cleared=cleared)
+    return [cleared_view(cleared)]

@@ -8,14 +8,15 @@ import html
 
 import gradio as gr
 
-from model import analysis
+from model.analysis import readouts
 
 from ..common import Page, chips
 from ..text import EXPLAIN_BEAM
-from .panel import MODEL_RUN, Panel, require
+from ..common import TabView
+from .panel import MODEL_RUN, cleared_view, require
 
 
-def beam_row(name: str, output: analysis.RankedOutput) -> str:
+def beam_row(name: str, output: readouts.RankedOutput) -> str:
     marks = {} if output.diverges_at is None else {output.diverges_at: "forced"}
     where = "—" if output.diverges_at is None else f"step {output.diverges_at + 1}"
     if name != "greedy" and output.diverges_at is None:
@@ -26,7 +27,7 @@ def beam_row(name: str, output: analysis.RankedOutput) -> str:
             f'<td class="num">{where}</td></tr>')
 
 
-def beam_html(comparison: analysis.BeamComparison) -> str:
+def beam_html(comparison: readouts.BeamComparison) -> str:
     """A table: greedy, then the beam hypotheses best first, each with log P, score and where it parts."""
     best = comparison.beams[0]
     verdict = ("Beam search keeps the greedy translation." if best.diverges_at is None else
@@ -41,7 +42,7 @@ def beam_html(comparison: analysis.BeamComparison) -> str:
             f"appear only when the step budget ran out.</p>")
 
 
-def build(page: Page) -> Panel:
+def build(page: Page) -> list[TabView]:
     checkpoint = page.checkpoint
     with gr.Tab("Beam vs greedy", id="beam"):
         gr.Markdown(EXPLAIN_BEAM)
@@ -55,4 +56,4 @@ def build(page: Page) -> Panel:
         return {result: beam_html(page.runner.beam_versus_greedy(trace))}
 
     run.click(on_beam, page.trace, [result], **MODEL_RUN)
-    return Panel(cleared={result: ""})
+    return [cleared_view({result: ""})]

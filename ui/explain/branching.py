@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import gradio as gr
 
-from model import Checkpoint, TranslationTrace
+from model import TranslationTrace
 
 from ..common import Page, step_index
-from ..runner import Runner, as_runner
+from ..runner import Runner
 from ..text import EXPLAIN_BRANCH
-from .panel import MODEL_RUN, Panel, comparison_html, require
+from ..common import TabView
+from .panel import MODEL_RUN, cleared_view, comparison_html, require, view
 
 
 def branch_choices(trace: TranslationTrace | None, step: float | None) -> gr.Dropdown:
@@ -26,17 +27,17 @@ def branch_choices(trace: TranslationTrace | None, step: float | None) -> gr.Dro
     return gr.Dropdown(choices=choices, value=value, label=f"Candidate to force at step {t + 1}")
 
 
-def branch(model: Runner | Checkpoint, trace: TranslationTrace, step: float | None, candidate: int | None
+def branch(runner: Runner, trace: TranslationTrace, step: float | None, candidate: int | None
            ) -> tuple[TranslationTrace, int]:
     """Force `candidate` at the step (the original tokens before it), continue greedily -> (branch, step)."""
     if candidate is None:
         raise gr.Error("Choose a candidate to force.")
     t = step_index(trace, step)
     forced = [*trace.output_ids[:t], int(candidate)]
-    return as_runner(model).translate(trace.source_text, trace.direction, forced_prefix=forced), t
+    return runner.translate(trace.source_text, trace.direction, forced_prefix=forced), t
 
 
-def build(page: Page) -> Panel:
+def build(page: Page) -> list[TabView]:
     checkpoint = page.checkpoint
     with gr.Tab("Branch", id="branch"):
         gr.Markdown(EXPLAIN_BRANCH)
@@ -52,5 +53,5 @@ def build(page: Page) -> Panel:
         return {result: comparison_html(trace, branched, heading, forced_step=t)}
 
     run.click(on_branch, [page.trace, page.step, candidate], [result], **MODEL_RUN)
-    return Panel(cleared={result: ""}, draw=lambda trace, step, values: {candidate: branch_choices(trace, step)},
-                 outputs=[candidate], follows_step=True)
+    return [cleared_view({result: ""}),
+            view([candidate], lambda trace, step, values: {candidate: branch_choices(trace, step)}, follows_step=True)]

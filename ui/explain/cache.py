@@ -2,7 +2,8 @@
 decoding; 3.2.3, masked self-attention and encoder-decoder attention) and what the step reads from it.
 
 The cache is recorded once per translation by replaying its greedy decoding through the cached decoder
-(`model.kv_cache_view.record_trace_cache`, one pass: the panel's only model call), kept in this user's
+(`model.analysis.kv_cache.record_trace_cache`, one pass: the panel's only model call, a job of the page's runner),
+kept in this user's
 gr.State, and every step then reads from the recording.
 """
 
@@ -11,12 +12,13 @@ from __future__ import annotations
 import gradio as gr
 import numpy as np
 
-from model import Checkpoint, TranslationTrace
-from model.kv_cache_view import CacheRecording, record_trace_cache
+from model import TranslationTrace
+from model.analysis.kv_cache import CacheRecording
 from visualizer.cache import cache_figure
 
-from ..common import PRIVATE, Page, clamp, plot, step_index
-from .panel import MODEL_RUN, Panel, require
+from ..common import Page, TabView, clamp, plot, step_index
+from ..runner import Runner
+from .panel import MODEL_RUN, cleared_view, require, view
 
 ABOUT = """
 **The KV cache while stepping.** Decoding is auto-regressive (section 3.1): one new token per step. Thanks to
@@ -31,9 +33,9 @@ cache held at every step, so moving the step slider afterwards needs no model ca
 WAITING = "Press **Record the cache** to replay this translation through the cached decoder."
 
 
-def record(checkpoint: Checkpoint, trace: TranslationTrace) -> tuple:
+def record(runner: Runner, trace: TranslationTrace) -> tuple:
     """The one model call: (source ids, output ids, recording), the ids to tell whose cache it is."""
-    return (list(trace.source_ids), list(trace.output_ids), record_trace_cache(checkpoint.model, trace))
+    return (list(trace.source_ids), list(trace.output_ids), runner.record_cache(trace))
 
 
 def recording_for(kept, trace: TranslationTrace | None) -> CacheRecording | None:
@@ -66,7 +68,7 @@ def cache_views(trace: TranslationTrace, recording: CacheRecording, step: float 
     return plot(figure, f"kv-cache-step-{t + 1}"), facts
 
 
-def build(page: Page) -> Panel:
+def build(page: Page) -> list[TabView]:
     checkpoint, config = page.checkpoint, page.checkpoint.config
     with gr.Tab("KV cache", id="cache"):
         gr.Markdown(ABOUT)
@@ -79,23 +81,16 @@ def build(page: Page) -> Panel:
         facts = gr.Markdown(WAITING, elem_id="cache-facts")
         figure = gr.Plot(elem_id="cache-plot", show_label=False)
 
-    def draw(trace, step, kept_value, layer_value, head_value) -> dict:
-        recording = recording_for(kept_value, trace)
+    def draw(trace, step, values) -> dict:
+        recording = recording_for(values[kept], trace)
         if recording is None:
-            return {figure: None, facts: WAITING if trace is not None else ""}
-        view, text = cache_views(trace, recording, step, layer_value, head_value)
-        return {figure: view, facts: text}
+            return {figure: None, facts: WAITING}
+        shown, text = cache_views(trace, recording, step, values[layer], values[head])
+        return {figure: shown, facts: text}
 
-    def on_run(trace, step, layer_value, head_value):
+    def on_run(trace):  # the recording kept: a new `kept` redraws the view
         require(checkpoint, trace)
-        recorded = record(checkpoint, trace)
-        return {kept: recorded, **draw(trace, step, recorded, layer_value, head_value)}
+        return {kept: record(page.runner, trace)}
 
-    run.click(on_run, [page.trace, page.step, layer, head], [kept, figure, facts], **MODEL_RUN)
-    for control in (layer, head):
-        control.input(lambda trace, step, k, l, h: gr.skip() if recording_for(k, trace) is None else
-                      draw(trace, step, k, l, h), [page.trace, page.step, kept, layer, head], [figure, facts],
-                      trigger_mode="always_last", **PRIVATE)
-    return Panel(cleared={kept: None},
-                 draw=lambda trace, step, values: draw(trace, step, values[kept], values[layer], values[head]),
-                 inputs=[kept, layer, head], outputs=[figure, facts], follows_step=True)
+    run.click(on_run, [page.trace], [kept], **MODEL_RUN)
+    return [cleared_view({kept: None}), view([figure, facts], draw, controls=[kept, layer, head], follows_step=True)]

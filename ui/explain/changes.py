@@ -9,13 +9,13 @@ import gradio as gr
 import numpy as np
 
 from model import TranslationTrace
-from model.step_changes import StepChange, step_change
+from model.analysis.step_changes import StepChange, step_change
 from visualizer import changes as figures
 from visualizer.explain import head_diagnostics_figure
 from visualizer.fluid import fluid
 
-from ..common import PRIVATE, Page, chips, clamp, plot, step_index
-from .panel import Panel
+from ..common import Page, TabView, chips, clamp, plot, step_index
+from .panel import view
 
 ABOUT = """
 **What changed from step t−1 to t.** Each decoding step (section 3.1) adds one query row to the decoder's two
@@ -73,7 +73,7 @@ def changes_views(trace: TranslationTrace, step: float | None, layer: float | No
             "candidates": plot(candidates, f"step-{change.step + 1}-candidates")}
 
 
-def build(page: Page) -> Panel:
+def build(page: Page) -> list[TabView]:
     config = page.checkpoint.config
     with gr.Tab("Step changes", id="changes"):
         gr.Markdown(ABOUT)
@@ -88,14 +88,8 @@ def build(page: Page) -> Panel:
         candidates = gr.Plot(elem_id="changes-candidates", show_label=False)
     names = {"summary": summary, "rows": rows, "moved": moved, "candidates": candidates}
 
-    def draw(trace, step, layer_value, head_value) -> dict:
-        if trace is None:
-            return {summary: "", rows: None, moved: None, candidates: None}
-        return {names[key]: value for key, value in changes_views(trace, step, layer_value, head_value).items()}
+    def draw(trace, step, values) -> dict:
+        drawn = changes_views(trace, step, values[layer], values[head])
+        return {names[key]: value for key, value in drawn.items()}
 
-    for control in (layer, head):
-        control.input(lambda trace, step, l, h: gr.skip() if trace is None else draw(trace, step, l, h),
-                      [page.trace, page.step, layer, head], list(names.values()), trigger_mode="always_last",
-                      **PRIVATE)
-    return Panel(draw=lambda trace, step, values: draw(trace, step, values[layer], values[head]),
-                 inputs=[layer, head], outputs=list(names.values()), follows_step=True)
+    return [view(names.values(), draw, controls=[layer, head], follows_step=True)]

@@ -8,14 +8,15 @@ from __future__ import annotations
 import gradio as gr
 from gradio.components.plot import PlotData
 
-from model import TranslationTrace, analysis
-from model.trace import ATTENTION_KINDS
+from model import TranslationTrace
+from model.analysis import readouts
+from model.decoding.trace import ATTENTION_KINDS
 from visualizer import explain as figures
 
 from ..attention import TAB_ID as ATTENTION_TAB, HeadOpener
-from ..common import PRIVATE, Page, plot
+from ..common import PRIVATE, Page, TabView, plot
 from ..text import EXPLAIN_DIAGNOSTICS
-from .panel import Panel
+from .panel import view
 
 TITLES = {"entropy": "entropy (bits)", "diagonal": "diagonal (%)", "special": "to [EOS]/specials (%)",
           "punctuation": "to tokens ending in punctuation (%)"}
@@ -23,7 +24,7 @@ TITLES = {"entropy": "entropy (bits)", "diagonal": "diagonal (%)", "special": "t
 
 def diagnostics_views(trace: TranslationTrace, kind: str) -> tuple[PlotData, gr.Dropdown]:
     """(layers x heads heatmaps, dropdown of heads to open) for one attention kind."""
-    stats = analysis.trace_head_diagnostics(trace, kind)
+    stats = readouts.trace_head_diagnostics(trace, kind)
     figure = figures.head_diagnostics_figure(stats, TITLES,
                                              title=f"{ATTENTION_KINDS[kind].label}: every head over this sentence")
     n_layers, n_heads = stats["entropy"].shape
@@ -42,7 +43,7 @@ def parse_head(value: str | None) -> tuple[int, int]:
     return layer, head
 
 
-def build(page: Page, opener: HeadOpener) -> Panel:
+def build(page: Page, opener: HeadOpener) -> list[TabView]:
     with gr.Tab("Head diagnostics", id="diagnostics"):
         gr.Markdown(EXPLAIN_DIAGNOSTICS)
         with gr.Row():
@@ -52,21 +53,16 @@ def build(page: Page, opener: HeadOpener) -> Panel:
                                info="choose a layer and head: the Attention tab opens on it", elem_id="diag-head")
         figure = gr.Plot(elem_id="diag-plot", show_label=False)
 
-    def draw(trace, kind_value) -> dict:
-        if trace is None:
-            return {figure: None, head: gr.Dropdown(choices=[], value=None)}
-        heatmaps, heads = diagnostics_views(trace, kind_value)
+    def draw(trace, step, values) -> dict:
+        heatmaps, heads = diagnostics_views(trace, values[kind])
         return {figure: heatmaps, head: heads}
 
-    kind.input(lambda trace, kind_value: gr.skip() if trace is None else draw(trace, kind_value),
-               [page.trace, kind], [figure, head], **PRIVATE)
-
-    def on_open_head(trace, step, kind_value, value):
+    def on_open_head(trace, kind_value, value):  # sets the Attention tab's controls; the redraw draws the head
         if trace is None or not value:
             return gr.skip()
         layer, head_number = parse_head(value)
         return {page.tabs: gr.Tabs(selected=ATTENTION_TAB), page.tab: ATTENTION_TAB,
-                **opener.show(trace, step, kind_value, layer, str(head_number))}
+                **opener.show(kind_value, layer, str(head_number))}
 
-    head.input(on_open_head, [page.trace, page.step, kind, head], [page.tabs, page.tab, *opener.outputs], **PRIVATE)
-    return Panel(draw=lambda trace, step, values: draw(trace, values[kind]), inputs=[kind], outputs=[figure, head])
+    head.input(on_open_head, [page.trace, kind, head], [page.tabs, page.tab, *opener.outputs], **PRIVATE)
+    return [view([figure, head], draw, controls=[kind])]

@@ -1,9 +1,9 @@
-"""Explain panel "Heads forming": the training film (model/film.py) of the loaded checkpoint's run, a slider
+"""Explain panel "Heads forming": the training film (model/training/film.py) of the loaded checkpoint's run, a slider
 over its evaluations (section 5, training) showing the probe's translation, validation BLEU, any attention
 kind / layer / head (3.2.2, 3.2.3) at that step, and every head's entropy over training.
 
 The film is read from disk once, when the page is built (beside the checkpoint or in its run directory,
-`model.film.find_film`); moving the slider only indexes it: no model call.
+`model.training.film.find_film`); moving the slider only indexes it: no model call.
 """
 
 from __future__ import annotations
@@ -13,18 +13,18 @@ from pathlib import Path
 
 import gradio as gr
 
-from model import film
-from model.film_summary import FilmSummary, film_summary
-from model.trace import ATTENTION_KINDS
+from model.training import film
+from model.analysis.heads_forming import FilmSummary, film_summary
+from model.decoding.trace import ATTENTION_KINDS
 from visualizer.attention import attention_heatmap
 from visualizer.film import entropy_multiples_figure
 from visualizer.fluid import fluid
 
-from ..common import PRIVATE, Page, chips, clamp, plot
-from .panel import Panel
+from ..common import Page, TabView, chips, clamp, plot
+from .panel import view
 
 ABOUT = """
-**Watch the heads form.** While `python -m model.train` trains (section 5), it translates two fixed probe
+**Watch the heads form.** While `python -m model.training.train` trains (section 5), it translates two fixed probe
 sentences at every evaluation and keeps their attention in a *training film* (`film.npz` in the run directory).
 Slide over the evaluations: the probe's translation and the validation BLEU at that step, one attention head
 (section 3.2.2; the three kinds of 3.2.3) as it sharpens from near-uniform to aligned, and below, every head's
@@ -36,7 +36,7 @@ def no_film_message(checkpoint_dir: Path, problem: str = "") -> str:
     """HTML: why there is no film and how to record one (wraps on a phone: long paths break anywhere)."""
     places = " or ".join(f"<code>{html.escape(str(path))}</code>" for path in film.film_candidates(checkpoint_dir))
     reason = html.escape(problem) if problem else f"no <code>{film.FILM_FILE}</code> at {places}"
-    command = "python -m model.train \\\n    --data DATA/train --val DATA/val \\\n    --out runs/mine --film on"
+    command = "python -m model.training.train \\\n    --data DATA/train --val DATA/val \\\n    --out runs/mine --film on"
     return (f'<div style="overflow-wrap: anywhere"><p><b>This checkpoint has no training film</b> ({reason}). '
             "A checkpoint trained before the film existed (like the shipped one) has none. To record one, "
             "train with the film on (the default):</p>"
@@ -77,13 +77,13 @@ def film_views(frames: list[dict], summary: FilmSummary, frame: float | None, ki
     return facts, plot(heatmap, f"film-step-{step}-{kind}-L{l + 1}-H{h + 1}"), plot(multiples, f"film-{kind}-entropy")
 
 
-def build(page: Page) -> Panel:
+def build(page: Page) -> list[TabView]:
     frames, message = load(Path(page.checkpoint.path))
     with gr.Tab("Heads forming", id="film"):
         gr.Markdown(ABOUT)
         if frames is None:
             gr.HTML(message, elem_id="film-missing")
-            return Panel()
+            return []
         directions = list(frames[0]["probes"])
         summaries = {direction: film_summary(frames, direction) for direction in directions}
         layers = max(page.checkpoint.config.n_encoder_layers, page.checkpoint.config.n_decoder_layers)
@@ -102,11 +102,9 @@ def build(page: Page) -> Panel:
         multiples = gr.Plot(elem_id="film-entropy", show_label=False)
     controls, outputs = [direction, kind, frame, layer, head], [facts, heatmap, multiples]
 
-    def draw(direction_value, kind_value, frame_value, layer_value, head_value) -> dict:
+    def draw(trace, step, values) -> dict:  # the film, not the trace: drawn with or without one
+        direction_value, kind_value, frame_value, layer_value, head_value = (values[c] for c in controls)
         views = film_views(frames, summaries[direction_value], frame_value, kind_value, layer_value, head_value)
         return dict(zip(outputs, views))
 
-    for control in controls:
-        control.input(draw, controls, outputs, trigger_mode="always_last", show_progress="hidden", **PRIVATE)
-    return Panel(draw=lambda trace, step, values: draw(*(values[c] for c in controls)), inputs=controls,
-                 outputs=outputs)
+    return [view(outputs, draw, controls=controls, follows_trace=False)]

@@ -8,12 +8,12 @@ import gradio as gr
 from gradio.components.plot import PlotData
 
 from model import TranslationTrace
-from model.ablation import Ablation
+from model.decoding.ablation import Ablation
 from visualizer import explain as figures
 
-from ..common import PRIVATE, Page, clamp, plot
+from ..common import Page, TabView, clamp, plot
 from ..text import EXPLAIN_POSITIONS
-from .panel import MODEL_RUN, Intervention, Panel, intervene, intervention_views, require
+from .panel import MODEL_RUN, Intervention, cleared_view, intervene, intervention_views, require, view
 
 HEADING = "Without positional encodings"
 
@@ -31,7 +31,7 @@ def positions_views(trace: TranslationTrace, result: Intervention | None, layer:
     return plot(figure, f"encoder-layer{l + 1}-head{h + 1}-with-without-pe")
 
 
-def build(page: Page) -> Panel:
+def build(page: Page) -> list[TabView]:
     checkpoint, config = page.checkpoint, page.checkpoint.config
     with gr.Tab("Without positions", id="positions"):
         gr.Markdown(EXPLAIN_POSITIONS)
@@ -47,21 +47,16 @@ def build(page: Page) -> Panel:
             head = gr.Radio(list(range(1, config.n_heads + 1)), value=1, label="Head", elem_id="nope-head")
         attention = gr.Plot(elem_id="nope-attention", show_label=False)
 
-    def on_run(trace, layer_value, head_value):
+    def on_run(trace):  # the run's result: a new result_state redraws the head below
         require(checkpoint, trace)
         run_result = intervene(page.runner, trace, Ablation(positional_encoding=False))
         html, figure = intervention_views(trace, run_result, HEADING, "no-pe-probabilities")
-        return {result_state: run_result, result: html, probabilities: figure,
-                attention: positions_views(trace, run_result, layer_value, head_value)}
+        return {result_state: run_result, result: html, probabilities: figure}
 
-    run.click(on_run, [page.trace, layer, head], [result_state, result, probabilities, attention], **MODEL_RUN)
+    run.click(on_run, [page.trace], [result_state, result, probabilities], **MODEL_RUN)
 
-    def on_head(trace, run_result, layer_value, head_value):
-        if trace is None or run_result is None:
-            return gr.skip()
-        return {attention: positions_views(trace, run_result, layer_value, head_value)}
+    def draw(trace, step, values) -> dict:
+        return {attention: positions_views(trace, values[result_state], values[layer], values[head])}
 
-    for control in (layer, head):
-        control.input(on_head, [page.trace, result_state, layer, head], [attention], trigger_mode="always_last",
-                      **PRIVATE)
-    return Panel(cleared={result: "", probabilities: None, attention: None, result_state: None})
+    return [cleared_view({result: "", probabilities: None, result_state: None}),
+            view([attention], draw, controls=[result_state, layer, head])]

@@ -1,4 +1,4 @@
-"""What the Explain tab's panels share: the `Panel` contract, interventions (a re-run of the user's
+"""What the Explain tab's panels share: their views (`view`, `cleared_view`), interventions (a re-run of the user's
 sentence with heads or positional encodings switched off, section 3.2.2 and 3.5) and the side-by-side
 comparison of two outputs.
 """
@@ -7,40 +7,39 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import gradio as gr
 import numpy as np
 from gradio.components.plot import PlotData
 
-from model import Checkpoint, TranslationTrace, analysis
-from model.ablation import Ablation
-from model.trace import ATTENTION_KINDS
+from model import Checkpoint, TranslationTrace
+from model.analysis import readouts
+from model.decoding.ablation import Ablation
+from model.decoding.trace import ATTENTION_KINDS
 from visualizer import explain as figures
 
-from ..common import chips, plot
-from ..runner import Runner, as_runner
+from ..common import PRIVATE, TabView, chips, plot
+from ..runner import Runner, model_event
 
-# The model runs share one pool of workers (the queue's default limit), so a crowd pressing the
-# buttons cannot start 4x as many model calls as there are workers.
-MODEL_RUN = {"api_visibility": "private", "concurrency_id": "explain-model-runs"}
+# A button that runs the model: in the runner's one group of model events, so a crowd pressing the
+# buttons cannot start more model calls than the workers have slots.
+MODEL_RUN = model_event(**PRIVATE)
 
 
-@dataclass(frozen=True)
-class Panel:
-    """One panel of the Explain tab, as the tab shell (ui/explain/tab.py) wires it.
+TAB_ID = "explain"
 
-    cleared: {component: value} a new translation resets (results of model runs).
-    draw(trace, step, values) -> {component: value}: views read from the trace (trace may be None),
-    drawn when the tab opens and for a new trace while it is open; values = {control: value} of `inputs`.
-    follows_step: draw again when the step changes while the tab is open.
-    """
 
-    cleared: dict = field(default_factory=dict)
-    draw: Callable[[TranslationTrace | None, float | None, dict], dict] | None = None
-    inputs: Sequence = ()
-    outputs: Sequence = ()
-    follows_step: bool = False
+def view(outputs: Sequence, render: Callable[[TranslationTrace | None, float | None, dict], dict], *,
+         controls: Sequence = (), follows_step: bool = False, follows_trace: bool = True) -> TabView:
+    """A panel's view on the Explain tab, drawn by the page's one redraw (ui/redraw.py)."""
+    return TabView(TAB_ID, list(outputs), render, controls=list(controls), follows_step=follows_step,
+                   follows_trace=follows_trace)
+
+
+def cleared_view(cleared: dict) -> TabView:
+    """The results of a panel's model runs (`cleared`: {component: value when empty}), reset for a new trace."""
+    return view(list(cleared), lambda trace, step, values: dict(cleared))
 
 
 def require(checkpoint: Checkpoint | None, trace: TranslationTrace | None) -> None:
@@ -71,9 +70,8 @@ class Intervention:
     label: str  # what was done, for titles
 
 
-def intervene(model: Runner | Checkpoint, trace: TranslationTrace, ablation: Ablation) -> Intervention:
+def intervene(runner: Runner, trace: TranslationTrace, ablation: Ablation) -> Intervention:
     """Decode the same sentence again under `ablation` and score the original output under it."""
-    runner = as_runner(model)
     changed = runner.translate(trace.source_text, trace.direction, ablation=ablation)
     probs = runner.token_probabilities(trace.source_ids, trace.output_ids, ablation)
     return Intervention(changed, trace.chosen_probs, probs, describe_ablation(ablation))
@@ -89,7 +87,7 @@ def output_card(heading: str, trace: TranslationTrace, classes: dict[int, str], 
 def comparison_html(original: TranslationTrace, changed: TranslationTrace, heading: str,
                     forced_step: int | None = None) -> str:
     """The original and the changed output side by side; changed tokens (and a forced one) marked."""
-    differs = analysis.first_difference(original.output_ids, changed.output_ids)
+    differs = readouts.first_difference(original.output_ids, changed.output_ids)
     marks = {} if differs is None else {t: "after" for t in range(differs + 1, len(changed.output_ids))}
     if differs is not None and differs < len(changed.output_ids):
         marks[differs] = "changed"
@@ -98,7 +96,7 @@ def comparison_html(original: TranslationTrace, changed: TranslationTrace, headi
     verdict = ("same output" if differs is None else f"outputs part at step {differs + 1}")
 
     def facts(trace: TranslationTrace) -> str:
-        return (f"{trace.num_steps} tokens · log P = {analysis.sequence_log_prob(trace.chosen_probs):.2f} · "
+        return (f"{trace.num_steps} tokens · log P = {readouts.sequence_log_prob(trace.chosen_probs):.2f} · "
                 f"mean p = {float(trace.chosen_probs.mean()):.2f} · {verdict}")
 
     return (f'<div class="explain-compare">{output_card("Original (greedy)", original, {}, facts(original))}'

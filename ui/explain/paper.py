@@ -2,8 +2,10 @@
 attention visualizations) through this model's encoder, the head that best matches each figure's pattern drawn
 in the paper's style beside its heatmap, and an honest comparison (mass vs chance, layer vs the paper's 5 of 6).
 
-`run_paper_figures` is 2 model calls and does not depend on the user's sentence, so it runs once per
-checkpoint (on the first press of the button) and every user then reads the same results.
+`run_paper_figures` is 2 model calls (the runner's job "paper_figures") and does not depend on the user's
+sentence, so it runs once per checkpoint (on the first press of the button) and every user then reads the
+same results. The figures are a view of the page's one redraw: the button and the Figure choice only set the
+controls (the best head of the figure), which redraw.
 """
 
 from __future__ import annotations
@@ -13,15 +15,15 @@ import threading
 
 import gradio as gr
 
-from model import Checkpoint
-from model.paper_figures import PAPER_FIGURES, FigureResult, run_paper_figures
+from model.analysis.paper_figures import PAPER_FIGURES, FigureResult
 from visualizer.attention import attention_heatmap
 from visualizer.explain import head_diagnostics_figure
 from visualizer.fluid import fluid
 from visualizer.paper import paper_lines_figure
 
-from ..common import PRIVATE, Page, clamp, plot
-from .panel import MODEL_RUN, Panel
+from ..common import PRIVATE, Page, TabView, clamp, plot
+from ..runner import Runner
+from .panel import MODEL_RUN, view
 
 ABOUT = """
 **The paper's Figures 3–5 on this model.** The paper's appendix shows encoder self-attention heads in layer 5
@@ -36,16 +38,17 @@ FIGURES = PAPER_FIGURES  # the sentences run (tests swap in shorter ones)
 
 
 class PaperResults:
-    """run_paper_figures for one checkpoint, computed once on first use (shared, read-only afterwards)."""
+    """run_paper_figures for one checkpoint (through the page's runner), computed once on first use (shared,
+    read-only afterwards)."""
 
-    def __init__(self, checkpoint: Checkpoint):
-        self.checkpoint, self.results, self.error, self.lock = checkpoint, None, None, threading.Lock()
+    def __init__(self, runner: Runner):
+        self.runner, self.results, self.error, self.lock = runner, None, None, threading.Lock()
 
     def get(self) -> list[FigureResult]:
         with self.lock:
             if self.results is None and self.error is None:
                 try:
-                    self.results = run_paper_figures(self.checkpoint.model, self.checkpoint.tokenizer, FIGURES)
+                    self.results = self.runner.paper_figures(FIGURES)
                 except ValueError as error:  # a tokenizer that cuts the sentence before the figure's words
                     self.error = str(error)
         if self.error:
@@ -96,8 +99,8 @@ def paper_views(results: list[FigureResult], name: str, layer: float | None, hea
     return verdict(result, l, h), plot(lines, f"{tag}-lines"), plot(heatmap, tag), plot(scores, f"{tag}-scores")
 
 
-def build(page: Page) -> Panel:
-    config, store = page.checkpoint.config, PaperResults(page.checkpoint)
+def build(page: Page) -> list[TabView]:
+    config, store = page.checkpoint.config, PaperResults(page.runner)
     with gr.Tab("Paper's figures", id="paper"):
         gr.Markdown(ABOUT)
         with gr.Row():
@@ -117,19 +120,20 @@ def build(page: Page) -> Panel:
         scores = gr.Plot(elem_id="paper-scores", show_label=False)
     views = [text, lines, heatmap, scores]
 
-    def show(name, layer_value, head_value, all_queries, best: bool) -> dict:
-        results = store.get()
-        result = next((r for r in results if r.figure.name == name), results[0])
-        if best:
-            layer_value, head_value = result.search.best.layer + 1, result.search.best.head + 1
-        return {layer: layer_value, head: head_value,
-                **dict(zip(views, paper_views(results, name, layer_value, head_value, all_queries)))}
+    ran = gr.State(False)  # this page pressed the button: the figures are shown
 
-    run.click(lambda n, l, h, a: show(n, l, h, a, best=True), [which, layer, head, every], [layer, head, *views],
-              **MODEL_RUN)
-    which.input(lambda n, l, h, a: show(n, l, h, a, best=True) if store.results else gr.skip(),
-                [which, layer, head, every], [layer, head, *views], **PRIVATE)
-    for control in (layer, head, every):
-        control.input(lambda n, l, h, a: show(n, l, h, a, best=False) if store.results else gr.skip(),
-                      [which, layer, head, every], [layer, head, *views], trigger_mode="always_last", **PRIVATE)
-    return Panel()
+    def best_head(name) -> dict:
+        """The layer and head radios at the figure's best head (the redraw then draws it)."""
+        results = store.get()
+        best = next((r for r in results if r.figure.name == name), results[0]).search.best
+        return {layer: best.layer + 1, head: best.head + 1}
+
+    run.click(lambda name: {ran: True, **best_head(name)}, which, [ran, layer, head], **MODEL_RUN)
+    which.input(lambda name, shown: best_head(name) if shown else gr.skip(), [which, ran], [layer, head], **PRIVATE)
+
+    def draw(trace, step, values) -> dict:  # the paper's sentences, not the trace: drawn with or without one
+        if not values[ran]:
+            return {}
+        return dict(zip(views, paper_views(store.get(), values[which], values[layer], values[head], values[every])))
+
+    return [view(views, draw, controls=[ran, which, layer, head, every], follows_trace=False)]

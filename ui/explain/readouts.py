@@ -8,13 +8,14 @@ from __future__ import annotations
 import gradio as gr
 from gradio.components.plot import PlotData
 
-from model import TranslationTrace, analysis
-from model.tokenizer import SPECIAL_TOKENS
+from model import TranslationTrace
+from model.analysis import readouts
+from model.text.tokenizer import SPECIAL_TOKENS
 from visualizer import explain as figures
 
-from ..common import PRIVATE, Page, plot, step_index
+from ..common import Page, TabView, plot, step_index
 from ..text import EXPLAIN_ALIGNMENT, EXPLAIN_LENS
-from .panel import Panel
+from .panel import view
 
 
 def lens_view(trace: TranslationTrace, step: float | None) -> PlotData:
@@ -29,7 +30,7 @@ def alignment_views(trace: TranslationTrace, layers: list[int] | None, level: st
     """(links plot, Pharaoh text) for 1-based decoder `layers` (none ticked: all) at 'subword'/'word' level."""
     n_layers = trace.cross_attention.shape[0]
     chosen = sorted({int(layer) - 1 for layer in layers or [] if 1 <= int(layer) <= n_layers}) or list(range(n_layers))
-    alignment = analysis.word_alignment(trace.cross_attention, trace.source_tokens, trace.output_tokens, chosen)
+    alignment = readouts.word_alignment(trace.cross_attention, trace.source_tokens, trace.output_tokens, chosen)
     strengths = [float(alignment.strength[t]) for _, t in alignment.links]
     names = ", ".join(str(layer + 1) for layer in chosen)
     figure = figures.alignment_figure(trace.source_tokens, trace.output_tokens, alignment.links, strengths,
@@ -38,15 +39,14 @@ def alignment_views(trace: TranslationTrace, layers: list[int] | None, level: st
     return plot(figure, "alignment"), alignment.pharaoh(words=level == "word")
 
 
-def build_lens(page: Page) -> Panel:
+def build_lens(page: Page) -> list[TabView]:
     with gr.Tab("Logit lens", id="lens"):
         gr.Markdown(EXPLAIN_LENS)
         lens = gr.Plot(elem_id="lens-plot", show_label=False)
-    return Panel(draw=lambda trace, step, values: {lens: None if trace is None else lens_view(trace, step)},
-                 outputs=[lens], follows_step=True)
+    return [view([lens], lambda trace, step, values: {lens: lens_view(trace, step)}, follows_step=True)]
 
 
-def build_alignment(page: Page) -> Panel:
+def build_alignment(page: Page) -> list[TabView]:
     n_layers = page.checkpoint.config.n_decoder_layers
     with gr.Tab("Word alignment", id="align"):
         gr.Markdown(EXPLAIN_ALIGNMENT)
@@ -59,17 +59,8 @@ def build_alignment(page: Page) -> Panel:
         pharaoh = gr.Textbox(label="Pharaoh alignment (source-target, 0-based)", interactive=False,
                              buttons=["copy"], elem_id="align-pharaoh")
 
-    def draw(trace, layer_values, level_value) -> dict:
-        if trace is None:
-            return {figure: None, pharaoh: ""}
-        links, pairs = alignment_views(trace, layer_values, level_value)
+    def draw(trace, step, values) -> dict:
+        links, pairs = alignment_views(trace, values[layers], values[level])
         return {figure: links, pharaoh: pairs}
 
-    def on_control(trace, layer_values, level_value):
-        return gr.skip() if trace is None else draw(trace, layer_values, level_value)
-
-    for control in (layers, level):
-        control.input(on_control, [page.trace, layers, level], [figure, pharaoh], trigger_mode="always_last",
-                      **PRIVATE)
-    return Panel(draw=lambda trace, step, values: draw(trace, values[layers], values[level]),
-                 inputs=[layers, level], outputs=[figure, pharaoh])
+    return [view([figure, pharaoh], draw, controls=[layers, level])]

@@ -8,11 +8,12 @@ import gradio as gr
 from gradio.components.plot import PlotData
 
 from model import TranslationTrace
-from model.rollout import SourceFlow, trace_source_flow
+from model.analysis.rollout import SourceFlow, trace_source_flow
 from visualizer.rollout import rollout_figure
 
 from ..common import Page, plot, step_index
-from .panel import Panel
+from ..common import TabView
+from .panel import view
 
 ABOUT = f"""
 **Flow to the source.** Raw cross-attention (section 3.2.3) says where one decoder layer reads in the encoder's
@@ -37,9 +38,8 @@ def rollout_view(trace: TranslationTrace, step: float | None) -> PlotData:
     return plot(figure, "rollout-to-source")
 
 
-def build(page: Page) -> Panel:
+def build(page: Page) -> list[TabView]:
     with gr.Tab("Flow to the source", id="rollout"):
         gr.Markdown(ABOUT)
         figure = gr.Plot(elem_id="rollout-plot", show_label=False)
-    return Panel(draw=lambda trace, step, values: {figure: None if trace is None else rollout_view(trace, step)},
-                 outputs=[figure], follows_step=True)
+    return [view([figure], lambda trace, step, values: {figure: rollout_view(trace, step)}, follows_step=True)]

@@ -1,0 +1,255 @@
+"""The model card of a checkpoint: `README.md` beside its weights, generated from metrics.json.
+
+The Hugging Face Hub reads a model repo's README.md: YAML metadata (languages, licence, datasets and
+a `model-index` with the evaluation results) and a Markdown body. The card is built with
+huggingface_hub's card utilities (`ModelCardData`, `EvalResult`, `ModelCard`), never by hand, so it
+parses the way the Hub parses it. Every number in it comes from the checkpoint's own metrics.json
+(written by `model.training.train`, scores by `scripts/score_checkpoint.py`); nothing is typed in.
+
+The architecture is the paper's (Vaswani et al., 2017, section 3); scores are sacreBLEU and chrF on
+detokenized output, greedy and beam search (section 6.1).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from huggingface_hub import EvalResult, ModelCard, ModelCardData
+
+CARD_FILE = "README.md"
+LANGUAGE_NAMES = {"de": "German", "en": "English"}
+DECODING_NAMES = {"greedy": "greedy", "beam4": "beam 4"}
+METRIC_NAMES = {"bleu": "BLEU", "chrf": "chrF"}
+# Multi30k task 1 on the Hub, with the splits the project's files correspond to (same 29,000 /
+# 1,014 / 1,000 sentences; test_2016_flickr is the Hub copy's "test").
+MULTI30K_HUB_ID = "bentrevett/multi30k"
+HUB_SPLITS = {"train": "train", "val": "validation", "test_2016_flickr": "test"}
+# Weights derived from Multi30k (research use only) are not under the code's MIT licence.
+MULTI30K_LICENSE = {"license": "other", "license_name": "multi30k-research-use",
+                    "license_link": "https://github.com/multi30k/dataset"}
+DATA_LICENCES = {  # data set name in metrics.json's training_data or command -> its terms
+    "multi30k": ("- **Multi30k** task 1 (image descriptions): research use only. Cite Elliott et al. (2016),\n"
+                 '  "Multi30K: Multilingual English-German Image Descriptions", Proceedings of the 5th Workshop on\n'
+                 "  Vision and Language."),
+    "tatoeba": ("- **Tatoeba** sentence pairs (via the manythings.org export): CC BY 2.0 FR, attribution\n"
+                '  "Tatoeba, tatoeba.org".'),
+}
+TAGS = ["translation", "transformer", "attention-is-all-you-need", "encoder-decoder", "pytorch",
+        "safetensors", "from-scratch"]
+
+TEMPLATE = """---
+{{ card_data }}
+---
+
+# {{ title }}
+
+The original Transformer of "Attention Is All You Need" (Vaswani et al., 2017), post-LN as in the
+paper ([arXiv:1706.03762](https://arxiv.org/abs/1706.03762)), written from scratch in PyTorch and
+trained by the Attention Explorer project's own code. One model translates
+German → English and English → German: the first source token is a target-language tag
+(`<2en>` or `<2de>`).
+
+{{ architecture }}
+
+{{ provenance }}
+
+## Results
+
+{{ results }}
+
+## Training data and licences
+
+{{ training_data }}
+
+{{ licences }}
+
+## How to use
+
+With the Attention Explorer code (`python3 -m pip install -r requirements.txt`):
+
+```bash
+{{ usage }}
+```
+
+The checkpoint is data only: `config.json` (the `TransformerConfig`), safetensors weights (shards
+under 10 MB), `tokenizer.json` (BPE with byte fallback), `metrics.json` and `training_log.json`.
+Nothing is unpickled when it is loaded.
+
+## Limitations
+
+Trained on short sentences (image captions and everyday phrases): long, technical or unusual input
+translates poorly, and input in neither German nor English comes back as fluent nonsense.
+
+## Citation
+
+Vaswani et al. (2017), "Attention Is All You Need", arXiv:1706.03762.
+"""
+
+
+# --------------------------------------------------------------------------- model-index
+def _direction_name(direction: str) -> str:
+    source, _, target = direction.partition("-")
+    return f"{LANGUAGE_NAMES.get(source, source)} → {LANGUAGE_NAMES.get(target, target)}"
+
+
+def _scores(metrics: dict) -> dict:
+    """metrics["scores"] as {split: {direction: {decoding: {metric: value}}}}, skipping anything malformed."""
+    scores = metrics.get("scores")
+    if not isinstance(scores, dict):
+        return {}
+    return {split: {direction: {decoding: values for decoding, values in by_decoding.items()
+                                if isinstance(values, dict)}
+                    for direction, by_decoding in directions.items() if isinstance(by_decoding, dict)}
+            for split, directions in scores.items() if isinstance(directions, dict)}
+
+
+def eval_results(metrics: dict) -> list[EvalResult]:
+    """One EvalResult per (split, direction, decoding, metric) in metrics["scores"].
+
+    The Hub groups results by task, dataset, config and split; the direction is the dataset config
+    ("de-en"), so each split and direction becomes one model-index entry with four metrics.
+    """
+    results = []
+    for split, directions in _scores(metrics).items():
+        for direction, by_decoding in directions.items():
+            for decoding, scores in by_decoding.items():
+                for metric, metric_name in METRIC_NAMES.items():
+                    if metric not in scores:
+                        continue
+                    results.append(EvalResult(
+                        task_type="translation",
+                        task_name=f"Translation {_direction_name(direction)}",
+                        dataset_type=MULTI30K_HUB_ID,
+                        dataset_name=f"Multi30k task 1 ({split})",
+                        dataset_config=direction,
+                        dataset_split=HUB_SPLITS.get(split, split),
+                        metric_type=metric,
+                        metric_name=f"{metric_name} ({DECODING_NAMES.get(decoding, decoding)})",
+                        metric_value=scores[metric],
+                        metric_config="sacrebleu, cased, detokenized" if metric == "bleu" else None,
+                    ))
+    return results
+
+
+# --------------------------------------------------------------------------- Markdown body
+def results_table(metrics: dict) -> str:
+    """The README's table: one row per split and direction, greedy and beam-4 BLEU and chrF."""
+    scores = _scores(metrics)
+    if not scores:
+        return ("Not scored yet: `python3 scripts/score_checkpoint.py --checkpoint DIR --data MULTI30K_DIR` "
+                "writes the scores into metrics.json and this card.")
+    lines = ["| split | direction | greedy BLEU | beam-4 BLEU | greedy chrF | beam-4 chrF |",
+             "| --- | --- | ---: | ---: | ---: | ---: |"]
+    for split, directions in scores.items():
+        for direction, by_decoding in directions.items():
+            greedy, beam = by_decoding.get("greedy", {}), by_decoding.get("beam4", {})
+            cells = [greedy.get("bleu", "–"), beam.get("bleu", "–"), greedy.get("chrf", "–"), beam.get("chrf", "–")]
+            lines.append(f"| {split} | {_direction_name(direction)} | " + " | ".join(map(str, cells)) + " |")
+    how = (metrics.get("scored_by") or {}).get("bleu", "sacreBLEU")
+    return "\n".join(lines) + f"\n\n{how}; beam search with 4 beams and length penalty 0.6 (section 6.1)."
+
+
+def _architecture(config: dict, metrics: dict) -> str:
+    if not config:
+        return ""
+    parameters = metrics.get("parameters")
+    count = f"{parameters / 1e6:.2f}M parameters: " if isinstance(parameters, (int, float)) else ""
+    return (f"{count}d_model {config.get('d_model')}, {config.get('n_heads')} heads, "
+            f"{config.get('n_encoder_layers')} encoder + {config.get('n_decoder_layers')} decoder layers, "
+            f"d_ff {config.get('d_ff')}, dropout {config.get('dropout')}, shared vocabulary of "
+            f"{config.get('vocab_size')} tokens (embeddings tied, section 3.4).")
+
+
+def _provenance(metrics: dict) -> str:
+    """How the weights were made; a CPU-trained checkpoint says plainly that it is an interim model."""
+    lines = []
+    if metrics.get("device") == "cpu":
+        minutes = metrics.get("training_seconds")
+        length = f" for {minutes / 60:.0f} minutes" if isinstance(minutes, (int, float)) else ""
+        lines.append(f"**An interim model trained on a CPU**{length}, not a GPU: it translates simple "
+                     "sentences well and long or unusual ones poorly, until a GPU-trained model replaces it.")
+    elif metrics.get("device"):
+        lines.append(f"Trained on `{metrics['device']}`.")
+    if metrics.get("hardware"):
+        lines.append(f"Hardware: {metrics['hardware']}.")
+    if metrics.get("step") is not None:
+        selected = f" ({metrics['selected']})" if metrics.get("selected") else ""
+        lines.append(f"Weights after {metrics['step']} optimizer steps{selected}.")
+    if metrics.get("command"):
+        commit = f" at commit `{metrics['commit']}`" if metrics.get("commit") else ""
+        lines.append(f"Training command{commit}:\n\n```bash\n{metrics['command']}\n```")
+    if metrics.get("note"):
+        lines.append(str(metrics["note"]))
+    return "\n\n".join(lines)
+
+
+def _data_used(metrics: dict) -> list[str]:
+    """The known data sets (DATA_LICENCES keys) that metrics.json says the model was trained on."""
+    text = f"{metrics.get('training_data', '')} {metrics.get('command', '')}".lower()
+    return [name for name in DATA_LICENCES if name in text]
+
+
+def _licences(data_used: list[str]) -> str:
+    if not data_used:
+        return "The training data is not recorded in metrics.json: check its terms before sharing the weights."
+    lines = [DATA_LICENCES[name] for name in data_used]
+    if "multi30k" in data_used:
+        lines.append("\nBecause the weights are derived from Multi30k, they are for research and teaching use\n"
+                     "(`license: other`); the project's code is MIT.")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- the card
+def build_model_card(metrics: dict, config: dict, name: str, repo_id: str | None = None) -> ModelCard:
+    """A ModelCard from a checkpoint's metrics.json and config.json contents.
+
+    Args:
+        metrics: the parsed metrics.json ("scores" become the model-index).
+        config: the parsed config.json (the architecture line).
+        name: the model's name in the model-index (the repo id when pushed, else the folder name).
+        repo_id: the Hub repo the card is for, if any (adds a "load from the Hub" example).
+    Returns:
+        A huggingface_hub.ModelCard; `str(card)` is the README.md text.
+    """
+    results = eval_results(metrics)
+    data_used = _data_used(metrics)
+    data = ModelCardData(
+        language=["de", "en"], pipeline_tag="translation", tags=TAGS,
+        datasets=[MULTI30K_HUB_ID] if results or "multi30k" in data_used else None,
+        metrics=sorted({result.metric_type for result in results}) or None,
+        model_name=name if results else None, eval_results=results or None,
+        **(MULTI30K_LICENSE if "multi30k" in data_used else {}),
+    )
+    if repo_id:  # a card for the Hub: load by repo id
+        usage = (f"python3 -m model.translate --hub --checkpoint {repo_id} --direction de-en "
+                 '"Ein Mann fährt Fahrrad."\n'
+                 f"python3 app.py --hub {repo_id}   # the app on this checkpoint")
+    else:
+        usage = ('python3 -m model.translate --checkpoint DIR --direction de-en "Ein Mann fährt Fahrrad."\n'
+                 "python3 app.py --checkpoint DIR   # the app on this checkpoint (DIR: this folder)")
+    return ModelCard.from_template(
+        data, template_str=TEMPLATE, title=f"Attention Explorer: {name}",
+        architecture=_architecture(config, metrics), provenance=_provenance(metrics),
+        results=results_table(metrics), training_data=metrics.get("training_data", ""),
+        licences=_licences(data_used), usage=usage,
+    )
+
+
+def _read(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    except json.JSONDecodeError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_model_card(directory: str | Path, repo_id: str | None = None) -> Path:
+    """Write README.md into a checkpoint directory from its metrics.json and config.json; returns its path."""
+    directory = Path(directory)
+    card = build_model_card(_read(directory / "metrics.json"), _read(directory / "config.json"),
+                            name=repo_id or directory.resolve().name, repo_id=repo_id)
+    path = directory / CARD_FILE
+    if not path.exists() or path.read_text(encoding="utf-8") != str(card):  # unchanged: leave the file alone
+        card.save(path)
+    return path

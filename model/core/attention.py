@@ -1,0 +1,127 @@
+"""Scaled dot-product attention (3.2.1) and multi-head attention (3.2.2), two ways.
+
+- written out (`scaled_dot_product_attention`, `MultiHeadAttention.forward`): every step is plain
+  tensor maths, so the attention weights and the scores before the softmax come back as data.
+  The trace (model/decoding/teacher_forced.py) uses this path.
+- fused (`MultiHeadAttention.fused`): `torch.nn.functional.scaled_dot_product_attention`, which
+  never materialises the weights (a flash / memory-efficient kernel on a GPU, a fused loop on a
+  CPU). Training, validation, `model.training.evaluate`, greedy and beam search use it: they need only the
+  output. The two are separate methods with their own return types, rather than one method whose
+  result changes with a flag. tests/test_fast_attention.py checks they agree.
+
+Nothing is stored on the module between calls.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from model.core.config import TransformerConfig
+from model.core.masks import masked_fill_value
+
+
+class AttentionOutput(NamedTuple):
+    output: torch.Tensor  # (B, T_q, d_model)
+    weights: torch.Tensor  # (B, h, T_q, T_k): softmax(QK^T / sqrt(d_k) + mask), rows sum to 1
+    scores: torch.Tensor  # (B, h, T_q, T_k): QK^T / sqrt(d_k), before the mask
+
+
+def scaled_dot_product_attention(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    dropout: nn.Module | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Attention(Q, K, V) = softmax(QK^T / sqrt(d_k)) V, section 3.2.1.
+
+    query (B, h, T_q, d_k), key (B, h, T_k, d_k), value (B, h, T_k, d_v);
+    mask broadcastable to (B, h, T_q, T_k), True = may attend.
+    Returns output (B, h, T_q, d_v), weights (B, h, T_q, T_k), scores (B, h, T_q, T_k).
+    """
+    d_k = query.size(-1)
+    scores = query @ key.transpose(-2, -1) / math.sqrt(d_k)  # (B, h, T_q, T_k)
+    masked = scores if mask is None else scores.masked_fill(~mask, masked_fill_value(scores.dtype))
+    weights = F.softmax(masked, dim=-1)
+    attended = weights if dropout is None else dropout(weights)
+    return attended @ value, weights, scores
+
+
+class MultiHeadAttention(nn.Module):
+    """MultiHead(Q, K, V) = Concat(head_1..head_h) W^O, head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V).
+
+    The h per-head projections are kept as one d_model x d_model matrix each (q_proj, k_proj,
+    v_proj) and split into heads by reshaping, which is the same computation.
+    """
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        self.n_heads = config.n_heads
+        self.d_head = config.d_head
+        self.q_proj = nn.Linear(config.d_model, config.d_model)
+        self.k_proj = nn.Linear(config.d_model, config.d_model)
+        self.v_proj = nn.Linear(config.d_model, config.d_model)
+        self.out_proj = nn.Linear(config.d_model, config.d_model)
+        self.attention_dropout = nn.Dropout(config.attention_dropout)
+
+    def split_heads(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, T, d_model) -> (B, h, T, d_head)."""
+        batch, length, _ = x.shape
+        return x.view(batch, length, self.n_heads, self.d_head).transpose(1, 2)
+
+    def merge_heads(self, heads: torch.Tensor, head_mask: torch.Tensor | None) -> torch.Tensor:
+        """Concat(head_1..head_h) W^O with switched-off heads zeroed. (B, h, T_q, d_head) -> (B, T_q, d_model).
+
+        head_mask (h,): 1 keeps a head, 0 zeroes its output (as Hugging Face's `head_mask`).
+        """
+        if head_mask is not None:
+            heads = heads * head_mask.to(heads.dtype)[None, :, None, None]  # (B, h, T_q, d_head)
+        batch, _, length, _ = heads.shape
+        concat = heads.transpose(1, 2).reshape(batch, length, self.n_heads * self.d_head)  # (B, T_q, d_model)
+        return self.out_proj(concat)
+
+    def project_key_value(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Keys and values of a sequence, split into heads: (B, T, d_model) -> 2 x (B, h, T, d_head).
+
+        Separate from `forward` so a decoder can cache them (cross-attention: once per source;
+        self-attention: one new row per step).
+        """
+        return self.split_heads(self.k_proj(x)), self.split_heads(self.v_proj(x))
+
+    def forward(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        head_mask: torch.Tensor | None = None,
+    ) -> AttentionOutput:
+        """Written out. query (B, T_q, d_model); key, value already projected: (B, h, T_k, d_head).
+
+        mask broadcastable to (B, h, T_q, T_k), True = may attend; head_mask (h,), 1 keep / 0 off.
+        """
+        q = self.split_heads(self.q_proj(query))  # (B, h, T_q, d_head)
+        heads, weights, scores = scaled_dot_product_attention(q, key, value, mask, self.attention_dropout)
+        return AttentionOutput(self.merge_heads(heads, head_mask), weights, scores)
+
+    def fused(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        head_mask: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """Same output as `forward(...).output`, through PyTorch's fused kernel. -> (B, T_q, d_model).
+
+        Dropout on the weights goes through `dropout_p`, in training mode only (as nn.Dropout).
+        """
+        q = self.split_heads(self.q_proj(query))  # (B, h, T_q, d_head)
+        dropout_p = self.attention_dropout.p if self.training else 0.0
+        heads = F.scaled_dot_product_attention(q, key, value, attn_mask=mask, dropout_p=dropout_p)  # (B, h, T_q, d_head)
+        return self.merge_heads(heads, head_mask)

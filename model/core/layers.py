@@ -1,0 +1,170 @@
+"""Encoder and decoder layers, sections 3.1 and 3.3, post-LN exactly as in the paper.
+
+Each sub-layer is wrapped as LayerNorm(x + Dropout(Sublayer(x))) ("post-LN", section 3.1):
+the normalisation comes after the residual addition, not before the sub-layer (pre-LN).
+
+Each layer has two entry points with fixed return types: `forward` returns the attention weights
+and scores as data (written-out attention, for the trace), `fused` returns the hidden states only
+(PyTorch's fused attention kernel, for training and decoding). Both share every other step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from model.core.attention import AttentionOutput, MultiHeadAttention
+from model.core.config import TransformerConfig
+
+
+class PositionwiseFeedForward(nn.Module):
+    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, section 3.3."""
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        self.linear1 = nn.Linear(config.d_model, config.d_ff)
+        self.linear2 = nn.Linear(config.d_ff, config.d_model)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.linear2(self.dropout(F.relu(self.linear1(x))))  # (B, T, d_ff) -> (B, T, d_model)
+
+
+class EncoderLayerOutput(NamedTuple):
+    hidden: torch.Tensor  # (B, S, d_model)
+    self_attention: AttentionOutput
+
+
+class EncoderLayer(nn.Module):
+    """Self-attention then feed-forward, each post-LN (3.1, encoder)."""
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        self.self_attention = MultiHeadAttention(config)
+        self.feed_forward = PositionwiseFeedForward(config)
+        self.norm1 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+        self.norm2 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, x: torch.Tensor, src_mask: torch.Tensor, head_mask: torch.Tensor | None = None) -> EncoderLayerOutput:
+        """x (B, S, d_model), src_mask (B, 1, 1, S), head_mask (h,) 1 keep / 0 off -> hidden + attention."""
+        attention = self.self_attention(x, *self.self_attention.project_key_value(x), src_mask, head_mask)
+        return EncoderLayerOutput(self._after_attention(x, attention.output), attention)
+
+    def fused(self, x: torch.Tensor, src_mask: torch.Tensor, head_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """As `forward`, hidden states only (B, S, d_model), through the fused attention kernel."""
+        attended = self.self_attention.fused(x, *self.self_attention.project_key_value(x), src_mask, head_mask)
+        return self._after_attention(x, attended)
+
+    def _after_attention(self, x: torch.Tensor, attended: torch.Tensor) -> torch.Tensor:
+        x = self.norm1(x + self.dropout(attended))
+        return self.norm2(x + self.dropout(self.feed_forward(x)))
+
+
+@dataclass
+class LayerCache:
+    """Keys and values one decoder layer keeps between greedy steps (each (B, h, T, d_head)).
+
+    Self-attention keys/values grow by one row per step; cross-attention keys/values are
+    computed once from the encoder memory and reused at every step.
+    """
+
+    self_key: torch.Tensor | None = None
+    self_value: torch.Tensor | None = None
+    cross_key: torch.Tensor | None = None
+    cross_value: torch.Tensor | None = None
+
+
+@dataclass
+class DecoderCache:
+    """One LayerCache per decoder layer, plus how many target positions are already cached."""
+
+    layers: list[LayerCache] = field(default_factory=list)
+    length: int = 0
+
+    @classmethod
+    def empty(cls, n_layers: int) -> "DecoderCache":
+        return cls([LayerCache() for _ in range(n_layers)], 0)
+
+
+class DecoderLayerOutput(NamedTuple):
+    hidden: torch.Tensor  # (B, T, d_model)
+    self_attention: AttentionOutput  # masked self-attention, weights (B, h, T, T_cached + T)
+    cross_attention: AttentionOutput  # encoder-decoder attention, weights (B, h, T, S)
+
+
+class DecoderLayer(nn.Module):
+    """Masked self-attention, encoder-decoder attention, feed-forward, each post-LN (3.1, decoder)."""
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        self.self_attention = MultiHeadAttention(config)
+        self.cross_attention = MultiHeadAttention(config)
+        self.feed_forward = PositionwiseFeedForward(config)
+        self.norm1 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+        self.norm2 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+        self.norm3 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor,
+        src_mask: torch.Tensor,
+        tgt_mask: torch.Tensor | None,
+        cache: LayerCache | None = None,
+        self_head_mask: torch.Tensor | None = None,
+        cross_head_mask: torch.Tensor | None = None,
+    ) -> DecoderLayerOutput:
+        """x (B, T, d_model): the new target positions; memory (B, S, d_model).
+
+        Without a cache, x is the whole target prefix. With one, x holds only the positions not
+        yet cached, and keys/values of earlier positions come from the cache (which is updated).
+        Head masks (h,): 1 keeps a head, 0 switches its output off.
+        """
+        self_attention = self.self_attention(x, *self._self_key_value(x, cache), tgt_mask, self_head_mask)
+        x = self.norm1(x + self.dropout(self_attention.output))
+        cross_attention = self.cross_attention(x, *self._cross_key_value(memory, cache), src_mask, cross_head_mask)
+        x = self.norm2(x + self.dropout(cross_attention.output))
+        x = self.norm3(x + self.dropout(self.feed_forward(x)))
+        return DecoderLayerOutput(x, self_attention, cross_attention)
+
+    def fused(
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor,
+        src_mask: torch.Tensor,
+        tgt_mask: torch.Tensor | None,
+        cache: LayerCache | None = None,
+        self_head_mask: torch.Tensor | None = None,
+        cross_head_mask: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """As `forward`, hidden states only (B, T, d_model), through the fused attention kernel."""
+        attended = self.self_attention.fused(x, *self._self_key_value(x, cache), tgt_mask, self_head_mask)
+        x = self.norm1(x + self.dropout(attended))
+        attended = self.cross_attention.fused(x, *self._cross_key_value(memory, cache), src_mask, cross_head_mask)
+        x = self.norm2(x + self.dropout(attended))
+        return self.norm3(x + self.dropout(self.feed_forward(x)))
+
+    def _self_key_value(self, x: torch.Tensor, cache: LayerCache | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Self-attention keys/values of x, after the cached ones: 2 x (B, h, T_cached + T, d_head)."""
+        key, value = self.self_attention.project_key_value(x)  # (B, h, T, d_head) each
+        if cache is not None:
+            if cache.self_key is not None:
+                key = torch.cat([cache.self_key, key], dim=2)  # (B, h, T_cached + T, d_head)
+                value = torch.cat([cache.self_value, value], dim=2)
+            cache.self_key, cache.self_value = key, value
+        return key, value
+
+    def _cross_key_value(self, memory: torch.Tensor, cache: LayerCache | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Cross-attention keys/values of the memory, computed once per cache: 2 x (B, h, S, d_head)."""
+        if cache is not None and cache.cross_key is not None:
+            return cache.cross_key, cache.cross_value
+        key, value = self.cross_attention.project_key_value(memory)  # (B, h, S, d_head)
+        if cache is not None:
+            cache.cross_key, cache.cross_value = key, value
+        return key, value

@@ -1,0 +1,145 @@
+"""Trace assembly: one teacher-forced pass (3.1, the decoder reads the output shifted right) over a
+translation, written-out attention (3.2.1) so every layer's weights and scores come back, turned
+into a TranslationTrace (model/decoding/trace.py).
+
+`teacher_force` is the one teacher-forced scoring pass: `model.decoding.greedy.translate` builds the
+trace from it and `model.analysis.readouts.token_probabilities` reads its probabilities. Its
+distributions equal the cached greedy steps' (a test checks this).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+from model.decoding.ablation import Ablation, AblationTensors
+from model.text.inputs import pad_batch, prepare_source
+from model.core.masks import causal_mask, decoder_mask, padding_mask
+from model.text.tokenizer import PAD, SubwordTokenizer, parse_direction
+from model.decoding.trace import TranslationTrace
+from model.core.transformer import DecoderOutput, EncoderOutput, Transformer
+
+# A longer sentence per source language, batched with the user's to show a real padding mask.
+PADDING_EXAMPLES = {
+    "de": "Eine Gruppe von Menschen steht vor einem großen Gebäude und wartet auf den Bus.",
+    "en": "A group of people is standing in front of a large building and waiting for the bus.",
+}
+MIN_PE_ROWS = 64  # the trace keeps at least this many positional-encoding rows, so the sinusoids read as waves
+LOGIT_LENS_K = 5  # tokens kept per decoder layer and step in the logit lens
+
+
+class EncodedSource(NamedTuple):
+    src: torch.Tensor  # (1, S) ids
+    src_mask: torch.Tensor  # (1, 1, 1, S)
+    encoded: EncoderOutput  # memory (1, S, d_model) and every encoder layer's attention
+
+
+class TeacherForced(NamedTuple):
+    source: EncodedSource
+    tgt_mask: torch.Tensor  # (1, 1, T, T) causal AND padding
+    decoded: DecoderOutput  # every decoder layer's hidden states and attentions
+    log_probs: torch.Tensor  # (T, V) float32 next-token log-probabilities
+
+
+def encode_source(model: Transformer, source_ids: list[int], ablation: AblationTensors) -> EncodedSource:
+    """Encode one sentence's ids with the written-out attention (weights kept)."""
+    src = torch.tensor([list(source_ids)], dtype=torch.long, device=model.embedding.weight.device)  # (1, S)
+    src_mask = padding_mask(src, model.config.pad_id)  # (1, 1, 1, S)
+    return EncodedSource(src, src_mask, model.encode(src, src_mask, ablation.encoder, ablation.use_positions))
+
+
+def teacher_force(model: Transformer, source: EncodedSource, output_ids: list[int],
+                  ablation: AblationTensors) -> TeacherForced:
+    """Decode [BOS] + output_ids[:-1] in one pass; row t scores output_ids[t]."""
+    tgt = torch.tensor([[model.config.bos_id, *output_ids[:-1]]], dtype=torch.long, device=source.src.device)  # (1, T)
+    tgt_mask = decoder_mask(tgt, model.config.pad_id)  # (1, 1, T, T)
+    decoded = model.decode(tgt, source.encoded.memory, source.src_mask, tgt_mask, None,
+                           ablation.decoder_self, ablation.cross, ablation.use_positions)
+    log_probs = torch.log_softmax(model.project(decoded.hidden)[0].float(), dim=-1)  # (T, V)
+    return TeacherForced(source, tgt_mask, decoded, log_probs)
+
+
+def _numpy(attentions: list, part: str) -> np.ndarray:
+    """Stack one part ('weights' or 'scores') of per-layer AttentionOutputs of a single sentence.
+
+    list of L x (1, h, Tq, Tk) -> (L, h, Tq, Tk) float32.
+    """
+    return torch.stack([getattr(a, part)[0] for a in attentions]).float().cpu().numpy()
+
+
+def logit_lens(model: Transformer, layer_hiddens: list[torch.Tensor], final_probs: torch.Tensor):
+    """Top LOGIT_LENS_K tokens read from every decoder layer's output through the final projection.
+
+    Post-LN layers end in a LayerNorm, so each layer output is already normalised like the last
+    one: no extra norm is applied. The last layer's output is the decoder output, whose
+    distribution (final_probs (T, V)) is reused; top-k is taken on logits and normalised with
+    logsumexp, without a softmax over (T, L, V).
+    layer_hiddens: L x (1, T, d_model) -> probabilities (T, L, k), ids (T, L, k).
+    """
+    k = min(LOGIT_LENS_K, final_probs.size(-1))
+    last_probs, last_ids = final_probs.topk(k, dim=-1)  # (T, k)
+    if len(layer_hiddens) == 1:
+        return last_probs[:, None], last_ids[:, None]
+    logits = model.project(torch.stack([h[0] for h in layer_hiddens[:-1]], dim=1)).float()  # (T, L-1, V)
+    top_logits, top_ids = logits.topk(k, dim=-1)  # (T, L-1, k)
+    top_probs = (top_logits - logits.logsumexp(dim=-1, keepdim=True)).exp()
+    return torch.cat([top_probs, last_probs[:, None]], dim=1), torch.cat([top_ids, last_ids[:, None]], dim=1)
+
+
+def build_trace(model: Transformer, tokenizer: SubwordTokenizer, text: str, direction: str, was_cut: bool,
+                forced: TeacherForced, output_ids: list[int], top_k: int, forced_steps: int,
+                ablation: Ablation | None) -> TranslationTrace:
+    """The TranslationTrace of a decoded sentence from its teacher-forced pass."""
+    config = model.config
+    source_ids = forced.source.src[0].tolist()
+    target_ids = [config.bos_id, *output_ids[:-1]]
+    encoded, decoded, src_mask = forced.source.encoded, forced.decoded, forced.source.src_mask
+    probs = forced.log_probs.exp()  # (T, V)
+    top_probs, top_ids = probs.topk(min(top_k, probs.size(-1)), dim=-1)  # (T, k)
+    entropy = -(probs * forced.log_probs).sum(-1) / math.log(2)  # (T,) bits
+    lens_top_probs, lens_top_ids = logit_lens(model, decoded.layer_hiddens, probs)  # (T, L, 5)
+    chosen = torch.tensor(output_ids, device=probs.device)
+
+    _, target_language = parse_direction(direction)
+    source_language = "en" if target_language == "de" else "de"
+    batch_ids = [source_ids, prepare_source(tokenizer, PADDING_EXAMPLES[source_language], direction)[0]]
+    batch = pad_batch(batch_ids, config.pad_id)  # (2, S_batch)
+    n_source, n_target = len(source_ids), len(target_ids)
+
+    return TranslationTrace(
+        direction=direction,
+        source_text=tokenizer.decode(source_ids) if was_cut else text,
+        translation=tokenizer.decode(output_ids),
+        source_tokens=tokenizer.tokens(source_ids),
+        source_ids=source_ids,
+        target_tokens=tokenizer.tokens(target_ids),
+        output_tokens=tokenizer.tokens(output_ids),
+        output_ids=output_ids,
+        candidate_tokens=[tokenizer.tokens(row) for row in top_ids.tolist()],
+        candidate_ids=top_ids.cpu().numpy(),
+        candidate_probs=top_probs.cpu().numpy(),
+        chosen_probs=probs.gather(1, chosen[:, None])[:, 0].cpu().numpy(),
+        entropy=entropy.cpu().numpy(),
+        encoder_attention=_numpy(encoded.self_attentions, "weights"),
+        decoder_self_attention=_numpy(decoded.self_attentions, "weights"),
+        cross_attention=_numpy(decoded.cross_attentions, "weights"),
+        encoder_scores=_numpy(encoded.self_attentions, "scores"),
+        decoder_self_scores=_numpy(decoded.self_attentions, "scores"),
+        cross_scores=_numpy(decoded.cross_attentions, "scores"),
+        source_mask=src_mask[0, 0, 0].cpu().numpy(),
+        causal_mask=causal_mask(n_target)[0, 0].numpy(),
+        decoder_mask=forced.tgt_mask[0, 0].cpu().numpy(),
+        cross_mask=src_mask[0, 0].expand(n_target, n_source).cpu().numpy(),
+        batch_tokens=[[PAD if i == config.pad_id else tokenizer.id_to_token(i) for i in row] for row in batch.tolist()],
+        batch_padding_mask=padding_mask(batch, config.pad_id)[:, 0, 0].numpy(),
+        positional_encoding=model.positional_encoding[: max(n_source, n_target, MIN_PE_ROWS)].cpu().numpy(),
+        logit_lens_tokens=[[tokenizer.tokens(row) for row in layer] for layer in lens_top_ids.tolist()],
+        logit_lens_probs=lens_top_probs.cpu().numpy(),
+        source_truncated=was_cut,
+        forced_steps=forced_steps,
+        ablation=(ablation or Ablation()).describe(),
+        stopped_by="eos" if output_ids[-1] == config.eos_id else "max_length",
+    )

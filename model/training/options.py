@@ -1,0 +1,65 @@
+"""The training command line (`python -m model.training.train`, section 5): its options, grouped as data,
+model (the TransformerConfig fields, with the config's own defaults), optimisation and run.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from model.core.config import TransformerConfig
+from model.training import film
+from model.training.precision import PRECISIONS
+
+DESCRIPTION = "Training, section 5 of the paper: Adam, warm-up + inverse-square-root learning rate, label smoothing."
+
+DEFAULTS_CONFIG = TransformerConfig()  # the command line's model defaults are the config's
+MODEL_FLAGS = {"--d-model": "d_model", "--heads": "n_heads", "--encoder-layers": "n_encoder_layers",
+               "--decoder-layers": "n_decoder_layers", "--d-ff": "d_ff", "--dropout": "dropout",
+               "--attention-dropout": "attention_dropout", "--max-positions": "max_positions"}  # flag -> field
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m model.training.train", description=DESCRIPTION)
+    data = parser.add_argument_group("data")
+    data.add_argument("--data", nargs="+", required=True,
+                      help="training sources: PREFIX (PREFIX.de + PREFIX.en), FILE.tsv (English<TAB>German) or hf:DATASET[:CONFIG]")
+    data.add_argument("--val", nargs="+", default=[],
+                      help="validation sources (same formats), used for model selection: BLEU is the mean over them")
+    data.add_argument("--tokenizer", help="reuse this tokenizer.json instead of training one")
+    data.add_argument("--vocab-size", type=int, default=DEFAULTS_CONFIG.vocab_size)
+    data.add_argument("--max-length", type=int, default=100, help="drop pairs with a side longer than this many subwords")
+    model = parser.add_argument_group("model (TransformerConfig; defaults are its own)")
+    for flag, field in MODEL_FLAGS.items():
+        model.add_argument(flag, dest=field, type=type(getattr(DEFAULTS_CONFIG, field)),
+                           default=getattr(DEFAULTS_CONFIG, field))
+    optim = parser.add_argument_group("optimisation")
+    optim.add_argument("--max-tokens", type=int, default=8000, help="padded source+target tokens per batch (per GPU)")
+    optim.add_argument("--warmup", type=int, default=4000)
+    optim.add_argument("--lr-factor", type=float, default=1.0, help="multiplies the paper's learning-rate formula")
+    optim.add_argument("--label-smoothing", type=float, default=0.1)
+    optim.add_argument("--clip-norm", type=float, default=0.0, help="gradient clipping (0 = off, as in the paper)")
+    optim.add_argument("--epochs", type=int, default=1000)
+    optim.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0 = no limit)")
+    optim.add_argument("--max-minutes", type=float, default=0.0,
+                       help="stop after this much training time, evaluations not counted (0 = no limit)")
+    optim.add_argument("--average-last", type=int, default=0,
+                       help="at the end, also try the average of the last N evaluated weights; keep it if val BLEU is better")
+    run = parser.add_argument_group("run")
+    run.add_argument("--out", required=True, help="run directory")
+    run.add_argument("--resume", action="store_true", help="continue from OUT/last")
+    run.add_argument("--seed", type=int, default=1234)
+    run.add_argument("--eval-every", type=int, default=1000, help="steps between validations")
+    run.add_argument("--eval-minutes", type=float, default=0.0,
+                     help="also validate after every this many minutes of training (0 = by steps only)")
+    run.add_argument("--bleu-sentences", type=int, default=500, help="validation sentences per direction for BLEU")
+    run.add_argument("--log-every", type=int, default=50)
+    run.add_argument("--device", default="auto", help="auto, cpu, cuda")
+    run.add_argument("--compile", choices=("auto", "on", "off"), default="auto", help="torch.compile (auto: on for CUDA)")
+    run.add_argument("--threads", type=int, default=0,
+                     help="CPU threads (0 = torch default; 1 is fastest on a small, shared CPU)")
+    run.add_argument("--precision", choices=PRECISIONS, default="auto",
+                     help="bf16 autocast; auto: bf16 on CUDA with bf16 support and on CPUs with AMX / "
+                          "AVX-512-BF16, float32 elsewhere (the log and metrics.json say which and why)")
+    run.add_argument("--film", choices=("on", "off"), default="on",
+                     help=f"record the training film ({film.FILM_FILE} in OUT) at every evaluation")
+    return parser
