@@ -100,6 +100,7 @@ def test_front_matter_is_a_valid_space_config():
     assert str(gradio.specifier) == f"=={config['sdk_version']}"
     assert (ROOT / config["app_file"]).is_file()
     assert isinstance(config["python_version"], str) and re.fullmatch(r"3\.\d+(\.\d+)?", config["python_version"])
+    assert config["python_version"].startswith(("3.12", "3.10"))  # the Pythons ZeroGPU runs (3.12.12, 3.10.13)
     assert isinstance(config["short_description"], str) and 0 < len(config["short_description"]) <= 60
     assert config["license"] in HUB_LICENSES
     assert config["colorFrom"] in COLORS and config["colorTo"] in COLORS
