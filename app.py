@@ -56,7 +56,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help=f"PyTorch CPU threads per request (default: ${server.THREADS_ENV} or 1: several "
                              "requests run at once, and on a small CPU one thread each is fastest)")
     parser.add_argument("--workers", type=int, default=None,
-                        help=f"model worker processes (default: ${WORKERS_ENV} or one per CPU core; 0 = run the "
+                        help=f"model worker processes (default: ${WORKERS_ENV} or one per usable CPU; 0 = run the "
                              "model in the server process)")
     return parser.parse_args(argv)
 
