@@ -159,8 +159,36 @@ def test_shipped_card_is_generated_and_carries_every_score():
                 expected[(split, direction, f"chrF ({label})")] = scores["chrf"]
     assert found == expected and len(found) == 16
     assert ("val", "de-en", "BLEU (greedy)") in found and found[("test_2016_flickr", "en-de", "BLEU (beam 4)")] == 31.11
-    for phrase in ("trained on a CPU", "interim", "Elliott et al. (2016)", "CC BY 2.0 FR", "Tatoeba, tatoeba.org"):
+    for phrase in ("Trained on a CPU for 90 minutes", "Elliott et al. (2016)", "CC BY 2.0 FR", "Tatoeba, tatoeba.org",
+                   "MIT-licensed", "research and teaching use only", "https://www.manythings.org/anki/"):
         assert phrase in card.text
+
+
+def test_the_card_is_written_for_a_reader_on_the_hub():
+    """Hub metadata a reader and the Hub's filters expect, and nothing of the machine that trained it: local
+    paths are cut to the data set's name, the hardware is said in plain words."""
+    metrics = json.loads((SHIPPED / "metrics.json").read_text())
+    config = json.loads((SHIPPED / "config.json").read_text())
+    card = build_model_card(metrics, config, name="someone/model", repo_id="someone/model")
+    data = card.data.to_dict()
+    assert data["library_name"] == "attention-explorer" and data["license"] == "other"
+    assert data["license_link"].startswith("https://") and data["license_name"]
+    assert data["datasets"] == ["bentrevett/multi30k", "Helsinki-NLP/tatoeba"]  # every data set used
+    text = str(card)
+    for internal in ("../", "shared/", "lent", "session", "interim"):
+        assert internal not in text
+    assert "multi30k/train (29,000 pairs) + tatoeba/eng-deu.tsv (48,999 pairs)" in text
+    assert "--data multi30k/train tatoeba/eng-deu.tsv --val multi30k/val" in text
+    assert "--hub --checkpoint someone/model" in text
+
+
+@pytest.mark.parametrize("path, public", [("../shared/data/multi30k/train", "multi30k/train"),
+                                          ("/home/me/data/tatoeba/eng-deu.tsv", "tatoeba/eng-deu.tsv"),
+                                          ("runs/cpu-small", "runs/cpu-small"), ("multi30k", "multi30k")])
+def test_public_paths_keep_the_data_set_and_drop_the_machine(path, public):
+    from model.model_card import public_paths
+
+    assert public_paths(f"--data {path} (9 pairs)") == f"--data {public} (9 pairs)"
 
 
 def test_saving_a_checkpoint_writes_its_card(tmp_path, tiny_model, tiny_tokenizer):
@@ -172,12 +200,12 @@ def test_saving_a_checkpoint_writes_its_card(tmp_path, tiny_model, tiny_tokenize
     assert values == {("de-en", "validation", "bleu", "BLEU (greedy)"): 12.5,
                       ("de-en", "validation", "chrf", "chrF (greedy)"): 40.25,
                       ("en-de", "validation", "bleu", "BLEU (beam 4)"): 9.75}
-    assert "interim" not in card.text  # only a CPU-trained checkpoint says so
+    assert "Trained on a GPU" in card.text
 
     save_checkpoint(tmp_path / "unscored", tiny_model, tiny_tokenizer, {"device": "cpu"})
     unscored = ModelCard.load(tmp_path / "unscored" / "README.md")
     assert unscored.data.eval_results is None and "model-index" not in unscored.data.to_dict()
-    assert "Not scored yet" in unscored.text and "trained on a CPU" in unscored.text
+    assert "Not scored yet" in unscored.text and "Trained on a CPU" in unscored.text
     load_checkpoint(tmp_path / "unscored")  # the card does not disturb loading
 
 
