@@ -107,7 +107,7 @@ def test_explain_runs_through_the_pool_equal_in_process(pool_demo, local):
 def test_model_events_share_one_concurrency_group_of_two_slots_per_worker(pool_demo, tiny_checkpoint):
     grouped = [fn for fn in pool_demo.fns.values() if fn.concurrency_id == runner.MODEL_EVENTS]
     names = {fn.name for fn in grouped}
-    assert {"on_translate", "on_ablate", "on_branch", "on_beam", "on_run"} <= names
+    assert {"translate", "on_ablate", "on_branch", "on_beam", "on_run"} <= names
     assert all(fn.concurrency_limit == pool_demo.runner.pool.workers * runner.SLOTS_PER_WORKER == 4 for fn in grouped)
     single = build_demo(tiny_checkpoint)  # single-process mode: the queue's default limit, as before
     assert single.runner.pool is None and endpoint(single, "translate").concurrency_limit == "default"
