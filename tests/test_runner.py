@@ -24,6 +24,7 @@ from model.ablation import Ablation
 from model.decoding import translate
 from model.trace import JSON_DECIMALS
 from serving import JOBS, ModelPool, trace_from_lean
+from serving.cpus import process_cpus
 from test_serving_pool import assert_same_trace
 from ui import attention, build_demo, redraw, runner, session
 from ui.common import Page
@@ -187,7 +188,7 @@ def test_the_api_answers_with_a_lean_trace_and_serves_the_table(tiny_checkpoint,
     from app_process import started_app
 
     with started_app(tiny_checkpoint, tmp_path / "app.log") as (url, process):
-        assert len(worker_children(process.pid)) == (os.cpu_count() or 1)  # the model runs in a pool
+        assert len(worker_children(process.pid)) == process_cpus()  # the model runs in a pool, one worker per usable CPU
         client = Client(url, verbose=False, download_files=str(tmp_path), analytics_enabled=False)
         translation, path = client.predict(GERMAN, "de-en", api_name="/translate")
         table = np.asarray(json.loads(client.predict(api_name="/positional_encoding"))["table"])
