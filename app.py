@@ -15,7 +15,9 @@ on all interfaces, as on Spaces), ATTENTION_EXPLORER_THREADS, ATTENTION_EXPLORER
 processes; default one per CPU core, 0 = single-process mode), GRADIO_SERVER_PORT.
 
 `python3 app.py` serves the model from a pool of worker processes (ui/runner.py); the module-level `demo`
-(imported by tests and `gradio app.py`) runs it in this process and starts no workers.
+(imported by tests and `gradio app.py`) runs it in this process and starts no workers. `gradio app.py`
+(hot reload) runs this file as __main__ once, then re-executes it as the module `app` on every change and
+serves that `demo`: main() starts no pool under it, so a reload never adds worker processes.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from ui import build_demo, server
 
 CHECKPOINT_ENV = "ATTENTION_EXPLORER_CHECKPOINT"
 HUB_ENV = "ATTENTION_EXPLORER_HUB"
+RELOAD_ENV = "GRADIO_WATCH_DIRS"  # set by `gradio app.py` (hot reload), which re-runs this file on every change
 
 
 def checkpoint_source(checkpoint: str | None = None, hub: str | None = None) -> tuple[str, bool]:
@@ -56,14 +59,22 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help=f"PyTorch CPU threads per request (default: ${server.THREADS_ENV} or 1: several "
                              "requests run at once, and on a small CPU one thread each is fastest)")
     parser.add_argument("--workers", type=int, default=None,
-                        help=f"model worker processes (default: ${WORKERS_ENV} or one per CPU core; 0 = run the "
+                        help=f"model worker processes (default: ${WORKERS_ENV} or one per usable CPU; 0 = run the "
                              "model in the server process)")
     return parser.parse_args(argv)
 
 
+def workers_for(requested: int | None) -> int:
+    """--workers, else none under `gradio app.py` (each reload re-runs this file and serves the module-level
+    single-process `demo`, so a pool started here would only linger), else default_workers()."""
+    if requested is not None:
+        return requested
+    return 0 if os.environ.get(RELOAD_ENV) else default_workers()
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    workers = default_workers() if args.workers is None else args.workers
+    workers = workers_for(args.workers)
     app = build_demo(*checkpoint_source(args.checkpoint, args.hub), workers=workers)
     server.launch(app, host=args.host, port=args.port, threads=args.threads)
 

@@ -1,29 +1,38 @@
 """Put the app on a Hugging Face Space with one command:
 
-    python3 scripts/deploy_space.py OWNER/SPACE_NAME [--checkpoint DIR] [--private] [--token TOKEN]
+    python3 scripts/deploy_space.py OWNER/SPACE_NAME [--hardware zerogpu|cpu-basic] [--checkpoint DIR]
+                                    [--private] [--token TOKEN] [--dry-run]
 
-Creates the Space (Gradio SDK) if it does not exist and uploads this folder with huggingface_hub
-(one upload_folder call; a second for a checkpoint from outside checkpoints/): the code, the
-requirements (pre-requirements.txt installs the CPU build of torch), the README whose front matter
-configures the Space, and one checkpoint. Training runs, data, caches, hidden folders and other
-checkpoints stay home; files in the Space that are not in this folder are deleted, so the Space
-mirrors it. The app finds its checkpoint through the Space variable ATTENTION_EXPLORER_CHECKPOINT,
-which this command sets. `--dry-run` lists what would be uploaded and contacts nothing.
+Creates the Space (Gradio SDK) on ZeroGPU hardware by default (free personal accounts in good standing
+may host up to 2 ZeroGPU Spaces; Gradio Spaces on CPU hardware need a paid plan since 2026-07-21, so
+`--hardware cpu-basic` is for paid accounts) and uploads this folder with huggingface_hub (one
+upload_folder call; a second for a checkpoint from outside checkpoints/, and on CPU Basic a
+pre-requirements.txt that installs the CPU build of torch). It uploads the code, requirements.txt, the
+README whose front matter configures the Space, and one checkpoint; tests, benchmarks, scripts,
+everything .gitignore names, hidden folders and other checkpoints stay home, and files in the Space that
+are not uploaded are deleted, so the Space mirrors the app. Space variables tell the app its checkpoint
+(ATTENTION_EXPLORER_CHECKPOINT) and pin its worker processes (ATTENTION_EXPLORER_WORKERS: 0 on ZeroGPU,
+where the GPU exists only in the server process's @spaces.GPU calls; 2 on CPU Basic's 2 vCPUs).
+`--dry-run` lists what would be uploaded and contacts nothing.
 
 Everything is checked before the first request: the Space id, the checkpoint (it must load), the
-token, and that every uploaded file is under the Hub's 10 MB limit for plain git pushes.
+token, and that every uploaded file is under the Hub's 10 MB limit for plain git pushes. When the Hub
+refuses (no plan for the hardware, a token without write access, a rate limit), the error says in
+plain words what the account needs.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from huggingface_hub import HfApi, get_token  # noqa: E402
+from huggingface_hub.errors import HfHubHTTPError  # noqa: E402
 from huggingface_hub.hf_api import DEFAULT_IGNORE_PATTERNS  # noqa: E402
 from huggingface_hub.utils import filter_repo_objects  # noqa: E402
 
@@ -32,6 +41,33 @@ from model.checkpoints.model_card import write_model_card  # noqa: E402
 from model.checkpoints.paths import DEFAULT_CHECKPOINT  # noqa: E402
 
 CHECKPOINT_VARIABLE = "ATTENTION_EXPLORER_CHECKPOINT"  # read by app.py
+WORKERS_VARIABLE = "ATTENTION_EXPLORER_WORKERS"  # read by app.py (serving.pool.WORKERS_ENV)
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """One --hardware choice: the Hub's hardware id, the worker processes the app runs there, and why."""
+
+    hub_id: str  # huggingface_hub.SpaceHardware value
+    workers: int  # model worker processes (0 = the model in the server process)
+    needs: str  # what the account needs to host a Space on it, in plain words
+
+
+HARDWARE = {
+    # ZeroGPU: the GPU exists only inside the server process's @spaces.GPU calls, so no worker pool
+    "zerogpu": Hardware("zero-a10g", 0, (
+        "Hosting a ZeroGPU Space needs a PRO account (up to 10 ZeroGPU Spaces) or a free personal account in "
+        "good standing, with a verified email and older than 30 days, which may host up to 2 "
+        "(https://huggingface.co/docs/hub/spaces-zerogpu); an organization needs a Team or Enterprise plan. "
+        "Check the account's email and age, or free a slot by deleting a ZeroGPU Space you no longer use")),
+    # CPU Basic: 2 vCPUs, one worker each
+    "cpu-basic": Hardware("cpu-basic", 2, (
+        "Since 2026-07-21 creating a Gradio Space on CPU hardware needs a paid plan (PRO for a personal account, "
+        "Team or Enterprise for an organization: https://huggingface.co/settings/billing/subscription). "
+        "A free account can deploy with --hardware zerogpu (the default)")),
+}
+DEFAULT_HARDWARE = "zerogpu"
+PYTORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 CHECKPOINTS_DIR = "checkpoints"
 CHECKPOINT_PATTERNS = ["*.json", "*.safetensors", "*.md"]  # a checkpoint is data: never code or pickles
 # huggingface_hub's patterns are fnmatch globs on paths relative to the folder; "*" also matches "/",
@@ -43,6 +79,9 @@ IGNORE_PATTERNS = [
     "test-results/", "playwright-report/", "htmlcov/", "*.log", "benchmarks/results/*.tmp",
     "*.tsv", "*.de", "*.en",  # parallel text never ships: its licences are not the code's
     "*.pt", "*.pth", "*.bin", "*.ckpt", "*.pkl", "*.pickle",  # weights are safetensors only
+    # what the running app never reads: tests, measurements, maintenance scripts and their requirements
+    "tests/", "benchmarks/", "scripts/", "pytest.ini", "requirements-test.txt",
+    "pre-requirements.txt",  # written per hardware by this command (space_files), never taken from the folder
 ]
 
 
@@ -54,10 +93,58 @@ def space_url(space_id: str) -> str:
     return f"https://huggingface.co/spaces/{space_id}"
 
 
+def gitignore_patterns(text: str) -> list[str]:
+    """A .gitignore's lines as upload_folder's patterns (fnmatch on paths relative to the root, where "*"
+    also matches "/" and "name/" means everything under name/).
+
+    "/x" or "a/x" is anchored at the root; "x" matches at any depth; "x/" only folders. Negations ("!x")
+    have no upload_folder equivalent and are refused rather than ignored.
+    """
+    patterns = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("!"):
+            raise DeployError(f".gitignore line {line!r}: negations are not supported by the upload filter")
+        anchored = "/" in line.rstrip("/")  # a slash before the end anchors the pattern (git's rule)
+        body = line.lstrip("/")
+        forms = [body] if body.endswith("/") else [body, f"{body}/"]  # a file pattern may name a folder
+        patterns += forms + ([] if anchored else [f"*/{form}" for form in forms])
+    return patterns
+
+
 def ignore_patterns(root: Path, checkpoint: Path) -> list[str]:
-    """IGNORE_PATTERNS plus every folder of checkpoints/ except the one deployed."""
+    """IGNORE_PATTERNS, what root/.gitignore names, and every folder of checkpoints/ but the one deployed."""
+    gitignore = root / ".gitignore"
+    ignored = gitignore_patterns(gitignore.read_text(encoding="utf-8")) if gitignore.is_file() else []
     folders = sorted(p for p in (root / CHECKPOINTS_DIR).glob("*") if p.is_dir())
-    return IGNORE_PATTERNS + [f"{CHECKPOINTS_DIR}/{p.name}/" for p in folders if p.resolve() != checkpoint.resolve()]
+    return IGNORE_PATTERNS + ignored + [f"{CHECKPOINTS_DIR}/{p.name}/" for p in folders
+                                        if p.resolve() != checkpoint.resolve()]
+
+
+def torch_pin(requirements: Path) -> str:
+    """The version requirements.txt pins torch to ("2.13.0")."""
+    for line in requirements.read_text(encoding="utf-8").splitlines():
+        spec = line.split("#")[0].replace(" ", "")
+        if spec.startswith("torch=="):
+            return spec.removeprefix("torch==")
+    raise DeployError(f"{requirements} does not pin torch (torch==X.Y.Z)")
+
+
+def space_files(root: Path, hardware: str) -> dict[str, bytes]:
+    """Files the Space gets that the folder does not hold, per hardware: path in the Space -> content.
+
+    CPU Basic: pre-requirements.txt, which Spaces installs before requirements.txt, puts the CPU build of
+    the pinned torch from PyTorch's CPU index (X+cpu satisfies requirements.txt's ==X), so pip never pulls
+    the CUDA build and its nvidia-* packages. ZeroGPU needs the CUDA build (PyPI's default): nothing extra.
+    """
+    if hardware != "cpu-basic":
+        return {}
+    version = torch_pin(root / "requirements.txt")
+    text = ("# Written by scripts/deploy_space.py for CPU hardware: the CPU build of requirements.txt's torch.\n"
+            f"--extra-index-url {PYTORCH_CPU_INDEX}\ntorch=={version}+cpu\n")
+    return {"pre-requirements.txt": text.encode()}
 
 
 def selected_files(folder: Path, allow: list[str] | None, ignore: list[str] | None) -> list[str]:
@@ -104,14 +191,38 @@ def check_files(files: dict[str, Path], checkpoint_in_space: str) -> None:
         raise DeployError(f"files of {HUB_MAX_FILE_BYTES / 1e6:.0f} MB or more would break a plain git push to "
                           f"the Space: {', '.join(too_big)} (a checkpoint: re-save it with "
                           "model.checkpoints.checkpoint.save_checkpoint, which shards the weights)")
-    for required in ("README.md", "app.py", "requirements.txt", "pre-requirements.txt",
-                     f"{checkpoint_in_space}/config.json"):
+    for required in ("README.md", "app.py", "requirements.txt", f"{checkpoint_in_space}/config.json"):
         if required not in files:
             raise DeployError(f"{required} would not be uploaded")
 
 
+def hub_refusal(error: HfHubHTTPError, doing: str, space_id: str, hardware: str) -> DeployError:
+    """The Hub's refusal as what to do about it, in plain words (the Hub's own message kept at the end)."""
+    status = error.response.status_code if error.response is not None else None
+    said = " ".join((error.server_message or "").split()) or str(error).splitlines()[0]
+    owner = space_id.split("/")[0]
+    plan_words = ("plan", "pro ", "subscri", "billing", "payment", "upgrade", "zerogpu", "zero-a10g", "hardware",
+                  "quota", "limit", "good standing", "verified", "paid")
+    if status == 401:
+        what = ("The Hub did not accept the token (mistyped, expired or revoked): make one with write access at "
+                "https://huggingface.co/settings/tokens and pass it with --token or `hf auth login`")
+    elif status == 429:
+        what = "The Hub is limiting this account's requests: wait a few minutes and run the same command again"
+    elif status == 402 or (status in (400, 403) and any(word in said.lower() for word in plan_words)):
+        what = HARDWARE[hardware].needs
+    elif status == 403:
+        what = (f"The token may not create or write repositories under {owner!r}: it needs the write role (a "
+                f"fine-grained token needs write access to {owner}'s repositories), and {owner!r} must be your "
+                "account or an organization where you may create Spaces")
+    elif status == 409:
+        what = f"{space_id} exists and cannot be used as this Space (is it a model or dataset of that name?)"
+    else:
+        what = f"The Hub refused ({status or 'no answer'})"
+    return DeployError(f"{doing} failed. {what}. (The Hub said: {said})")
+
+
 def deploy(space_id: str, checkpoint: Path, private: bool = False, api=None, root: Path = ROOT,
-           dry_run: bool = False) -> str:
+           dry_run: bool = False, hardware: str = DEFAULT_HARDWARE) -> str:
     """Create the Space and upload the app and checkpoint; returns the Space's URL.
 
     Args:
@@ -121,7 +232,10 @@ def deploy(space_id: str, checkpoint: Path, private: bool = False, api=None, roo
         api: an huggingface_hub.HfApi with a token (tests pass a fake); unused with dry_run.
         root: the project folder to upload.
         dry_run: print the files and stop before any request.
+        hardware: a HARDWARE key: "zerogpu" (free accounts may host two) or "cpu-basic" (paid plans).
     """
+    if hardware not in HARDWARE:
+        raise DeployError(f"unknown hardware {hardware!r}: use one of {', '.join(HARDWARE)}")
     try:
         validate_repo_id(space_id)
         load_local_checkpoint(checkpoint)
@@ -132,22 +246,42 @@ def deploy(space_id: str, checkpoint: Path, private: bool = False, api=None, roo
     checkpoint_in_space = f"{CHECKPOINTS_DIR}/{checkpoint.resolve().name}"
     files = uploaded_files(calls)
     check_files(files, checkpoint_in_space)
-    total = sum(path.stat().st_size for path in files.values())
-    print(f"{len(files)} files, {total / 1e6:.1f} MB, checkpoint {checkpoint_in_space}")
+    extra = space_files(root, hardware)
+    total = sum(path.stat().st_size for path in files.values()) + sum(map(len, extra.values()))
+    print(f"{len(files) + len(extra)} files, {total / 1e6:.1f} MB, checkpoint {checkpoint_in_space}, "
+          f"hardware {hardware} ({HARDWARE[hardware].workers} worker processes)")
     if dry_run:
-        print("\n".join(files))
+        print("\n".join([*files, *extra]))
         return space_url(space_id)
-    api.create_repo(space_id, repo_type="space", space_sdk="gradio", private=private, exist_ok=True)
-    api.add_space_variable(space_id, CHECKPOINT_VARIABLE, checkpoint_in_space,
-                           description="checkpoint folder the app loads")
-    for call in calls:
-        api.upload_folder(repo_id=space_id, repo_type="space", commit_message="Deploy Attention Explorer", **call)
+    spec = HARDWARE[hardware]
+    variables = {CHECKPOINT_VARIABLE: (checkpoint_in_space, "checkpoint folder the app loads"),
+                 WORKERS_VARIABLE: (str(spec.workers), f"model worker processes on {hardware}")}
+    step = "Creating the Space"
+    try:
+        api.create_repo(space_id, repo_type="space", space_sdk="gradio", space_hardware=spec.hub_id,
+                        private=private, exist_ok=True)
+        step = f"Moving the Space to {hardware} hardware"
+        api.request_space_hardware(space_id, spec.hub_id)  # an existing Space keeps its hardware otherwise
+        step = "Setting the Space variables"
+        for key, (value, description) in variables.items():
+            api.add_space_variable(space_id, key, value, description=description)
+        step = "Uploading the app"
+        for call in calls:
+            api.upload_folder(repo_id=space_id, repo_type="space", commit_message="Deploy Attention Explorer", **call)
+        for path, content in extra.items():
+            api.upload_file(path_or_fileobj=content, path_in_repo=path, repo_id=space_id, repo_type="space",
+                            commit_message=f"Deploy Attention Explorer: {path} for {hardware}")
+    except HfHubHTTPError as error:
+        raise hub_refusal(error, step, space_id, hardware) from None
     return space_url(space_id)
 
 
 def main(argv: list[str] | None = None, api=None) -> int:
     parser = argparse.ArgumentParser(description="Deploy the app to a Hugging Face Space (Gradio SDK).")
     parser.add_argument("space_id", metavar="SPACE_ID", help="owner/name of the Space (created if missing)")
+    parser.add_argument("--hardware", choices=sorted(HARDWARE), default=DEFAULT_HARDWARE,
+                        help="zerogpu (default; free accounts in good standing may host two ZeroGPU Spaces) or "
+                             "cpu-basic (needs a paid plan)")
     parser.add_argument("--checkpoint", type=Path, default=DEFAULT_CHECKPOINT, help="checkpoint folder to ship")
     parser.add_argument("--private", action="store_true", help="create the Space private")
     parser.add_argument("--token", help="Hugging Face token with write access (default: $HF_TOKEN or `hf auth login`)")
@@ -161,7 +295,7 @@ def main(argv: list[str] | None = None, api=None) -> int:
                 raise DeployError("no Hugging Face token: pass --token, set HF_TOKEN, or run `hf auth login` "
                                   "(a token with write access: https://huggingface.co/settings/tokens)")
             api = HfApi(token=token)
-        url = deploy(args.space_id, args.checkpoint, args.private, api, dry_run=args.dry_run)
+        url = deploy(args.space_id, args.checkpoint, args.private, api, dry_run=args.dry_run, hardware=args.hardware)
     except (DeployError, CheckpointError) as error:
         print(f"error: {str(error).replace('repo id', 'Space id')}", file=sys.stderr)
         return 2

@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from multiprocessing.connection import Connection
 from pathlib import Path
 
+from .cpus import process_cpus
 from .jobs import JOBS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,9 +46,10 @@ class PoolClosed(RuntimeError):
 
 
 def default_workers() -> int:
-    """$ATTENTION_EXPLORER_WORKERS if set (0 = single-process mode), else one worker per CPU core."""
+    """$ATTENTION_EXPLORER_WORKERS if set (0 = single-process mode), else one worker per CPU this process may
+    use (serving/cpus.py: affinity and cgroup quota, not the host's core count)."""
     value = os.environ.get(WORKERS_ENV, "").strip()
-    return int(value) if value else (os.cpu_count() or 1)
+    return int(value) if value else process_cpus()
 
 
 def job_reference(name: str, function: Callable) -> str:

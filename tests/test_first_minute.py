@@ -171,7 +171,7 @@ def test_an_error_leaves_no_stale_result(tiny_checkpoint, trace, text, message):
     assert by_id(before.fn(GERMAN, "de-en")) == {"notice": ""}
     # and if that run fails after the check (a worker crash), the failure listener clears the rest
     [failed] = [fn for fn in demo.fns.values() if fn.trigger_only_on_failure]
-    assert failed.trigger_after == listener(demo, "on_translate")._id
+    assert failed.trigger_after == listener(demo, "translate")._id
     cleared = by_id(failed.fn())
     trace_state = before.outputs[0]
     assert cleared[trace_state] is None and cleared["translation"] == "" and cleared["tokens"] == ""

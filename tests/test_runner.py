@@ -23,6 +23,7 @@ from model.decoding.greedy import translate
 from model.decoding.trace import JSON_DECIMALS
 from serving import JOBS, ModelPool, trace_from_lean
 from helpers import assert_same_trace
+from serving.cpus import process_cpus
 from ui import attention, build_demo, redraw, runner, session
 from ui.common import Page
 from ui.explain import branching, panel
@@ -104,7 +105,7 @@ def test_explain_runs_through_the_pool_equal_in_process(pool_demo, checkpoint):
 def test_model_events_share_one_concurrency_group_of_two_slots_per_worker(pool_demo, tiny_checkpoint):
     grouped = [fn for fn in pool_demo.fns.values() if fn.concurrency_id == runner.MODEL_EVENTS]
     names = {fn.name for fn in grouped}
-    assert {"on_translate", "on_ablate", "on_branch", "on_beam", "on_run", "on_load"} <= names
+    assert {"translate", "on_ablate", "on_branch", "on_beam", "on_run", "on_load"} <= names
     assert all(fn.concurrency_limit == pool_demo.runner.pool.workers * runner.SLOTS_PER_WORKER == 4 for fn in grouped)
     single = build_demo(tiny_checkpoint)  # single-process mode: the queue's default limit, as before
     assert single.runner.pool is None and endpoint(single, "translate").concurrency_limit == "default"
@@ -183,7 +184,7 @@ def test_the_api_answers_with_a_lean_trace_and_serves_the_table(tiny_checkpoint,
     from scripts.app_process import started_app
 
     with started_app(tiny_checkpoint, tmp_path / "app.log") as (url, process):
-        assert len(worker_children(process.pid)) == (os.cpu_count() or 1)  # the model runs in a pool
+        assert len(worker_children(process.pid)) == process_cpus()  # the model runs in a pool, one worker per usable CPU
         client = Client(url, verbose=False, download_files=str(tmp_path), analytics_enabled=False)
         translation, path = client.predict(GERMAN, "de-en", api_name="/translate")
         table = np.asarray(json.loads(client.predict(api_name="/positional_encoding"))["table"])

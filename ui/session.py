@@ -215,7 +215,13 @@ def wire(header: Header, runner: Runner | None, load_error: str, button: gr.Butt
     then show the result. (A .then after a failed run is not run by the page, so the check comes first.)"""
     shown = [header.trace, header.translation, header.download, header.tokens, header.notice, header.switch]
 
-    def on_translate(text: str, direction: str):  # the endpoint's parameter names in view_api
+    def translate(text: str, direction: str):  # its name and Args are the MCP tool's and the API's parameter docs
+        """Translate German ↔ English with the Transformer of "Attention Is All You Need" (greedy decoding).
+
+        Args:
+            text: The sentence to translate, German or English, at most 5,000 characters (cut to 100 subword tokens).
+            direction: "de-en" (German → English) or "en-de" (English → German); the labels work too.
+        """
         return translate_text(runner, text, direction, load_error)
 
     def before(text, direction):
@@ -232,7 +238,7 @@ def wire(header: Header, runner: Runner | None, load_error: str, button: gr.Butt
     cleared = gr.on([button.click, header.source.submit, header.go.change], before, [header.source, header.direction],
                     shown, show_progress="hidden", **PRIVATE)
     # preprocess=False: API clients may send "de-en" as well as the label; translate_text checks both.
-    event = cleared.then(on_translate, [header.source, header.direction],
+    event = cleared.then(translate, [header.source, header.direction],
                          [header.trace, header.translation, header.download],
                          **model_event(api_name="translate", api_description=API_DESCRIPTION, preprocess=False))
     # a run that fails (a worker crash, say) leaves no stale result; its message is the error toast

@@ -13,6 +13,7 @@ detokenized output, greedy and beam search (section 6.1).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
@@ -25,18 +26,32 @@ METRIC_NAMES = {"bleu": "BLEU", "chrf": "chrF"}
 # 1,014 / 1,000 sentences; test_2016_flickr is the Hub copy's "test").
 MULTI30K_HUB_ID = "bentrevett/multi30k"
 HUB_SPLITS = {"train": "train", "val": "validation", "test_2016_flickr": "test"}
-# Weights derived from Multi30k (research use only) are not under the code's MIT licence.
-MULTI30K_LICENSE = {"license": "other", "license_name": "multi30k-research-use",
-                    "license_link": "https://github.com/multi30k/dataset"}
-DATA_LICENCES = {  # data set name in metrics.json's training_data or command -> its terms
-    "multi30k": ("- **Multi30k** task 1 (image descriptions): research use only. Cite Elliott et al. (2016),\n"
-                 '  "Multi30K: Multilingual English-German Image Descriptions", Proceedings of the 5th Workshop on\n'
-                 "  Vision and Language."),
-    "tatoeba": ("- **Tatoeba** sentence pairs (via the manythings.org export): CC BY 2.0 FR, attribution\n"
-                '  "Tatoeba, tatoeba.org".'),
+LIBRARY_NAME = "attention-explorer"  # the weights load with this project's code only (no transformers class)
+PROJECT_URL = None  # the project's public home, once it has one; the card then links it
+# A data set used for training (its name in metrics.json's training_data or command) -> its Hub id, terms, link.
+DATA_SETS = {
+    "multi30k": {
+        "hub_id": MULTI30K_HUB_ID,
+        "terms": ("**Multi30k** task 1 ([github.com/multi30k/dataset](https://github.com/multi30k/dataset)): "
+                  "English descriptions of Flickr30k images with German translations, 29,000 training pairs. "
+                  "Released for research use (the images' Flickr terms apply); cite Elliott et al. (2016), "
+                  '"Multi30K: Multilingual English-German Image Descriptions", Proceedings of the 5th Workshop on '
+                  "Vision and Language."),
+    },
+    "tatoeba": {
+        "hub_id": "Helsinki-NLP/tatoeba",
+        "terms": ("**Tatoeba** English-German sentence pairs, from the export at "
+                  "[manythings.org/anki](https://www.manythings.org/anki/): licensed "
+                  "[CC BY 2.0 FR](https://creativecommons.org/licenses/by/2.0/fr/), attribution "
+                  '"Tatoeba, [tatoeba.org](https://tatoeba.org)".'),
+    },
 }
+# Weights derived from Multi30k are for research use, as Multi30k is; the code is MIT. The link is the terms'
+# own page (Multi30k publishes no licence file of its own).
+WEIGHTS_LICENSE = {"license": "other", "license_name": "research-use-only",
+                   "license_link": "https://github.com/multi30k/dataset"}
 TAGS = ["translation", "transformer", "attention-is-all-you-need", "encoder-decoder", "pytorch",
-        "safetensors", "from-scratch"]
+        "safetensors", "from-scratch", "attention-visualization"]
 
 TEMPLATE = """---
 {{ card_data }}
@@ -44,29 +59,35 @@ TEMPLATE = """---
 
 # {{ title }}
 
-The original Transformer of "Attention Is All You Need" (Vaswani et al., 2017), post-LN as in the
-paper ([arXiv:1706.03762](https://arxiv.org/abs/1706.03762)), written from scratch in PyTorch and
-trained by the Attention Explorer project's own code. One model translates
-German → English and English → German: the first source token is a target-language tag
-(`<2en>` or `<2de>`).
+A small German ↔ English translation model: the original Transformer of "Attention Is All You Need"
+(Vaswani et al., 2017, [arXiv:1706.03762](https://arxiv.org/abs/1706.03762)), encoder-decoder and
+post-LN exactly as in the paper, written from scratch in PyTorch and trained from random weights by
+{{ project }}, an app that shows every attention head while it translates. One model translates both
+ways: the first source token is a target-language tag (`<2en>` or `<2de>`).
 
 {{ architecture }}
 
+## Training
+
 {{ provenance }}
+
+{{ training_data }}
+
+Training follows section 5 of the paper: Adam (β = 0.9, 0.98, ε = 1e-9), warm-up then inverse-square-root
+learning rate, label smoothing 0.1, dropout, batches by token count.
 
 ## Results
 
 {{ results }}
 
-## Training data and licences
-
-{{ training_data }}
+## Licence
 
 {{ licences }}
 
 ## How to use
 
-With the Attention Explorer code (`python3 -m pip install -r requirements.txt`):
+The weights load with {{ project }}'s code (they are not a `transformers` model). In a copy of the
+project, after `python3 -m pip install -r requirements.txt`:
 
 ```bash
 {{ usage }}
@@ -161,43 +182,75 @@ def _architecture(config: dict, metrics: dict) -> str:
             f"{config.get('vocab_size')} tokens (embeddings tied, section 3.4).")
 
 
+_PATH = re.compile(r"(?:\.{0,2}/)?(?:[\w.-]+/)+([\w.-]+/)?([\w.-]+)")
+
+
+def public_paths(text: str) -> str:
+    """Local file paths in text cut to their last two parts ("../shared/data/multi30k/train" -> "multi30k/train"):
+    what the data was, without the machine it was read from."""
+    def shorten(match: re.Match) -> str:
+        parts = match.group(0).strip("/").split("/")
+        return "/".join(part for part in parts[-2:] if part not in ("..", "."))
+    return _PATH.sub(shorten, text)
+
+
+def _hardware(metrics: dict) -> str:
+    """Where it was trained, in plain words, from metrics.json's device, time, steps and speed."""
+    device = str(metrics.get("device") or "")
+    seconds, steps, speed = metrics.get("training_seconds"), metrics.get("step"), metrics.get("tokens_per_second")
+    where = ("on a CPU" if device == "cpu" else "on a GPU" if device.startswith("cuda") else
+             f"on `{device}`" if device else "")
+    if isinstance(metrics.get("device_name"), str):
+        where += f" ({metrics['device_name']})"
+    details = [f"{seconds / 60:.0f} minutes" if isinstance(seconds, (int, float)) else "",
+               f"{steps:,} optimizer steps" if isinstance(steps, int) else "",
+               f"about {speed:,.0f} tokens per second" if isinstance(speed, (int, float)) else ""]
+    details = [d for d in details if d]
+    if not where and not details:
+        return ""
+    text = "Trained " + where + (f" for {details[0]}" if details and "minutes" in details[0] else "")
+    rest = details[1:] if details and "minutes" in details[0] else details
+    text += f" ({', '.join(rest)})" if rest else ""
+    if metrics.get("selected"):
+        text += f"; the weights are the {metrics['selected']} evaluated weights"
+    return text + "."
+
+
 def _provenance(metrics: dict) -> str:
-    """How the weights were made; a CPU-trained checkpoint says plainly that it is an interim model."""
-    lines = []
-    if metrics.get("device") == "cpu":
-        minutes = metrics.get("training_seconds")
-        length = f" for {minutes / 60:.0f} minutes" if isinstance(minutes, (int, float)) else ""
-        lines.append(f"**An interim model trained on a CPU**{length}, not a GPU: it translates simple "
-                     "sentences well and long or unusual ones poorly, until a GPU-trained model replaces it.")
-    elif metrics.get("device"):
-        lines.append(f"Trained on `{metrics['device']}`.")
-    if metrics.get("hardware"):
-        lines.append(f"Hardware: {metrics['hardware']}.")
-    if metrics.get("step") is not None:
-        selected = f" ({metrics['selected']})" if metrics.get("selected") else ""
-        lines.append(f"Weights after {metrics['step']} optimizer steps{selected}.")
+    """How the weights were made: hardware in plain words and the training command (paths shortened)."""
+    lines = [line for line in (_hardware(metrics),) if line]
     if metrics.get("command"):
         commit = f" at commit `{metrics['commit']}`" if metrics.get("commit") else ""
-        lines.append(f"Training command{commit}:\n\n```bash\n{metrics['command']}\n```")
-    if metrics.get("note"):
-        lines.append(str(metrics["note"]))
+        lines.append(f"Training command{commit}:\n\n```bash\n{public_paths(str(metrics['command']))}\n```")
     return "\n\n".join(lines)
 
 
 def _data_used(metrics: dict) -> list[str]:
-    """The known data sets (DATA_LICENCES keys) that metrics.json says the model was trained on."""
+    """The known data sets (DATA_SETS keys) that metrics.json says the model was trained on."""
     text = f"{metrics.get('training_data', '')} {metrics.get('command', '')}".lower()
-    return [name for name in DATA_LICENCES if name in text]
+    return [name for name in DATA_SETS if name in text]
+
+
+def _training_data(metrics: dict, data_used: list[str]) -> str:
+    recorded = metrics.get("training_data")
+    lines = [f"Data: {public_paths(str(recorded))}." if recorded else ""]
+    lines += [f"- {DATA_SETS[name]['terms']}" for name in data_used]
+    return "\n\n".join(line for line in lines[:1] if line) + ("\n\n" if lines[0] and data_used else "") + \
+        "\n".join(lines[1:])
 
 
 def _licences(data_used: list[str]) -> str:
+    code = ("The code that defines, trains and runs the model is MIT-licensed. The weights are not: they are "
+            "learnt from the training data, so they carry its terms.")
     if not data_used:
-        return "The training data is not recorded in metrics.json: check its terms before sharing the weights."
-    lines = [DATA_LICENCES[name] for name in data_used]
+        return code + " The training data is not recorded in metrics.json: check its terms before sharing the weights."
+    terms = []
     if "multi30k" in data_used:
-        lines.append("\nBecause the weights are derived from Multi30k, they are for research and teaching use\n"
-                     "(`license: other`); the project's code is MIT.")
-    return "\n".join(lines)
+        terms.append("Multi30k was released for research use, so the weights are for **research and teaching use "
+                     "only** (`license: other`), not for commercial use")
+    if "tatoeba" in data_used:
+        terms.append('the Tatoeba sentences are CC BY 2.0 FR, so any use credits "Tatoeba, tatoeba.org"')
+    return code + " " + "; ".join(terms).capitalize()[:1] + "; ".join(terms)[1:] + "."
 
 
 # --------------------------------------------------------------------------- the card
@@ -214,25 +267,29 @@ def build_model_card(metrics: dict, config: dict, name: str, repo_id: str | None
     """
     results = eval_results(metrics)
     data_used = _data_used(metrics)
+    datasets = [DATA_SETS[name]["hub_id"] for name in data_used]
+    if results and MULTI30K_HUB_ID not in datasets:  # scored on it
+        datasets.append(MULTI30K_HUB_ID)
     data = ModelCardData(
-        language=["de", "en"], pipeline_tag="translation", tags=TAGS,
-        datasets=[MULTI30K_HUB_ID] if results or "multi30k" in data_used else None,
+        language=["de", "en"], pipeline_tag="translation", library_name=LIBRARY_NAME, tags=TAGS,
+        datasets=datasets or None,
         metrics=sorted({result.metric_type for result in results}) or None,
         model_name=name if results else None, eval_results=results or None,
-        **(MULTI30K_LICENSE if "multi30k" in data_used else {}),
+        **(WEIGHTS_LICENSE if "multi30k" in data_used else {}),
     )
+    project = f"[Attention Explorer]({PROJECT_URL})" if PROJECT_URL else "the Attention Explorer project"
     if repo_id:  # a card for the Hub: load by repo id
-        usage = (f"python3 -m model.translate --hub --checkpoint {repo_id} --direction de-en "
+        usage = (f"python3 -m model.decoding.cli --hub --checkpoint {repo_id} --direction de-en "
                  '"Ein Mann fährt Fahrrad."\n'
                  f"python3 app.py --hub {repo_id}   # the app on this checkpoint")
     else:
-        usage = ('python3 -m model.translate --checkpoint DIR --direction de-en "Ein Mann fährt Fahrrad."\n'
+        usage = ('python3 -m model.decoding.cli --checkpoint DIR --direction de-en "Ein Mann fährt Fahrrad."\n'
                  "python3 app.py --checkpoint DIR   # the app on this checkpoint (DIR: this folder)")
     return ModelCard.from_template(
         data, template_str=TEMPLATE, title=f"Attention Explorer: {name}",
         architecture=_architecture(config, metrics), provenance=_provenance(metrics),
-        results=results_table(metrics), training_data=metrics.get("training_data", ""),
-        licences=_licences(data_used), usage=usage,
+        results=results_table(metrics), training_data=_training_data(metrics, data_used),
+        licences=_licences(data_used), usage=usage, project=project,
     )
 
 
