@@ -7,7 +7,8 @@ rows of the shared embedding matrix, 3.4; positional encodings are not attribute
 - integrated gradients (Sundararajan et al. 2017, "Axiomatic Attribution for Deep Networks"):
   a_s = sum_d e_sd * mean over alpha of df_t/de_sd (alpha e), baseline 0 (no token content),
   alpha on the midpoints of `steps` equal intervals of [0, 1]. Completeness:
-  sum_s a_s ~= f_t(e) - f_t(0), which a test checks.
+  sum_s a_s ~= f_t(e) - f_t(0), which a test checks (ReLU kinks on the path slow the midpoint rule:
+  on the tiny test model the gap is ~3e-3 nats at 16 steps, ~1e-3 at 256).
 "Attention is not Explanation" (Jain & Wallace 2019) compared such measures with attention weights
 by rank correlation; `rank_correlation` gives Spearman's rho per layer and step.
 
@@ -53,7 +54,8 @@ def log_probs_from_embeddings(model: Transformer, embeddings: torch.Tensor, sour
         x = layer.fused(x, src_mask)  # (R, S, d_model)
     tgt = torch.tensor([[config.bos_id, *output_ids[:-1]]] * rows, dtype=torch.long, device=device)  # (R, T)
     hidden = model.decode_fused(tgt, x, src_mask, decoder_mask(tgt, config.pad_id))  # (R, T, d_model)
-    log_probs = torch.log_softmax(model.project(hidden).float(), dim=-1)  # (R, T, V)
+    logits = model.project(hidden)  # (R, T, V)
+    log_probs = torch.log_softmax(logits.to(torch.promote_types(logits.dtype, torch.float32)), dim=-1)
     chosen = torch.tensor(list(output_ids), dtype=torch.long, device=device)
     return log_probs.gather(2, chosen[None, :, None].expand(rows, -1, 1))[..., 0]  # (R, T)
 

@@ -57,9 +57,10 @@ def token_counts(examples: Sequence[Example], vocab_size: int) -> np.ndarray:
     return counts
 
 
-def lengths(ids: torch.Tensor, pad_id: int) -> list[int]:
-    """Real (non-pad) length of each right-padded row."""
-    return (ids != pad_id).sum(dim=1).tolist()
+def lengths(examples: Sequence[Example], indices: Sequence[int]) -> tuple[list[int], list[int]]:
+    """(source lengths, decoder-input lengths) of a batch's rows. Not counted from the padding: a
+    shorter row's decoder input (target[:-1] of the padded batch) still holds its [EOS]."""
+    return [len(examples[i].source) for i in indices], [len(examples[i].target) - 1 for i in indices]
 
 
 @torch.no_grad()
@@ -78,7 +79,7 @@ def head_roles(model: Transformer, tokenizer: SubwordTokenizer, examples: Sequen
                    for kind, attentions in (("encoder", encoded.self_attentions),
                                             ("decoder_self", decoded.self_attentions),
                                             ("cross", decoded.cross_attentions))}
-        for row, (s, t) in enumerate(zip(lengths(src, pad), lengths(tgt_in, pad))):
+        for row, (s, t) in enumerate(zip(*lengths(examples, batch.indices))):
             source_ids, target_ids = src[row, :s].tolist(), tgt_in[row, :t].tolist()
             source_tokens, target_tokens = tokenizer.tokens(source_ids), tokenizer.tokens(target_ids)
             add_sentence(sums["encoder"], weights["encoder"][row, :, :, :s, :s], source_tokens, counts[source_ids],
@@ -100,7 +101,7 @@ def head_maps(model: Transformer, tokenizer: SubwordTokenizer, examples: Sequenc
     meta = {kind: {"q": [], "k": []} for kind in KINDS}  # lists of (token, position, sentence)
     for batch in batches(examples, batch_size, pad):
         inputs = attention_inputs(model, batch.src, batch.tgt_in)
-        src_len, tgt_len = lengths(batch.src, pad), lengths(batch.tgt_in, pad)
+        src_len, tgt_len = lengths(examples, batch.indices)
         for kind in KINDS:
             pairs = [queries_and_keys(model, kind, layer, layer_inputs) for layer, layer_inputs in enumerate(inputs[kind])]
             q = torch.stack([p[0] for p in pairs], dim=1)  # (B, L, h, Tq, d_k)

@@ -61,7 +61,8 @@ def summed_loss(model: Transformer, batch: Batch, gates: HeadGates | AblationTen
     hidden = model.decode_fused(tgt_in, memory, src_mask, decoder_mask(tgt_in, pad), None, gates.decoder_self,
                                 gates.cross)  # (B, T, d_model)
     logits = model.project(hidden)  # (B, T, V)
-    loss = F.cross_entropy(logits.flatten(0, 1).float(), labels.flatten(), ignore_index=pad, reduction="sum")
+    logits = logits.to(torch.promote_types(logits.dtype, torch.float32))  # at least float32 (a double model stays double)
+    loss = F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=pad, reduction="sum")
     return loss, int((labels != pad).sum())
 
 

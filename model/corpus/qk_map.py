@@ -33,7 +33,7 @@ def pca_2d(points: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(mean (d,), components (2, d), explained variance share (2,)) of points (N, d), by SVD.
 
     Each component's sign is fixed so that its largest-magnitude entry is positive (SVD's sign is
-    arbitrary); fewer than two dimensions of variance pad with zero axes.
+    arbitrary); with fewer than two dimensions the missing axis is zero.
     """
     x = np.asarray(points, dtype=np.float64)
     if x.ndim != 2 or x.shape[0] < 1:
