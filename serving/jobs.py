@@ -15,6 +15,7 @@ import numpy as np
 from model import Checkpoint, TranslationTrace
 from model import analysis
 from model.ablation import Ablation
+from model.corpus import live as corpus_live
 from model.decoding import translate
 
 
@@ -50,4 +51,6 @@ JOBS: dict[str, Job] = {
     "token_probabilities": token_probabilities_job,
     "beam_versus_greedy": beam_versus_greedy_job,
     "checkpoint_info": checkpoint_info_job,
+    "corpus_attribution": corpus_live.attribution_job,  # issue 25: attribution vs attention
+    "corpus_sentence_vectors": corpus_live.sentence_vectors_job,  # issue 25: the sentence on the query-key map
 }

@@ -18,6 +18,7 @@ from ..attention import HeadOpener
 from ..common import PRIVATE, Page, TabView
 from ..text import ABOUT_EXPLAIN
 from . import ablation, beam, branching, cache, changes, diagnostics, film_view, no_pe, paper, readouts, rollout
+from . import corpus_heads  # issue 25 (one import, one list entry below)
 from .panel import Panel
 
 TAB_ID = "explain"
@@ -63,5 +64,6 @@ def build(page: Page, opener: HeadOpener) -> TabView | None:
             panels = [ablation.build(page), branching.build(page), readouts.build_lens(page), beam.build(page),
                       readouts.build_alignment(page), diagnostics.build(page, opener), no_pe.build(page),
                       film_view.build(page), paper.build(page), rollout.build(page), cache.build(page),
-                      changes.build(page)]
+                      changes.build(page),
+                      corpus_heads.build_corpus(page, opener), corpus_heads.build_attribution(page)]
     return wire(page, tab, panels)
