@@ -89,7 +89,7 @@ def test_qk_scatter_draws_queries_keys_and_the_highlighted_sentence():
                              current_tokens=["▁x", "▁y"], current_positions=np.array([0, 0]),
                              query_name="target query", key_name="source key").to_plotly_json()
     names = [s["name"] for s in fig["data"]]
-    assert names == ["target querys (corpus)", "source keys (corpus)", "this sentence: target querys",
+    assert names == ["target queries (corpus)", "source keys (corpus)", "this sentence: target queries",
                      "this sentence: source keys"]
     np.testing.assert_array_equal(array(fig["data"][1]["x"]), [1.0, 2.0])
     assert list(fig["data"][3]["text"]) == ["▁y"] and fig["data"][3]["marker"]["size"] > fig["data"][1]["marker"]["size"]

@@ -35,6 +35,11 @@ QUERY_COLOR, KEY_COLOR = "#2ca02c", "#d6338a"  # AttentionViz's green queries an
 MAX_LABELLED_POINTS = 40  # the user's sentence gets text labels on the map up to this many points
 
 
+def plural(name: str) -> str:
+    """"target query" -> "target queries", "source key" -> "source keys"."""
+    return name[:-1] + "ies" if name.endswith("y") and not name.endswith("ey") else name + "s"
+
+
 def role_color(role: str, order: Sequence[str]) -> str:
     return ROLE_COLORS.get(role, PALETTE[(len(ROLE_COLORS) + list(order).index(role)) % len(PALETTE)])
 
@@ -191,7 +196,7 @@ def qk_scatter(coords: np.ndarray, is_key: np.ndarray, tokens: Sequence[str], po
             marker.update(color=where[chosen], colorscale=SEQUENTIAL_SCALE, cmin=0, cmax=top_position,
                           colorbar=colorbar("position", len=0.6) if not side else None, showscale=not side)
         series.append(dict(
-            type="scattergl", x=xy[chosen, 0], y=xy[chosen, 1], mode="markers", name=f"{escape_text(name)}s (corpus)",
+            type="scattergl", x=xy[chosen, 0], y=xy[chosen, 1], mode="markers", name=f"{escape_text(plural(name))} (corpus)",
             marker=marker, customdata=np.stack([np.array(labels, dtype=object)[chosen], where[chosen]], axis=-1),
             hovertemplate=f"{escape_text(name)} <b>%{{customdata[0]}}</b><br>position %{{customdata[1]}}<extra></extra>"))
     if current is not None:
@@ -207,7 +212,7 @@ def qk_scatter(coords: np.ndarray, is_key: np.ndarray, tokens: Sequence[str], po
             if not chosen.any():
                 continue
             series.append(dict(
-                type="scatter", x=here[chosen, 0], y=here[chosen, 1], mode=text_mode, name=f"this sentence: {escape_text(name)}s",
+                type="scatter", x=here[chosen, 0], y=here[chosen, 1], mode=text_mode, name=f"this sentence: {escape_text(plural(name))}",
                 text=np.array(here_labels, dtype=object)[chosen], textposition="top center",
                 textfont=dict(size=11, color=colour),
                 marker=dict(size=12, symbol=symbol, color=colour, line=dict(color=ACCENT_COLOR, width=2)),
