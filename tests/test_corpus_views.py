@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 
+import gradio as gr
 import numpy as np
 import pytest
 
@@ -132,6 +133,8 @@ def test_corpus_panel_views_read_the_file(data, corpus_checkpoint):
     n_heads = sum(len(np.ravel(s["x"] if not isinstance(s["x"], dict) else array(s["x"]))) for s in roles["data"])
     assert n_heads == 3 * 2 * 4
     assert len(panel.head_choices(data)) == 24 and panel.parse_head("cross:2:3") == ("cross", 2, 3)
+    with pytest.raises(gr.Error, match="Not a head"):
+        panel.parse_head("attention:2:x")
     pruning = figure_json(panel.pruning_view(data, 5))
     np.testing.assert_allclose(array(pruning["data"][0]["y"]), data.pruning.bleu_importance)
     ablation = panel.pruned_ablation(data, 5)

@@ -32,6 +32,7 @@ from model.corpus.store import CorpusHeads, corpus_path, corpus_status
 from model.trace import ATTENTION_KINDS
 from visualizer.corpus import attribution_figure, head_role_grid, pruning_curves_figure, qk_scatter
 
+from ..attention import TAB_ID as ATTENTION_TAB
 from ..common import PRIVATE, Page, clamp, plot, step_index
 
 COMMAND = "python3 -m scripts.corpus_heads --checkpoint {checkpoint}"
@@ -138,12 +139,10 @@ def head_choices(data: CorpusHeads) -> list[tuple[str, str]]:
 
 def parse_head(value: str) -> tuple[str, int, int]:
     """"cross:2:3" -> ("cross", 2, 3) (1-based layer and head)."""
-    try:
-        kind, layer, head = str(value).split(":")
-        assert kind in KINDS
-        return kind, int(layer), int(head)
-    except (ValueError, AssertionError):
-        raise gr.Error(f"Not a head: {value!r}") from None
+    parts = str(value).split(":")
+    if len(parts) != 3 or parts[0] not in KINDS or not parts[1].isdigit() or not parts[2].isdigit():
+        raise gr.Error(f"Not a head: {value!r}")
+    return parts[0], int(parts[1]), int(parts[2])
 
 
 def pruning_view(data: CorpusHeads, k: int | None = None) -> PlotData:
@@ -291,8 +290,6 @@ def build_corpus(page: Page, opener) -> Panel:
         if trace is None or not value:
             return gr.skip()
         kind_value, layer_value, head_value = parse_head(value)
-        from ..attention import TAB_ID as ATTENTION_TAB
-
         return {page.tabs: gr.Tabs(selected=ATTENTION_TAB), page.tab: ATTENTION_TAB,
                 roles_plot: roles_view(data, (kind_value, layer_value - 1, head_value - 1)),
                 **opener.show(trace, step, kind_value, layer_value, str(head_value))}
