@@ -20,6 +20,7 @@ from model.decoding.ablation import Ablation
 from model.decoding.greedy import translate
 from model.analysis.kv_cache import CacheRecording, record_trace_cache
 from model.analysis.paper_figures import FigureResult, PaperFigure, run_paper_figures
+from model.analysis.corpus import live as corpus_live
 
 
 def translate_job(checkpoint: Checkpoint, text: str, direction: str, forced_prefix: Sequence[int] | None = None,
@@ -66,4 +67,6 @@ JOBS: dict[str, Job] = {
     "record_cache": record_cache_job,
     "paper_figures": paper_figures_job,
     "checkpoint_info": checkpoint_info_job,
+    "corpus_attribution": corpus_live.attribution_job,  # issue 25: attribution vs attention
+    "corpus_sentence_vectors": corpus_live.sentence_vectors_job,  # issue 25: the sentence on the query-key map
 }
