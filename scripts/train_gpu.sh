@@ -27,7 +27,7 @@ MAX_MINUTES=${MAX_MINUTES:-8.5} MAX_STEPS=${MAX_STEPS:-0} THREADS=${THREADS:-0}
 PRECISION=${PRECISION:-auto}  # bf16 on an H100; float32 on a CPU without native bf16 (model/training/precision.py)
 COMPILE=${COMPILE:-auto}      # torch.compile on CUDA only
 python3 -m model.training.train \
-  --data "$DATA/multi30k/train" "$DATA/tatoeba/eng-deu.tsv" --val "$DATA/multi30k/val" --out "$OUT" \
+  --data "$DATA/multi30k/train" "$DATA/tatoeba/eng-deu.large.tsv" --val "$DATA/multi30k/val" --out "$OUT" \
   --d-model "$D_MODEL" --heads "$HEADS" --encoder-layers "$LAYERS" --decoder-layers "$LAYERS" --d-ff "$D_FF" \
   --dropout "$DROPOUT" --attention-dropout "$ATTENTION_DROPOUT" --vocab-size "$VOCAB" \
   --max-tokens "$MAX_TOKENS" --warmup "$WARMUP" --lr-factor "$LR_FACTOR" \
