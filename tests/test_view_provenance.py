@@ -28,6 +28,7 @@ import provenance_fixtures as ref
 from model import save_checkpoint
 from model.analysis.readouts import is_special
 from model.decoding.trace import ATTENTION_KINDS, TranslationTrace
+from model.text.inputs import PADDING_EXAMPLES
 from ui import attention, next_token, positions, redraw, session
 from ui.common import Page
 from ui.explain import ablation as ablation_panel, diagnostics, readouts
@@ -255,12 +256,25 @@ def test_inside_one_head_scores_mask_and_softmax(trace, reference, step, kind):
 
 
 # --------------------------------------------------------------------------- masks, PE, candidates
-def test_masks_view_shows_the_masks_of_this_sentence_at_this_step(trace, step):
-    figure = figure_of(positions.masks_view(trace, step + 1))
+@pytest.fixture(scope="module")
+def runner(checkpoint_dir):
+    return session.Runner(session.load_model(str(checkpoint_dir)))
+
+
+def test_masks_view_shows_the_masks_of_this_sentence_at_this_step(runner, trace, tiny_tokenizer, step):
+    figure = figure_of(positions.masks_view(runner, trace, step + 1))
     batch, causal, decoder, cross = figure["data"]
-    np.testing.assert_array_equal(np.asarray(batch["z"]) > 0.5, trace.batch_padding_mask)
-    assert all(token == "[PAD]" for row, real in zip(trace.batch_tokens, trace.batch_padding_mask)
-               for token, ok in zip(row, real) if not ok)
+    shown = [[html.unescape(str(label).split(" ", 1)[1]) for label in row]  # "#j token" -> token
+             for row in np.asarray(batch["customdata"], dtype=object)[..., 1]]
+    # (a): this sentence (its real keys are the trace's source_mask, all True) beside the longer example
+    # sentence, tokenized here, right-padded with [PAD] to the longer; the mask is False exactly on [PAD]
+    example = ["<2en>", *tiny_tokenizer.tokens(tiny_tokenizer.encode(PADDING_EXAMPLES["de"])), "[EOS]"]
+    width = max(len(trace.source_tokens), len(example))
+    assert shown == [row + ["[PAD]"] * (width - len(row)) for row in (list(trace.source_tokens), example)]
+    real = np.asarray(batch["z"]) > 0.5
+    np.testing.assert_array_equal(real, [[token != "[PAD]" for token in row] for row in shown])
+    np.testing.assert_array_equal(real[0, : len(trace.source_tokens)], trace.source_mask)
+    assert not real.all()  # a padded batch: the panel has [PAD] keys to show
     n_target = trace.num_steps
     inputs = decoder_inputs(trace, n_target - 1)  # the masks name decoder positions by the token read there
     rows, cols = cells(figure, causal, trace, "decoder_self", n_target - 1, (inputs, inputs))
@@ -273,11 +287,14 @@ def test_masks_view_shows_the_masks_of_this_sentence_at_this_step(trace, step):
     np.testing.assert_array_equal(np.asarray(cross["z"]) > 0.5, np.ones((n_target, len(cols)), bool))
 
 
-def test_positional_encoding_view_is_the_sinusoid_table(trace, model):
-    figure = figure_of(positions.positions_view(trace))
+def test_positional_encoding_view_is_the_sinusoid_table(runner, trace, model):
+    figure = figure_of(positions.positions_view(runner, trace))
     matrix = figure["data"][0]
     z = np.asarray(matrix["z"], dtype=np.float64)
+    assert z.shape[0] == min(max(len(trace.source_tokens), trace.num_steps, positions.MIN_PE_ROWS),
+                             model.config.max_positions)
     np.testing.assert_allclose(z, ref.sinusoid_table(z.shape[0], model.config.d_model).numpy(), atol=1e-5)
+    np.testing.assert_allclose(z, model.positional_encoding[: z.shape[0]].numpy(), atol=1e-6)  # the rows the model adds
     for p, label in enumerate(matrix["y"]):  # row p names position p and the source token there
         expected = f"{p} {trace.source_tokens[p]}" if p < len(trace.source_tokens) else str(p)
         assert html.unescape(label) == expected
@@ -364,10 +381,9 @@ def test_head_diagnostics_panels_are_per_layer_and_head(trace, reference, kind):
 
 
 # --------------------------------------------------------------------------- the redraw listener
-def test_redraw_draws_the_view_of_the_open_tab_and_controls(checkpoint_dir, trace, step):
-    loaded = session.load_model(str(checkpoint_dir))
+def test_redraw_draws_the_view_of_the_open_tab_and_controls(runner, trace, step):
     with gr.Blocks():
-        page = Page(loaded, gr.State(), gr.Slider(1, 10), gr.State(), gr.Tabs(), None)
+        page = Page(runner.checkpoint, gr.State(), gr.Slider(1, 10), gr.State(), gr.Tabs(), None, runner)
         with page.tabs:
             candidates = next_token.build(page)
             attention_tab = attention.build(page)
@@ -388,7 +404,7 @@ def test_redraw_draws_the_view_of_the_open_tab_and_controls(checkpoint_dir, trac
     drawn = redraw.render_views(tabs, next_token.TAB_ID, trace, step + 1, {})
     assert drawn[candidates.outputs[0]].plot == next_token.candidates_view(trace, step + 1).plot
     drawn = redraw.render_views(tabs, "masks", trace, step + 1, {})
-    assert drawn[tabs[3].outputs[0]].plot == positions.masks_view(trace, step + 1).plot
+    assert drawn[tabs[3].outputs[0]].plot == positions.masks_view(runner, trace, step + 1).plot
     assert redraw.render_views(tabs, "model", trace, step + 1, {}) == {}
     emptied = redraw.render_views(tabs, "attention", None, step + 1, {})  # no trace: every view emptied
     assert emptied == {output: None for view in tabs for output in view.outputs}
