@@ -25,6 +25,7 @@ import pytest
 import torch
 
 import provenance_fixtures as ref
+from helpers import decoder_inputs, expected_key_labels, expected_query_labels, position
 from model import save_checkpoint
 from model.analysis.readouts import is_special
 from model.decoding.trace import ATTENTION_KINDS, TranslationTrace
@@ -68,35 +69,6 @@ def reference(model, trace) -> ref.Reference:
 def step(trace) -> int:
     """A 0-based step in the middle of the sentence (neither the first nor the last)."""
     return trace.num_steps // 2
-
-
-# --------------------------------------------------------------------------- labels: the one place
-def decoder_inputs(trace: TranslationTrace, step: int) -> list[str]:
-    """The tokens the decoder has read up to 0-based `step`: [BOS] y1 .. y_step (section 3.1, shifted right)."""
-    return ["[BOS]", *trace.output_tokens[:step]]
-
-
-def expected_query_labels(trace: TranslationTrace, kind: str, step: int) -> list[str]:
-    """The name of each row of a `kind` attention view (and of each alignment target) at 0-based `step`,
-    from the trace's plain token lists: the source for the encoder; for the decoder "input → predicted",
-    the token read at that position and the token predicted there (row i: y_i → y_{i+1}, y_0 = [BOS])."""
-    if kind == "encoder":
-        return list(trace.source_tokens)
-    return [f"{read} → {out}" for read, out in zip(decoder_inputs(trace, step), trace.output_tokens[: step + 1],
-                                                     strict=True)]
-
-
-def expected_key_labels(trace: TranslationTrace, kind: str, step: int) -> list[str]:
-    """The token each column of a `kind` view names at 0-based `step`: the decoder's inputs for masked
-    self-attention (keys are tokens read, not predictions), the source otherwise."""
-    return decoder_inputs(trace, step) if kind == "decoder_self" else list(trace.source_tokens)
-
-
-def position(category: str) -> tuple[int, str]:
-    """A heatmap category "#i token" -> (i, token): the position the row or column shows."""
-    match = re.fullmatch(r"#(\d+) (.*)", str(category), re.S)
-    assert match, f"not a position category: {category!r}"
-    return int(match.group(1)), html.unescape(match.group(2))  # labels are HTML-escaped for Plotly
 
 
 def figure_of(value) -> dict:
