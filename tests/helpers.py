@@ -1,6 +1,7 @@
 """Small helpers that several test modules use (fixtures are in conftest.py): a gr.Plot value's figure JSON,
 a figure's (possibly typed) array, the equality of two traces, the labels a view's rows and columns must
-carry, and PyTorch's nn.Transformer holding our weights (the independent implementation of section 3)."""
+carry, PyTorch's nn.Transformer holding our weights (the independent implementation of section 3), and the
+hand-made tokens and arrays the figure tests draw."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ import json
 import re
 
 import numpy as np
+import plotly.graph_objects as go
 import torch
 from torch import nn
+
+import provenance_fixtures as ref
 
 from model.core.attention import MultiHeadAttention
 from model.core.transformer import Transformer
@@ -83,6 +87,46 @@ def position(category: str) -> tuple[int, str]:
     return int(match.group(1)), html.unescape(match.group(2))  # labels are HTML-escaped for Plotly
 
 
+# --------------------------------------------------------------------------- reading a view's figure
+VIEW_LAYER, VIEW_HEAD = 2, 2  # 1-based, of the copy model's views: the mirror layer is 1 and the mirror head 3
+VIEW_ATOL = 2e-5  # float32 model vs float64 reference
+
+
+def figure_of(value) -> dict:
+    """A gr.Plot value -> the figure JSON the browser receives, numpy arrays decoded."""
+    assert value.type == "plotly"
+    return ref.decode_plotly(json.loads(value.plot))
+
+
+def axis(figure: dict, ref_name: str) -> dict:
+    """The layout axis of a series reference ("x", "y2")."""
+    return figure["layout"][f"{ref_name[0]}axis{ref_name[1:]}"]
+
+
+def cells(figure: dict, series: dict, trace, kind: str, step: int,
+          labels: tuple[list[str], list[str]] | None = None) -> tuple[list[int], list[int]]:
+    """(row positions, column positions) a heatmap series shows, checked against its tick labels.
+    `labels` = (row labels, column labels) by position; None = those of a `kind` attention view."""
+    rows = [position(y) for y in series["y"]]
+    cols = [position(x) for x in series["x"]]
+    queries, keys = labels or (expected_query_labels(trace, kind, step), expected_key_labels(trace, kind, step))
+    assert [token for _, token in rows] == [queries[i] for i, _ in rows]
+    assert [token for _, token in cols] == [keys[i] for i, _ in cols]
+    for name, items, labels in (("y", rows, queries), ("x", cols, keys)):
+        layout_axis = axis(figure, series.get(f"{name}axis", name))
+        if layout_axis.get("showticklabels", True) and "ticktext" in layout_axis:
+            by_value = dict(zip(np.asarray(layout_axis["tickvals"]).tolist(), layout_axis["ticktext"]))
+            for index, (pos, _) in enumerate(items):  # tick i names category i
+                if index in by_value:
+                    assert html.unescape(by_value[index]) == labels[pos], f"{name} tick {index}"
+    return [p for p, _ in rows], [p for p, _ in cols]
+
+
+def reference_attention(reference: ref.Reference, kind: str) -> np.ndarray:
+    """(L, h, Tq, Tk) weights of the independent forward pass, whole sentence."""
+    return torch.stack([a.weights for a in getattr(reference, kind)]).numpy()
+
+
 # --------------------------------------------------------------------------- nn.Transformer with our weights
 def copy_attention(ours: MultiHeadAttention, theirs: nn.MultiheadAttention) -> None:
     """torch packs W^Q, W^K, W^V into one in_proj_weight (3 d_model, d_model), in that order."""
@@ -129,3 +173,54 @@ def reference_transformer(model: Transformer) -> nn.Transformer:
         copy_modules([(ours.feed_forward.linear1, theirs.linear1), (ours.feed_forward.linear2, theirs.linear2),
                       (ours.norm1, theirs.norm1), (ours.norm2, theirs.norm2), (ours.norm3, theirs.norm3)])
     return reference.double().eval()
+
+
+# --------------------------------------------------------------------------- hand-made figure inputs
+SOURCE = ["<2en>", "▁Ein", "▁Mann", "▁fährt", "▁Fahr", "rad", ".", "[EOS]"]
+TARGET = ["[BOS]", "▁A", "▁man", "▁rides", "▁a", "▁bike", "."]
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+def softmax_rows(shape: tuple[int, ...], seed: int = 0, mask: np.ndarray | None = None) -> np.ndarray:
+    """Random attention weights: every row a distribution (masked keys get 0)."""
+    scores = np.random.default_rng(seed).normal(size=shape) * 2
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return (weights / weights.sum(axis=-1, keepdims=True)).astype(np.float32)
+
+
+def heatmaps(fig: go.Figure) -> list[go.Heatmap]:
+    return [trace for trace in fig.data if isinstance(trace, go.Heatmap)]
+
+
+def highlight_shapes(fig: go.Figure) -> list:
+    return [shape for shape in fig.layout.shapes if shape.name == "highlight"]
+
+
+
+def mask_inputs():
+    """(padding, batch tokens, causal, decoder, cross) of a two-sentence batch for masks_figure."""
+    longer = ["<2en>", "▁Zwei", "▁Hunde", "▁spielen", "▁im", "▁Schnee", "▁vor", "▁dem", "▁Haus", ".", "[EOS]"]
+    batch = [SOURCE + ["[PAD]"] * (len(longer) - len(SOURCE)), longer]
+    padding = np.array([[token != "[PAD]" for token in row] for row in batch])
+    causal = np.tril(np.ones((len(TARGET), len(TARGET)), dtype=bool))
+    cross = np.ones((len(TARGET), len(SOURCE)), dtype=bool)
+    return padding, batch, causal, causal.copy(), cross
+
+
+def sinusoids(positions: int, d_model: int) -> np.ndarray:
+    """The table of section 3.5 written out in float64 numpy, cast to float32."""
+    angles = np.arange(positions)[:, None] / 10000 ** (np.arange(0, d_model, 2) / d_model)
+    pe = np.zeros((positions, d_model), dtype=np.float32)
+    pe[:, 0::2], pe[:, 1::2] = np.sin(angles), np.cos(angles)
+    return pe
+
+
+def full_log() -> dict:
+    """A training_log.json with every part the training-curves figure draws."""
+    steps = list(range(0, 1000, 100))
+    return {"train": {"step": steps, "loss": [9 - i * 0.5 for i in range(10)],
+                      "learning_rate": [1e-4 * i for i in range(10)], "tokens_per_second": [1000.0] * 10},
+            "validation": {"step": [500, 1000], "loss": [5.0, 4.0], "bleu_de_en": [10.0, 20.0],
+                           "bleu_en_de": [8.0, 15.0]}}
