@@ -46,6 +46,7 @@ PIPELINE_TITLE_FONT = 13  # px
 SCORE_BAR_SHARE, WEIGHT_BAR_SHARE = 0.6, 0.3  # stacked: the bars' lengths, as shares of the plot's height
 BAR_GAP_PX = 8  # between a panel and its colour bar
 PIPELINE_MIN_HEIGHT_PX = 260
+PIPELINE_TITLES = ("QKᵀ/√d_k", "+ mask", "softmax")
 
 
 def _checked(weights, query_tokens, key_tokens, ndim: int, highlight_query=None):
@@ -222,16 +223,15 @@ def attention_pipeline(scores: np.ndarray, mask: np.ndarray, weights: np.ndarray
     stacked = n_keys > STACK_ABOVE
     cell = cell_px(max(w.shape), PIPELINE_CELLS_PX[stacked], *PIPELINE_CELL_PX)
     panel_w, panel_h, gap = n_keys * cell, n_queries * cell, PIPELINE_GAP_PX
-    titles = ("QKᵀ/√d_k", "+ mask", "softmax")
     if stacked:
         plot_w, plot_h = panel_w, 3 * panel_h + 2 * gap
-        layout, refs = subplot_grid(3, 1, vertical_spacing=gap / plot_h, title_size=PIPELINE_TITLE_FONT,
-                                    titles=titles)
+        layout, refs = subplot_grid(3, 1, vertical_spacing=gap / plot_h, titles=PIPELINE_TITLES,
+                                    title_size=PIPELINE_TITLE_FONT)
         panels = [refs[row, 1] for row in (1, 2, 3)]
     else:
         plot_w, plot_h = 3 * panel_w + 2 * gap, panel_h
         layout, refs = subplot_grid(1, 3, shared_yaxes=True, horizontal_spacing=gap / plot_w, title_size=PIPELINE_TITLE_FONT,
-                                    titles=titles)
+                                    titles=PIPELINE_TITLES)
         panels = [refs[1, col] for col in (1, 2, 3)]
     at = dict(first_row=window.rows.start, first_col=window.cols.start, xgap=1, ygap=1)
     series = [
