@@ -168,7 +168,7 @@ FAULTS = [
           "entropy = -(w * np.log2(np.clip(w, 1e-12, None))).sum(-1)",
           "entropy = -(w * np.log(np.clip(w, 1e-12, None))).sum(-1)",
           "head diagnostics entropy in nats while labelled bits"),
-    # ---- the views (issue 12, view half): caught by tests/test_view_provenance.py
+    # ---- the views (issue 12, view half): caught by tests/test_view_provenance_*.py
     Fault("view-head-mirror", "ui/attention.py",
           "return clamp(int(head) if str(head).isdigit() else 1, weights.shape[1])",
           "return weights.shape[1] - 1 - clamp(int(head) if str(head).isdigit() else 1, weights.shape[1])",

@@ -2,10 +2,15 @@
 # Install everything the tests need, then run them. README's test command; .ci/run runs this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v chromium >/dev/null 2>&1; then
-  # Debian's Chromium drives the end-to-end browser tests (Playwright uses it, downloads none).
+# Debian packages the tests need: Chromium drives the end-to-end browser tests (Playwright uses it,
+# downloads none); Node.js runs the step buttons' JavaScript (ui/stepping.py) in tests/test_app.py.
+PACKAGES=""
+command -v chromium >/dev/null 2>&1 || PACKAGES="$PACKAGES chromium"
+command -v node >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs"
+if [ -n "$PACKAGES" ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  # shellcheck disable=SC2086  # one word per package
+  $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $PACKAGES >/dev/null
 fi
 python3 -m pip install -q -r requirements-test.txt
 python3 -m pytest -q "$@"

@@ -27,13 +27,10 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     checkpoint = load_checkpoint(args.checkpoint)
     trace = translate(checkpoint.model, checkpoint.tokenizer, args.text, args.direction)
-    table = wire.positional_encoding_table(checkpoint.config)
     sizes = {"source_tokens": len(trace.source_tokens), "steps": trace.num_steps,
-             "full_bytes": len(trace.to_json().encode()), "lean_bytes": len(wire.lean_trace_json(trace).encode()),
-             "table_bytes": len(wire.positional_encoding_json(table).encode())}
+             "full_bytes": len(trace.to_json().encode()), "lean_bytes": len(wire.lean_trace_json(trace).encode())}
     print(f"{sizes['source_tokens']} source tokens, {sizes['steps']} steps: full {sizes['full_bytes']:,} bytes, "
-          f"lean {sizes['lean_bytes']:,} bytes ({sizes['lean_bytes'] / sizes['full_bytes']:.0%}); "
-          f"the table, served once: {sizes['table_bytes']:,} bytes")
+          f"lean {sizes['lean_bytes']:,} bytes ({sizes['lean_bytes'] / sizes['full_bytes']:.0%})")
     return sizes
 
 

@@ -151,3 +151,55 @@ def socket_attempts(monkeypatch) -> list:
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
     return attempts
+
+
+# --------------------------------------------------------------------------- the copy model (view provenance)
+COPY_SENTENCE = "Ein Mann fährt Fahrrad."  # the sentence of `copy_trace`
+
+
+@pytest.fixture(scope="session")
+def copy_model(tiny_tokenizer, pairs) -> Transformer:
+    """A tiny model trained to copy, so its translation ends with [EOS] (tests/test_view_provenance_*.py)."""
+    import provenance_fixtures as ref
+
+    return ref.train_copy_model(tiny_tokenizer, pairs)
+
+
+@pytest.fixture(scope="session")
+def copy_checkpoint_dir(tmp_path_factory, copy_model, tiny_tokenizer) -> Path:
+    directory = tmp_path_factory.mktemp("copy-checkpoint") / "copy"
+    save_checkpoint(directory, copy_model, tiny_tokenizer, {"note": "tiny copy model for view provenance"})
+    return directory
+
+
+@pytest.fixture(scope="session")
+def copy_runner(copy_checkpoint_dir):
+    """The page's runner (single-process mode) on the copy checkpoint, loaded as the app loads it."""
+    from ui import session
+
+    return session.Runner(session.load_model(str(copy_checkpoint_dir)))
+
+
+@pytest.fixture(scope="session")
+def copy_trace(copy_runner) -> TranslationTrace:
+    """COPY_SENTENCE translated through the app's own Translate path."""
+    from ui import session
+
+    trace, _, _ = session.translate_text(copy_runner, COPY_SENTENCE, "de-en")
+    assert trace.stopped_by == "eos" and trace.output_tokens[-1] == "[EOS]"
+    assert trace.num_steps >= 5  # a middle step exists
+    return trace
+
+
+@pytest.fixture(scope="session")
+def copy_reference(copy_model, copy_trace):
+    """The independent float64 forward pass (tests/provenance_fixtures.py) over the trace's tokens."""
+    import provenance_fixtures as ref
+
+    return ref.forward(copy_model, copy_trace.source_ids, [copy_model.config.bos_id, *copy_trace.output_ids[:-1]])
+
+
+@pytest.fixture(scope="session")
+def copy_step(copy_trace) -> int:
+    """A 0-based step in the middle of the sentence (neither the first nor the last)."""
+    return copy_trace.num_steps // 2

@@ -85,16 +85,11 @@ def test_no_notice_for_a_short_sentence_that_ends(trace):
 
 
 def test_trace_json_download_reads_back(checkpoint):
-    """The download is the lean trace (serving/wire.py): it reads back with the table /positional_encoding serves."""
+    """The download is the lean trace (serving/wire.py): it reads back on its own."""
     trace, _, path = session.translate_text(session.Runner(checkpoint), GERMAN, "de-en")
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    assert data["positional_encoding"] == {"ref": "pe", "rows": trace.positional_encoding.shape[0]}
-    table = np.asarray(json.loads(runner.positional_encoding_text(checkpoint.config.max_positions,
-                                                                  checkpoint.config.d_model))["table"])
-    again = trace_from_lean(data, table)
+    again = trace_from_lean(json.loads(Path(path).read_text(encoding="utf-8")))
     assert again.output_tokens == trace.output_tokens
     np.testing.assert_allclose(again.cross_attention, trace.cross_attention, atol=10 ** -JSON_DECIMALS)
-    np.testing.assert_allclose(again.positional_encoding, trace.positional_encoding, atol=10 ** -JSON_DECIMALS)
 
 
 # --------------------------------------------------------------------------- the page
@@ -282,9 +277,10 @@ def test_pipeline_view_uses_scores_mask_and_weights_of_one_head(trace, no_model,
     assert ("head 1 stands in" in seen["title"]) == (head == "all")
 
 
-def test_positions_and_masks_views(trace, no_model):
-    assert figure_json(positions.positions_view(trace))["data"]
-    assert figure_json(positions.masks_view(trace, trace.num_steps))["data"]
+def test_positions_and_masks_views(checkpoint, trace, no_model):
+    model_runner = session.Runner(checkpoint)
+    assert figure_json(positions.positions_view(model_runner, trace))["data"]
+    assert figure_json(positions.masks_view(model_runner, trace, trace.num_steps))["data"]
 
 
 @pytest.fixture(scope="module")
@@ -293,7 +289,7 @@ def tab_views(checkpoint):
     with gr.Blocks():
         trace_state, step, tab = gr.State(None), gr.Slider(1, 2), gr.State("next")
         with gr.Tabs() as tabs:
-            page = Page(checkpoint, trace_state, step, tab, tabs, translate_event=None)
+            page = Page(checkpoint, trace_state, step, tab, tabs, translate_event=None, runner=session.Runner(checkpoint))
             views = [next_token.build(page), attention.build(page).view, *positions.build(page)]
     return {view.tab_id: view for view in views}
 

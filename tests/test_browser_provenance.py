@@ -20,7 +20,7 @@ from model import save_checkpoint
 from model.checkpoints.checkpoint import load_checkpoint
 from model.decoding.greedy import translate
 from browser_helpers import START_TIMEOUT_S, needs_chromium
-from test_view_provenance import expected_key_labels, expected_query_labels, position
+from helpers import expected_key_labels, expected_query_labels, position
 
 from scripts.app_process import started_app
 

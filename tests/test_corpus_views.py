@@ -10,6 +10,7 @@ import shutil
 import gradio as gr
 import numpy as np
 import pytest
+from helpers import array, figure_json
 
 from model import load_checkpoint
 from model.analysis.corpus.collect import CorpusSettings, compute_corpus_heads
@@ -17,7 +18,6 @@ from model.analysis.corpus.importance import KINDS
 from model.analysis.corpus.store import CORPUS_FILE, save_corpus
 from model.decoding.greedy import translate
 from serving.jobs import JOBS
-from test_explain_views import array, figure_json
 from ui.explain import corpus_heads as panel
 from ui.runner import Runner
 from visualizer import corpus as figures

@@ -18,6 +18,7 @@ import pytest
 import torch
 
 import provenance_fixtures as ref
+from helpers import assert_close_traces
 from model.decoding.ablation import Ablation
 from model.analysis.readouts import token_probabilities
 from model.decoding.greedy import translate
@@ -41,15 +42,6 @@ def intact(model, tiny_tokenizer):
     return translate(model, tiny_tokenizer, SENTENCE, "de-en", max_new_tokens=STEPS)
 
 
-def assert_same_trace(a, b, fields=COMPARED) -> None:
-    for field in fields:
-        x, y = getattr(a, field), getattr(b, field)
-        if isinstance(x, np.ndarray):
-            np.testing.assert_allclose(x, y, atol=1e-5, rtol=1e-5, err_msg=field)
-        else:
-            assert x == y, field
-
-
 @pytest.mark.parametrize("layer, head", [(0, 1), (1, 3)])  # mirrors: head 2 / head 0, layer L-1 / L-2
 @pytest.mark.parametrize("kind", list(ATTENTION_KINDS))
 def test_switching_a_head_off_zeroes_its_slice_of_the_output_projection_input(model, tiny_tokenizer, intact,
@@ -66,7 +58,7 @@ def test_switching_a_head_off_zeroes_its_slice_of_the_output_projection_input(mo
     assert np.abs(ablated - token_probabilities(mirror, source, output)).max() > 1e-4  # a mirror fault shows
 
     trace = translate(model, tiny_tokenizer, SENTENCE, "de-en", max_new_tokens=STEPS, ablation=ablation)
-    assert_same_trace(trace, translate(clone, tiny_tokenizer, SENTENCE, "de-en", max_new_tokens=STEPS))
+    assert_close_traces(trace, translate(clone, tiny_tokenizer, SENTENCE, "de-en", max_new_tokens=STEPS), COMPARED)
     assert trace.ablation[f"{kind}_heads"] == [[layer, head]]
 
     # Independently: the reference forward pass with that head's output zeroed before W^O.
@@ -96,7 +88,7 @@ def test_without_positional_encodings_equals_a_zero_pe_table(model, tiny_tokeniz
     with torch.no_grad():
         clone.positional_encoding.zero_()
     trace = translate(model, tiny_tokenizer, SENTENCE, "de-en", max_new_tokens=STEPS, ablation=ablation)
-    assert_same_trace(trace, translate(clone, tiny_tokenizer, SENTENCE, "de-en", max_new_tokens=STEPS))
+    assert_close_traces(trace, translate(clone, tiny_tokenizer, SENTENCE, "de-en", max_new_tokens=STEPS), COMPARED)
     source, output = intact.source_ids, intact.output_ids
     ablated = token_probabilities(model, source, output, ablation)
     np.testing.assert_allclose(ablated, token_probabilities(clone, source, output), atol=1e-6)

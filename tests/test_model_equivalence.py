@@ -14,6 +14,7 @@ import pytest
 import torch
 from torch import nn
 
+from helpers import copy_attention, reference_transformer
 from model.core.attention import MultiHeadAttention
 from model.core.config import TransformerConfig
 from model.core.masks import causal_mask, decoder_mask, padding_mask
@@ -25,53 +26,6 @@ CONFIG = TransformerConfig(
     vocab_size=50, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=3, d_ff=48,
     dropout=0.0, attention_dropout=0.0, max_positions=64,
 )
-
-
-def copy_attention(ours: MultiHeadAttention, theirs: nn.MultiheadAttention) -> None:
-    """torch packs W^Q, W^K, W^V into one in_proj_weight (3 d_model, d_model), in that order."""
-    with torch.no_grad():
-        theirs.in_proj_weight.copy_(torch.cat([ours.q_proj.weight, ours.k_proj.weight, ours.v_proj.weight]))
-        theirs.in_proj_bias.copy_(torch.cat([ours.q_proj.bias, ours.k_proj.bias, ours.v_proj.bias]))
-        theirs.out_proj.weight.copy_(ours.out_proj.weight)
-        theirs.out_proj.bias.copy_(ours.out_proj.bias)
-
-
-def copy_modules(pairs: list[tuple[nn.Module, nn.Module]]) -> None:
-    """Copy the parameters of same-shaped modules (Linear, LayerNorm) ours -> theirs."""
-    with torch.no_grad():
-        for ours, theirs in pairs:
-            for (name, source), (other_name, target) in zip(ours.named_parameters(), theirs.named_parameters()):
-                assert name == other_name and source.shape == target.shape
-                target.copy_(source)
-
-
-def reference_transformer(model: Transformer) -> nn.Transformer:
-    """nn.Transformer holding our weights, in post-LN form as the paper."""
-    config = model.config
-    reference = nn.Transformer(
-        d_model=config.d_model, nhead=config.n_heads, num_encoder_layers=config.n_encoder_layers,
-        num_decoder_layers=config.n_decoder_layers, dim_feedforward=config.d_ff, dropout=0.0,
-        layer_norm_eps=config.layer_norm_eps, batch_first=True, norm_first=False,
-    )
-    # nn.Transformer always adds a LayerNorm after each whole stack. The paper (section 3.1) has
-    # none: in post-LN every sub-layer already ends in LayerNorm(x + Sublayer(x)), so a stack's
-    # output is already normalised. (The final norm belongs to pre-LN models, whose residual stream
-    # is never normalised otherwise.) Remove it to compare like with like.
-    reference.encoder.norm = nn.Identity()
-    reference.decoder.norm = nn.Identity()
-    # Its eval-mode fast path packs padded batches into nested tensors and writes zeros at padded
-    # positions; the plain path keeps every position, so the comparison sees the ordinary maths.
-    reference.encoder.use_nested_tensor = False
-    for ours, theirs in zip(model.encoder_layers, reference.encoder.layers):
-        copy_attention(ours.self_attention, theirs.self_attn)
-        copy_modules([(ours.feed_forward.linear1, theirs.linear1), (ours.feed_forward.linear2, theirs.linear2),
-                      (ours.norm1, theirs.norm1), (ours.norm2, theirs.norm2)])
-    for ours, theirs in zip(model.decoder_layers, reference.decoder.layers):
-        copy_attention(ours.self_attention, theirs.self_attn)
-        copy_attention(ours.cross_attention, theirs.multihead_attn)
-        copy_modules([(ours.feed_forward.linear1, theirs.linear1), (ours.feed_forward.linear2, theirs.linear2),
-                      (ours.norm1, theirs.norm1), (ours.norm2, theirs.norm2), (ours.norm3, theirs.norm3)])
-    return reference.double().eval()
 
 
 def random_ids(lengths: list[int], generator: torch.Generator) -> torch.Tensor:

@@ -1,6 +1,7 @@
 """The page's model calls through ui/runner.py (issue 15): the worker pool wired into build_demo, a crashed
 worker answered with a message, the pipeline figure drawn only while its accordion is open, and the
-lean trace on the wire with the positional-encoding table served by /positional_encoding.
+lean trace on the wire (it reads back alone), the positional-encoding table served by /positional_encoding, and
+the tables of the Positions and Masks views computed in this process.
 
 Results through the pool are compared with model.decoding.greedy.translate run in this process (the same
 checkpoint), array for array; the table with the sinusoid formula of section 3.5 written out here.
@@ -161,19 +162,29 @@ def test_opening_the_accordion_redraws_and_closing_stops(pool_demo):
 
 
 # ------------------------------------------------------------------ the lean trace on the wire
-def test_positional_encoding_endpoint_serves_the_table_lean_traces_refer_to(pool_demo, checkpoint):
-    text = endpoint(pool_demo, "positional_encoding").fn()
-    data = json.loads(text)
+def test_positional_encoding_endpoint_serves_the_models_table(pool_demo, checkpoint):
+    data = json.loads(endpoint(pool_demo, "positional_encoding").fn())
     config = checkpoint.config
-    assert data["ref"] == "pe" and (data["rows"], data["d_model"]) == (config.max_positions, config.d_model)
+    assert (data["rows"], data["d_model"]) == (config.max_positions, config.d_model)
     # 4 decimals of the float32 table the model uses (float32 angles: within ~5e-5 more at position 255)
     np.testing.assert_allclose(data["table"], sinusoids(config.max_positions, config.d_model), atol=1e-4)
+    np.testing.assert_allclose(data["table"], checkpoint.model.positional_encoding.numpy(), atol=1e-4)
+
+
+def test_the_lean_trace_file_reads_back_alone(pool_demo):
     trace, _, path = endpoint(pool_demo, "translate").fn(GERMAN, "de-en")
-    lean = json.loads(Path(path).read_text(encoding="utf-8"))
-    assert lean["positional_encoding"] == {"ref": "pe", "rows": trace.positional_encoding.shape[0]}
-    again = trace_from_lean(lean, np.asarray(data["table"]))
+    again = trace_from_lean(json.loads(Path(path).read_text(encoding="utf-8")))
     assert again.output_tokens == trace.output_tokens and again.translation == trace.translation
     np.testing.assert_allclose(again.encoder_attention, trace.encoder_attention, atol=0.5 * 10 ** -JSON_DECIMALS + 1e-6)
+
+
+def test_the_views_tables_come_from_this_process(checkpoint, monkeypatch):
+    """The PE rows and the padded batch of the Positions and Masks views: no job, equal to the model's own."""
+    model = runner.Runner(checkpoint)
+    monkeypatch.setattr(runner.Runner, "run", lambda *args, **kwargs: pytest.fail("a job for a table"))
+    rows = model.positional_encoding(40)
+    assert np.array_equal(rows, checkpoint.model.positional_encoding[:40].numpy())
+    assert model.positional_encoding(10 ** 6).shape[0] == checkpoint.config.max_positions
 
 
 @pytest.mark.slow
@@ -190,6 +201,7 @@ def test_the_api_answers_with_a_lean_trace_and_serves_the_table(tiny_checkpoint,
         table = np.asarray(json.loads(client.predict(api_name="/positional_encoding"))["table"])
     expected = translate(checkpoint.model, checkpoint.tokenizer, GERMAN, "de-en")
     assert translation == expected.translation
-    again = trace_from_lean(Path(path).read_text(encoding="utf-8"), table)
+    np.testing.assert_allclose(table, checkpoint.model.positional_encoding.numpy(), atol=1e-4)
+    again = trace_from_lean(Path(path).read_text(encoding="utf-8"))
     assert again.output_ids == expected.output_ids
     np.testing.assert_allclose(again.cross_attention, expected.cross_attention, atol=0.5 * 10 ** -JSON_DECIMALS + 1e-6)

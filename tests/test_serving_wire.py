@@ -36,28 +36,23 @@ def assert_round_trip(original, rebuilt, tolerance: float) -> None:
             assert a == b, field.name
 
 
-def test_the_lean_trace_rebuilds_the_full_trace(trace, tiny_config):
-    table = wire.positional_encoding_table(tiny_config)
-    rebuilt = wire.trace_from_lean(wire.lean_trace_json(trace), table)
+def test_the_lean_trace_rebuilds_the_full_trace(trace):
+    rebuilt = wire.trace_from_lean(wire.lean_trace_json(trace))
     assert_round_trip(trace, rebuilt, tolerance=wire.FLOAT_SCALE / 2 + 1e-6)
-    assert np.array_equal(rebuilt.positional_encoding, trace.positional_encoding)  # exact, not rounded
     assert rebuilt.attention("cross", 2).weights.shape == trace.attention("cross", 2).weights.shape
 
 
-def test_the_table_a_lean_trace_refers_to_is_the_models(tiny_model, tiny_config, trace):
-    table = wire.positional_encoding_table(tiny_config)
-    assert np.array_equal(table, tiny_model.positional_encoding.numpy())
+def test_the_served_table_is_the_models(tiny_model):
+    table = tiny_model.positional_encoding.numpy()
     served = orjson.loads(wire.positional_encoding_json(table))
-    assert served["ref"] == "pe" and (served["rows"], served["d_model"]) == table.shape
+    assert (served["rows"], served["d_model"]) == table.shape
     np.testing.assert_allclose(served["table"], table, atol=5e-5)
-    rebuilt = wire.trace_from_lean(wire.lean_trace_json(trace), np.asarray(served["table"]))  # a client's copy
-    np.testing.assert_allclose(rebuilt.positional_encoding, trace.positional_encoding, atol=5e-5)
 
 
-def test_the_lean_json_refers_to_the_table_and_stores_fixed_point(trace):
+def test_the_lean_json_holds_only_the_sentence_and_stores_fixed_point(trace):
     data = orjson.loads(wire.lean_trace_json(trace))
     assert data["format"] == wire.LEAN_FORMAT
-    assert data["positional_encoding"] == {"ref": "pe", "rows": trace.positional_encoding.shape[0]}
+    assert not {"positional_encoding", "batch_tokens", "batch_padding_mask"} & set(data)  # not of this sentence
     assert "cross_attention" in data["fixed"] and data["float_scale"] == wire.FLOAT_SCALE
     weights = np.asarray(data["cross_attention"])
     assert weights.dtype.kind == "i"
@@ -67,9 +62,7 @@ def test_the_lean_json_refers_to_the_table_and_stores_fixed_point(trace):
 
 
 def test_the_lean_json_is_much_smaller(trace):
-    full, lean = len(trace.to_json()), len(wire.lean_trace_json(trace))
-    table = len(orjson.dumps(np.round(trace.positional_encoding, 4), option=orjson.OPT_SERIALIZE_NUMPY))
-    assert lean < 0.7 * full and lean < 0.85 * (full - table)  # the table gone, and the rest smaller too
+    assert len(wire.lean_trace_json(trace)) < 0.85 * len(trace.to_json())
 
 
 def test_non_finite_values_stay_floats_and_ablation_survives(tiny_model, tiny_tokenizer, tiny_config):
@@ -80,18 +73,15 @@ def test_non_finite_values_stay_floats_and_ablation_survives(tiny_model, tiny_to
     data = orjson.loads(wire.lean_trace_json(dataclasses.replace(trace, entropy=entropy)))
     assert "entropy" not in data["fixed"] and data["entropy"][0] is None  # JSON has no infinity
     np.testing.assert_allclose(data["entropy"][1:], entropy[1:], atol=5e-5)
-    rebuilt = wire.trace_from_lean(wire.lean_trace_json(trace), wire.positional_encoding_table(tiny_config))
+    rebuilt = wire.trace_from_lean(wire.lean_trace_json(trace))
     assert rebuilt.ablation == trace.ablation and rebuilt.ablation["cross_heads"] == [[0, 1]]
 
 
-def test_bad_lean_input_is_refused_clearly(trace, tiny_config):
-    table = wire.positional_encoding_table(tiny_config)
+def test_bad_lean_input_is_refused_clearly(trace, tiny_model):
     with pytest.raises(ValueError, match="not a lean trace"):
-        wire.trace_from_lean(trace.to_json(), table)
-    with pytest.raises(ValueError, match="needs .* positional-encoding rows; the table has 3"):
-        wire.trace_from_lean(wire.lean_trace_json(trace), table[:3])
+        wire.trace_from_lean(trace.to_json())
     with pytest.raises(ValueError, match=r"\(positions, d_model\)"):
-        wire.positional_encoding_json(table[0])
+        wire.positional_encoding_json(tiny_model.positional_encoding.numpy()[0])
 
 
 def test_the_trace_size_command(tiny_checkpoint, capsys):

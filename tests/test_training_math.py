@@ -19,9 +19,9 @@ import torch
 from torch import nn
 
 import provenance_fixtures as ref
+from helpers import reference_transformer  # the weight copy onto nn.Transformer
 from model.training import train
 from model.core.config import TransformerConfig
-from test_model_equivalence import reference_transformer  # the weight copy onto nn.Transformer
 
 CONFIG = TransformerConfig(vocab_size=50, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=48,
                            dropout=0.0, attention_dropout=0.0, max_positions=64)

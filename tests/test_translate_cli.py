@@ -34,14 +34,12 @@ def expected_shapes(trace: TranslationTrace, config) -> dict[str, tuple]:
     S, T = len(trace.source_tokens), len(trace.output_tokens)
     L_enc, L_dec, h = config.n_encoder_layers, config.n_decoder_layers, config.n_heads
     k = min(limits.TOP_K, config.vocab_size)
-    P = trace.positional_encoding.shape[0]
     return {
         "candidate_ids": (T, k), "candidate_probs": (T, k), "chosen_probs": (T,), "entropy": (T,),
         "encoder_attention": (L_enc, h, S, S), "decoder_self_attention": (L_dec, h, T, T),
         "cross_attention": (L_dec, h, T, S), "encoder_scores": (L_enc, h, S, S),
         "decoder_self_scores": (L_dec, h, T, T), "cross_scores": (L_dec, h, T, S),
         "source_mask": (S,), "causal_mask": (T, T), "decoder_mask": (T, T), "cross_mask": (T, S),
-        "batch_padding_mask": (2, len(trace.batch_tokens[0])), "positional_encoding": (P, config.d_model),
     }
 
 
@@ -49,7 +47,6 @@ def assert_trace_shapes(trace: TranslationTrace, config) -> None:
     T = len(trace.output_tokens)
     assert len(trace.target_tokens) == len(trace.output_ids) == len(trace.candidate_tokens) == T > 0
     assert len(trace.source_ids) == len(trace.source_tokens)
-    assert min(64, config.max_positions) <= trace.positional_encoding.shape[0] <= config.max_positions
     for name, shape in expected_shapes(trace, config).items():
         array = getattr(trace, name)
         assert isinstance(array, np.ndarray) and array.shape == shape, name

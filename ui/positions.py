@@ -1,4 +1,8 @@
-"""The "Positional encoding" (section 3.5) and "Masks" (section 3.2.3) tabs of the source sentence."""
+"""The "Positional encoding" (section 3.5) and "Masks" (section 3.2.3) tabs of the source sentence.
+
+Neither the table nor the padded batch is part of a trace: the table is a function of the config and
+the padding panel needs this sentence beside another, so both come from the runner at draw time.
+"""
 
 from __future__ import annotations
 
@@ -10,16 +14,20 @@ from model import TranslationTrace
 from .common import Page, TabView, figure_tab, plot, step_index
 from .text import ABOUT_MASKS, ABOUT_POSITIONS
 
-
-def positions_view(trace: TranslationTrace) -> PlotData:
-    return plot(visualizer.positional_encoding_figure(trace.positional_encoding, tokens=trace.source_tokens),
-                "positional-encoding")
+MIN_PE_ROWS = 64  # rows shown at least (capped at max_positions), so the sinusoids read as waves
 
 
-def masks_view(trace: TranslationTrace, step: float | None) -> PlotData:
+def positions_view(runner, trace: TranslationTrace) -> PlotData:
+    """Rows 0..P-1 of the table, P = max(S, T, MIN_PE_ROWS): rows 0..S-1 feed the source, 0..T-1 the target."""
+    table = runner.positional_encoding(max(len(trace.source_tokens), len(trace.target_tokens), MIN_PE_ROWS))
+    return plot(visualizer.positional_encoding_figure(table, tokens=trace.source_tokens), "positional-encoding")
+
+
+def masks_view(runner, trace: TranslationTrace, step: float | None) -> PlotData:
     t = step_index(trace, step)
+    batch = runner.padding_example(trace)
     figure = visualizer.masks_figure(
-        trace.batch_padding_mask, trace.batch_tokens, trace.causal_mask, trace.decoder_mask, trace.cross_mask,
+        batch.mask, batch.tokens, trace.causal_mask, trace.decoder_mask, trace.cross_mask,
         trace.source_tokens, trace.target_tokens, step=t,
     )
     return plot(figure, "masks")
@@ -27,5 +35,6 @@ def masks_view(trace: TranslationTrace, step: float | None) -> PlotData:
 
 def build(page: Page) -> list[TabView]:
     return [figure_tab(page, "Positional encoding", "positions", ABOUT_POSITIONS, "pe-plot",
-                       lambda trace, step: positions_view(trace)),
-            figure_tab(page, "Masks", "masks", ABOUT_MASKS, "mask-plot", masks_view)]
+                       lambda trace, step: positions_view(page.runner, trace)),
+            figure_tab(page, "Masks", "masks", ABOUT_MASKS, "mask-plot",
+                       lambda trace, step: masks_view(page.runner, trace, step))]

@@ -18,7 +18,7 @@ ZeroGPU (later): a Runner in single-process mode whose `jobs` are serving.JOBS e
 
 The Gradio process keeps its own Checkpoint either way (config, tokenizer and metrics for the page;
 its weights are ~30 MB of the app's memory). Also here: the lean trace file (serving/wire.py) written
-through serving.TraceFiles, and the `/positional_encoding` endpoint that serves the table it refers to.
+through serving.TraceFiles, and the `/positional_encoding` endpoint that serves the table of section 3.5.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from model.analysis.readouts import BeamComparison
 from model.analysis.kv_cache import CacheRecording
 from model.analysis.paper_figures import FigureResult, PaperFigure
 from model.core.positional import sinusoidal_positional_encoding
+from model.text.inputs import PaddedBatch, padding_example
 from serving import JOBS, Job, ModelPool, PoolClosed, TraceFiles, WorkerCrashed, default_workers, lean_trace_json
 from serving.wire import positional_encoding_json
 
@@ -106,6 +107,18 @@ class Runner:
         """The paper's Figures 3-5 on this model (model.analysis.paper_figures.run_paper_figures)."""
         return self.run("paper_figures", figures=list(figures))
 
+    def positional_encoding(self, rows: int) -> np.ndarray:
+        """(min(rows, max_positions), d_model): the first rows of the sinusoidal table the model adds (3.5).
+        A function of the config, so computed in this process: no job, nothing on a worker or a GPU."""
+        config = self.checkpoint.config
+        return positional_encoding_table(config.max_positions, config.d_model)[:rows]
+
+    def padding_example(self, trace: TranslationTrace) -> PaddedBatch:
+        """The trace's source batched with a longer sentence and padded and masked as the encoder's batches are
+        (model.text.inputs.padding_example; section 3.2.3). Tokenizer only, in this process: no job."""
+        return padding_example(self.checkpoint.tokenizer, trace.source_ids, trace.direction,
+                               self.checkpoint.config.pad_id)
+
     def limit_events(self, demo: gr.Blocks) -> None:
         """Pool mode: the model events (model_event: /translate, the start-up example and share links, the
         Explain runs) get SLOTS_PER_WORKER slots per worker: while one request's Gradio work (queue, files,
@@ -129,20 +142,28 @@ def write_trace_file(trace: TranslationTrace) -> str:
 
 
 @functools.lru_cache(maxsize=4)
+def positional_encoding_table(max_positions: int, d_model: int) -> np.ndarray:
+    """The sinusoidal table (3.5) of a config, read-only (computed once)."""
+    table = sinusoidal_positional_encoding(max_positions, d_model).numpy()
+    table.flags.writeable = False
+    return table
+
+
+@functools.lru_cache(maxsize=4)
 def positional_encoding_text(max_positions: int, d_model: int) -> str:
-    """The positional-encoding table a lean trace's {"ref": "pe"} names, as JSON (computed once)."""
-    return positional_encoding_json(sinusoidal_positional_encoding(max_positions, d_model).numpy())
+    """The positional-encoding table as JSON (computed once)."""
+    return positional_encoding_json(positional_encoding_table(max_positions, d_model))
 
 
 def add_endpoints(checkpoint: Checkpoint | None) -> None:
-    """The `/positional_encoding` API endpoint (inside the page's gr.Blocks): the table, served once per client."""
+    """The `/positional_encoding` API endpoint (inside the page's gr.Blocks): the table of section 3.5."""
     if checkpoint is None:
         return
     config = checkpoint.config
 
     def positional_encoding() -> str:
-        """The sinusoidal positional-encoding table (section 3.5) that lean traces refer to, as JSON text:
-        {"ref": "pe", "rows", "d_model", "table"}; rebuild a trace with serving.trace_from_lean."""
+        """The sinusoidal positional-encoding table (section 3.5) that the model adds to its embeddings, as
+        JSON text: {"ref": "pe", "rows", "d_model", "table"} (4 decimals)."""
         return positional_encoding_text(config.max_positions, config.d_model)
 
     gr.api(positional_encoding, api_name="positional_encoding", concurrency_limit=None)

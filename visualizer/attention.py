@@ -23,6 +23,30 @@ from .theme import ATTENTION_SCALE, DIVERGING_SCALE, MASKED_COLOR, MUTED_COLOR, 
 
 MASKED_TEXT = "−∞ (masked)"
 COLORBAR_PX = 90  # room right of the last panel for its colour bar
+TITLE_PAD_PX = 36  # a title's distance below the figure's top: clear of Plotly's toolbar
+TITLE_DROP_PX = 24  # what moving the title down adds to the top margin (and the height)
+# the grid of every head (section 3.2.2)
+GRID_WIDTH_PX = 880  # the heads of a layer share about this width ...
+HEAD_PX = (64, 150)  # ... each head's panel within this range
+HEAD_ASPECT = (0.4, 1.5)  # a panel's height / width follows queries / keys within this range
+HEAD_GAP_PX = (8.0, 12.0)  # between panels: across, down
+HEAD_TITLE_FONT = 12  # px: "head h" and "layer l"
+GRID_CHAR_PX = 6.2  # a tick label character's width
+GRID_LEFT_PX, GRID_LEFT_MARGIN_PX = 50, (80, 260)  # beside the query labels; the left margin's range
+GRID_BOTTOM_PX, GRID_BOTTOM_MARGIN_PX = 20, (50, 200)  # below the key labels; the bottom margin's range
+GRID_TOP_MARGIN_PX = (60, 90)  # without, with a title
+GRID_HIGHLIGHT_WIDTH = 1.5  # px: the inspected query's outline in every small panel
+WINDOW_NOTE_SHIFT_PX = 22  # the window note, up clear of the head titles
+COLORBAR_SPAN_PX = 400  # the colour bar's length in pixels (at most the plot's height)
+# inside one head (section 3.2.1)
+PIPELINE_CELLS_PX = (280, 720)  # cells budget: side by side, stacked
+PIPELINE_CELL_PX = (14, 28)  # a cell's range
+PIPELINE_GAP_PX = 90.0  # between panels (room for the middle colour bar when side by side)
+PIPELINE_TITLE_FONT = 13  # px
+SCORE_BAR_SHARE, WEIGHT_BAR_SHARE = 0.6, 0.3  # stacked: the bars' lengths, as shares of the plot's height
+BAR_GAP_PX = 8  # between a panel and its colour bar
+PIPELINE_MIN_HEIGHT_PX = 260
+PIPELINE_TITLES = ("QKᵀ/√d_k", "+ mask", "softmax")
 
 
 def _checked(weights, query_tokens, key_tokens, ndim: int, highlight_query=None):
@@ -47,10 +71,10 @@ def below_toolbar(fig: go.Figure) -> go.Figure:
     """Move a title down, clear of Plotly's toolbar (which floats over the figure's top right); the figure
     grows by as much, so its plot area (sized for square cells) keeps its height."""
     if fig.layout.title.text:
-        fig.layout.title.update(yref="container", y=1, yanchor="top", pad=dict(t=36))
-        fig.layout.margin.t += 24
+        fig.layout.title.update(yref="container", y=1, yanchor="top", pad=dict(t=TITLE_PAD_PX))
+        fig.layout.margin.t += TITLE_DROP_PX
         if fig.layout.height:
-            fig.layout.height += 24
+            fig.layout.height += TITLE_DROP_PX
     return fig
 
 
@@ -119,13 +143,13 @@ def attention_grid(weights: np.ndarray, query_tokens: Sequence[str], key_tokens:
     window, queries, keys, highlight = _shown(window, full.shape, queries, keys, highlight)
     w = window.of(full)
     n_layers, n_heads, n_queries, n_keys = w.shape
-    panel_w = float(np.clip(880 / n_heads, 64, 150))
-    panel_h = panel_w * float(np.clip(n_queries / n_keys, 0.4, 1.5))
-    gap_x, gap_y = 8.0, 12.0  # pixels between cells
+    panel_w = float(np.clip(GRID_WIDTH_PX / n_heads, *HEAD_PX))
+    panel_h = panel_w * float(np.clip(n_queries / n_keys, *HEAD_ASPECT))
+    gap_x, gap_y = HEAD_GAP_PX
     plot_w = n_heads * panel_w + (n_heads - 1) * gap_x
     plot_h = n_layers * panel_h + (n_layers - 1) * gap_y
     layout, refs = subplot_grid(
-        n_layers, n_heads, titles=[f"head {head + 1}" for head in range(n_heads)], title_size=12,
+        n_layers, n_heads, titles=[f"head {head + 1}" for head in range(n_heads)], title_size=HEAD_TITLE_FONT,
         horizontal_spacing=spacing(gap_x, plot_w, n_heads), vertical_spacing=spacing(gap_y, plot_h, n_layers),
     )
     # The axes are categories named "#i token" (unique per position): the hover reads the tokens
@@ -143,18 +167,20 @@ def attention_grid(weights: np.ndarray, query_tokens: Sequence[str], key_tokens:
         xaxis = dict(hidden, **key_ticks, tickangle=-90) if row == n_layers else hidden
         yaxis = dict(hidden, autorange="reversed")
         if col == 1:
-            yaxis.update(query_ticks, title=dict(text=f"layer {row}", font=dict(size=12, color=MUTED_COLOR)))
+            yaxis.update(query_ticks, title=dict(text=f"layer {row}", font=dict(size=HEAD_TITLE_FONT, color=MUTED_COLOR)))
         set_axes(layout, cell, xaxis, yaxis)
-    margin = dict(l=int(np.clip(6.2 * max(map(len, query_ticks["ticktext"])) + 50, 80, 260)), r=COLORBAR_PX,
-                  t=90 if title else 60, b=int(np.clip(6.2 * max(map(len, key_ticks["ticktext"])) + 20, 50, 200)))
+    longest_query, longest_key = (max(map(len, ticks["ticktext"])) for ticks in (query_ticks, key_ticks))
+    margin = dict(l=int(np.clip(GRID_CHAR_PX * longest_query + GRID_LEFT_PX, *GRID_LEFT_MARGIN_PX)), r=COLORBAR_PX,
+                  t=GRID_TOP_MARGIN_PX[bool(title)],
+                  b=int(np.clip(GRID_CHAR_PX * longest_key + GRID_BOTTOM_PX, *GRID_BOTTOM_MARGIN_PX)))
     sides = margin["l"] + margin["r"]
     return below_toolbar(figure(series, dict(
-        layout, shapes=highlight_rows(highlight, n_keys, list(refs.values()), width=1.5),
-        annotations=layout.get("annotations", []) + window_note(window, full.shape, yshift=22),
+        layout, shapes=highlight_rows(highlight, n_keys, list(refs.values()), width=GRID_HIGHLIGHT_WIDTH),
+        annotations=layout.get("annotations", []) + window_note(window, full.shape, yshift=WINDOW_NOTE_SHIFT_PX),
         height=int(plot_h + margin["t"] + margin["b"]), margin=margin,
-        **fit_width(n_heads * 64 + sides, plot_w + sides),
+        **fit_width(n_heads * HEAD_PX[0] + sides, plot_w + sides),
         coloraxis=dict(cmin=0, cmax=1, colorscale=ATTENTION_SCALE,
-                       colorbar=colorbar("weight", len=min(1.0, 400 / plot_h))),
+                       colorbar=colorbar("weight", len=min(1.0, COLORBAR_SPAN_PX / plot_h))),
     ), title))
 
 
@@ -195,17 +221,17 @@ def attention_pipeline(scores: np.ndarray, mask: np.ndarray, weights: np.ndarray
 
     n_queries, n_keys = w.shape
     stacked = n_keys > STACK_ABOVE
-    cell = cell_px(max(w.shape), budget=280 if not stacked else 720, low=14, high=28)
-    panel_w, panel_h, gap = n_keys * cell, n_queries * cell, 90.0
-    titles = ("QKᵀ/√d_k", "+ mask", "softmax")
+    cell = cell_px(max(w.shape), PIPELINE_CELLS_PX[stacked], *PIPELINE_CELL_PX)
+    panel_w, panel_h, gap = n_keys * cell, n_queries * cell, PIPELINE_GAP_PX
     if stacked:
         plot_w, plot_h = panel_w, 3 * panel_h + 2 * gap
-        layout, refs = subplot_grid(3, 1, vertical_spacing=gap / plot_h, title_size=13, titles=titles)
+        layout, refs = subplot_grid(3, 1, vertical_spacing=gap / plot_h, titles=PIPELINE_TITLES,
+                                    title_size=PIPELINE_TITLE_FONT)
         panels = [refs[row, 1] for row in (1, 2, 3)]
     else:
         plot_w, plot_h = 3 * panel_w + 2 * gap, panel_h
-        layout, refs = subplot_grid(1, 3, shared_yaxes=True, horizontal_spacing=gap / plot_w, title_size=13,
-                                    titles=titles)
+        layout, refs = subplot_grid(1, 3, shared_yaxes=True, horizontal_spacing=gap / plot_w, title_size=PIPELINE_TITLE_FONT,
+                                    titles=PIPELINE_TITLES)
         panels = [refs[1, col] for col in (1, 2, 3)]
     at = dict(first_row=window.rows.start, first_col=window.cols.start, xgap=1, ygap=1)
     series = [
@@ -225,18 +251,18 @@ def attention_pipeline(scores: np.ndarray, mask: np.ndarray, weights: np.ndarray
     margin = token_margins(queries, keys, title=bool(title))
     margin["r"] = COLORBAR_PX
     if stacked:  # the scores' bar beside the two score panels, the weights' beside the softmax
-        score_bar = colorbar("score", x=1.0, xanchor="left", y=1, yanchor="top", len=0.6)
-        weight_bar = colorbar("weight", x=1.0, xanchor="left", y=0, yanchor="bottom", len=0.3)
+        score_bar = colorbar("score", x=1.0, xanchor="left", y=1, yanchor="top", len=SCORE_BAR_SHARE)
+        weight_bar = colorbar("weight", x=1.0, xanchor="left", y=0, yanchor="bottom", len=WEIGHT_BAR_SHARE)
     else:
-        bar_x = layout[axis_name(panels[1][0])]["domain"][1] + 8 / plot_w
+        bar_x = layout[axis_name(panels[1][0])]["domain"][1] + BAR_GAP_PX / plot_w
         score_bar = colorbar("score", x=bar_x, xanchor="left")
-        weight_bar = colorbar("weight", x=1.0 + 8 / plot_w, xanchor="left")
+        weight_bar = colorbar("weight", x=1.0 + BAR_GAP_PX / plot_w, xanchor="left")
     sides = margin["l"] + margin["r"]
     columns = n_keys if stacked else 3 * n_keys
     return below_toolbar(figure(series, dict(
         layout, margin=margin, shapes=highlight_rows(highlight, n_keys, panels),
         annotations=layout.get("annotations", []) + window_note(window, full.shape),
-        height=int(max(plot_h + margin["t"] + margin["b"], 260)),
+        height=int(max(plot_h + margin["t"] + margin["b"], PIPELINE_MIN_HEIGHT_PX)),
         **fit_width(columns * MIN_COLUMN_PX + sides + (0 if stacked else 2 * gap), plot_w + sides),
         coloraxis=dict(cmin=-bound, cmax=bound, colorscale=DIVERGING_SCALE, colorbar=score_bar),
         coloraxis2=dict(cmin=0, cmax=1, colorscale=ATTENTION_SCALE, colorbar=weight_bar),

@@ -26,6 +26,22 @@ MIN_FONT = 10  # px: the smallest tick label any token figure draws
 WINDOW_HALF = 20  # a window shows the centre key and up to this many keys either side
 PHONE_PX = 360  # a figure needing more width than this gets a fixed width and scrolls in its box
 MIN_COLUMN_PX = 14  # narrowest column whose rotated 10 px label does not overlap its neighbour
+SHORT_FONT = 12  # px: the tick labels of a sentence of up to SHORT_SENTENCE tokens
+SHORT_SENTENCE = 24  # tokens
+ROTATE_ABOVE = 3  # columns: more than this many and their labels turn 45°
+HIGHLIGHT_WIDTH = 2.5  # px: the outline of the inspected query row
+CELLS_BUDGET_PX = 720  # a heatmap's cells together take about this many pixels
+CELL_PX = (14, 34)  # px: a cell never smaller (a 10 px label's height) nor bigger than this
+CHAR_EM = 0.62  # a label character's width, in units of its font size
+LABEL_CHARS = 24  # a label's width is counted up to this many characters (longer ones are cut)
+LEFT_PAD_PX, BOTTOM_PAD_PX = 40, 50  # beside the longest row label, below the rotated column labels
+ROTATED_SHARE = 0.75  # the height of a 45°-rotated label per unit of its length (about cos 45°, rounded up)
+LEFT_MARGIN_PX = (60, 220)  # the left margin's range
+BOTTOM_MARGIN_PX = (50, 200)  # the bottom margin's range
+TOP_MARGIN_PX = (30, 70)  # without, with a title
+RIGHT_MARGIN_PX = 20  # token_margins' right margin
+COLORBAR_ROOM_PX = 110  # heatmap_size's right margin: room for a colour bar
+MIN_HEIGHT_PX = 220  # a heatmap figure never shorter
 
 
 class Window(namedtuple("Window", "rows cols")):
@@ -92,8 +108,8 @@ def token_heatmap(z: np.ndarray, row_labels: Sequence[str], col_labels: Sequence
 
 
 def tick_font_size(n: int) -> int:
-    """12 px for short sentences, never below MIN_FONT (long ones are windowed or scroll instead)."""
-    return 12 if n <= 24 else MIN_FONT
+    """SHORT_FONT for short sentences, never below MIN_FONT (long ones are windowed or scroll instead)."""
+    return SHORT_FONT if n <= SHORT_SENTENCE else MIN_FONT
 
 
 def token_axis(labels: Sequence[str], *, show: bool = True, angle: int = 0,
@@ -119,13 +135,13 @@ def token_axes(row_labels: Sequence[str], col_labels: Sequence[str], yref: str =
 
     Square cells (x scaled to ``yref``) keep the matrix readable whatever size the page gives the figure.
     """
-    angle = -45 if len(col_labels) > 3 else 0
+    angle = -45 if len(col_labels) > ROTATE_ABOVE else 0
     return (dict(token_axis(col_labels, show=show_cols, angle=angle, title=col_title), scaleanchor=yref),
             token_axis(row_labels, show=show_rows, reverse=True, title=row_title))
 
 
 def highlight_rows(index: int | None, n_cols: int, refs: Sequence[Refs] = (("x", "y"),),
-                   width: float = 2.5) -> list[dict]:
+                   width: float = HIGHLIGHT_WIDTH) -> list[dict]:
     """Outlines of row ``index`` (the query being inspected) in every panel of ``refs``; none for None."""
     if index is None:
         return []
@@ -135,7 +151,7 @@ def highlight_rows(index: int | None, n_cols: int, refs: Sequence[Refs] = (("x",
 
 # ---- sizes ------------------------------------------------------------------------------------
 
-def cell_px(n: int, budget: float = 720, low: float = 14, high: float = 34) -> float:
+def cell_px(n: int, budget: float = CELLS_BUDGET_PX, low: float = CELL_PX[0], high: float = CELL_PX[1]) -> float:
     """Pixels per heatmap cell: big for short sentences, never above ``budget`` in total (mostly);
     never below ``low``, the height a 10 px tick label needs."""
     return float(np.clip(budget / max(n, 1), low, high))
@@ -149,18 +165,19 @@ def fit_width(min_px: float, natural_px: float) -> dict:
 
 def label_px(labels: Sequence[str], font_size: int) -> float:
     """Rough rendered width of the longest label."""
-    return 0.62 * font_size * min(max((shown_length(label) for label in labels), default=1), 24)
+    return CHAR_EM * font_size * min(max((shown_length(label) for label in labels), default=1), LABEL_CHARS)
 
 
 def token_margins(row_labels: Sequence[str], col_labels: Sequence[str], *, title: bool) -> dict:
     """Margins that fit the y tick labels on the left and the 45°-rotated x labels below."""
-    left = label_px(row_labels, tick_font_size(len(row_labels))) + 40
-    bottom = 0.75 * label_px(col_labels, tick_font_size(len(col_labels))) + 50
-    return dict(l=int(np.clip(left, 60, 220)), r=20, t=70 if title else 30, b=int(np.clip(bottom, 50, 200)))
+    left = label_px(row_labels, tick_font_size(len(row_labels))) + LEFT_PAD_PX
+    bottom = ROTATED_SHARE * label_px(col_labels, tick_font_size(len(col_labels))) + BOTTOM_PAD_PX
+    return dict(l=int(np.clip(left, *LEFT_MARGIN_PX)), r=RIGHT_MARGIN_PX, t=TOP_MARGIN_PX[bool(title)],
+                b=int(np.clip(bottom, *BOTTOM_MARGIN_PX)))
 
 
 def heatmap_size(row_labels: Sequence[str], col_labels: Sequence[str], *, title: bool,
-                 right: int = 110) -> dict:
+                 right: int = COLORBAR_ROOM_PX) -> dict:
     """height and margin for one token heatmap (rows x cells, bounded to ~720 px of cells), and a width
     only where the columns need more than a phone has (see ``fit_width``)."""
     cell = cell_px(max(len(row_labels), len(col_labels)))
@@ -168,10 +185,10 @@ def heatmap_size(row_labels: Sequence[str], col_labels: Sequence[str], *, title:
     margin["r"] = right
     sides = margin["l"] + margin["r"]
     height = margin["t"] + margin["b"] + len(row_labels) * cell
-    return dict(height=int(max(height, 220)), margin=margin,
+    return dict(height=int(max(height, MIN_HEIGHT_PX)), margin=margin,
                 **fit_width(sides + len(col_labels) * MIN_COLUMN_PX, sides + len(col_labels) * cell))
 
 
 def cell_gap(n: int) -> int:
     """White lines between cells while cells are big enough for them not to wash the colours out."""
-    return 1 if cell_px(n) >= 14 else 0
+    return 1 if cell_px(n) >= CELL_PX[0] else 0

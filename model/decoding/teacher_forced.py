@@ -16,18 +16,11 @@ import numpy as np
 import torch
 
 from model.decoding.ablation import Ablation, AblationTensors
-from model.text.inputs import pad_batch, prepare_source
 from model.core.masks import causal_mask, decoder_mask, padding_mask
-from model.text.tokenizer import PAD, SubwordTokenizer, parse_direction
+from model.text.tokenizer import SubwordTokenizer
 from model.decoding.trace import TranslationTrace
 from model.core.transformer import DecoderOutput, EncoderOutput, Transformer
 
-# A longer sentence per source language, batched with the user's to show a real padding mask.
-PADDING_EXAMPLES = {
-    "de": "Eine Gruppe von Menschen steht vor einem großen Gebäude und wartet auf den Bus.",
-    "en": "A group of people is standing in front of a large building and waiting for the bus.",
-}
-MIN_PE_ROWS = 64  # the trace keeps at least this many positional-encoding rows, so the sinusoids read as waves
 LOGIT_LENS_K = 5  # tokens kept per decoder layer and step in the logit lens
 
 
@@ -102,11 +95,6 @@ def build_trace(model: Transformer, tokenizer: SubwordTokenizer, text: str, dire
     entropy = -(probs * forced.log_probs).sum(-1) / math.log(2)  # (T,) bits
     lens_top_probs, lens_top_ids = logit_lens(model, decoded.layer_hiddens, probs)  # (T, L, 5)
     chosen = torch.tensor(output_ids, device=probs.device)
-
-    _, target_language = parse_direction(direction)
-    source_language = "en" if target_language == "de" else "de"
-    batch_ids = [source_ids, prepare_source(tokenizer, PADDING_EXAMPLES[source_language], direction)[0]]
-    batch = pad_batch(batch_ids, config.pad_id)  # (2, S_batch)
     n_source, n_target = len(source_ids), len(target_ids)
 
     return TranslationTrace(
@@ -133,9 +121,6 @@ def build_trace(model: Transformer, tokenizer: SubwordTokenizer, text: str, dire
         causal_mask=causal_mask(n_target)[0, 0].numpy(),
         decoder_mask=forced.tgt_mask[0, 0].cpu().numpy(),
         cross_mask=src_mask[0, 0].expand(n_target, n_source).cpu().numpy(),
-        batch_tokens=[[PAD if i == config.pad_id else tokenizer.id_to_token(i) for i in row] for row in batch.tolist()],
-        batch_padding_mask=padding_mask(batch, config.pad_id)[:, 0, 0].numpy(),
-        positional_encoding=model.positional_encoding[: max(n_source, n_target, MIN_PE_ROWS)].cpu().numpy(),
         logit_lens_tokens=[[tokenizer.tokens(row) for row in layer] for layer in lens_top_ids.tolist()],
         logit_lens_probs=lens_top_probs.cpu().numpy(),
         source_truncated=was_cut,

@@ -1,4 +1,4 @@
-"""The trace of one translation: everything a view needs, as plain data.
+"""The trace of one translation: what its sentence's views need, as plain data.
 
 Numpy arrays and lists of strings only (no tensors, no modules), so it can be kept in a UI
 state, turned into JSON and read back without the model. Shapes follow the Hugging Face
@@ -7,6 +7,10 @@ convention: attention is [layers, heads, queries, keys].
 Axes: S = source tokens (encoder input, language tag first, [EOS] last); T = decoding steps.
 At step t the decoder reads target_tokens[t] (the prefix is target_tokens[:t+1]) and chooses
 output_tokens[t]; target_tokens = [BOS] + output_tokens[:-1].
+
+Only what belongs to this sentence: the positional-encoding table (a function of the config) and the
+padded batch of the Masks view (this sentence beside another) are computed where they are drawn
+(ui/positions.py, through the runner), not copied into every trace.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ ARRAY_FIELDS = {
     "encoder_attention": np.float32, "decoder_self_attention": np.float32, "cross_attention": np.float32,
     "encoder_scores": np.float32, "decoder_self_scores": np.float32, "cross_scores": np.float32,
     "source_mask": np.bool_, "causal_mask": np.bool_, "decoder_mask": np.bool_, "cross_mask": np.bool_,
-    "batch_padding_mask": np.bool_, "positional_encoding": np.float32, "logit_lens_probs": np.float32,
+    "logit_lens_probs": np.float32,
 }
 
 
@@ -103,9 +107,6 @@ class TranslationTrace:
     causal_mask: np.ndarray  # (T, T) look-ahead mask, True on and below the diagonal
     decoder_mask: np.ndarray  # (T, T) causal AND target padding: what decoder self-attention used
     cross_mask: np.ndarray  # (T, S) which source keys each target query may attend
-    batch_tokens: list[list[str]]  # the source batched with a longer example, padded with [PAD]
-    batch_padding_mask: np.ndarray  # (2, S_batch) padding mask of that real padded batch
-    positional_encoding: np.ndarray  # (P, d_model), P = max(S, T, 64) capped at max_positions: rows 0..S-1 feed the source, 0..T-1 the target
     logit_lens_tokens: list[list[list[str]]]  # T x L_dec x 5: top tokens read from each decoder layer
     logit_lens_probs: np.ndarray  # (T, L_dec, 5) their probabilities (layer output -> projection -> softmax)
     source_truncated: bool = False  # the source was cut to model.text.limits.MAX_SOURCE_TOKENS

@@ -1,0 +1,269 @@
+"""Attention figures (section 3.2): tokens, the heatmap of one head, the grid of layers x heads, inside one
+head (3.2.1) and the next-token candidates (3.4). Hand-made numpy data, no model: each figure shows exactly
+the numbers and tokens it is given, escaped, and refuses inputs that do not fit.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+from helpers import HOSTILE, SOURCE, TARGET, heatmaps, highlight_shapes, softmax_rows
+
+import visualizer
+from visualizer import explain
+from visualizer.theme import ACCENT_COLOR, GRID_COLOR, MUTED_COLOR, PRIMARY_COLOR
+from visualizer.tokens import token_chips
+
+
+# ---- tokens ---------------------------------------------------------------------------------
+
+def test_display_tokens_escape_markup_keep_word_marker_and_duplicates():
+    tokens = ["▁a", "<script>alert(1)</script>", "▁a", "&amp;", HOSTILE, "[EOS]"]
+    labels = visualizer.display_tokens(tokens)
+    assert labels == [html.escape(token, quote=False) for token in tokens]
+    assert labels[1] == "&lt;script&gt;alert(1)&lt;/script&gt;"
+    assert labels[3] == "&amp;amp;"  # shown as the four characters "&amp;", not as "&"
+    assert labels[0] == labels[2] == "▁a"
+
+
+def test_display_tokens_cut_before_escaping_and_reject_non_lists():
+    assert visualizer.display_tokens(["<abcdefgh>"], max_chars=4) == ["&lt;ab…"]
+    assert visualizer.display_tokens([""]) == ["∅"]
+    with pytest.raises(ValueError, match="list of strings"):
+        visualizer.display_tokens("▁Mann")
+    with pytest.raises(ValueError, match="token 1"):
+        visualizer.display_tokens(["▁a", 3])
+
+
+SPECIAL = {"[PAD]", "[BOS]", "[EOS]", "[UNK]", "<2de>", "<2en>"}  # as the caller (the tokenizer) names them
+
+
+def test_token_chips_mark_the_special_tokens_the_caller_names():
+    chips = token_chips(["<2en>", "▁A", "[EOS]"], {1: "chosen"}, special_tokens=SPECIAL)
+    assert chips == ('<span class="tok special">&lt;2en&gt;</span><span class="tok chosen">▁A</span>'
+                     '<span class="tok special">[EOS]</span>')
+    assert "special" not in token_chips(["[EOS]", "<2en>"])  # the visualizer has no list of its own
+
+
+def test_alignment_figure_mutes_the_special_tokens_the_caller_names():
+    fig = explain.alignment_figure(SOURCE, TARGET, [(2, 2)], special_tokens=SPECIAL)
+    for row, tokens in zip(fig.data, (SOURCE, TARGET)):
+        expected = [GRID_COLOR if token in SPECIAL else PRIMARY_COLOR for token in tokens]
+        assert list(row.marker.color) == expected, row.name
+    muted = {a.text for a in fig.layout.annotations if a.font.color == MUTED_COLOR and a.xref != "paper"}
+    assert muted == {"&lt;2en&gt;", "[EOS]", "[BOS]"}
+    plain = explain.alignment_figure(SOURCE, TARGET, [(2, 2)])
+    assert GRID_COLOR not in list(plain.data[0].marker.color) + list(plain.data[1].marker.color)
+
+
+# ---- attention heatmap (3.2) ----------------------------------------------------------------
+
+def test_attention_heatmap_draws_weights_on_token_axes():
+    weights = softmax_rows((len(TARGET), len(SOURCE)))
+    fig = visualizer.attention_heatmap(weights, TARGET, SOURCE, title="cross <b>attention</b>")
+    assert isinstance(fig, go.Figure)
+    (trace,) = fig.data
+    assert isinstance(trace, go.Heatmap)
+    np.testing.assert_allclose(trace.z, weights)
+    assert (trace.zmin, trace.zmax) == (0, 1)
+    assert list(fig.layout.xaxis.ticktext) == visualizer.display_tokens(SOURCE)
+    assert list(fig.layout.yaxis.ticktext) == visualizer.display_tokens(TARGET)
+    assert list(fig.layout.xaxis.tickvals) == list(range(len(SOURCE)))
+    assert fig.layout.yaxis.autorange == "reversed"  # first query at the top
+    assert fig.layout.title.text == "cross &lt;b&gt;attention&lt;/b&gt;"  # titles are plain text
+    assert not highlight_shapes(fig)
+
+
+def test_attention_heatmap_hover_names_query_key_and_exact_weight():
+    weights = softmax_rows((len(TARGET), len(SOURCE)))
+    trace = visualizer.attention_heatmap(weights, TARGET, SOURCE).data[0]
+    assert (trace.y[3], trace.x[2]) == ("#3 ▁rides", "#2 ▁Mann")  # the hover of cell (3, 2)
+    assert "query <b>%{y}</b>" in trace.hovertemplate and "key <b>%{x}</b>" in trace.hovertemplate
+    assert "%{z:.4f}" in trace.hovertemplate
+
+
+def test_attention_heatmap_highlights_the_query_row():
+    weights = softmax_rows((len(TARGET), len(SOURCE)))
+    fig = visualizer.attention_heatmap(weights, TARGET, SOURCE, highlight_query=4)
+    (shape,) = highlight_shapes(fig)
+    assert (shape.y0, shape.y1) == (3.5, 4.5)
+    assert (shape.x0, shape.x1) == (-0.5, len(SOURCE) - 0.5)
+
+
+def test_attention_heatmap_keeps_duplicate_tokens_apart_and_escapes_them():
+    tokens = ["▁a", "<script>", "▁a", "▁a"]
+    weights = softmax_rows((4, 4))
+    fig = visualizer.attention_heatmap(weights, tokens, tokens)
+    assert list(fig.layout.yaxis.ticktext) == ["▁a", "&lt;script&gt;", "▁a", "▁a"]
+    # unique category per position: Plotly cannot merge the repeated rows
+    assert list(fig.data[0].y) == ["#0 ▁a", "#1 &lt;script&gt;", "#2 ▁a", "#3 ▁a"]
+    assert fig.data[0].z.shape == (4, 4)
+
+
+def test_attention_heatmap_fills_its_container_until_its_columns_need_more_than_a_phone():
+    small = visualizer.attention_heatmap(softmax_rows((5, 5)), ["▁x"] * 5, ["▁x"] * 5)
+    big = visualizer.attention_heatmap(softmax_rows((80, 80)), ["▁x"] * 80, ["▁x"] * 80)
+    assert small.layout.width is None  # Plotly sizes it to the page's column
+    margin = big.layout.margin
+    assert big.layout.width - margin.l - margin.r >= 80 * 14  # 14 px a column: rotated 10 px labels apart
+    assert small.layout.height < big.layout.height <= 80 * 34 + margin.t + margin.b
+
+
+@pytest.mark.parametrize("weights, queries, keys, kwargs, message", [
+    (np.zeros((3, 4, 1)), 3, 4, {}, "2 dimensions"),
+    (np.zeros((3, 4)), 2, 4, {}, "query_tokens has 2 tokens"),
+    (np.zeros((3, 4)), 3, 5, {}, "key_tokens has 5 tokens"),
+    (np.zeros((3, 4)), 3, 4, {"highlight_query": 3}, "out of range"),
+    (np.zeros((3, 4)), 3, 4, {"highlight_query": 1.0}, "integer"),
+    (np.zeros((0, 4)), 0, 4, {}, "empty"),
+])
+def test_attention_heatmap_rejects_mismatched_inputs(weights, queries, keys, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        visualizer.attention_heatmap(weights, ["▁q"] * queries, ["▁k"] * keys, **kwargs)
+
+
+# ---- grid of layers x heads (3.2.2) ----------------------------------------------------------
+
+def test_attention_grid_has_one_cell_per_layer_and_head():
+    layers, heads = 2, 3
+    weights = softmax_rows((layers, heads, len(TARGET), len(SOURCE)))
+    fig = visualizer.attention_grid(weights, TARGET, SOURCE, title="model view", highlight_query=2)
+    cells = heatmaps(fig)
+    assert len(cells) == layers * heads
+    titles = [annotation.text for annotation in fig.layout.annotations]
+    assert titles == ["head 1", "head 2", "head 3"]  # column titles on the top edge
+    # layer names on the rows' left edge, token ticks only on the outer edge (first column, bottom row)
+    assert [fig.layout[f"yaxis{'' if i == 1 else i}"].title.text for i in (1, 4)] == ["layer 1", "layer 2"]
+    shown_y = [fig.layout[f"yaxis{'' if i == 1 else i}"].showticklabels for i in range(1, 7)]
+    shown_x = [fig.layout[f"xaxis{'' if i == 1 else i}"].showticklabels for i in range(1, 7)]
+    assert shown_y == [True, False, False, True, False, False]
+    assert shown_x == [False, False, False, True, True, True]
+    assert list(fig.layout.xaxis4.ticktext) == [f"{i} {token}" for i, token in enumerate(visualizer.display_tokens(SOURCE))]
+    np.testing.assert_allclose(cells[4].z, weights[1, 1])  # row-major: layer 2, head 2
+    assert {cell.coloraxis for cell in cells} == {"coloraxis"}
+    assert (fig.layout.coloraxis.cmin, fig.layout.coloraxis.cmax) == (0, 1)
+    assert len(highlight_shapes(fig)) == layers * heads
+    assert {shape.xref for shape in highlight_shapes(fig)} == {"x", *(f"x{i}" for i in range(2, 7))}
+
+
+def test_attention_grid_hover_names_tokens_layer_head_and_weight():
+    tokens = ["▁a", "<b>", "▁a"]
+    fig = visualizer.attention_grid(softmax_rows((1, 2, 3, 3)), tokens, tokens)
+    cell = heatmaps(fig)[1]
+    assert list(cell.x) == ["#0 ▁a", "#1 &lt;b&gt;", "#2 ▁a"]  # unique per position, escaped
+    assert list(cell.y) == list(cell.x)
+    assert "layer 1 · head 2" in cell.hovertemplate and "%{z:.4f}" in cell.hovertemplate
+    assert fig.layout.yaxis.autorange == "reversed"
+
+
+def test_attention_grid_rejects_a_single_head():
+    with pytest.raises(ValueError, match="4 dimensions"):
+        visualizer.attention_grid(softmax_rows((3, 3)), ["▁a"] * 3, ["▁a"] * 3)
+    with pytest.raises(ValueError, match="key_tokens"):
+        visualizer.attention_grid(softmax_rows((1, 1, 3, 3)), ["▁a"] * 3, ["▁a"] * 2)
+
+
+def test_large_figures_build_quickly():
+    """Not a timing assertion (shared CPUs): the numbers are printed for the record (-s)."""
+    tokens80, tokens40 = [f"▁w{i}" for i in range(80)], [f"▁w{i}" for i in range(40)]
+    start = time.perf_counter()
+    heatmap = visualizer.attention_heatmap(softmax_rows((80, 80)), tokens80, tokens80, highlight_query=5)
+    heatmap_json = heatmap.to_json()
+    middle = time.perf_counter()
+    grid = visualizer.attention_grid(softmax_rows((6, 8, 40, 40)), tokens40, tokens40, highlight_query=5)
+    grid_json = grid.to_json()
+    end = time.perf_counter()
+    print(f"\n80x80 heatmap: {middle - start:.2f} s, {len(heatmap_json) / 1e6:.2f} MB JSON; "
+          f"6x8 grid of 40x40: {end - middle:.2f} s, {len(grid_json) / 1e6:.2f} MB JSON")
+    assert len(heatmaps(grid)) == 48
+
+
+# ---- inside one head: scores, mask, softmax (3.2.1) ------------------------------------------
+
+def test_attention_pipeline_shows_scores_masked_scores_and_softmax():
+    n = len(TARGET)
+    mask = np.tril(np.ones((n, n), dtype=bool))
+    scores = np.random.default_rng(1).normal(size=(n, n)).astype(np.float32) * 3
+    weights = softmax_rows((n, n), mask=mask)
+    fig = visualizer.attention_pipeline(scores, mask, weights, TARGET, TARGET, title="head 1")
+    raw, masked, overlay, soft = heatmaps(fig)
+    assert [a.text for a in fig.layout.annotations] == ["QKᵀ/√d_k", "+ mask", "softmax"]
+    np.testing.assert_allclose(raw.z, scores)
+    assert np.isnan(masked.z[~mask]).all()  # −∞ is not a colour: the cell is left to the overlay
+    np.testing.assert_allclose(masked.z[mask], scores[mask])
+    assert np.isnan(overlay.z[mask]).all() and not np.isnan(overlay.z[~mask]).any()
+    assert "score <b>−∞ (masked)</b>" in overlay.hovertemplate
+    assert masked.hoverongaps is False and overlay.hoverongaps is False
+    np.testing.assert_allclose(soft.z, weights)
+    # scores diverge around 0 on a shared axis; the softmax has its own fixed 0-1 axis
+    assert raw.coloraxis == masked.coloraxis == "coloraxis" and soft.coloraxis == "coloraxis2"
+    assert fig.layout.coloraxis.cmin == -fig.layout.coloraxis.cmax == -np.abs(scores).max()
+    assert (fig.layout.coloraxis2.cmin, fig.layout.coloraxis2.cmax) == (0, 1)
+    assert all("query <b>%{y}</b>" in trace.hovertemplate for trace in fig.data)
+
+
+def test_attention_pipeline_rejects_a_mask_of_another_shape():
+    n = len(TARGET)
+    with pytest.raises(ValueError, match="mask has shape"):
+        visualizer.attention_pipeline(np.zeros((n, n)), np.ones((n, n - 1), bool), softmax_rows((n, n)),
+                                      TARGET, TARGET)
+
+
+# ---- next-token candidates (3.4) --------------------------------------------------------------
+
+def test_candidates_chart_ranks_bars_and_highlights_the_chosen_one():
+    tokens = ["▁man", "▁woman", "<b>x", "▁person"]
+    probs = np.array([0.05, 0.71, 0.0004, 0.2])
+    fig = visualizer.candidates_chart(tokens, probs, 1, entropy_bits=1.234, title="step 3")
+    (bar,) = fig.data
+    assert bar.orientation == "h"
+    np.testing.assert_allclose(bar.x, [0.71, 0.2, 0.05, 0.0004])  # most probable first = on top
+    assert fig.layout.yaxis.autorange == "reversed"
+    assert list(fig.layout.yaxis.ticktext) == ["<b>▁woman</b>", "▁person", "▁man", "&lt;b&gt;x"]
+    assert list(bar.marker.color) == [ACCENT_COLOR, PRIMARY_COLOR, PRIMARY_COLOR, PRIMARY_COLOR]
+    assert list(bar.text) == ["71.0%", "20.0%", "5.0%", "&lt;0.1%"]
+    assert tuple(fig.layout.xaxis.range) == (0, 1)
+    assert any("1.23 bits" in annotation.text for annotation in fig.layout.annotations)
+
+
+def test_candidates_chart_without_a_chosen_token():
+    fig = visualizer.candidates_chart(["▁a", "▁b"], np.array([0.5, 0.5]), None)
+    assert list(fig.data[0].marker.color) == [PRIMARY_COLOR, PRIMARY_COLOR]
+
+
+@pytest.mark.parametrize("tokens, probs, chosen, message", [
+    (["▁a", "▁b"], [0.5, 0.3, 0.2], 0, "tokens has 2 tokens"),
+    (["▁a", "▁b"], [0.5, 0.5], 2, "out of range"),
+    (["▁a", "▁b"], [1.5, -0.5], 0, "probabilities"),
+    (["▁a", "▁b"], [[0.5, 0.5]], 0, "1 dimensions"),
+])
+def test_candidates_chart_rejects_bad_inputs(tokens, probs, chosen, message):
+    with pytest.raises(ValueError, match=message):
+        visualizer.candidates_chart(tokens, np.array(probs), chosen)
+
+
+@pytest.mark.parametrize("rows", range(1, 9))
+@pytest.mark.parametrize("cols", range(1, 13))
+def test_subplot_domains_stay_inside_the_unit_interval(rows, cols):
+    """Rounding in the cumulative sums must never push a domain past 1 (Plotly rejects 1.0000000000000002)."""
+    from visualizer.grid import subplot_grid
+
+    layout, _ = subplot_grid(rows, cols, horizontal_spacing=0.07 / cols, vertical_spacing=0.09 / rows)
+    for name, axis in layout.items():
+        if name.startswith(("xaxis", "yaxis")):
+            assert 0.0 <= axis["domain"][0] <= axis["domain"][1] <= 1.0, (name, axis["domain"])
+
+
+def test_pipeline_builds_for_every_size():
+    """The three-panel figure builds (and validates) for any number of queries and keys."""
+    rng = np.random.default_rng(0)
+    for queries, keys in [(t, s) for t in range(1, 41, 3) for s in range(1, 41, 7)]:
+        scores = rng.normal(size=(queries, keys)).astype(np.float32)
+        weights = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)
+        figure = visualizer.attention_pipeline(scores, np.ones((queries, keys), bool), weights,
+                                               [f"q{i}" for i in range(queries)], [f"k{j}" for j in range(keys)])
+        go.Figure(figure.to_dict())  # full validation, as a client loading the JSON would need
