@@ -29,15 +29,15 @@ NO_MODEL_HINT = "Train one, or point the app at one with --checkpoint DIR, --hub
 
 # --------------------------------------------------------------------------- the model and files
 @functools.lru_cache(maxsize=4)
-def load_model(source: str, hub: bool = False) -> Checkpoint:
-    """Load a checkpoint once per process; it is shared read-only by every user (eval mode, no grad)."""
-    return load_checkpoint(source, hub=hub)
+def load_model(source: str, hub: bool = False, device: str = "cpu") -> Checkpoint:
+    """Load a checkpoint once per process (on `device`); it is shared read-only by every user (eval mode, no grad)."""
+    return load_checkpoint(source, hub=hub, device=device)
 
 
-def open_checkpoint(source: str | Path, hub: bool = False) -> tuple[Checkpoint | None, str]:
+def open_checkpoint(source: str | Path, hub: bool = False, device: str = "cpu") -> tuple[Checkpoint | None, str]:
     """(checkpoint, '') or (None, what went wrong): a missing or broken checkpoint does not stop the app."""
     try:
-        return load_model(str(source), hub), ""
+        return load_model(str(source), hub, device), ""
     except CheckpointError as error:
         return None, f"{error}. {NO_MODEL_HINT}"
 
