@@ -101,9 +101,9 @@ def test_bad_input_through_the_api(client, name):
         with pytest.raises(AppError, match=message):
             client.predict(text, "de-en", api_name="/translate")
     else:
-        translation, path = client.predict(text, "de-en", api_name="/translate")
+        translation, path, _ = client.predict(text, "de-en", api_name="/translate")
         check_translation(text, translation, json.loads(Path(path).read_text(encoding="utf-8")))
-    translation, path = client.predict(GERMAN, "German → English", api_name="/translate")  # still up
+    translation, path, _ = client.predict(GERMAN, "German → English", api_name="/translate")  # still up
     assert json.loads(Path(path).read_text(encoding="utf-8"))["source_text"] == GERMAN
 
 
@@ -150,7 +150,7 @@ def test_two_users_at_once_each_get_their_own_trace(server, tmp_path):  # noqa: 
         user_client = Client(server, verbose=False, download_files=str(tmp_path / direction), analytics_enabled=False)
         for _ in range(4):
             barrier.wait(timeout=60)
-            translation, path = user_client.predict(sentences[direction], direction, api_name="/translate")
+            translation, path, _ = user_client.predict(sentences[direction], direction, api_name="/translate")
             results[direction].append((translation, json.loads(Path(path).read_text(encoding="utf-8"))))
 
     threads = [threading.Thread(target=user, args=(direction,)) for direction in sentences]

@@ -61,9 +61,9 @@ def build_demo(checkpoint: str | Path, hub: bool = False, workers: int = 0,
         tour.wire(loaded, targets, share.wire(model_runner, targets, link, demo), tour_parts, find(demo, "explain-panels"),
                   attention_tab.pipeline)
         runner.add_endpoints(loaded)
-        # one listener after a translation: the header's tokens and notices, and step 1 of the new sentence
+        # one listener after a translation: the header's tokens and switch, and step 1 of the new sentence
         translate_event.success(lambda value: {**header.after_translate(value), steps.slider: 1}, header.trace,
-                                [header.download, header.tokens, header.notice, header.switch, steps.slider],
+                                [header.download, header.tokens, header.switch, steps.slider],
                                 show_progress="hidden", **PRIVATE)
         demo.load(None, None, None, js=page_script(), **PRIVATE)  # step keys, figures in the page's theme
     if model_runner is not None:

@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 
 import gradio as gr
 import numpy as np
+import orjson
 
 from model import Checkpoint, TranslationTrace
 from model.decoding.ablation import Ablation
@@ -145,14 +146,23 @@ def positional_encoding_text(max_positions: int, d_model: int) -> str:
     return positional_encoding_json(sinusoidal_positional_encoding(max_positions, d_model).numpy())
 
 
+@functools.lru_cache(maxsize=4)
+def positional_encoding_table(max_positions: int, d_model: int) -> dict:
+    """positional_encoding_text as a dict (computed once; shared by every caller, so never change it)."""
+    return orjson.loads(positional_encoding_text(max_positions, d_model))
+
+
 def add_endpoints(checkpoint: Checkpoint | None) -> None:
     """The `/positional_encoding` API endpoint (inside the page's gr.Blocks): the table, served once per client."""
     if checkpoint is None:
         return
     config = checkpoint.config
 
-    def positional_encoding() -> str:
-        """The sinusoidal positional-encoding table (section 3.5) that lean traces refer to, as JSON text:
+    def positional_encoding() -> dict:
+        """The sinusoidal positional-encoding table (section 3.5) that lean traces refer to, as a JSON object:
         {"ref": "pe", "rows", "d_model", "table"}; rebuild a trace with serving.trace_from_lean."""
-        return positional_encoding_text(config.max_positions, config.d_model)
+        return positional_encoding_table(config.max_positions, config.d_model)
+
+    positional_encoding.__annotations__["return"] = dict  # a type, not the string `from __future__` makes: gr.api
+    # reads the return annotation unevaluated, and "dict" would be documented as Any rather than a JSON object
     gr.api(positional_encoding, api_name="positional_encoding", concurrency_limit=None)
