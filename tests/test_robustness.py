@@ -77,9 +77,9 @@ def test_bad_input_direct(handler, name):
         with pytest.raises(gr.Error, match=message):
             handler(text, "de-en")
     else:
-        trace, translation, path = handler(text, "de-en")
+        trace, translation, path, _ = handler(text, "de-en")
         check_translation(text, translation, json.loads(Path(path).read_text(encoding="utf-8")))
-    trace, translation, _ = handler(GERMAN, "de-en")  # the next request works
+    trace, translation, _, _ = handler(GERMAN, "de-en")  # the next request works
     assert trace.source_text == GERMAN and translation
 
 
@@ -292,7 +292,7 @@ def test_limits_come_from_model_limits_and_are_shown(handler, tiny_checkpoint, m
     monkeypatch.undo()
     monkeypatch.setattr(limits, "MAX_SOURCE_TOKENS", 3)
     monkeypatch.setattr(limits, "MAX_TARGET_TOKENS", 2)
-    trace, _, _ = handler("Zwei Hunde spielen im Schnee.", "de-en")
+    trace, _, _, _ = handler("Zwei Hunde spielen im Schnee.", "de-en")
     assert len(trace.source_tokens) == 3 + 2 and trace.source_truncated
     assert trace.num_steps <= 2
 
