@@ -37,7 +37,8 @@ def measure(checkpoint_dir, n_tokens: int = 20, repeats: int = 20) -> dict:
     rows = []
     for direction in ("de-en", "en-de"):
         text = text_of_tokens(on["cpu"].tokenizer, SOURCE_LANGUAGE[direction], n_tokens)
-        traces = {device: JOBS["translate"](checkpoint, text=text, direction=direction) for device, checkpoint in on.items()}
+        traces = {device: JOBS["translate"](checkpoint, text=text, direction=direction)
+                  for device, checkpoint in on.items()}
         wall, _ = time_interleaved({device: (lambda c=checkpoint: JOBS["translate"](c, text=text, direction=direction))
                                     for device, checkpoint in on.items()}, repeats, warmup=3)
         stats = {device: summarize(values) for device, values in wall.items()}
