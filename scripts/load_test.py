@@ -72,7 +72,7 @@ class User:
     def translate(self, text: str, direction: str) -> float:
         """One /translate call -> its latency; checking the trace (when verify) is not timed."""
         start = time.perf_counter()
-        translation, trace_file = self.client.predict(text, direction, api_name="/translate")
+        translation, trace_file, _ = self.client.predict(text, direction, api_name="/translate")
         elapsed = time.perf_counter() - start
         if self.verify:
             file_url = trace_file.get("url") or f"{self.url.rstrip('/')}/gradio_api/file={trace_file['path']}"

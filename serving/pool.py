@@ -168,12 +168,14 @@ class ModelPool:
             WorkerCrashed; None = no limit. Not applied in single-process mode.
         start_timeout_s: how long a worker may take to import torch and load the checkpoint.
         threads: torch threads per worker.
+        device: where each worker puts its copy of the model ("cpu" or "cuda"; serving/device.py).
 
     Raises what loading raises (CheckpointError for a bad checkpoint), with no process left behind.
     """
 
     def __init__(self, checkpoint_dir: str | Path, workers: int | None = None, jobs: Mapping[str, Callable] | None = None,
-                 job_timeout_s: float | None = None, start_timeout_s: float = START_TIMEOUT_S, threads: int = 1) -> None:
+                 job_timeout_s: float | None = None, start_timeout_s: float = START_TIMEOUT_S, threads: int = 1,
+                 device: str = "cpu") -> None:
         self.workers = default_workers() if workers is None else int(workers)
         if self.workers < 0:
             raise ValueError(f"workers must be 0 (single-process mode) or more, got {self.workers}")
@@ -188,10 +190,11 @@ class ModelPool:
         if self.workers == 0:
             from model.checkpoints.checkpoint import load_checkpoint
 
-            self._checkpoint = load_checkpoint(checkpoint_dir)
+            self._checkpoint = load_checkpoint(checkpoint_dir, device=device)
             return
         self._init = {"sys_path": list(sys.path), "checkpoint": str(Path(checkpoint_dir).resolve()),
-                      "jobs": {name: job_reference(name, fn) for name, fn in self.jobs.items()}, "threads": threads}
+                      "jobs": {name: job_reference(name, fn) for name, fn in self.jobs.items()}, "threads": threads,
+                      "device": device}
         try:
             started = [self._start_worker() for _ in range(self.workers)]
             for worker in started:

@@ -6,7 +6,7 @@ the caller's __main__, which for app.py would build a whole Gradio page in every
 one end of a socket pair wrapped in a multiprocessing Connection. Messages (pickled; the results
 are plain data such as a TranslationTrace, never weights):
 
-    parent -> worker: {"sys_path", "checkpoint", "jobs": {name: "module:qualname"}, "threads"}
+    parent -> worker: {"sys_path", "checkpoint", "jobs": {name: "module:qualname"}, "threads", "device"}
     worker -> parent: ("ready", pid) | ("error", exception)
     parent -> worker: (job name, kwargs) ... or None to stop
     worker -> parent: ("ok", result) | ("error", exception)
@@ -64,7 +64,7 @@ def serve(conn: Connection) -> int:
         from model.checkpoints.checkpoint import load_checkpoint
 
         jobs = {name: resolve(reference) for name, reference in init["jobs"].items()}
-        checkpoint = load_checkpoint(init["checkpoint"])
+        checkpoint = load_checkpoint(init["checkpoint"], device=init.get("device", "cpu"))
     except Exception as error:  # noqa: BLE001 - reported to the pool, which raises it to its caller
         reply(conn, "error", portable(error))
         return 1

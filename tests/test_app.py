@@ -98,8 +98,32 @@ def test_demo_exposes_translate_endpoint(demo, tiny_checkpoint):
     assert "translate" in names
     visible = [d["api_name"] for d in demo.config["dependencies"] if d.get("api_visibility", "public") == "public"]
     assert visible.count("translate") == 1
-    trace, translation, path = api_function(demo, "translate").fn("Zwei Hunde spielen im Schnee.", "de-en")
-    assert translation == trace.translation and Path(path).exists()
+    trace, translation, path, notice = api_function(demo, "translate").fn("Zwei Hunde spielen im Schnee.", "de-en")
+    assert translation == trace.translation and Path(path).exists() and notice == session.notice_markdown(trace)
+
+
+def test_api_callers_get_the_notices_the_page_shows(demo):
+    """/translate's last output is the page's notice: a sentence in the other language, a source cut to
+    MAX_SOURCE_TOKENS, no [EOS] within the length budget (the untrained tiny model rarely ends)."""
+    translate = api_function(demo, "translate")
+    english = "The children are playing football in the park with their friends."
+    trace, _, _, notice = translate.fn(english, "de-en")
+    assert notice == session.notice_markdown(trace) and session.switch_direction(trace) == "en-de"
+    assert "English" in notice
+    trace, _, _, notice = translate.fn("Ein Mann fährt Fahrrad. " * 40, "de-en")
+    assert trace.source_truncated and f"{limits.MAX_SOURCE_TOKENS} subword tokens" in notice
+    assert (trace.stopped_by == "max_length") == ("without producing `[EOS]`" in notice)
+    names = [component.get("label") for component in demo.get_api_info()["named_endpoints"]["/translate"]["returns"]]
+    assert len(names) == 3  # translation, trace file, notice (the trace itself stays in the page's State)
+
+
+def test_positional_encoding_endpoint_returns_a_json_object(demo, checkpoint):
+    table = api_function(demo, "positional_encoding").fn()
+    assert isinstance(table, dict) and table["ref"] == "pe"
+    assert (table["rows"], table["d_model"]) == (checkpoint.config.max_positions, checkpoint.config.d_model)
+    assert np.asarray(table["table"]).shape == (table["rows"], table["d_model"])
+    returns = demo.get_api_info()["named_endpoints"]["/positional_encoding"]["returns"]
+    assert [entry["type"].get("type") for entry in returns] == ["object"]  # JSON, not a string of JSON
 
 
 def test_demo_without_checkpoint_starts_and_explains(tmp_path):

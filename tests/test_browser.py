@@ -120,7 +120,7 @@ def test_translate_endpoint_from_gradio_client(server, tmp_path):
 
     client = Client(server, verbose=False, download_files=str(tmp_path), analytics_enabled=False)
     for direction in ("de-en", "German → English"):
-        translation, trace_path = client.predict(GERMAN, direction, api_name="/translate")
+        translation, trace_path, _ = client.predict(GERMAN, direction, api_name="/translate")
         trace = json.loads(Path(trace_path).read_text(encoding="utf-8"))
         assert trace["translation"] == translation and trace["direction"] == "de-en"
         assert trace["source_tokens"][0] == "<2en>"

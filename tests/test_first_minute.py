@@ -199,7 +199,7 @@ def test_translate_endpoint_has_a_description_and_clean_names(tiny_checkpoint):
     assert [p["parameter_name"] for p in info["parameters"]] == ["text", "direction"]
     # page plumbing stays private: the API is the translation and the constant positional-encoding table
     assert sorted(demo.get_api_info()["named_endpoints"]) == ["/positional_encoding", "/translate"]
-    assert [r["component"] for r in info["returns"]] == ["Textbox", "Downloadbutton"]
+    assert [r["component"] for r in info["returns"]] == ["Textbox", "Downloadbutton", "Markdown"]  # + the notices
 
 
 def test_redraw_skips_only_what_is_already_shown(tiny_checkpoint, trace):

@@ -77,9 +77,9 @@ def test_bad_input_direct(handler, name):
         with pytest.raises(gr.Error, match=message):
             handler(text, "de-en")
     else:
-        trace, translation, path = handler(text, "de-en")
+        trace, translation, path, _ = handler(text, "de-en")
         check_translation(text, translation, json.loads(Path(path).read_text(encoding="utf-8")))
-    trace, translation, _ = handler(GERMAN, "de-en")  # the next request works
+    trace, translation, _, _ = handler(GERMAN, "de-en")  # the next request works
     assert trace.source_text == GERMAN and translation
 
 
@@ -101,9 +101,9 @@ def test_bad_input_through_the_api(client, name):
         with pytest.raises(AppError, match=message):
             client.predict(text, "de-en", api_name="/translate")
     else:
-        translation, path = client.predict(text, "de-en", api_name="/translate")
+        translation, path, _ = client.predict(text, "de-en", api_name="/translate")
         check_translation(text, translation, json.loads(Path(path).read_text(encoding="utf-8")))
-    translation, path = client.predict(GERMAN, "German → English", api_name="/translate")  # still up
+    translation, path, _ = client.predict(GERMAN, "German → English", api_name="/translate")  # still up
     assert json.loads(Path(path).read_text(encoding="utf-8"))["source_text"] == GERMAN
 
 
@@ -150,7 +150,7 @@ def test_two_users_at_once_each_get_their_own_trace(server, tmp_path):  # noqa: 
         user_client = Client(server, verbose=False, download_files=str(tmp_path / direction), analytics_enabled=False)
         for _ in range(4):
             barrier.wait(timeout=60)
-            translation, path = user_client.predict(sentences[direction], direction, api_name="/translate")
+            translation, path, _ = user_client.predict(sentences[direction], direction, api_name="/translate")
             results[direction].append((translation, json.loads(Path(path).read_text(encoding="utf-8"))))
 
     threads = [threading.Thread(target=user, args=(direction,)) for direction in sentences]
@@ -292,7 +292,7 @@ def test_limits_come_from_model_limits_and_are_shown(handler, tiny_checkpoint, m
     monkeypatch.undo()
     monkeypatch.setattr(limits, "MAX_SOURCE_TOKENS", 3)
     monkeypatch.setattr(limits, "MAX_TARGET_TOKENS", 2)
-    trace, _, _ = handler("Zwei Hunde spielen im Schnee.", "de-en")
+    trace, _, _, _ = handler("Zwei Hunde spielen im Schnee.", "de-en")
     assert len(trace.source_tokens) == 3 + 2 and trace.source_truncated
     assert trace.num_steps <= 2
 

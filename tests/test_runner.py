@@ -80,7 +80,7 @@ def sinusoids(positions: int, d_model: int) -> np.ndarray:
 def test_the_page_runs_its_model_calls_in_worker_processes(pool_demo, checkpoint):
     assert pool_demo.runner.workers == 2 and len(pool_demo.runner.pool.pids) == 2
     assert all(pid != os.getpid() for pid in pool_demo.runner.pool.pids)
-    trace, translation, path = endpoint(pool_demo, "translate").fn(GERMAN, "de-en")
+    trace, translation, path, _ = endpoint(pool_demo, "translate").fn(GERMAN, "de-en")
     assert_same_trace(trace, translate(checkpoint.model, checkpoint.tokenizer, GERMAN, "de-en"))
     assert translation == trace.translation and Path(path).exists()
 
@@ -163,7 +163,7 @@ def test_opening_the_accordion_redraws_and_closing_stops(pool_demo):
 
 # ------------------------------------------------------------------ the lean trace on the wire
 def test_positional_encoding_endpoint_serves_the_models_table(pool_demo, checkpoint):
-    data = json.loads(endpoint(pool_demo, "positional_encoding").fn())
+    data = endpoint(pool_demo, "positional_encoding").fn()  # a dict: JSON for API clients
     config = checkpoint.config
     assert (data["rows"], data["d_model"]) == (config.max_positions, config.d_model)
     # 4 decimals of the float32 table the model uses (float32 angles: within ~5e-5 more at position 255)
@@ -172,7 +172,7 @@ def test_positional_encoding_endpoint_serves_the_models_table(pool_demo, checkpo
 
 
 def test_the_lean_trace_file_reads_back_alone(pool_demo):
-    trace, _, path = endpoint(pool_demo, "translate").fn(GERMAN, "de-en")
+    trace, _, path, _ = endpoint(pool_demo, "translate").fn(GERMAN, "de-en")
     again = trace_from_lean(json.loads(Path(path).read_text(encoding="utf-8")))
     assert again.output_tokens == trace.output_tokens and again.translation == trace.translation
     np.testing.assert_allclose(again.encoder_attention, trace.encoder_attention, atol=0.5 * 10 ** -JSON_DECIMALS + 1e-6)
@@ -197,8 +197,8 @@ def test_the_api_answers_with_a_lean_trace_and_serves_the_table(tiny_checkpoint,
     with started_app(tiny_checkpoint, tmp_path / "app.log") as (url, process):
         assert len(worker_children(process.pid)) == process_cpus()  # the model runs in a pool, one worker per usable CPU
         client = Client(url, verbose=False, download_files=str(tmp_path), analytics_enabled=False)
-        translation, path = client.predict(GERMAN, "de-en", api_name="/translate")
-        table = np.asarray(json.loads(client.predict(api_name="/positional_encoding"))["table"])
+        translation, path, _ = client.predict(GERMAN, "de-en", api_name="/translate")
+        table = np.asarray(client.predict(api_name="/positional_encoding")["table"])
     expected = translate(checkpoint.model, checkpoint.tokenizer, GERMAN, "de-en")
     assert translation == expected.translation
     np.testing.assert_allclose(table, checkpoint.model.positional_encoding.numpy(), atol=1e-4)

@@ -9,7 +9,10 @@ from pathlib import Path
 
 import gradio as gr
 
+from serving.device import choose_device
+
 from . import attention, explain, model_tab, next_token, positions, redraw, runner, session, share, stepping, tour
+from . import zerogpu
 from .common import PRIVATE, Page
 from .page_script import page_script
 
@@ -19,14 +22,26 @@ def find(demo: gr.Blocks, elem_id: str):
     return next((block for block in demo.blocks.values() if getattr(block, "elem_id", None) == elem_id), None)
 
 
-def build_demo(checkpoint: str | Path, hub: bool = False, workers: int = 0) -> gr.Blocks:
+def build_demo(checkpoint: str | Path, hub: bool = False, workers: int = 0,
+               device: str | None = "cpu") -> gr.Blocks:
     """The app over one checkpoint (a local directory, or a Hugging Face Hub repo id with hub=True).
 
     workers: model worker processes (ui/runner.py); 0 = single-process mode. `demo.runner` holds them.
+    device: where the jobs run: "cpu", "cuda", "auto" or None ($ATTENTION_EXPLORER_DEVICE, else auto;
+        serving/device.py).
+    On a ZeroGPU Space (ui/zerogpu.py) the model goes to cuda here, every job runs through @spaces.GPU and
+    there are no workers, whatever the arguments say.
     A checkpoint that is missing or broken does not stop the app: the page says what is wrong.
     """
-    loaded, load_error = session.open_checkpoint(checkpoint, hub)
-    model_runner = runner.Runner.start(loaded, workers) if loaded else None  # None: no model to run
+    on_zerogpu = zerogpu.on_zerogpu()
+    if on_zerogpu:
+        zerogpu.load_spaces()  # it patches torch for ZeroGPU: before the model goes to cuda
+        device, workers = zerogpu.MODEL_DEVICE, 0
+    else:
+        device = choose_device(device)
+    # the pool's workers load their own copies on `device`; this process's copy then only serves the page
+    loaded, load_error = session.open_checkpoint(checkpoint, hub, device if workers == 0 else "cpu")
+    model_runner = runner.Runner.start(loaded, workers, device, on_zerogpu) if loaded else None  # None: no model
     # analytics off: no telemetry or version checks from an offline demo
     with gr.Blocks(title="Attention Explorer", delete_cache=(3600, 3600), analytics_enabled=False) as demo:
         header = session.build(model_runner, load_error)
@@ -46,9 +61,9 @@ def build_demo(checkpoint: str | Path, hub: bool = False, workers: int = 0) -> g
         tour.wire(loaded, targets, share.wire(model_runner, targets, link, demo), tour_parts, find(demo, "explain-panels"),
                   attention_tab.pipeline)
         runner.add_endpoints(loaded)
-        # one listener after a translation: the header's tokens and notices, and step 1 of the new sentence
+        # one listener after a translation: the header's tokens and switch, and step 1 of the new sentence
         translate_event.success(lambda value: {**header.after_translate(value), steps.slider: 1}, header.trace,
-                                [header.download, header.tokens, header.notice, header.switch, steps.slider],
+                                [header.download, header.tokens, header.switch, steps.slider],
                                 show_progress="hidden", **PRIVATE)
         demo.load(None, None, None, js=page_script(), **PRIVATE)  # step keys, figures in the page's theme
     if model_runner is not None:

@@ -3,7 +3,7 @@ translate (Figure 1, greedy decoding; also share links and the start-up example)
 ablations (sections 3 and 3.2.2), teacher-forced token probabilities, beam search (section 6.1), the KV-cache
 recording (3.1) and the paper's Figures 3-5 (Appendix).
 
-Two modes (issue 15), chosen once in `Runner.start`:
+Three modes (issues 15 and 24), chosen once in `Runner.start`:
 - pool mode (workers >= 1): the jobs run in N worker processes (serving.ModelPool, each holding the
   checkpoint), so translations do not contend for the Gradio process's GIL. Every listener that runs the
   model is declared with `model_event(...)`, which puts it in the one Gradio concurrency group MODEL_EVENTS;
@@ -13,8 +13,12 @@ Two modes (issue 15), chosen once in `Runner.start`:
 - single-process mode (workers=0, tests and small machines): the same jobs run in the caller's thread
   on the checkpoint this process loaded.
 
-ZeroGPU (later): a Runner in single-process mode whose `jobs` are serving.JOBS each wrapped in `@spaces.GPU`
-(`Runner(checkpoint, jobs={name: spaces.GPU(job) for name, job in JOBS.items()})`): one place, every job.
+- ZeroGPU mode (on a ZeroGPU Space, ui/zerogpu.py): single-process mode whose `jobs` are serving.JOBS each
+  wrapped in `@spaces.GPU` with its duration (zerogpu.gpu_jobs): one place, every job. The model was put on
+  cuda when the checkpoint loaded (ui/app.py), and nothing runs it before a visitor's request.
+
+The jobs run on `device` (serving/device.py: --device auto is cuda when there is one); the traces they return
+are plain numpy data on the CPU either way.
 
 The Gradio process keeps its own Checkpoint either way (config, tokenizer and metrics for the page;
 its weights are ~30 MB of the app's memory). Also here: the lean trace file (serving/wire.py) written
@@ -28,6 +32,7 @@ from collections.abc import Mapping, Sequence
 
 import gradio as gr
 import numpy as np
+import orjson
 
 from model import Checkpoint, TranslationTrace
 from model.decoding.ablation import Ablation
@@ -56,18 +61,25 @@ class Runner:
     Args:
         checkpoint: the checkpoint this process loaded (single-process mode runs on it).
         pool: a started ModelPool over the same checkpoint, or None for single-process mode.
-        jobs: the named jobs single-process mode runs (serving.JOBS; a ZeroGPU mode wraps each in @spaces.GPU).
+        jobs: the named jobs single-process mode runs (serving.JOBS; ZeroGPU mode: each wrapped in @spaces.GPU).
+        zerogpu: ZeroGPU mode: the GPU exists only within a visitor's request, so nothing runs the model at start-up.
     """
 
     def __init__(self, checkpoint: Checkpoint, pool: ModelPool | None = None,
-                 jobs: Mapping[str, Job] = JOBS) -> None:
-        self.checkpoint, self.pool, self.jobs = checkpoint, pool, jobs
+                 jobs: Mapping[str, Job] = JOBS, zerogpu: bool = False) -> None:
+        self.checkpoint, self.pool, self.jobs, self.zerogpu = checkpoint, pool, jobs, zerogpu
 
     @classmethod
-    def start(cls, checkpoint: Checkpoint, workers: int | None = None) -> "Runner":
-        """workers: processes (None = default_workers(): $ATTENTION_EXPLORER_WORKERS or one per core; 0 = none)."""
+    def start(cls, checkpoint: Checkpoint, workers: int | None = None, device: str = "cpu",
+              zerogpu: bool = False) -> "Runner":
+        """workers: processes (None = default_workers(): $ATTENTION_EXPLORER_WORKERS or one per core; 0 = none),
+        each with the model on `device`; zerogpu: ZeroGPU mode (no workers: the jobs through @spaces.GPU)."""
+        if zerogpu:
+            from .zerogpu import gpu_jobs
+
+            return cls(checkpoint, jobs=gpu_jobs(checkpoint), zerogpu=True)
         workers = default_workers() if workers is None else int(workers)
-        return cls(checkpoint, ModelPool(checkpoint.path, workers) if workers > 0 else None)
+        return cls(checkpoint, ModelPool(checkpoint.path, workers, device=device) if workers > 0 else None)
 
     @property
     def workers(self) -> int:
@@ -155,15 +167,23 @@ def positional_encoding_text(max_positions: int, d_model: int) -> str:
     return positional_encoding_json(positional_encoding_table(max_positions, d_model))
 
 
+@functools.lru_cache(maxsize=4)
+def positional_encoding_object(max_positions: int, d_model: int) -> dict:
+    """positional_encoding_text as a dict (computed once; shared by every caller, so never change it)."""
+    return orjson.loads(positional_encoding_text(max_positions, d_model))
+
+
 def add_endpoints(checkpoint: Checkpoint | None) -> None:
     """The `/positional_encoding` API endpoint (inside the page's gr.Blocks): the table of section 3.5."""
     if checkpoint is None:
         return
     config = checkpoint.config
 
-    def positional_encoding() -> str:
-        """The sinusoidal positional-encoding table (section 3.5) that the model adds to its embeddings, as
-        JSON text: {"ref": "pe", "rows", "d_model", "table"} (4 decimals)."""
-        return positional_encoding_text(config.max_positions, config.d_model)
+    def positional_encoding() -> dict:
+        """The sinusoidal positional-encoding table (section 3.5) that the model adds to its embeddings, as a
+        JSON object: {"rows", "d_model", "table"} (4 decimals)."""
+        return positional_encoding_object(config.max_positions, config.d_model)
 
+    positional_encoding.__annotations__["return"] = dict  # a type, not the string `from __future__` makes: gr.api
+    # reads the return annotation unevaluated, and "dict" would be documented as Any rather than a JSON object
     gr.api(positional_encoding, api_name="positional_encoding", concurrency_limit=None)

@@ -29,15 +29,15 @@ NO_MODEL_HINT = "Train one, or point the app at one with --checkpoint DIR, --hub
 
 # --------------------------------------------------------------------------- the model and files
 @functools.lru_cache(maxsize=4)
-def load_model(source: str, hub: bool = False) -> Checkpoint:
-    """Load a checkpoint once per process; it is shared read-only by every user (eval mode, no grad)."""
-    return load_checkpoint(source, hub=hub)
+def load_model(source: str, hub: bool = False, device: str = "cpu") -> Checkpoint:
+    """Load a checkpoint once per process (on `device`); it is shared read-only by every user (eval mode, no grad)."""
+    return load_checkpoint(source, hub=hub, device=device)
 
 
-def open_checkpoint(source: str | Path, hub: bool = False) -> tuple[Checkpoint | None, str]:
+def open_checkpoint(source: str | Path, hub: bool = False, device: str = "cpu") -> tuple[Checkpoint | None, str]:
     """(checkpoint, '') or (None, what went wrong): a missing or broken checkpoint does not stop the app."""
     try:
-        return load_model(str(source), hub), ""
+        return load_model(str(source), hub, device), ""
     except CheckpointError as error:
         return None, f"{error}. {NO_MODEL_HINT}"
 
@@ -150,10 +150,11 @@ class Header:
                 self.switch: gr.Button(label, visible=switch_to is not None)}
 
     def after_translate(self, trace: TranslationTrace) -> dict:
-        """After /translate succeeded: the tokens, notices and switch of the new trace, its download enabled."""
+        """After /translate succeeded (it showed the notices): the tokens and switch of the new trace, its
+        download enabled."""
         shown = self.result(trace, None)
         return {self.download: gr.DownloadButton(interactive=True),
-                **{component: shown[component] for component in (self.tokens, self.notice, self.switch)}}
+                **{component: shown[component] for component in (self.tokens, self.switch)}}
 
     def cleared(self, notice: str = "") -> dict:
         """Updates that remove every trace of the previous result (before a run, after an error)."""
@@ -198,7 +199,7 @@ def build(runner: Runner | None, load_error: str) -> Header:
         download = gr.DownloadButton("Download trace (JSON)", interactive=False, elem_id="download-trace",
                                      scale=1, min_width=180)
     tokens = gr.HTML(elem_id="tokens")
-    notice = gr.Markdown(elem_id="notice")
+    notice = gr.Markdown(label="Notices", elem_id="notice")  # the label names it for API clients (not shown)
     switch = gr.Button("Switch direction", visible=False, elem_id="switch-direction", size="sm", variant="secondary")
     partial = Header(trace, source, direction, translation, download, tokens, notice, switch, go, button, None)
     header = Header(**{**partial.__dict__, "event": wire(partial, runner, load_error, button)})
@@ -221,8 +222,12 @@ def wire(header: Header, runner: Runner | None, load_error: str, button: gr.Butt
         Args:
             text: The sentence to translate, German or English, at most 5,000 characters (cut to 100 subword tokens).
             direction: "de-en" (German → English) or "en-de" (English → German); the labels work too.
+        Returns:
+            The translation, the trace file (every attention weight), and the notices the page shows (Markdown,
+            empty when there are none): the sentence looks like the other language, the source was cut, no [EOS].
         """
-        return translate_text(runner, text, direction, load_error)
+        trace, translation, path = translate_text(runner, text, direction, load_error)
+        return trace, translation, path, notice_markdown(trace)  # the notice: API callers see what the page says
 
     def before(text, direction):
         """A refused input clears the old result and says why in the notice area (and as a toast). A good one
@@ -239,7 +244,7 @@ def wire(header: Header, runner: Runner | None, load_error: str, button: gr.Butt
                     shown, show_progress="hidden", **PRIVATE)
     # preprocess=False: API clients may send "de-en" as well as the label; translate_text checks both.
     event = cleared.then(translate, [header.source, header.direction],
-                         [header.trace, header.translation, header.download],
+                         [header.trace, header.translation, header.download, header.notice],
                          **model_event(api_name="translate", api_description=API_DESCRIPTION, preprocess=False))
     # a run that fails (a worker crash, say) leaves no stale result; its message is the error toast
     event.failure(lambda: {k: v for k, v in header.cleared().items() if k is not header.notice}, None,

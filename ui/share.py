@@ -185,7 +185,8 @@ def wire(runner: Runner | None, targets: Targets, url: gr.Textbox, demo: gr.Bloc
     if runner is None:
         return None
     example = StartExample(runner)
-    example.get()  # at start-up: the first visitor does not wait either
+    if not runner.zerogpu:  # on ZeroGPU the GPU exists only within a request: the first page load computes it
+        example.get()  # at start-up: the first visitor does not wait either
 
     def on_load(request: gr.Request):
         return restore(runner, example, targets, dict(getattr(request, "query_params", None) or {}))
