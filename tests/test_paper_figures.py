@@ -140,7 +140,7 @@ def test_a_sentence_cut_before_the_figure_words_gets_a_clear_message(tiny_model,
 
 
 def test_a_poor_translation_of_a_long_sentence_is_called_poor_with_its_reasons():
-    from model.language import LONG_SOURCE_SUBWORDS, repeated_phrase, translation_warnings
+    from model.text.language import LONG_SOURCE_SUBWORDS, repeated_phrase, translation_warnings
 
     assert repeated_phrase("aber seine Anwendung sollte, aber seine Anwendung sollte") == "aber seine anwendung"
     assert repeated_phrase("Zwei Hunde spielen im Schnee, zwei Katzen im Haus.") is None  # 2 words repeat: no loop
