@@ -150,6 +150,9 @@ def test_corpus_panel_views_read_the_file(data, corpus_checkpoint):
     qk = figure_json(panel.qk_view(data, "cross", 2, 3))
     n_points = data.maps["cross"].coords.shape[2]
     assert sum(len(array(s["x"])) for s in qk["data"]) == n_points
+    head_map = data.maps["cross"]  # layer 2, head 3: the stored coordinates of that head, queries then keys
+    np.testing.assert_allclose(array(qk["data"][0]["x"]), head_map.coords[1, 2, :head_map.n_queries, 0], rtol=1e-6)
+    np.testing.assert_allclose(array(qk["data"][1]["y"]), head_map.coords[1, 2, head_map.n_queries:, 1], rtol=1e-6)
 
 
 def test_the_sentence_and_the_attribution_run_through_the_runner(data, corpus_checkpoint, trace):

@@ -189,7 +189,8 @@ def qk_scatter(coords: np.ndarray, is_key: np.ndarray, tokens: Sequence[str], po
         chosen = keys == side
         if not chosen.any():
             continue
-        marker = dict(size=5, symbol=symbol, opacity=0.55, line=dict(width=0))
+        marker = dict(size=5, symbol=symbol, opacity=0.55 if current is None else 0.25, line=dict(width=0))  # the
+        # corpus steps back when the user's sentence is drawn on top
         if color_by == "side":
             marker["color"] = colour
         else:

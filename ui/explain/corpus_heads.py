@@ -15,6 +15,7 @@ registers their views with the page's one redraw (ui/redraw.py); its model calls
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import threading
 from pathlib import Path
@@ -333,9 +334,11 @@ def build_corpus(page: Page, opener: HeadOpener) -> list[TabView]:
         kept = values[pruned]
         if not sentence_matches(trace, kept):
             return {pruned_result: WAITING_PRUNED, pruned_plot: None}
-        html_value, change = intervention_views(trace, kept["result"], f"{kept['k']} least important heads off",
-                                                "corpus-pruned")
-        return {pruned_result: html_value, pruned_plot: change}
+        heading = f"{kept['k']} least important heads off"  # the heads are listed under the comparison, not in
+        html_value, change = intervention_views(trace, dataclasses.replace(kept["result"], label=heading), heading,
+                                                "corpus-pruned")  # the figure's title (a phone could not fit them)
+        listed = f'<p class="facts">Switched off: {html.escape(kept["result"].label)}.</p>'
+        return {pruned_result: html_value + listed, pruned_plot: change}
 
     def on_place(trace, kind_value, layer_value, head_value):  # kept: a new `placed` redraws the map
         require(checkpoint, trace)
