@@ -293,5 +293,6 @@ def attribution_figure(source_tokens: Sequence[str], integrated: np.ndarray, inp
     sides = margin["l"] + margin["r"]
     height = int(len(rows) * 30 + 10 + 190 + margin["t"] + margin["b"] + 120)
     return figure(series, dict(layout, annotations=annotations, shapes=shapes, height=height, margin=margin,
-                               legend=dict(orientation="h", x=0, y=-0.02, yanchor="top"), autosize=True,
+                               # beside the rho panel: below it, the legend covered the output tokens' labels
+                               legend=dict(orientation="v", x=1.01, xanchor="left", y=0, yanchor="bottom"), autosize=True,
                                **fit_width(sides + len(cols) * MIN_COLUMN_PX, sides + len(cols) * cell)), title)
