@@ -2,8 +2,9 @@
 
 `old` must occur exactly once in `file` (`python3 scripts/mutation_check.py --stale` checks). Grouped by
 what they break: the seven of issue 12, attention/masks/positions, ablation routing, decoding and
-trace assembly (model/decoding/teacher_forced.py), beam search, training, analysis, the views (ui/, visualizer/) and
-the newer model modules. A fault that no test can tell apart (an equivalent mutant) says so.
+trace assembly (model/decoding/teacher_forced.py), beam search, training, analysis, the views (ui/, visualizer/),
+the newer model modules and issue 25's corpus panels. A fault that no test can tell apart (an equivalent
+mutant) says so.
 """
 
 from __future__ import annotations
@@ -267,5 +268,47 @@ FAULTS = [
           "S * 2 * d * d + 2 * T * T * d",
           "T * 2 * d * d + 2 * T * T * d",
           "cross-attention keys and values counted per target token instead of per source token"),
+    # ---- issue 25's corpus panels (ui/explain/corpus_heads.py): tests/test_corpus_views.py
+    Fault("corpus-attribution-rows-swapped", "ui/explain/corpus_heads.py",
+          "attribution_figure(trace.source_tokens, attribution.integrated_gradients[t],\n"
+          "                                attribution.input_x_gradient[t],",
+          "attribution_figure(trace.source_tokens, attribution.input_x_gradient[t],\n"
+          "                                attribution.integrated_gradients[t],",
+          "the attribution view shows input x gradient as integrated gradients and vice versa"),
+    Fault("corpus-attribution-not-following-step", "ui/explain/corpus_heads.py",
+          "view([figure, facts], draw, controls=[kept], follows_step=True)",
+          "view([figure, facts], draw, controls=[kept])",
+          "the attribution view stays on the step it was first drawn at"),
+    Fault("corpus-facts-strongest-signed", "ui/explain/corpus_heads.py",
+          "s = int(np.argmax(np.abs(values)))",
+          "s = int(np.argmax(values))",
+          "the attribution facts name the most positive token, not the strongest"),
+    Fault("corpus-prune-most-important", "ui/explain/corpus_heads.py",
+          "return ablation_of(data.pruning.order[:count])",
+          "return ablation_of(data.pruning.order[::-1][:count])",
+          "'prune the k least important' switches off the k most important heads"),
+    Fault("corpus-prune-one-fewer", "ui/explain/corpus_heads.py",
+          "ablation = pruned_ablation(data, k_value)",
+          "ablation = pruned_ablation(data, max(int(k_value) - 1, 1))",
+          "the re-decode switches off one head fewer than the k it names"),
+    Fault("corpus-prune-marker-ignores-k", "ui/explain/corpus_heads.py",
+          "pruning_view(data, int(values[k]))",
+          "pruning_view(data)",
+          "the pruning curves do not mark the chosen k"),
+    Fault("corpus-map-layer-head-swapped", "ui/explain/corpus_heads.py",
+          "l, h = clamp(layer, head_map.coords.shape[0]), clamp(head, head_map.coords.shape[1])",
+          "l, h = clamp(head, head_map.coords.shape[0]), clamp(layer, head_map.coords.shape[1])",
+          "the query-key map draws head l of layer h"),
+    Fault("corpus-map-sentence-any-head", "ui/explain/corpus_heads.py",
+          'placed["head"] != (kind, layer, head)',
+          'placed["head"][0] != kind',
+          "the user's sentence placed for one head stays on every other head's map"),
+    Fault("corpus-drawn-before-opened", "ui/explain/corpus_heads.py",
+          "    def draw_roles(trace, step, values) -> dict:\n        if not values[opened]:",
+          "    def draw_roles(trace, step, values) -> dict:\n        if False:",
+          "the head-role grid is drawn whenever the Explain tab opens, not when its panel does"),
+    Fault("corpus-open-head-off-by-one", "ui/explain/corpus_heads.py",
+          "**opener.show(kind_value, layer_value, str(head_value))}",
+          "**opener.show(kind_value, layer_value, str(max(head_value - 1, 1)))}",
+          "opening a head of the corpus grid shows another head in the Attention tab"),
 ]
-

@@ -1,23 +1,30 @@
 """Issue 25's figures and panels: each figure shows exactly the numbers it is given (shapes, labels,
 the highlighted sentence and step), and the panels' pure views work on the tiny checkpoint's corpus file,
-say plainly when the file is missing or stale, and run the live parts through the runner's jobs.
+say plainly when the file is missing or stale, and run the live parts through the runner's jobs; the
+panels on the page (build_demo) draw only through the one redraw, and a number they show equals an independent
+computation of the model.
 """
 
 from __future__ import annotations
 
+import copy
+import html
+import re
 import shutil
 
 import gradio as gr
 import numpy as np
 import pytest
-from helpers import array, figure_json
+import torch
 
 from model import load_checkpoint
 from model.analysis.corpus.collect import CorpusSettings, compute_corpus_heads
 from model.analysis.corpus.importance import KINDS
+from model.analysis import readouts
 from model.analysis.corpus.store import CORPUS_FILE, save_corpus
 from model.decoding.greedy import translate
 from serving.jobs import JOBS
+from helpers import array, figure_json
 from ui.explain import corpus_heads as panel
 from ui.runner import Runner
 from visualizer import corpus as figures
@@ -143,6 +150,9 @@ def test_corpus_panel_views_read_the_file(data, corpus_checkpoint):
     qk = figure_json(panel.qk_view(data, "cross", 2, 3))
     n_points = data.maps["cross"].coords.shape[2]
     assert sum(len(array(s["x"])) for s in qk["data"]) == n_points
+    head_map = data.maps["cross"]  # layer 2, head 3: the stored coordinates of that head, queries then keys
+    np.testing.assert_allclose(array(qk["data"][0]["x"]), head_map.coords[1, 2, :head_map.n_queries, 0], rtol=1e-6)
+    np.testing.assert_allclose(array(qk["data"][1]["y"]), head_map.coords[1, 2, head_map.n_queries:, 1], rtol=1e-6)
 
 
 def test_the_sentence_and_the_attribution_run_through_the_runner(data, corpus_checkpoint, trace):
@@ -171,21 +181,209 @@ def test_a_missing_or_stale_corpus_file_says_how_to_make_it(tiny_checkpoint, cor
     stale_dir = tmp_path / "stale"
     shutil.copytree(corpus_checkpoint.path, stale_dir)
     stale = load_checkpoint(stale_dir)
-    import torch
-
     with torch.no_grad():
         stale.model.embedding.weight[5, 0] += 0.5
     data, message = panel.CorpusData(stale).get()
     assert data is None and "other weights" in message
 
 
-def test_the_explain_tab_holds_the_corpus_panels(corpus_checkpoint, tiny_checkpoint):
-    from test_explain_views2 import elem_ids
+# --------------------------------------------------------------------------- the panels on the page
+def elem_ids(demo) -> set[str]:
+    return {block.elem_id for block in demo.blocks.values() if getattr(block, "elem_id", None)}
+
+
+def listener(demo, name: str):
+    [fn] = [block_fn for block_fn in demo.fns.values() if block_fn.name == name]
+    return fn
+
+
+def on(demo, elem_id: str, event: str):
+    """The listener of `event` on the component with `elem_id` (or a gr.Tab's id)."""
+    [block] = [b for b in demo.blocks.values() if elem_id in (getattr(b, "elem_id", None), getattr(b, "id", None))]
+    [fn] = [f for f in demo.fns.values() if (block._id, event) in [(t[0], t[1]) for t in f.targets]]
+    return fn
+
+
+def by_id(updates: dict) -> dict:
+    return {getattr(component, "elem_id", None) or component: value for component, value in updates.items()}
+
+
+class Page:
+    """The built page's redraw called as the browser would: `values` of every input, `shown` what is on screen."""
+
+    def __init__(self, demo, trace):
+        self.demo, self.redraw = demo, listener(demo, "redraw")
+        self.drawn = self.redraw.outputs[0]
+        inputs = self.redraw.inputs
+        self.values = {component: getattr(component, "value", None) for component in inputs}
+        self.trace_state = listener(demo, "before").outputs[0]
+        self.tab = next(c for c in inputs if isinstance(c, gr.State) and c.value == "next")
+        self.step = next(c for c in inputs if getattr(c, "elem_id", None) == "step")
+        self.values.update({self.trace_state: trace, self.step: 1, self.tab: "explain", self.drawn: None})
+
+    def set(self, updates: dict) -> dict:
+        """Apply a listener's {component: value} as the browser would, then run the redraw -> {elem_id: value}."""
+        for component, value in updates.items():
+            if component in self.values:
+                self.values[component] = getattr(value, "value", value) if isinstance(value, gr.components.Component) \
+                    else value
+        return self.draw()
+
+    def draw(self) -> dict:
+        result = self.redraw.fn(self.values, None)
+        if result == gr.skip():
+            return {}
+        self.values[self.drawn] = result.pop(self.drawn)
+        return by_id(result)
+
+    def component(self, elem_id: str):
+        return next(c for c in self.values if getattr(c, "elem_id", None) == elem_id)
+
+
+@pytest.fixture(scope="module")
+def demo(corpus_checkpoint):
     from ui.app import build_demo
 
-    with_file = elem_ids(build_demo(corpus_checkpoint.path))
+    return build_demo(corpus_checkpoint.path)
+
+
+def test_the_explain_tab_holds_the_corpus_panels(demo, tiny_checkpoint):
+    from ui.app import build_demo
+
+    with_file = elem_ids(demo)
     assert {"corpus-roles", "corpus-pruning", "corpus-qk", "corpus-prune-run", "attribution-run",
             "attribution-plot"} <= with_file and "corpus-missing" not in with_file
-    without = elem_ids(build_demo(tiny_checkpoint))
-    assert "corpus-missing" in without and "corpus-roles" not in without and "attribution-run" in without
+    without = build_demo(tiny_checkpoint)
+    assert "corpus-missing" in elem_ids(without) and "corpus-roles" not in elem_ids(without)
+    assert "attribution-run" in elem_ids(without)
+    [message] = [b.value for b in without.blocks.values() if getattr(b, "elem_id", None) == "corpus-missing"]
+    assert f"python3 -m scripts.corpus_heads --checkpoint {tiny_checkpoint}" in message and "there is no" in message
     assert {"corpus_attribution", "corpus_sentence_vectors"} <= set(JOBS)
+    # no listener of the panels draws: their plots are outputs of the one redraw only
+    plots = {"corpus-roles", "corpus-pruning", "corpus-qk", "corpus-prune-plot", "attribution-plot"}
+    for fn in demo.fns.values():
+        drawn = {getattr(c, "elem_id", None) for c in fn.outputs} & plots
+        assert not drawn or fn.name == "redraw", fn.name
+
+
+def test_the_corpus_panel_draws_when_opened_and_redraws_only_what_its_controls_change(demo, data, trace):
+    page = Page(demo, trace)
+    first = page.draw()
+    assert "attribution-facts" in first and not {"corpus-roles", "corpus-pruning", "corpus-qk"} & set(first)
+    opened = page.set(on(demo, "corpus-heads", "select").fn())  # the visitor opens the sub-tab
+    assert {"corpus-roles", "corpus-pruning", "corpus-qk"} <= set(opened)
+    assert figure_json(opened["corpus-roles"]) == figure_json(panel.roles_view(data))
+    assert figure_json(opened["corpus-qk"]) == figure_json(panel.qk_view(data, "cross", 1, 1, "side"))
+    assert page.draw() == {}  # nothing changed, nothing sent
+    stepped = page.set({page.step: 2})  # the corpus figures do not follow the step; the attribution does
+    assert not {"corpus-roles", "corpus-pruning", "corpus-qk", "corpus-prune-plot"} & set(stepped)
+    assert "attribution-facts" in stepped
+    moved = page.set({page.component("corpus-qk-kind"): "encoder", page.component("corpus-qk-head"): 3})
+    assert set(moved) & {"corpus-roles", "corpus-pruning", "corpus-qk"} == {"corpus-qk"}
+    assert figure_json(moved["corpus-qk"]) == figure_json(panel.qk_view(data, "encoder", 1, 3, "side"))
+    k = page.set({page.component("corpus-prune-k"): 5})
+    assert set(k) & {"corpus-roles", "corpus-pruning", "corpus-qk"} == {"corpus-pruning"}
+    assert [s["x0"] for s in figure_json(k["corpus-pruning"])["layout"]["shapes"]] == [5, 5]
+    # the sentence on the map: the runner's job, kept, drawn by the redraw (and gone for another head)
+    placed = page.set(on(demo, "corpus-qk-place", "click").fn(trace, "encoder", 1, 3))
+    mine = [s for s in figure_json(placed["corpus-qk"])["data"] if s["name"].startswith("this sentence")]
+    assert [len(array(s["x"])) for s in mine] == [len(trace.source_tokens)] * 2
+    other = page.set({page.component("corpus-qk-head"): 2})
+    assert not [s for s in figure_json(other["corpus-qk"])["data"] if s["name"].startswith("this sentence")]
+    # a new trace empties what the buttons kept
+    assert page.set({page.trace_state: None})["corpus-prune-plot"] is None
+
+
+def test_pruning_the_least_important_heads_goes_through_the_intervention_path(demo, data, trace, corpus_checkpoint):
+    page = Page(demo, trace)
+    page.set(on(demo, "corpus-heads", "select").fn())
+    shown = page.set(on(demo, "corpus-prune-run", "click").fn(trace, 4))
+    ablation = panel.pruned_ablation(data, 4)
+    again = translate(corpus_checkpoint.model, corpus_checkpoint.tokenizer, trace.source_text, trace.direction,
+                      ablation=ablation)
+    assert "4 least important heads off" in shown["corpus-prune-result"]
+    assert html.escape(again.translation) in shown["corpus-prune-result"]  # the re-decoded sentence
+    expected = readouts.token_probabilities(corpus_checkpoint.model, trace.source_ids, trace.output_ids, ablation)
+    (bars,) = figure_json(shown["corpus-prune-plot"])["data"]  # p(original token) under the ablation - before
+    np.testing.assert_allclose(array(bars["y"]), expected - trace.chosen_probs, atol=1e-6)
+    assert sum(len(getattr(ablation, f"{kind}_heads")) for kind in KINDS) == 4
+
+
+def test_opening_a_head_sets_the_attention_tabs_controls(demo, trace):
+    fn = on(demo, "corpus-open-head", "input")
+    updates = by_id(fn.fn(trace, "decoder_self:2:3"))
+    assert updates["attention-kind"] == "decoder_self" and updates["head"] == "3"
+    assert updates["layer"].value == 2
+    assert [v for k, v in updates.items() if isinstance(k, gr.State)] == ["attention"]  # the open tab
+    assert (updates["corpus-qk-kind"], updates["corpus-qk-layer"], updates["corpus-qk-head"]) == ("decoder_self", 2, 3)
+    without_trace = by_id(fn.fn(None, "cross:1:2"))  # no sentence: the corpus map shows the head, no tab change
+    assert without_trace == {"corpus-qk-kind": "cross", "corpus-qk-layer": 1, "corpus-qk-head": 2}
+    page = Page(demo, trace)
+    page.set(on(demo, "corpus-heads", "select").fn())
+    roles = page.set({page.component("corpus-open-head"): "decoder_self:2:3"})["corpus-roles"]
+    (circle,) = figure_json(roles)["layout"]["shapes"]  # the opened head outlined in the grid
+    assert (circle["x0"], circle["y0"]) == (2.55, 1.55)
+
+
+def test_the_attribution_panel_follows_the_step_once_computed(demo, trace):
+    page = Page(demo, trace)
+    assert page.draw()["attribution-facts"] == panel.WAITING_ATTRIBUTION
+    kept = on(demo, "attribution-run", "click").fn(trace)
+    first = page.set(kept)
+    assert first["attribution-plot"] is not None and "Step 1" in first["attribution-facts"]
+    stepped = page.set({page.step: 2})
+    assert "Step 2" in stepped["attribution-facts"] and stepped["attribution-plot"] is not None
+    assert page.set({page.trace_state: None})["attribution-plot"] is None
+
+
+def scaled_source_log_probs(model, source_ids, output_ids, token: int, factors) -> np.ndarray:
+    """(len(factors), T) log P of the output, teacher-forced through the model's own forward, with source
+    token `token`'s embedding multiplied by each factor (a hook on the embedding's source call)."""
+    source = torch.tensor([source_ids])
+    rows = []
+    for factor in factors:
+        def scale(module, inputs, output, factor=factor):
+            if inputs[0].shape == source.shape and torch.equal(inputs[0], source):
+                output = output.clone()
+                output[:, token] *= factor if token >= 0 else 1.0
+                if token < 0:  # every source token: the all-zero baseline of integrated gradients
+                    output = output * factor
+                return output
+            return output
+
+        handle = model.embedding.register_forward_hook(scale)
+        try:
+            with torch.no_grad():
+                logits = model(source, torch.tensor([[model.config.bos_id, *output_ids[:-1]]]))  # (1, T, V)
+            chosen = torch.log_softmax(logits[0], -1).gather(1, torch.tensor(output_ids)[:, None])[:, 0]
+            rows.append(chosen.numpy())
+        finally:
+            handle.remove()
+    return np.array(rows)
+
+
+def test_provenance_the_attribution_shown_is_the_derivative_of_the_models_log_probability(demo, trace,
+                                                                                             corpus_checkpoint):
+    """Input x gradient of source token s is d/da log P(y_t) with e_s scaled by a, at a = 1: a central finite
+    difference through the model's own forward (not the attribution code's path), in float64, against the
+    number the panel shows.
+    The corner's f(x) - f(0) is the same scoring with every source embedding zeroed."""
+    page = Page(demo, trace)
+    page.set(on(demo, "attribution-run", "click").fn(trace))
+    step = 2
+    shown = page.set({page.step: step})
+    model = copy.deepcopy(corpus_checkpoint.model).double()
+    t, eps = step - 1, 1e-5
+    expected = np.array([np.diff(scaled_source_log_probs(model, trace.source_ids, trace.output_ids, s,
+                                                         [1 - eps, 1 + eps])[:, t])[0] / (2 * eps)
+                         for s in range(len(trace.source_ids))])
+    figure = figure_json(shown["attribution-plot"])
+    hover = np.asarray(figure["data"][0]["customdata"])  # the raw values, one row per heatmap row
+    assert figure["data"][0]["y"][1].endswith("input × gradient")
+    np.testing.assert_allclose(hover[1].astype(float), expected, atol=2e-4)
+    s = int(np.argmax(np.abs(expected)))
+    value = float(re.search(r"input × gradient to `[^`]*` \(([-+]\d+\.\d+)\)", shown["attribution-facts"]).group(1))
+    assert value == pytest.approx(expected[s], abs=2e-4)
+    zero, one = scaled_source_log_probs(model, trace.source_ids, trace.output_ids, -1, [0.0, 1.0])[:, t]
+    corner = next(a["text"] for a in figure["layout"]["annotations"] if a["text"].startswith("Σ IG"))
+    assert float(corner.split("f(x) − f(0)")[1]) == pytest.approx(one - zero, abs=2e-3)

@@ -189,7 +189,8 @@ def qk_scatter(coords: np.ndarray, is_key: np.ndarray, tokens: Sequence[str], po
         chosen = keys == side
         if not chosen.any():
             continue
-        marker = dict(size=5, symbol=symbol, opacity=0.55, line=dict(width=0))
+        marker = dict(size=5, symbol=symbol, opacity=0.55 if current is None else 0.25, line=dict(width=0))  # the
+        # corpus steps back when the user's sentence is drawn on top
         if color_by == "side":
             marker["color"] = colour
         else:
@@ -292,5 +293,6 @@ def attribution_figure(source_tokens: Sequence[str], integrated: np.ndarray, inp
     sides = margin["l"] + margin["r"]
     height = int(len(rows) * 30 + 10 + 190 + margin["t"] + margin["b"] + 120)
     return figure(series, dict(layout, annotations=annotations, shapes=shapes, height=height, margin=margin,
-                               legend=dict(orientation="h", x=0, y=-0.02, yanchor="top"), autosize=True,
+                               # beside the rho panel: below it, the legend covered the output tokens' labels
+                               legend=dict(orientation="v", x=1.01, xanchor="left", y=0, yanchor="bottom"), autosize=True,
                                **fit_width(sides + len(cols) * MIN_COLUMN_PX, sides + len(cols) * cell)), title)

@@ -1,7 +1,7 @@
 """Explain panels of issue 25: what every head does across a whole corpus, and attribution vs attention.
 
 "Heads across the corpus" reads the corpus file that `python3 -m scripts.corpus_heads` writes beside the
-checkpoint once (model/corpus/store.py): head roles (Voita et al. 2019), importance and pruning curves
+checkpoint once (model/analysis/corpus/store.py): head roles (Voita et al. 2019), importance and pruning curves
 (Michel et al. 2019) and every head's query-key map (AttentionViz, Yeh et al. 2023). Per-sentence parts
 run live on the user's translation: re-decoding with the k least important heads off, the sentence's own
 queries and keys on the map, and "Attribution vs attention" (integrated gradients, Sundararajan et al.
@@ -9,11 +9,13 @@ queries and keys on the map, and "Attribution vs attention" (integrated gradient
 
 The module is in two halves. The top half is pure: (trace, corpus data, controls) -> figure / markdown
 values, testable without Gradio events. The bottom half, under "WIRING", builds the components and
-connects them to the page: the only part that knows the redraw and the runner (ui/redraw.py, ui/runner.py).
+registers their views with the page's one redraw (ui/redraw.py); its model calls are the runner's named jobs
+(ui/runner.py, serving/jobs.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import threading
 from pathlib import Path
@@ -32,8 +34,8 @@ from model.analysis.corpus.store import CorpusHeads, corpus_path, corpus_status
 from model.decoding.trace import ATTENTION_KINDS
 from visualizer.corpus import attribution_figure, head_role_grid, pruning_curves_figure, qk_scatter
 
-from ..attention import TAB_ID as ATTENTION_TAB
-from ..common import PRIVATE, Page, clamp, plot, step_index
+from ..attention import TAB_ID as ATTENTION_TAB, HeadOpener
+from ..common import PRIVATE, Page, TabView, clamp, plot, step_index
 
 COMMAND = "python3 -m scripts.corpus_heads --checkpoint {checkpoint}"
 IG_STEPS = 32  # integration steps live (completeness error is shown on the figure)
@@ -90,7 +92,8 @@ def missing_message(checkpoint_dir: str | Path, problem: str) -> str:
             "They are computed once per checkpoint (a few minutes on a CPU; fewer sentences with "
             "<code>--sentences 200 --prune-sentences 30</code>):</p>"
             f'<pre style="white-space: pre-wrap"><code>{command}</code></pre>'
-            "<p>then reload the page. The attribution view below works without it.</p></div>")
+            "<p>then restart the app (the file is read when the app starts). The panel "
+            "<i>Attribution vs attention</i> works without it.</p></div>")
 
 
 class CorpusData:
@@ -210,36 +213,80 @@ def attribution_view(trace: TranslationTrace, attribution: Attribution, step: fl
     return plot(figure, f"attribution-step-{t + 1}")
 
 
-def attribution_matches(trace: TranslationTrace | None, kept: dict | None) -> bool:
-    """Whether a kept attribution was computed for this trace (same source and output ids)."""
+def attribution_facts(trace: TranslationTrace, attribution: Attribution, step: float | None) -> str:
+    """Markdown under the figure: at this step, the source token each measure ranks first, and rho per layer."""
+    t = step_index(trace, step)
+    rho = rank_correlation(attribution.integrated_gradients, trace.cross_attention)[:, t]  # (L,)
+
+    def strongest(values: np.ndarray) -> str:
+        s = int(np.argmax(np.abs(values)))
+        return f"`{html.escape(trace.source_tokens[s])}` ({values[s]:+.4f})"
+
+    attention = trace.cross_attention[:, :, t].mean(1)  # (L, h, T, S) -> (L, S)
+    read = int(np.argmax(attention[-1]))
+    correlations = ", ".join(f"layer {l + 1} **{value:+.2f}**" if np.isfinite(value) else f"layer {l + 1} n/a"
+                             for l, value in enumerate(rho))
+    return (f"Step {t + 1}, “{html.escape(trace.output_tokens[t])}”: integrated gradients point most to "
+            f"{strongest(attribution.integrated_gradients[t])}, input × gradient to "
+            f"{strongest(attribution.input_x_gradient[t])}; the last layer's cross-attention reads most "
+            f"`{html.escape(trace.source_tokens[read])}` ({attention[-1, read]:.2f}). Spearman ρ between |IG| and "
+            f"attention: {correlations}.")
+
+
+def sentence_matches(trace: TranslationTrace | None, kept: dict | None) -> bool:
+    """Whether a kept result (a dict with "source_ids" and "output_ids") was computed for this trace."""
     return (trace is not None and kept is not None and kept["source_ids"] == list(trace.source_ids)
             and kept["output_ids"] == list(trace.output_ids))
 
 
+attribution_matches = sentence_matches  # the attribution panel's name for it
+
+
+def placed_sentence(trace: TranslationTrace | None, placed: dict | None, kind: str, layer: int, head: int
+                    ) -> dict | None:
+    """The user's sentence on the map ({"queries", "keys", "query_tokens", "key_tokens"}) when `placed` was
+    computed for this trace and this head (0-based layer and head), else None."""
+    if not sentence_matches(trace, placed) or placed["head"] != (kind, layer, head):
+        return None
+    query_tokens, key_tokens = sentence_tokens(trace, kind)
+    return {"queries": placed["queries"], "keys": placed["keys"], "query_tokens": query_tokens,
+            "key_tokens": key_tokens}
+
+
+WAITING_PRUNED = ("Press **Re-decode my sentence without them** (after translating one) to see it decoded with "
+                  "these heads off.")
+WAITING_ATTRIBUTION = ("Press **Attribute this translation** once per translation: one batched forward and backward "
+                       "pass per output token; the step slider then moves through the steps with no model call.")
+
+
 # =========================================================================== WIRING
-# Everything below connects the pure views to the page. After the redraw/runner rewrite, reconnect here:
-# - model calls: `page.runner.run("corpus_attribution" | "corpus_sentence_vectors", ...)` (jobs registered in
-#   serving/jobs.py) and `panel.intervene(page.runner, ...)` for the pruned re-decode;
-# - drawing: the two `Panel`s returned below (tab open / new trace; the attribution one follows the step).
-from .panel import MODEL_RUN, Panel, intervene, intervention_views, require  # noqa: E402
+# Everything below connects the pure views to the page. Drawing: each view is a `TabView` of the page's one
+# redraw (ui/redraw.py) via `panel.view`; the controls (kind, layer, head, colour, k, the head to open) and the
+# results the buttons keep in gr.State are the views' controls, so no listener here draws. Model calls: the
+# runner's named jobs ("corpus_sentence_vectors", "corpus_attribution", serving/jobs.py) and, for the pruned
+# re-decode, the Explain tab's intervention path (`panel.intervene`: the translate and token_probabilities jobs).
+from .panel import MODEL_RUN, cleared_view, intervene, intervention_views, require, view  # noqa: E402
 
 
-def build_corpus(page: Page, opener) -> Panel:
-    """Sub-tab "Heads across the corpus" -> its Panel (drawn when the Explain tab opens)."""
+def build_corpus(page: Page, opener: HeadOpener) -> list[TabView]:
+    """Sub-tab "Heads across the corpus" -> its views, drawn once the sub-tab has been opened (the corpus figures
+    do not depend on the trace: they show before a translation too)."""
     checkpoint: Checkpoint = page.checkpoint
     data, message = CorpusData(checkpoint).get()
     config = checkpoint.config
-    with gr.Tab("Heads across the corpus", id="corpus-heads"):
+    with gr.Tab("Heads across the corpus", id="corpus-heads") as tab:
         gr.Markdown(ABOUT_CORPUS)
         if data is None:
             gr.HTML(message, elem_id="corpus-missing")
-            return Panel()
-        roles_plot = gr.Plot(elem_id="corpus-roles", show_label=False)
+            return []
+        opened = gr.State(False)  # this page opened the sub-tab: from then on its figures are drawn
         open_head = gr.Dropdown(head_choices(data), value=None, label="Open a head in the Attention tab",
+                                info="outlined in the grid; with a translation, the Attention tab opens on it",
                                 elem_id="corpus-open-head")
+        roles_plot = gr.Plot(elem_id="corpus-roles", show_label=False)
         pruning_plot = gr.Plot(elem_id="corpus-pruning", show_label=False)
         with gr.Row():
-            k = gr.Slider(0, len(data.pruning.order), value=min(10, len(data.pruning.order)), step=1,
+            k = gr.Slider(1, len(data.pruning.order), value=min(10, len(data.pruning.order)), step=1,
                           label="Switch off the k least important heads", elem_id="corpus-prune-k")
             run = gr.Button("Re-decode my sentence without them", variant="primary", elem_id="corpus-prune-run",
                             scale=0, min_width=300)
@@ -254,77 +301,108 @@ def build_corpus(page: Page, opener) -> Panel:
             layer = gr.Radio(list(range(1, max(config.n_encoder_layers, config.n_decoder_layers) + 1)), value=1,
                              label="Layer", elem_id="corpus-qk-layer")
             head = gr.Radio(list(range(1, config.n_heads + 1)), value=1, label="Head", elem_id="corpus-qk-head")
-        place = gr.Button("Place my sentence on the map", elem_id="corpus-qk-place")
+        place = gr.Button("Place my sentence on this head's map", elem_id="corpus-qk-place")
         qk_plot = gr.Plot(elem_id="corpus-qk", show_label=False)
+    placed = gr.State(None)  # this user's sentence vectors: {"source_ids", "output_ids", "head", "queries", "keys"}
+    pruned = gr.State(None)  # this user's re-decode: {"source_ids", "output_ids", "k", "result" (Intervention)}
+    tab.select(lambda: {opened: True}, None, [opened], **PRIVATE)
 
-    def draw_map(kind_value, layer_value, head_value, color_value, sentence=None) -> dict:
-        return {qk_plot: qk_view(data, kind_value, layer_value, head_value, color_value, sentence)}
+    def map_head(values) -> tuple[str, int, int]:
+        """(kind, 0-based layer, 0-based head) of the map's controls."""
+        kind_value = values[kind]
+        n_layers = data.maps[kind_value].coords.shape[0]
+        return kind_value, clamp(values[layer], n_layers), clamp(values[head], config.n_heads)
 
-    map_controls = [kind, layer, head, color_by]
-    for control in map_controls:
-        control.input(draw_map, map_controls, [qk_plot], trigger_mode="always_last", show_progress="hidden", **PRIVATE)
+    def draw_roles(trace, step, values) -> dict:
+        if not values[opened]:
+            return {}
+        selected = values[open_head]
+        chosen = None if not selected else parse_head(selected)
+        return {roles_plot: roles_view(data, None if chosen is None else (chosen[0], chosen[1] - 1, chosen[2] - 1))}
 
-    def on_place(trace, kind_value, layer_value, head_value, color_value) -> dict:
+    def draw_pruning(trace, step, values) -> dict:
+        return {pruning_plot: pruning_view(data, int(values[k]))} if values[opened] else {}
+
+    def draw_map(trace, step, values) -> dict:
+        if not values[opened]:
+            return {}
+        kind_value, l, h = map_head(values)
+        sentence = placed_sentence(trace, values[placed], kind_value, l, h)
+        return {qk_plot: qk_view(data, kind_value, l + 1, h + 1, values[color_by], sentence)}
+
+    def draw_pruned(trace, step, values) -> dict:
+        kept = values[pruned]
+        if not sentence_matches(trace, kept):
+            return {pruned_result: WAITING_PRUNED, pruned_plot: None}
+        heading = f"{kept['k']} least important heads off"  # the heads are listed under the comparison, not in
+        html_value, change = intervention_views(trace, dataclasses.replace(kept["result"], label=heading), heading,
+                                                "corpus-pruned")  # the figure's title (a phone could not fit them)
+        listed = f'<p class="facts">Switched off: {html.escape(kept["result"].label)}.</p>'
+        return {pruned_result: html_value + listed, pruned_plot: change}
+
+    def on_place(trace, kind_value, layer_value, head_value):  # kept: a new `placed` redraws the map
         require(checkpoint, trace)
-        l, h = clamp(layer_value, data.maps[kind_value].coords.shape[0]), clamp(head_value, config.n_heads)
+        _, l, h = map_head({kind: kind_value, layer: layer_value, head: head_value})
         queries, keys = page.runner.run("corpus_sentence_vectors", source_ids=list(trace.source_ids),
                                         output_ids=list(trace.output_ids), kind=kind_value, layer=l, head=h)
-        query_tokens, key_tokens = sentence_tokens(trace, kind_value)
-        sentence = {"queries": queries, "keys": keys, "query_tokens": query_tokens, "key_tokens": key_tokens}
-        return draw_map(kind_value, layer_value, head_value, color_value, sentence)
+        return {placed: {"source_ids": list(trace.source_ids), "output_ids": list(trace.output_ids),
+                         "head": (kind_value, l, h), "queries": queries, "keys": keys}}
 
-    place.click(on_place, [page.trace, *map_controls], [qk_plot], **MODEL_RUN)
+    place.click(on_place, [page.trace, kind, layer, head], [placed], **MODEL_RUN)
 
-    def on_prune(trace, k_value) -> dict:
+    def on_prune(trace, k_value):  # the existing intervention path; a new `pruned` redraws the comparison
         require(checkpoint, trace)
         ablation = pruned_ablation(data, k_value)
         if ablation.is_empty:
             raise gr.Error("Choose at least one head (k ≥ 1).")
-        html_value, change = intervention_views(trace, intervene(page.runner, trace, ablation),
-                                                f"{int(k_value)} least important heads off", "corpus-pruned")
-        return {pruned_result: html_value, pruned_plot: change, pruning_plot: pruning_view(data, int(k_value))}
+        return {pruned: {"source_ids": list(trace.source_ids), "output_ids": list(trace.output_ids),
+                         "k": int(k_value), "result": intervene(page.runner, trace, ablation)}}
 
-    run.click(on_prune, [page.trace, k], [pruned_result, pruned_plot, pruning_plot], **MODEL_RUN)
+    run.click(on_prune, [page.trace, k], [pruned], **MODEL_RUN)
 
-    def on_open_head(trace, step, value):
-        if trace is None or not value:
+    def on_open_head(trace, value):  # sets the map's and the Attention tab's controls; the redraw draws them
+        if not value:
             return gr.skip()
         kind_value, layer_value, head_value = parse_head(value)
-        return {page.tabs: gr.Tabs(selected=ATTENTION_TAB), page.tab: ATTENTION_TAB,
-                roles_plot: roles_view(data, (kind_value, layer_value - 1, head_value - 1)),
-                **opener.show(trace, step, kind_value, layer_value, str(head_value))}
+        shown = {kind: kind_value, layer: layer_value, head: head_value}
+        if trace is None:  # nothing to open on: the head's query-key map is what there is to see
+            gr.Info("Translate a sentence to open this head on it in the Attention tab; its query-key map is below.")
+            return shown
+        return {**shown, page.tabs: gr.Tabs(selected=ATTENTION_TAB), page.tab: ATTENTION_TAB,
+                **opener.show(kind_value, layer_value, str(head_value))}
 
-    open_head.input(on_open_head, [page.trace, page.step, open_head],
-                    [page.tabs, page.tab, roles_plot, *opener.outputs], **PRIVATE)
-
-    def draw(trace, step, values) -> dict:
-        return {roles_plot: roles_view(data), pruning_plot: pruning_view(data),
-                **draw_map(*(values[c] for c in map_controls))}
-
-    return Panel(cleared={pruned_result: "", pruned_plot: None}, draw=draw, inputs=map_controls,
-                 outputs=[roles_plot, pruning_plot, qk_plot])
+    open_head.input(on_open_head, [page.trace, open_head],
+                    [kind, layer, head, page.tabs, page.tab, *opener.outputs], **PRIVATE)
+    return [cleared_view({placed: None, pruned: None}),
+            view([roles_plot], draw_roles, controls=[opened, open_head], follows_trace=False),
+            view([pruning_plot], draw_pruning, controls=[opened, k], follows_trace=False),
+            view([qk_plot], draw_map, controls=[opened, kind, layer, head, color_by, placed], follows_trace=False),
+            view([pruned_result, pruned_plot], draw_pruned, controls=[pruned])]
 
 
-def build_attribution(page: Page) -> Panel:
-    """Sub-tab "Attribution vs attention" -> its Panel (follows the step once computed)."""
+def build_attribution(page: Page) -> list[TabView]:
+    """Sub-tab "Attribution vs attention" -> its views (the kept attribution, drawn at every step)."""
     checkpoint: Checkpoint = page.checkpoint
     with gr.Tab("Attribution vs attention", id="attribution"):
         gr.Markdown(ABOUT_ATTRIBUTION)
         run = gr.Button("Attribute this translation (every step)", variant="primary", elem_id="attribution-run")
+        facts = gr.Markdown(WAITING_ATTRIBUTION, elem_id="attribution-facts")
         figure = gr.Plot(elem_id="attribution-plot", show_label=False)
-    kept = gr.State(None)  # this user's attribution: {"source_ids", "output_ids", "result"}
+    kept = gr.State(None)  # this user's attribution: {"source_ids", "output_ids", "result" (Attribution)}
 
-    def on_run(trace, step) -> dict:
+    def on_run(trace):  # kept: a new `kept` redraws the view
         require(checkpoint, trace)
         result = page.runner.run("corpus_attribution", source_ids=list(trace.source_ids),
                                  output_ids=list(trace.output_ids), steps=IG_STEPS)
-        value = {"source_ids": list(trace.source_ids), "output_ids": list(trace.output_ids), "result": result}
-        return {kept: value, figure: attribution_view(trace, result, step)}
+        return {kept: {"source_ids": list(trace.source_ids), "output_ids": list(trace.output_ids), "result": result}}
 
-    run.click(on_run, [page.trace, page.step], [kept, figure], **MODEL_RUN)
+    run.click(on_run, [page.trace], [kept], **MODEL_RUN)
 
     def draw(trace, step, values) -> dict:
         value = values[kept]
-        return {figure: attribution_view(trace, value["result"], step) if attribution_matches(trace, value) else None}
+        if not sentence_matches(trace, value):
+            return {figure: None, facts: WAITING_ATTRIBUTION}
+        return {figure: attribution_view(trace, value["result"], step),
+                facts: attribution_facts(trace, value["result"], step)}
 
-    return Panel(cleared={kept: None, figure: None}, draw=draw, inputs=[kept], outputs=[figure], follows_step=True)
+    return [cleared_view({kept: None}), view([figure, facts], draw, controls=[kept], follows_step=True)]

@@ -1,9 +1,10 @@
-"""The "Explain" tab: what other attention viewers do not show, in twelve panels over the user's trace
+"""The "Explain" tab: what other attention viewers do not show, in fourteen panels over the user's trace
 ("Attention Is All You Need"): switch heads off (3.2.2), branch at a step (3, greedy decoding), the
 logit lens (3.1, 3.4), beam vs greedy (6.1), word alignment (3.2.3), head diagnostics (3.2.2) and
 translation without positional encodings (3.5); and five views of issue 16: heads forming during training
 (5), the paper's Figures 3-5 on this model (Appendix), attention rollout to the source (Abnar & Zuidema 2020),
-the KV cache while stepping (3.1) and what changed from one step to the next (3.1, 3.4).
+the KV cache while stepping (3.1) and what changed from one step to the next (3.1, 3.4); and two of issue 25:
+every head across a corpus (roles, importance and pruning, query-key maps) and attribution vs attention.
 
 Each panel module builds and wires itself and returns its views (`TabView`s of the page's one redraw,
 ui/redraw.py: what each follows, the step or only the trace, and its controls); this shell lays them out.
@@ -18,7 +19,8 @@ import gradio as gr
 from ..attention import HeadOpener
 from ..common import Page, TabView
 from ..text import ABOUT_EXPLAIN
-from . import ablation, beam, branching, cache, changes, diagnostics, film_view, no_pe, paper, readouts, rollout
+from . import (ablation, beam, branching, cache, changes, corpus_heads, diagnostics, film_view, no_pe, paper, readouts,
+               rollout)
 from .panel import TAB_ID
 
 
@@ -34,5 +36,6 @@ def build(page: Page, opener: HeadOpener) -> list[TabView]:
             panels = [ablation.build(page), branching.build(page), readouts.build_lens(page), beam.build(page),
                       readouts.build_alignment(page), diagnostics.build(page, opener), no_pe.build(page),
                       film_view.build(page), paper.build(page), rollout.build(page), cache.build(page),
-                      changes.build(page)]
+                      changes.build(page), corpus_heads.build_corpus(page, opener),
+                      corpus_heads.build_attribution(page)]
     return [panel_view for views in panels for panel_view in views]
