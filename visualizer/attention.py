@@ -82,13 +82,14 @@ def attention_heatmap(weights: np.ndarray, query_tokens: Sequence[str], key_toke
     gap = cell_gap(max(w.shape))
     series = token_heatmap(w, queries, keys, zmin=0, zmax=1, colorscale=ATTENTION_SCALE, colorbar=colorbar("weight"),
                            xgap=gap, ygap=gap, first_row=window.rows.start, first_col=window.cols.start)
-    xaxis, yaxis = token_axes(queries, keys, row_title="query", col_title="key")
+    # the columns grow to fill the box (a projector: big cells; the width is a minimum, page_script.py)
+    xaxis, yaxis = token_axes(queries, keys, row_title="query", col_title="key", square=False)
     return below_toolbar(figure([series], dict(xaxis=xaxis, yaxis=yaxis, shapes=highlight_rows(highlight, len(keys)),
                                  annotations=window_note(window, full.shape),
                                  **heatmap_size(queries, keys, title=bool(title))), title))
 
 
-def thinned_ticks(labels: Sequence[str], panel_px: float, first: int = 0, min_px: float = 12) -> dict:
+def thinned_ticks(labels: Sequence[str], panel_px: float, first: int = 0, min_px: float = MIN_FONT + 1) -> dict:
     """Tick settings naming every k-th position of a small panel so labels sit >= ``min_px`` apart."""
     n = len(labels)
     every = max(1, int(np.ceil(min_px * n / max(panel_px, 1))))
@@ -119,7 +120,7 @@ def attention_grid(weights: np.ndarray, query_tokens: Sequence[str], key_tokens:
     window, queries, keys, highlight = _shown(window, full.shape, queries, keys, highlight)
     w = window.of(full)
     n_layers, n_heads, n_queries, n_keys = w.shape
-    panel_w = float(np.clip(880 / n_heads, 64, 150))
+    panel_w = float(np.clip(1000 / n_heads, 64, 150))  # 8 heads: 125 px, room to name 11 keys each (issue 23)
     panel_h = panel_w * float(np.clip(n_queries / n_keys, 0.4, 1.5))
     gap_x, gap_y = 8.0, 12.0  # pixels between cells
     plot_w = n_heads * panel_w + (n_heads - 1) * gap_x
@@ -138,7 +139,7 @@ def attention_grid(weights: np.ndarray, query_tokens: Sequence[str], key_tokens:
               for layer in range(n_layers) for head in range(n_heads)]
     hidden = dict(type="category", showticklabels=False, showgrid=False, zeroline=False, ticks="")
     key_ticks = thinned_ticks(keys, panel_w, window.cols.start)
-    query_ticks = thinned_ticks(queries, panel_h, window.rows.start)
+    query_ticks = thinned_ticks(queries, panel_h, window.rows.start, min_px=13)  # horizontal labels: a line each
     for (row, col), cell in refs.items():
         xaxis = dict(hidden, **key_ticks, tickangle=-90) if row == n_layers else hidden
         yaxis = dict(hidden, autorange="reversed")

@@ -92,8 +92,9 @@ def token_heatmap(z: np.ndarray, row_labels: Sequence[str], col_labels: Sequence
 
 
 def tick_font_size(n: int) -> int:
-    """12 px for short sentences, never below MIN_FONT (long ones are windowed or scroll instead)."""
-    return 12 if n <= 24 else MIN_FONT
+    """14 px for short sentences (readable on a projector, issue 23), 12 px up to 24 tokens, never below
+    MIN_FONT (long ones are windowed or scroll instead)."""
+    return 14 if n <= 16 else 12 if n <= 24 else MIN_FONT
 
 
 def token_axis(labels: Sequence[str], *, show: bool = True, angle: int = 0,
@@ -113,14 +114,16 @@ def token_axis(labels: Sequence[str], *, show: bool = True, angle: int = 0,
 
 
 def token_axes(row_labels: Sequence[str], col_labels: Sequence[str], yref: str = "y", *, show_rows: bool = True,
-               show_cols: bool = True, row_title: str | None = None,
-               col_title: str | None = None) -> tuple[dict, dict]:
+               show_cols: bool = True, row_title: str | None = None, col_title: str | None = None,
+               square: bool = True) -> tuple[dict, dict]:
     """(x, y) axis settings: rows down (first at the top), columns across with rotated labels, square cells.
 
-    Square cells (x scaled to ``yref``) keep the matrix readable whatever size the page gives the figure.
+    Square cells (x scaled to ``yref``) keep the matrix readable whatever size the page gives the figure;
+    ``square=False`` lets the columns grow to fill the figure's width (one head's heatmap, issue 23).
     """
     angle = -45 if len(col_labels) > 3 else 0
-    return (dict(token_axis(col_labels, show=show_cols, angle=angle, title=col_title), scaleanchor=yref),
+    x = token_axis(col_labels, show=show_cols, angle=angle, title=col_title)
+    return (dict(x, scaleanchor=yref) if square else x,
             token_axis(row_labels, show=show_rows, reverse=True, title=row_title))
 
 
