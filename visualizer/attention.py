@@ -86,7 +86,8 @@ def attention_heatmap(weights: np.ndarray, query_tokens: Sequence[str], key_toke
     xaxis, yaxis = token_axes(queries, keys, row_title="query", col_title="key", square=False)
     return below_toolbar(figure([series], dict(xaxis=xaxis, yaxis=yaxis, shapes=highlight_rows(highlight, len(keys)),
                                  annotations=window_note(window, full.shape),
-                                 **heatmap_size(queries, keys, title=bool(title))), title))
+                                 # 30 px rows: ten of them, the title and the keys fit under the bar at 720 px
+                                 **heatmap_size(queries, keys, title=bool(title), high=30)), title))
 
 
 def thinned_ticks(labels: Sequence[str], panel_px: float, first: int = 0, min_px: float = MIN_FONT + 1) -> dict:

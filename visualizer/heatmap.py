@@ -163,10 +163,10 @@ def token_margins(row_labels: Sequence[str], col_labels: Sequence[str], *, title
 
 
 def heatmap_size(row_labels: Sequence[str], col_labels: Sequence[str], *, title: bool,
-                 right: int = 110) -> dict:
-    """height and margin for one token heatmap (rows x cells, bounded to ~720 px of cells), and a width
-    only where the columns need more than a phone has (see ``fit_width``)."""
-    cell = cell_px(max(len(row_labels), len(col_labels)))
+                 right: int = 110, high: float = 34) -> dict:
+    """height and margin for one token heatmap (rows x cells, bounded to ~720 px of cells; ``high`` px at
+    most per cell), and a width only where the columns need more than a phone has (see ``fit_width``)."""
+    cell = cell_px(max(len(row_labels), len(col_labels)), high=high)
     margin = token_margins(row_labels, col_labels, title=title)
     margin["r"] = right
     sides = margin["l"] + margin["r"]
