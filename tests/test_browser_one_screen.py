@@ -262,11 +262,19 @@ def test_text_typed_before_the_start_up_example_arrives_is_kept(browser, server)
     page = browser.new_page(viewport={"width": 1280, "height": 720})
     held = []
     try:
-        page.route("**/queue/join*", held.append)  # hold every queued event until the text is typed
+        released = []
+
+        def hold(route):  # every queued event waits until the text is typed
+            if released:
+                route.continue_()
+            else:
+                held.append(route)
+
+        page.route("**/queue/join*", hold)
         page.goto(server)
         page.wait_for_function("() => !!window.attentionExplorer")  # the page script is running
         page.locator("#source textarea").press_sequentially("Hallo Welt")
-        page.unroute("**/queue/join*")
+        released.append(True)
         for route in held:
             route.continue_()
         assert held, "the start-up example was not requested"
