@@ -14,7 +14,7 @@ from serving.device import choose_device
 from . import attention, explain, model_tab, next_token, positions, redraw, runner, session, share, stepping, tour
 from . import zerogpu
 from .common import PRIVATE, Page
-from .page_script import page_script
+from .page_script import SHOW_VIEW_JS, page_script
 
 
 def find(demo: gr.Blocks, elem_id: str):
@@ -46,10 +46,12 @@ def build_demo(checkpoint: str | Path, hub: bool = False, workers: int = 0,
     with gr.Blocks(title="Attention Explorer", delete_cache=(3600, 3600), analytics_enabled=False) as demo:
         header = session.build(model_runner, load_error)
         trace, translate_event = header.trace, header.event
-        link, tour_parts = share.link_row(), tour.build()  # first-minute: share link and guided tour
+        link = share.link_row()  # first-minute: the share link
         steps = stepping.build(trace)
+        tour_parts = tour.build()  # right under the player bar: a stop's text sits above the view it sets (issue 23)
         tab_state = gr.State(next_token.TAB_ID)  # the open tab: only its views are drawn
-        with gr.Tabs(elem_id="views") as tabs:
+        # wrap: every tab shows on every screen (a phone hid four behind Gradio's "..." menu, issue 23)
+        with gr.Tabs(elem_id="views", overflow_behavior="wrap") as tabs:
             page = Page(loaded, trace, steps.slider, tab_state, tabs, translate_event, model_runner)
             first = next_token.build(page)
             attention_tab = attention.build(page)
@@ -64,7 +66,7 @@ def build_demo(checkpoint: str | Path, hub: bool = False, workers: int = 0,
         # one listener after a translation: the header's tokens and switch, and step 1 of the new sentence
         translate_event.success(lambda value: {**header.after_translate(value), steps.slider: 1}, header.trace,
                                 [header.download, header.tokens, header.switch, steps.slider],
-                                show_progress="hidden", **PRIVATE)
+                                show_progress="hidden", **PRIVATE).then(None, js=SHOW_VIEW_JS, **PRIVATE)
         demo.load(None, None, None, js=page_script(), **PRIVATE)  # step keys, figures in the page's theme
     if model_runner is not None:
         model_runner.limit_events(demo)

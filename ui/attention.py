@@ -136,27 +136,31 @@ class AttentionTab:
 def build(page: Page) -> AttentionTab:
     n_heads = page.checkpoint.config.n_heads if page.checkpoint else 1
     with gr.Tab("Attention", id=TAB_ID) as tab:
-        with gr.Row():
-            kind = gr.Radio([(spec.label, name) for name, spec in ATTENTION_KINDS.items()], value="cross",
-                            label="Attention", elem_id="attention-kind", scale=3)
-            layer = gr.Radio(layer_choices(page.checkpoint, "cross"), value=1, label="Layer", elem_id="layer",
-                             scale=1, info="not used by all heads")
-        with gr.Row():
-            head = gr.Radio([("all heads", "all"), ("mean of heads", "mean")]
-                            + [(f"head {h}", str(h)) for h in range(1, n_heads + 1)],
-                            value="1", label="Head", elem_id="head", scale=3)
-            open_head = gr.Dropdown(grid_choices(page.checkpoint, "cross"), value=None, label="Open a head of the grid",
-                                    elem_id="grid-open-head", scale=1, min_width=160)
-        show_all = gr.Checkbox(False, label=f"Show all tokens (long sentences show {2 * WINDOW_HALF + 1} "
-                                            "around the current query)", elem_id="attention-window-all")
-        about_kind = gr.Markdown(ABOUT_ATTENTION["cross"])
-        gr.Markdown(ABOUT_HEADS)
-        attention_plot = gr.Plot(elem_id="attention-plot", show_label=False)
-        # drawn only while open (issue 15): a step redraws one figure, not two
-        with gr.Accordion("Inside one head: scores → + mask → softmax", open=False,
-                          elem_id="pipeline-box") as pipeline_box:
-            gr.Markdown(ABOUT_PIPELINE)
-            pipeline_plot = gr.Plot(elem_id="pipeline-plot", show_label=False)
+        # controls and prose beside the figure (issue 23: at 1280x720 the player bar, the controls and the figure
+        # fit one screen); on a narrow screen the columns stack, controls first
+        with gr.Row(equal_height=False, elem_classes="view-row"):
+            with gr.Column(scale=1, min_width=280, elem_classes="view-side"):
+                kind = gr.Radio([(spec.label, name) for name, spec in ATTENTION_KINDS.items()], value="cross",
+                                label="Attention", elem_id="attention-kind")
+                layer = gr.Radio(layer_choices(page.checkpoint, "cross"), value=1, label="Layer", elem_id="layer",
+                                 info="not used by all heads")
+                head = gr.Radio([("all heads", "all"), ("mean of heads", "mean")]
+                                + [(f"head {h}", str(h)) for h in range(1, n_heads + 1)],
+                                value="1", label="Head", elem_id="head")
+                open_head = gr.Dropdown(grid_choices(page.checkpoint, "cross"), value=None,
+                                        label="Open a head of the grid", elem_id="grid-open-head")
+                show_all = gr.Checkbox(False, label=f"Show all tokens (long sentences show {2 * WINDOW_HALF + 1} "
+                                                    "around the current query)", elem_id="attention-window-all")
+                with gr.Accordion("About this view", open=True, elem_classes="view-about"):
+                    about_kind = gr.Markdown(ABOUT_ATTENTION["cross"])
+                    gr.Markdown(ABOUT_HEADS)
+            with gr.Column(scale=3, min_width=340, elem_classes="view-main"):
+                attention_plot = gr.Plot(elem_id="attention-plot", show_label=False)
+                # drawn only while open (issue 15): a step redraws one figure, not two
+                with gr.Accordion("Inside one head: scores → + mask → softmax", open=False,
+                                  elem_id="pipeline-box") as pipeline_box:
+                    gr.Markdown(ABOUT_PIPELINE)
+                    pipeline_plot = gr.Plot(elem_id="pipeline-plot", show_label=False)
         pipeline_open = gr.State(False)
     page.track(tab, TAB_ID)
     pipeline_box.expand(lambda: True, None, pipeline_open, **PRIVATE)

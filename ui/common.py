@@ -86,9 +86,14 @@ def clamp(value: float | None, count: int) -> int:
 
 def figure_tab(page: Page, label: str, tab_id: str, about: str, elem_id: str, view) -> TabView:
     """A tab of one explanation and one figure, view(trace, step) -> its gr.Plot value."""
-    with gr.Tab(label, id=tab_id) as tab:
-        gr.Markdown(about)
-        figure = gr.Plot(elem_id=elem_id, show_label=False)
+    with gr.Tab(label, id=tab_id, elem_id=f"{tab_id}-tab") as tab:
+        # the prose beside the figure, as on the Attention tab: the figure in one place on every tab (issue 23)
+        with gr.Row(equal_height=False, elem_classes="view-row"):
+            with gr.Column(scale=1, min_width=280, elem_classes="view-side"):
+                with gr.Accordion("About this view", open=True, elem_classes="view-about"):
+                    gr.Markdown(about)
+            with gr.Column(scale=3, min_width=340, elem_classes="view-main"):
+                figure = gr.Plot(elem_id=elem_id, show_label=False)
     page.track(tab, tab_id)
     return TabView(tab_id, [figure], lambda trace, step, values: {figure: view(trace, step)})
 

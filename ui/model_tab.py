@@ -60,7 +60,7 @@ def training_view(checkpoint: Checkpoint | None) -> PlotData | None:
 def build(page: Page) -> TabView:
     """The tab -> the view of its curves, drawn when it is first opened (they depend on neither trace nor step)."""
     checkpoint = page.checkpoint
-    with gr.Tab("Model", id=TAB_ID) as tab:
+    with gr.Tab("Model", id=TAB_ID, elem_id="model-tab") as tab:
         gr.Markdown(ABOUT_MODEL)
         if checkpoint is None:
             gr.Markdown("No model is loaded, so there is nothing to show here.")

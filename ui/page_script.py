@@ -1,8 +1,18 @@
 """The page's one script: page-wide step keys, and figures drawn in the page's theme (light or dark).
 
 Keys: Left/Right = Back/Next, Home/End = First/Last, Space = Play/Pause. They click the step buttons
-(so they do exactly what a click does) and never fire while typing in a text box, radio or slider,
-with a modifier held, or while the buttons are disabled (no trace yet).
+(so they do exactly what a click does) and never fire while typing in a text box or on a slider, with a
+modifier held, or while the buttons are disabled (no trace yet). After Enter in the sentence box they step
+until the visitor types or clicks there again; on a radio (a head, a layer, a kind) they step instead of
+moving the choice (issue 23).
+
+One screen (issue 23): after Translate the page scrolls the player bar to the top of the window with the
+tabs, the view's controls and its figure under it (on a phone, where the controls fill the screen, the figure);
+a tour stop brings its text to the same place (`SHOW_VIEW_JS`, `SHOW_TOUR_JS`, run after those events). Text
+typed into the sentence box before the start-up example arrives is put back (`KEEP_TYPED_JS`).
+
+Figures: a figure's width is a minimum (what its labels need): where its box is wider it fills the box;
+where narrower (a phone) it scrolls in its box with a cue, its row labels kept in view on a halo.
 
 Titles: a figure's title wider than the figure's box (on a phone) is broken into lines that fit, with the
 top margin grown to hold them, so it is not cut off where the figure scrolls sideways.
@@ -56,6 +66,78 @@ _SCRIPT = """
     if (!layout.plot_bgcolor) layout.plot_bgcolor = theme.background;
     return [data, layout];
   };
+  // a figure's width is the least its labels need: in a wider box it fills the box (cells grow), in a
+  // narrower one it keeps that width and scrolls sideways (issue 23: one place for the figure)
+  const boxOf = (element) => element && (element.closest('.block') || element.parentElement);
+  const fitWidth = (element, layout) => {
+    const box = boxOf(element);
+    if (!layout || !layout.width || !box || !box.clientWidth) return layout;
+    if (box.clientWidth - 4 < layout.width) return layout;
+    const {width, ...rest} = layout;
+    return {...rest, autosize: true};
+  };
+  // the element that scrolls a figure sideways (its box or a wrapper inside it), or null
+  const scrollerOf = (element) => {
+    const inner = element && element.querySelector('.plot-container');  // Plotly's own box (style.css scrolls it)
+    if (inner && inner.scrollWidth > inner.clientWidth + 2) return inner;
+    for (let node = element && element.parentElement; node && node !== document.body; node = node.parentElement) {
+      if (node.scrollWidth > node.clientWidth + 2 && /auto|scroll/.test(getComputedStyle(node).overflowX)) return node;
+      if (node.classList.contains('block')) break;
+    }
+    return null;
+  };
+  // row labels stay in view while the figure scrolls (on a halo of the page's colour)
+  const keepLabels = (scroller) => {
+    scroller.querySelectorAll('.js-plotly-plot .yaxislayer-above, .js-plotly-plot .g-ytitle').forEach((layer) => {
+      layer.style.transform = `translateX(${scroller.scrollLeft}px)`;
+    });
+    const box = boxOf(scroller);
+    if (box) box.classList.toggle('scrolled-to-end', scroller.scrollLeft + scroller.clientWidth >= scroller.scrollWidth - 2);
+  };
+  const scrollCue = (element) => {
+    const box = boxOf(element);
+    if (!box) return;
+    const scroller = scrollerOf(element);
+    box.classList.toggle('scrolls-x', !!scroller);
+    if (scroller) { scroller.classList.add('figure-scroller'); keepLabels(scroller); }
+  };
+  document.addEventListener('scroll', (event) => {
+    const scroller = event.target;
+    if (scroller instanceof Element && scroller.classList.contains('figure-scroller')) keepLabels(scroller);
+  }, true);
+  window.addEventListener('resize', () => document.querySelectorAll('.js-plotly-plot').forEach(scrollCue));
+
+  // after Translate / a tour stop: the player bar at the top of the window, the view (or the stop's text) under it
+  const bar = () => document.getElementById('player-bar');
+  const pageTop = (element) => element.getBoundingClientRect().top + window.scrollY;
+  const openFigure = () => Array.from(document.querySelectorAll('#views .block[id$="-plot"]'))
+    .find((block) => block.offsetParent !== null);
+  const bringUp = (anchorId) => {
+    const anchor = document.getElementById(anchorId), playerBar = bar();
+    if (!anchor || !playerBar) return;
+    const height = playerBar.getBoundingClientRect().height;
+    let target = pageTop(anchor) - height;  // the anchor right under the (sticky) bar
+    if (anchorId === 'views') {
+      const figure = openFigure();
+      // a phone: the controls would fill the window, so the figure itself comes up under the bar
+      if (figure && pageTop(figure) - height - target > window.innerHeight * 0.45 - height) {
+        target = pageTop(figure) - height - 8;
+      }
+    }
+    window.scrollTo({top: Math.max(target, 0), behavior: 'instant'});
+  };
+  const later = (action) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(action, 30)));
+  // text typed before the start-up example has arrived is kept (the example would replace it)
+  let typed = null, loaded = false;
+  document.addEventListener('input', (event) => {
+    if (!loaded && event.target instanceof Element && event.target.closest('#source')) typed = event.target.value;
+  }, true);
+  window.attentionExplorer = {
+    showView: () => later(() => bringUp('views')),
+    showTour: () => later(() => bringUp('tour-row')),
+    keepTyped: (value) => { loaded = true; return typed === null ? value : typed; },
+  };
+
   // a title wider than the figure's box (a phone; a figure that scrolls sideways) is broken into lines that fit
   const measure = document.createElement('canvas').getContext('2d');
   const fitTitle = (element, layout) => {
@@ -90,8 +172,10 @@ _SCRIPT = """
       }
       if (element) element.__lightFigure = {data: structuredClone(data || []), layout: structuredClone(layout || {}), config};
       if (isDark()) [data, layout] = darken(data, layout);
-      layout = fitTitle(element, layout);
-      return draw.call(this, div, data, layout, config);
+      layout = fitTitle(element, fitWidth(element, layout));
+      const drawn = draw.call(this, div, data, layout, config);
+      Promise.resolve(drawn).then(() => scrollCue(element));
+      return drawn;
     };
     themed.__themed = true;
     plotly[name] = themed;
@@ -111,12 +195,23 @@ _SCRIPT = """
     });
   }).observe(document.body, {attributes: true, attributeFilter: ['class']});
 
+  // the sentence box after Enter: the keys step there until the visitor types or clicks in it again
+  let armed = null;
+  document.addEventListener('keydown', (event) => {
+    const box = event.target instanceof Element && event.target.closest('#source') ? event.target : null;
+    if (box && event.key === 'Enter' && !event.shiftKey) armed = box;
+  }, true);
+  document.addEventListener('input', (event) => { if (event.target === armed) armed = null; }, true);
+  document.addEventListener('pointerdown', (event) => { if (event.target === armed) armed = null; }, true);
+  const TYPING = 'textarea, select, [contenteditable=""], [contenteditable="true"], [role="tab"], ' +
+                 'input:not([type=radio]):not([type=checkbox])';
   document.addEventListener('keydown', (event) => {
     const id = keys[event.key];
     if (!id || event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
     const target = event.target instanceof Element ? event.target : null;
-    if (target && target.closest('input, textarea, select, [contenteditable=""], [contenteditable="true"], [role="tab"]')) return;
-    if (event.key === ' ' && target && target.closest('button, a')) return;  // Space presses a focused button
+    if (target && target !== armed && target.closest(TYPING)) return;
+    // Space presses a focused button and ticks a checkbox
+    if (event.key === ' ' && target && target.closest('button, a, input[type=checkbox]')) return;
     const button = document.getElementById(id);
     if (!button || button.disabled) return;
     event.preventDefault();
@@ -124,6 +219,11 @@ _SCRIPT = """
   });
 }
 """
+
+
+SHOW_VIEW_JS = "() => { window.attentionExplorer && window.attentionExplorer.showView(); }"
+SHOW_TOUR_JS = "() => { window.attentionExplorer && window.attentionExplorer.showTour(); }"
+KEEP_TYPED_JS = "(text) => window.attentionExplorer ? window.attentionExplorer.keepTyped(text) : text"
 
 
 def page_script() -> str:

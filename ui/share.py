@@ -25,6 +25,7 @@ from model.decoding.trace import ATTENTION_KINDS
 
 from .attention import layer_choices
 from .common import PAGE_URL, PRIVATE, TabView
+from .page_script import KEEP_TYPED_JS
 from .runner import Runner, model_event
 from .session import Header, parse_direction, translate_text
 from .text import ABOUT_ATTENTION, EXAMPLES
@@ -167,7 +168,20 @@ def link(trace: TranslationTrace | None, step, tab, kind, layer, head, page_url:
     return page_url.split("?")[0].split("#")[0] + query_string(view)
 
 
-COPY_JS = "(url) => { if (url) { navigator.clipboard.writeText(url); } return url; }"
+# the button says what happened: copied, or (no clipboard, e.g. an http page on another machine) the link selected
+COPY_JS = """(url) => {
+  const button = document.getElementById('share-copy');
+  const say = (text) => { if (!button) return; const label = button.dataset.label || button.textContent;
+    button.dataset.label = label; button.textContent = text;
+    clearTimeout(button.__reset); button.__reset = setTimeout(() => { button.textContent = label; }, 2500); };
+  const select = () => { const box = document.querySelector('#share-link textarea, #share-link input');
+    if (box) { box.focus(); box.select(); } say('Selected: press Ctrl+C'); };
+  if (!url) { say('Translate first'); return url; }
+  if (navigator.clipboard && window.isSecureContext) {
+    navigator.clipboard.writeText(url).then(() => say('Copied ✓'), select);
+  } else { select(); }
+  return url;
+}"""
 
 
 def link_row() -> gr.Textbox:
@@ -191,7 +205,9 @@ def wire(runner: Runner | None, targets: Targets, url: gr.Textbox, demo: gr.Bloc
     def on_load(request: gr.Request):
         return restore(runner, example, targets, dict(getattr(request, "query_params", None) or {}))
 
-    demo.load(on_load, None, targets.outputs(), **model_event(show_progress="hidden", **PRIVATE))
+    loaded = demo.load(on_load, None, targets.outputs(), **model_event(show_progress="hidden", **PRIVATE))
+    # text typed while the example was on its way is put back (the page script kept it; issue 23)
+    loaded.then(None, targets.header.source, targets.header.source, js=KEEP_TYPED_JS, **PRIVATE)
 
     return example
 

@@ -16,6 +16,9 @@ from model import TranslationTrace
 from .common import PRIVATE, chips, step_index
 from .step_slider import StepSlider
 
+KEYS_HINT = ('<span class="keys-hint" title="The keys step through decoding after Translate, a click on a head, '
+             'layer or kind, or anywhere on the page; not while typing in a text box."><kbd>←</kbd> <kbd>→</kbd> '
+             'step · <kbd>Home</kbd> <kbd>End</kbd> first, last · <kbd>Space</kbd> play</span>')
 PLAY_SECONDS = 1.0  # one decoding step per tick while playing
 
 BUTTONS = {"first": ("« First", "step-first"), "prev": ("‹ Back", "step-prev"), "next": ("Next ›", "step-next"),
@@ -112,6 +115,7 @@ def build(trace: gr.State) -> Stepping:
                                     interactive=False)
             slider = StepSlider(1, 2, value=1, step=1, label="Decoding step", elem_id="step", scale=1,
                                 min_width=200, interactive=False)
+            gr.HTML(KEYS_HINT, elem_id="step-keys", padding=False)  # the keys exist: say so (issue 23)
         steps = Stepping(slider, gr.HTML(step_html(None, 1), elem_id="step-info"), gr.State(False),
                          gr.Timer(PLAY_SECONDS, active=False), play_button, tuple(buttons.values()))
     for move, button in buttons.items():

@@ -14,6 +14,7 @@ import gradio as gr
 from model import Checkpoint, TranslationTrace
 
 from .common import PRIVATE
+from .page_script import SHOW_TOUR_JS
 from .share import StartExample, Targets, View, sharpest_head
 from .text import paper
 
@@ -70,13 +71,14 @@ def stop_markdown(index: int) -> str:
 
 
 def build() -> tuple[gr.Markdown, gr.Button, gr.Button, gr.State]:
-    """The tour's box (an open accordion under the header): its text and Back / Next buttons."""
+    """The tour's box (an open accordion right under the player bar): its Back / Next buttons and text."""
     with gr.Accordion("Guided tour: five stops through the paper", open=True, elem_id="tour"):
-        text = gr.Markdown("Press **Start the tour ›** to step through five views of the sentence above, each "
-                           "with what to notice and its section of the paper.", elem_id="tour-text")
-        with gr.Row():
-            back = gr.Button("‹ Back", elem_id="tour-back", size="sm", min_width=80, scale=0, interactive=False)
-            forward = gr.Button("Start the tour ›", elem_id="tour-next", size="sm", min_width=120, scale=0)
+        with gr.Row(elem_id="tour-row", equal_height=False):  # the buttons beside the text: one short box
+            with gr.Column(scale=0, min_width=230), gr.Row(elem_id="tour-buttons"):
+                back = gr.Button("‹ Back", elem_id="tour-back", size="sm", min_width=80, scale=0, interactive=False)
+                forward = gr.Button("Start the tour ›", elem_id="tour-next", size="sm", min_width=130, scale=0)
+            text = gr.Markdown("Press **Start the tour ›** to step through five views of the sentence above, each "
+                               "with what to notice and its section of the paper.", elem_id="tour-text")
     return text, back, forward, gr.State(-1)
 
 
@@ -114,5 +116,6 @@ def wire(checkpoint: Checkpoint | None, targets: Targets, example: StartExample 
 
     outputs = [*targets.outputs(), index, text, back, forward, *([panels] if panels is not None else []),
                *pipeline]
-    back.click(go(-1), [targets.header.trace, index], outputs, show_progress="hidden", **PRIVATE)
-    forward.click(go(+1), [targets.header.trace, index], outputs, show_progress="hidden", **PRIVATE)
+    for button, delta in ((back, -1), (forward, +1)):  # then the stop's text and its view under the player bar
+        button.click(go(delta), [targets.header.trace, index], outputs, show_progress="hidden",
+                     **PRIVATE).then(None, js=SHOW_TOUR_JS, **PRIVATE)

@@ -26,7 +26,7 @@ COLORBAR_PX = 90  # room right of the last panel for its colour bar
 TITLE_PAD_PX = 36  # a title's distance below the figure's top: clear of Plotly's toolbar
 TITLE_DROP_PX = 24  # what moving the title down adds to the top margin (and the height)
 # the grid of every head (section 3.2.2)
-GRID_WIDTH_PX = 880  # the heads of a layer share about this width ...
+GRID_WIDTH_PX = 1000  # the heads of a layer share about this width (8 heads: 125 px, room to name 11 keys each) ...
 HEAD_PX = (64, 150)  # ... each head's panel within this range
 HEAD_ASPECT = (0.4, 1.5)  # a panel's height / width follows queries / keys within this range
 HEAD_GAP_PX = (8.0, 12.0)  # between panels: across, down
@@ -106,13 +106,15 @@ def attention_heatmap(weights: np.ndarray, query_tokens: Sequence[str], key_toke
     gap = cell_gap(max(w.shape))
     series = token_heatmap(w, queries, keys, zmin=0, zmax=1, colorscale=ATTENTION_SCALE, colorbar=colorbar("weight"),
                            xgap=gap, ygap=gap, first_row=window.rows.start, first_col=window.cols.start)
-    xaxis, yaxis = token_axes(queries, keys, row_title="query", col_title="key")
+    # the columns grow to fill the box (a projector: big cells; the width is a minimum, page_script.py)
+    xaxis, yaxis = token_axes(queries, keys, row_title="query", col_title="key", square=False)
     return below_toolbar(figure([series], dict(xaxis=xaxis, yaxis=yaxis, shapes=highlight_rows(highlight, len(keys)),
                                  annotations=window_note(window, full.shape),
-                                 **heatmap_size(queries, keys, title=bool(title))), title))
+                                 # 30 px rows: ten of them, the title and the keys fit under the bar at 720 px
+                                 **heatmap_size(queries, keys, title=bool(title), high=30)), title))
 
 
-def thinned_ticks(labels: Sequence[str], panel_px: float, first: int = 0, min_px: float = 12) -> dict:
+def thinned_ticks(labels: Sequence[str], panel_px: float, first: int = 0, min_px: float = MIN_FONT + 1) -> dict:
     """Tick settings naming every k-th position of a small panel so labels sit >= ``min_px`` apart."""
     n = len(labels)
     every = max(1, int(np.ceil(min_px * n / max(panel_px, 1))))
@@ -162,7 +164,7 @@ def attention_grid(weights: np.ndarray, query_tokens: Sequence[str], key_tokens:
               for layer in range(n_layers) for head in range(n_heads)]
     hidden = dict(type="category", showticklabels=False, showgrid=False, zeroline=False, ticks="")
     key_ticks = thinned_ticks(keys, panel_w, window.cols.start)
-    query_ticks = thinned_ticks(queries, panel_h, window.rows.start)
+    query_ticks = thinned_ticks(queries, panel_h, window.rows.start, min_px=13)  # horizontal labels: a line each
     for (row, col), cell in refs.items():
         xaxis = dict(hidden, **key_ticks, tickangle=-90) if row == n_layers else hidden
         yaxis = dict(hidden, autorange="reversed")

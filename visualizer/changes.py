@@ -87,7 +87,7 @@ def candidate_change_figure(tokens: Sequence[str], probs: np.ndarray, ranks_befo
     gone = labels_for("left_tokens", left_tokens) if len(left_tokens) else []
     gone_p = as_probabilities("left_probs", left_probs, len(gone)) if gone else np.zeros(0)
     notes = [rank_note(before, after) for after, before in enumerate(ranks_before)]
-    names = list(indexed(labels)) + [f"left: {label}" for label in gone]
+    names = list(indexed(labels, start=1)) + [f"left: {label}" for label in gone]  # ranks #1, #2, ...
     colors = [ACCENT_COLOR if before is None else PRIMARY_COLOR for before in ranks_before] + [GRID_COLOR] * len(gone)
     text = notes + ["left"] * len(gone)
     bars = dict(type="bar", orientation="h", x=np.concatenate([p, gone_p]), y=np.array(names, dtype=object),

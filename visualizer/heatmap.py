@@ -26,6 +26,8 @@ MIN_FONT = 10  # px: the smallest tick label any token figure draws
 WINDOW_HALF = 20  # a window shows the centre key and up to this many keys either side
 PHONE_PX = 360  # a figure needing more width than this gets a fixed width and scrolls in its box
 MIN_COLUMN_PX = 14  # narrowest column whose rotated 10 px label does not overlap its neighbour
+PROJECTOR_FONT = 14  # px: the tick labels of a sentence of up to PROJECTOR_SENTENCE tokens (a projector, issue 23)
+PROJECTOR_SENTENCE = 16  # tokens
 SHORT_FONT = 12  # px: the tick labels of a sentence of up to SHORT_SENTENCE tokens
 SHORT_SENTENCE = 24  # tokens
 ROTATE_ABOVE = 3  # columns: more than this many and their labels turn 45°
@@ -108,8 +110,9 @@ def token_heatmap(z: np.ndarray, row_labels: Sequence[str], col_labels: Sequence
 
 
 def tick_font_size(n: int) -> int:
-    """SHORT_FONT for short sentences, never below MIN_FONT (long ones are windowed or scroll instead)."""
-    return SHORT_FONT if n <= SHORT_SENTENCE else MIN_FONT
+    """PROJECTOR_FONT for short sentences (readable on a projector, issue 23), SHORT_FONT up to SHORT_SENTENCE
+    tokens, never below MIN_FONT (long ones are windowed or scroll instead)."""
+    return PROJECTOR_FONT if n <= PROJECTOR_SENTENCE else SHORT_FONT if n <= SHORT_SENTENCE else MIN_FONT
 
 
 def token_axis(labels: Sequence[str], *, show: bool = True, angle: int = 0,
@@ -129,14 +132,16 @@ def token_axis(labels: Sequence[str], *, show: bool = True, angle: int = 0,
 
 
 def token_axes(row_labels: Sequence[str], col_labels: Sequence[str], yref: str = "y", *, show_rows: bool = True,
-               show_cols: bool = True, row_title: str | None = None,
-               col_title: str | None = None) -> tuple[dict, dict]:
+               show_cols: bool = True, row_title: str | None = None, col_title: str | None = None,
+               square: bool = True) -> tuple[dict, dict]:
     """(x, y) axis settings: rows down (first at the top), columns across with rotated labels, square cells.
 
-    Square cells (x scaled to ``yref``) keep the matrix readable whatever size the page gives the figure.
+    Square cells (x scaled to ``yref``) keep the matrix readable whatever size the page gives the figure;
+    ``square=False`` lets the columns grow to fill the figure's width (one head's heatmap, issue 23).
     """
     angle = -45 if len(col_labels) > ROTATE_ABOVE else 0
-    return (dict(token_axis(col_labels, show=show_cols, angle=angle, title=col_title), scaleanchor=yref),
+    x = token_axis(col_labels, show=show_cols, angle=angle, title=col_title)
+    return (dict(x, scaleanchor=yref) if square else x,
             token_axis(row_labels, show=show_rows, reverse=True, title=row_title))
 
 
@@ -177,10 +182,10 @@ def token_margins(row_labels: Sequence[str], col_labels: Sequence[str], *, title
 
 
 def heatmap_size(row_labels: Sequence[str], col_labels: Sequence[str], *, title: bool,
-                 right: int = COLORBAR_ROOM_PX) -> dict:
-    """height and margin for one token heatmap (rows x cells, bounded to ~720 px of cells), and a width
-    only where the columns need more than a phone has (see ``fit_width``)."""
-    cell = cell_px(max(len(row_labels), len(col_labels)))
+                 right: int = COLORBAR_ROOM_PX, high: float = CELL_PX[1]) -> dict:
+    """height and margin for one token heatmap (rows x cells, bounded to ~720 px of cells; ``high`` px at
+    most per cell), and a width only where the columns need more than a phone has (see ``fit_width``)."""
+    cell = cell_px(max(len(row_labels), len(col_labels)), high=high)
     margin = token_margins(row_labels, col_labels, title=title)
     margin["r"] = right
     sides = margin["l"] + margin["r"]

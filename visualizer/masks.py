@@ -154,6 +154,8 @@ def masks_figure(batch_padding_mask: np.ndarray, batch_tokens: list[list[str]], 
         xaxis, yaxis = token_axes(target, keys, cell_refs[1], show_rows=col != 2,
                                   row_title="query" if col != 2 else None, col_title="key")
         xaxis = every_kth(xaxis, len(keys), plot_w if col == 3 else n_target * cell)
+        if col == 1:  # (b) stops at the step: its future rows have no cells, so no labels either
+            yaxis.update(tickvals=yaxis["tickvals"][: last + 1], ticktext=yaxis["ticktext"][: last + 1])
         if col == 3:  # a long strip: cells need not be square
             xaxis.pop("scaleanchor", None)
             yaxis["tickfont"] = dict(size=MIN_FONT)

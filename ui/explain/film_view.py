@@ -32,10 +32,16 @@ mean entropy over training (bits; a falling line is a head learning to look some
 """
 
 
+def public_place(path: Path, checkpoint_dir: Path) -> str:
+    """A film's place as the page may say it: relative to the checkpoint's folder, never the server's path
+    (issue 23): "beside the checkpoint" or "in its run directory"."""
+    return "beside the checkpoint" if path.parent == checkpoint_dir else "in its run directory"
+
+
 def no_film_message(checkpoint_dir: Path, problem: str = "") -> str:
-    """HTML: why there is no film and how to record one (wraps on a phone: long paths break anywhere)."""
-    places = " or ".join(f"<code>{html.escape(str(path))}</code>" for path in film.film_candidates(checkpoint_dir))
-    reason = html.escape(problem) if problem else f"no <code>{film.FILM_FILE}</code> at {places}"
+    """HTML: why there is no film and how to record one; no path of the server appears (issue 23)."""
+    places = " or ".join(public_place(path, checkpoint_dir) for path in film.film_candidates(checkpoint_dir))
+    reason = html.escape(problem) if problem else f"no <code>{film.FILM_FILE}</code> {places}"
     command = "python -m model.training.train \\\n    --data DATA/train --val DATA/val \\\n    --out runs/mine --film on"
     return (f'<div style="overflow-wrap: anywhere"><p><b>This checkpoint has no training film</b> ({reason}). '
             "A checkpoint trained before the film existed (like the shipped one) has none. To record one, "
@@ -53,8 +59,11 @@ def load(checkpoint_dir: Path) -> tuple[list[dict] | None, str]:
     try:
         frames = film.load_film(path)
     except (OSError, ValueError, KeyError) as error:
-        return None, no_film_message(checkpoint_dir, f"{path} cannot be read: {error}")
-    return (frames, "") if frames else (None, no_film_message(checkpoint_dir, f"{path} has no frames"))
+        # the error's text can name the file's full path: the page says what kind of problem it is
+        return None, no_film_message(checkpoint_dir, f"the {film.FILM_FILE} {public_place(path, checkpoint_dir)} "
+                                                     f"cannot be read ({type(error).__name__})")
+    name = f"the {film.FILM_FILE} {public_place(path, checkpoint_dir)}"
+    return (frames, "") if frames else (None, no_film_message(checkpoint_dir, f"{name} has no frames"))
 
 
 def film_views(frames: list[dict], summary: FilmSummary, frame: float | None, kind: str, layer: float | None,

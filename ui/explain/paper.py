@@ -91,8 +91,9 @@ def paper_views(results: list[FigureResult], name: str, layer: float | None, hea
     lines = paper_lines_figure(weights[l, h], tokens, query_tokens=search.query_tokens,
                                target_tokens=search.target_tokens, only_queries=not all_queries,
                                title=f"Layer {l + 1}, head {h + 1}, in the paper's style")
-    heatmap = fluid(attention_heatmap(weights[l, h], tokens, tokens, highlight_query=search.query_tokens[0],
-                                title=f"Layer {l + 1}, head {h + 1}"))
+    # its own width (~50 subwords need room): it fills a wider box and scrolls in a narrower one (issue 23)
+    heatmap = attention_heatmap(weights[l, h], tokens, tokens, highlight_query=search.query_tokens[0],
+                                title=f"Layer {l + 1}, head {h + 1}")
     scores = fluid(head_diagnostics_figure({"mass": search.scores}, {"mass": f"mass on the targets (chance "
                                                                       f"{search.chance:.0%})"},
                                      selected=(l, h), title="Every head's score"))
@@ -114,9 +115,9 @@ def build(page: Page) -> list[TabView]:
                              elem_id="paper-layer")
             head = gr.Radio(list(range(1, config.n_heads + 1)), value=None, label="Head", elem_id="paper-head")
         text = gr.Markdown(elem_id="paper-verdict")
-        with gr.Row():
-            lines = gr.Plot(elem_id="paper-lines", show_label=False)
-            heatmap = gr.Plot(elem_id="paper-heatmap", show_label=False)
+        # one above the other, each the tab's full width: side by side, ~50 tokens were squeezed into 300 px
+        lines = gr.Plot(elem_id="paper-lines", show_label=False)
+        heatmap = gr.Plot(elem_id="paper-heatmap", show_label=False)
         scores = gr.Plot(elem_id="paper-scores", show_label=False)
     views = [text, lines, heatmap, scores]
 

@@ -32,7 +32,7 @@ def build(page: Page, opener: HeadOpener) -> list[TabView]:
         if page.checkpoint is None:
             gr.Markdown("No model is loaded, so there is nothing to explain.")
             return []
-        with gr.Tabs(elem_id="explain-panels"):
+        with gr.Tabs(elem_id="explain-panels", overflow_behavior="wrap"):  # every panel in view (issue 23)
             panels = [ablation.build(page), branching.build(page), readouts.build_lens(page), beam.build(page),
                       readouts.build_alignment(page), diagnostics.build(page, opener), no_pe.build(page),
                       film_view.build(page), paper.build(page), rollout.build(page), cache.build(page),

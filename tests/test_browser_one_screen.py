@@ -1,0 +1,285 @@
+"""The figure and its controls on one screen (issue 23), at 1280x720 (a projector), 1400x1000 and a 390x844
+phone, light and dark: after Translate the player bar, the view's controls and the figure are in the window;
+a tour stop's text sits by the figure; every tab and Explain panel is one click away; the keys step after
+Enter in the sentence box and after a click on a radio, and the page says so; text typed while the start-up
+example is on its way is kept; a figure wider than the phone says it scrolls and keeps its row labels;
+"Step N of M" is never cut; the bar is not sticky on the Model tab; Copy link answers.
+
+One page per (viewport, theme), translated once (by Enter in the sentence box) and reused by its checks.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from browser_helpers import GERMAN, needs_chromium, open_panel, open_tab
+
+VIEWPORTS = [(1280, 720), (1400, 1000), (390, 844)]
+THEMES = ["light", "dark"]
+TABS = ["Next token", "Attention", "Positional encoding", "Masks", "Model", "Explain"]
+pytestmark = [pytest.mark.browser, needs_chromium]
+
+RECTS = """(ids) => Object.fromEntries(ids.map((id) => {
+  const element = document.querySelector(id);
+  if (!element) return [id, null];
+  const box = element.getBoundingClientRect();
+  return [id, {top: box.top, bottom: box.bottom, left: box.left, right: box.right, width: box.width}];
+}))"""
+STEP = re.compile(r"Step (\d+) of (\d+)")
+
+
+def rects(page, *selectors) -> dict:
+    return page.evaluate(RECTS, list(selectors))
+
+
+def step_of(page) -> tuple[int, int]:
+    match = STEP.search(page.locator("#step-info").inner_text())
+    assert match, page.locator("#step-info").inner_text()
+    return int(match[1]), int(match[2])
+
+
+def wait_step(page, number: int) -> None:
+    page.wait_for_function("(n) => /Step (\\d+) of/.exec(document.querySelector('#step-info').textContent)?.[1] == n",
+                           arg=number)
+
+
+def settled_scroll(page) -> None:
+    """The page has scrolled the view up after Translate (the script waits two frames and 30 ms)."""
+    page.wait_for_function("() => document.querySelector('#player-bar').getBoundingClientRect().top <= 0.5 "
+                           "&& window.scrollY > 100")
+
+
+@pytest.fixture(scope="module", params=[(size, theme) for size in VIEWPORTS for theme in THEMES],
+                ids=lambda param: f"{param[0][0]}x{param[0][1]}-{param[1]}")
+def screen(request, browser, server):
+    """A page at one viewport and theme, on the Attention tab, GERMAN translated by Enter in the sentence box;
+    `page.after` holds where things were right after the translation."""
+    from playwright.sync_api import expect
+
+    (width, height), theme = request.param
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.set_default_timeout(30_000)
+    page.goto(server + f"?__theme={theme}")
+    page.wait_for_selector("#attention-plot .js-plotly-plot")  # the start-up example, on the Attention tab
+    expect(page.locator("#translation textarea")).not_to_have_value("")
+    page.fill("#source textarea", GERMAN)
+    page.press("#source textarea", "Enter")
+    expect(page.locator("#source textarea")).to_have_value(GERMAN)
+    page.wait_for_function("(text) => document.querySelector('#translation textarea').value !== '' && "
+                           "document.querySelector('#tokens').textContent.includes('Fahrrad')", arg=GERMAN)
+    wait_step(page, 1)
+    settled_scroll(page)
+    page.wait_for_selector("#attention-plot .js-plotly-plot .heatmaplayer")
+    page.after = rects(page, "#player-bar", "#step-next", "#attention-kind", "#layer", "#head",
+                       "#attention-plot", "#attention-plot .js-plotly-plot .main-svg")
+    page.size, page.theme = (width, height), theme
+    yield page
+    page.close()
+
+
+def inside(box: dict, height: float) -> bool:
+    return box is not None and box["top"] >= -0.5 and box["bottom"] <= height + 0.5
+
+
+def test_after_translate_the_bar_the_controls_and_the_figure_share_the_window(screen):
+    width, height = screen.size
+    after = screen.after
+    bar = after["#player-bar"]
+    assert bar["top"] <= 0.5 and inside(after["#step-next"], height), after
+    figure = after["#attention-plot"]
+    assert bar["bottom"] - 1 <= figure["top"] < height, after  # the figure starts in the window, under the bar
+    if width >= 1000:  # a laptop or projector: the controls and the whole first-step figure as well
+        for control in ("#attention-kind", "#layer", "#head"):
+            assert inside(after[control], height) and after[control]["top"] >= bar["bottom"] - 1, (control, after)
+        assert inside(after["#attention-plot .js-plotly-plot .main-svg"], height), after
+    else:  # a phone: the bar is slim and the figure itself comes up under it
+        assert bar["bottom"] - bar["top"] <= 130, bar
+        assert figure["top"] < height / 2, after
+
+
+def test_every_tab_and_explain_panel_is_one_click_away(screen):
+    from playwright.sync_api import expect
+
+    tablist = screen.locator("#views > .tab-wrapper")
+    for name in TABS:
+        expect(tablist.get_by_role("tab", name=name, exact=True)).to_be_visible()
+    assert not screen.locator("#views > .tab-wrapper .overflow-menu:visible").count()
+    open_tab(screen, "Explain")
+    panels = screen.locator("#explain-panels > .tab-wrapper [role=tab]")
+    expect(panels.first).to_be_visible()
+    names = [name.strip() for name in panels.all_inner_texts()]
+    assert len(names) >= 12, names
+    for index in range(panels.count()):
+        expect(panels.nth(index)).to_be_visible()
+    assert not screen.locator("#explain-panels > .tab-wrapper .overflow-menu:visible").count()
+    open_tab(screen, "Attention")
+
+
+def test_keys_step_after_enter_and_after_a_radio_click_not_while_typing(screen):
+    from playwright.sync_api import expect
+
+    open_tab(screen, "Attention")
+    screen.click("#step-first")
+    wait_step(screen, 1)
+    screen.click("#step-next")
+    wait_step(screen, 2)
+    screen.click("#source textarea")
+    screen.keyboard.press("Enter")  # translates again: back to step 1, the focus still in the box
+    wait_step(screen, 1)
+    total = step_of(screen)[1]
+    assert total >= 3
+    screen.keyboard.press("ArrowRight")
+    wait_step(screen, 2)
+    expect(screen.locator("#source textarea")).to_have_value(GERMAN)  # the caret did not edit the text
+    screen.locator("#head label", has_text="head 2").click()
+    expect(screen.locator("#head input[value='2']")).to_be_checked()
+    screen.keyboard.press("ArrowRight")
+    wait_step(screen, 3)
+    expect(screen.locator("#head input[value='2']")).to_be_checked()  # the key stepped, the head stayed
+    screen.keyboard.press("End")
+    wait_step(screen, total)
+    screen.keyboard.press("Home")
+    wait_step(screen, 1)
+    # typing in the sentence box: the arrows move the caret, not the step
+    screen.click("#source textarea")
+    screen.keyboard.press("End")
+    screen.keyboard.type(" x")
+    screen.keyboard.press("ArrowLeft")
+    expect(screen.locator("#source textarea")).to_have_value(GERMAN + " x")
+    assert step_of(screen)[0] == 1
+    screen.fill("#source textarea", GERMAN)
+    hint = screen.locator("#step-keys")
+    if screen.size[0] >= 1000:  # said on the page where there is a keyboard
+        expect(hint).to_be_visible()
+        expect(hint).to_contain_text("step")
+        expect(hint).to_contain_text("Space")
+    else:
+        expect(hint).to_be_attached()
+
+
+def test_the_tour_stop_text_sits_by_its_figure(screen):
+    width, height = screen.size
+    screen.click("#tour-next")  # stop 1: the next-token chart
+    screen.wait_for_function("() => document.querySelector('#tour-text').textContent.includes('Stop 1 of')")
+    screen.click("#tour-next")  # stop 2: cross-attention
+    screen.wait_for_function("() => document.querySelector('#tour-text').textContent.includes('Stop 2 of')")
+    screen.wait_for_function("() => document.querySelector('#tour-row').getBoundingClientRect().top < 300")
+    screen.wait_for_selector("#attention-plot .js-plotly-plot .heatmaplayer")
+    where = rects(screen, "#player-bar", "#tour-text", "#tour-next", "#attention-plot")
+    bar = where["#player-bar"]
+    for part in ("#tour-text", "#tour-next"):
+        assert where[part]["top"] >= bar["bottom"] - 1 and where[part]["top"] < height, (part, where)
+    if width >= 1000:  # the figure starts in the same window as the stop's text
+        assert where["#attention-plot"]["top"] < height - 150, where
+    else:
+        assert where["#attention-plot"]["top"] - where["#tour-next"]["bottom"] < 2.5 * height, where
+    screen.click("#tour-back")  # leave the tour's view as the other checks expect it: any stop is fine
+    open_tab(screen, "Attention")
+
+
+def test_a_heatmap_wider_than_its_box_says_so_and_keeps_its_row_labels(screen):
+    open_tab(screen, "Attention")
+    screen.locator("#head label", has_text="head 1").click()
+    screen.wait_for_selector("#attention-plot .js-plotly-plot .heatmaplayer")
+    block = screen.locator("#attention-plot")
+    scroller = screen.locator("#attention-plot .plot-container")
+    wide = scroller.evaluate("(s) => s.scrollWidth > s.clientWidth + 2")
+    if screen.size[0] >= 1000:  # a wide box: the figure fills it (cells grow), nothing to scroll
+        assert not wide
+        fill = screen.evaluate("() => document.querySelector('#attention-plot .main-svg').getBoundingClientRect()"
+                               ".width / document.querySelector('#attention-plot').clientWidth")
+        assert fill > 0.9, fill
+        return
+    assert wide  # GERMAN's 14 keys need more than a phone's width
+    screen.wait_for_function("() => document.querySelector('#attention-plot').classList.contains('scrolls-x')")
+    cue = block.evaluate("(b) => getComputedStyle(b, '::before').content")
+    assert "scroll" in cue, cue
+    scroller.evaluate("(s) => { s.scrollLeft = s.scrollWidth; s.dispatchEvent(new Event('scroll')); }")
+    screen.wait_for_function("() => document.querySelector('#attention-plot .yaxislayer-above').style.transform "
+                             "!== 'translateX(0px)'")
+    label = screen.locator("#attention-plot .yaxislayer-above text").first.bounding_box()
+    box = block.bounding_box()
+    assert label["x"] >= box["x"] - 1 and label["x"] + label["width"] <= box["x"] + box["width"], (label, box)
+    scroller.evaluate("(s) => { s.scrollLeft = 0; s.dispatchEvent(new Event('scroll')); }")
+
+
+def test_the_bar_is_not_sticky_on_the_model_tab(screen):
+    open_tab(screen, "Model")
+    screen.wait_for_selector("#model-tab", state="visible")
+    position = "() => getComputedStyle(document.querySelector('#player-bar')).position"
+    screen.wait_for_function(position + " === 'static'")  # it scrolls away with the page
+    open_tab(screen, "Attention")
+    screen.wait_for_function(position + " === 'sticky'")
+
+
+def test_copy_link_answers(screen):
+    from playwright.sync_api import expect
+
+    button = screen.locator("#share-copy")
+    button.scroll_into_view_if_needed()
+    button.click()
+    expect(button).to_have_text(re.compile("Copied|Selected"))
+
+
+def test_rollout_states_its_own_scale_and_heads_forming_names_no_server_path(screen):
+    open_tab(screen, "Explain")
+    open_panel(screen, "Flow to the source")
+    screen.wait_for_selector("#rollout-plot .js-plotly-plot .heatmaplayer")
+    bars = screen.evaluate("() => { const layout = document.querySelector('#rollout-plot .js-plotly-plot').layout;"
+                           " return [layout.coloraxis2.cmax, layout.coloraxis2.colorbar.title.text, layout.coloraxis.cmax]; }")
+    assert bars[0] < 1 and bars[1].startswith("rollout share (0–") and bars[2] == 1, bars
+    open_panel(screen, "Heads forming")
+    text = screen.locator("#film-missing").inner_text()
+    assert "film.npz" in text and "/tmp" not in text and "/work" not in text, text
+    open_tab(screen, "Attention")
+
+
+@pytest.mark.parametrize("width", [640, 800, 1000])
+def test_step_n_of_m_is_never_cut(browser, server, width):
+    page = browser.new_page(viewport={"width": width, "height": 800})
+    try:
+        page.goto(server)
+        page.wait_for_selector("#attention-plot .js-plotly-plot")
+        page.fill("#source textarea", GERMAN + " " + GERMAN)  # a long prefix at the last step
+        page.click("#translate")
+        wait_step(page, 1)
+        page.click("#step-last")
+        page.wait_for_function("() => { const m = /Step (\\d+) of (\\d+)/.exec("
+                               "document.querySelector('#step-info').textContent); return m && m[1] === m[2]; }")
+        label = page.locator("#step-info .step-line .label")
+        assert label.evaluate("(l) => l.scrollWidth <= l.clientWidth + 0.5"), label.inner_text()
+        assert STEP.fullmatch(label.inner_text().strip()), label.inner_text()
+    finally:
+        page.close()
+
+
+def test_text_typed_before_the_start_up_example_arrives_is_kept(browser, server):
+    """The page's first model event (the start-up example) is held back until the visitor has typed."""
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    held = []
+    try:
+        released = []
+
+        def hold(route):  # every queued event waits until the text is typed
+            if released:
+                route.continue_()
+            else:
+                held.append(route)
+
+        page.route("**/queue/join*", hold)
+        page.goto(server)
+        page.wait_for_function("() => !!window.attentionExplorer")  # the page script is running
+        page.locator("#source textarea").press_sequentially("Hallo Welt")
+        released.append(True)
+        for route in held:
+            route.continue_()
+        assert held, "the start-up example was not requested"
+        page.wait_for_selector("#attention-plot .js-plotly-plot")
+        expect(page.locator("#translation textarea")).not_to_have_value("")  # the example has arrived...
+        expect(page.locator("#source textarea")).to_have_value("Hallo Welt")  # ...and the typed text is kept
+    finally:
+        page.close()
