@@ -25,7 +25,9 @@ from model.analysis.corpus.store import CORPUS_FILE, save_corpus
 from model.decoding.greedy import translate
 from serving.jobs import JOBS
 from helpers import array, figure_json
+from ui.explain import attribution
 from ui.explain import corpus_heads as panel
+from ui.explain.panel import sentence_matches
 from ui.runner import Runner
 from visualizer import corpus as figures
 
@@ -168,8 +170,8 @@ def test_the_sentence_and_the_attribution_run_through_the_runner(data, corpus_ch
     result = runner.run("corpus_attribution", source_ids=trace.source_ids, output_ids=trace.output_ids, steps=8)
     assert result.integrated_gradients.shape == (trace.num_steps, len(trace.source_tokens))
     kept = {"source_ids": list(trace.source_ids), "output_ids": list(trace.output_ids), "result": result}
-    assert panel.attribution_matches(trace, kept) and not panel.attribution_matches(trace, {**kept, "output_ids": []})
-    view = figure_json(panel.attribution_view(trace, result, 2))
+    assert sentence_matches(trace, kept) and not sentence_matches(trace, {**kept, "output_ids": []})
+    view = figure_json(attribution.attribution_view(trace, result, 2))
     np.testing.assert_allclose(array(view["data"][0]["z"]).reshape(-1, len(trace.source_tokens))[0],
                                result.integrated_gradients[1] / np.abs(result.integrated_gradients[1]).max(), rtol=1e-5)
 
@@ -327,7 +329,7 @@ def test_opening_a_head_sets_the_attention_tabs_controls(demo, trace):
 
 def test_the_attribution_panel_follows_the_step_once_computed(demo, trace):
     page = Page(demo, trace)
-    assert page.draw()["attribution-facts"] == panel.WAITING_ATTRIBUTION
+    assert page.draw()["attribution-facts"] == attribution.WAITING
     kept = on(demo, "attribution-run", "click").fn(trace)
     first = page.set(kept)
     assert first["attribution-plot"] is not None and "Step 1" in first["attribution-facts"]

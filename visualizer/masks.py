@@ -90,6 +90,16 @@ def every_kth(axis: dict, n: int, panel_px: float, min_px: float = 14) -> dict:
     return axis
 
 
+def batch_axes(n_sentences: int, n_positions: int, panel_px: float) -> tuple[dict, dict]:
+    """Panel (a)'s (x, y) axes: positions across (thinned to fit ``panel_px``), sentences down."""
+    positions = np.arange(n_positions)
+    xaxis = dict(tickmode="array", tickvals=positions, ticktext=[str(p) for p in positions], showgrid=False,
+                 zeroline=False, tickfont=dict(size=MIN_FONT), title=dict(text="position", font=dict(size=12)))
+    yaxis = dict(tickmode="array", tickvals=np.arange(n_sentences), autorange="reversed",
+                 ticktext=[f"sentence {r + 1}" for r in range(n_sentences)], showgrid=False, zeroline=False)
+    return every_kth(xaxis, n_positions, panel_px), yaxis
+
+
 def masks_figure(batch_padding_mask: np.ndarray, batch_tokens: list[list[str]], causal_mask: np.ndarray,
                  decoder_mask: np.ndarray, cross_mask: np.ndarray, source_tokens: Sequence[str],
                  target_tokens: Sequence[str], *, step: int | None = None) -> go.Figure:
@@ -140,13 +150,7 @@ def masks_figure(batch_padding_mask: np.ndarray, batch_tokens: list[list[str]], 
     )
     cell_chars = int(plot_w / batch.shape[1] / 6.5)  # ~6.5 px per character at font size 10
     series = [on_axes(batch_series(batch, batch_tokens, cell_chars), refs[1, 1])]
-    positions = np.arange(batch.shape[1])
-    set_axes(layout, refs[1, 1],
-             every_kth(dict(tickmode="array", tickvals=positions, ticktext=[str(p) for p in positions],
-                            showgrid=False, zeroline=False, tickfont=dict(size=MIN_FONT),
-                            title=dict(text="position", font=dict(size=12))), len(positions), plot_w),
-             dict(tickmode="array", tickvals=np.arange(batch.shape[0]), autorange="reversed",
-                  ticktext=[f"sentence {r + 1}" for r in range(batch.shape[0])], showgrid=False, zeroline=False))
+    set_axes(layout, refs[1, 1], *batch_axes(*batch.shape, plot_w))
 
     panels = [(refs[2, 1], causal[: last + 1], target), (refs[2, 2], decoder, target), (refs[3, 1], cross, source)]
     for col, (cell_refs, mask, keys) in enumerate(panels, start=1):

@@ -1,16 +1,15 @@
-"""Explain panels of issue 25: what every head does across a whole corpus, and attribution vs attention.
+"""Explain panel "Heads across the corpus" (issue 25): what every head does across a whole corpus.
 
-"Heads across the corpus" reads the corpus file that `python3 -m scripts.corpus_heads` writes beside the
-checkpoint once (model/analysis/corpus/store.py): head roles (Voita et al. 2019), importance and pruning curves
-(Michel et al. 2019) and every head's query-key map (AttentionViz, Yeh et al. 2023). Per-sentence parts
-run live on the user's translation: re-decoding with the k least important heads off, the sentence's own
-queries and keys on the map, and "Attribution vs attention" (integrated gradients, Sundararajan et al.
-2017; input x gradient; against cross-attention, Jain & Wallace 2019).
+It reads the corpus file that `python3 -m scripts.corpus_heads` writes beside the checkpoint once
+(model/analysis/corpus/store.py): head roles (Voita et al. 2019), importance and pruning curves (Michel et al. 2019)
+and every head's query-key map (AttentionViz, Yeh et al. 2023). Per-sentence parts run live on the user's
+translation: re-decoding with the k least important heads off, and the sentence's own queries and keys on the map.
+Its sibling panel "Attribution vs attention" is ui/explain/attribution.py.
 
-The module is in two halves. The top half is pure: (trace, corpus data, controls) -> figure / markdown
-values, testable without Gradio events. The bottom half, under "WIRING", builds the components and
-registers their views with the page's one redraw (ui/redraw.py); its model calls are the runner's named jobs
-(ui/runner.py, serving/jobs.py).
+The module is in two halves. The top half is pure: (trace, corpus data, controls) -> figure / markdown values,
+testable without Gradio events. The bottom half, under "WIRING", builds the components and registers their
+views with the page's one redraw (ui/redraw.py); its model calls are the runner's named jobs (ui/runner.py,
+serving/jobs.py).
 """
 
 from __future__ import annotations
@@ -25,20 +24,19 @@ import numpy as np
 from gradio.components.plot import PlotData
 
 from model import Checkpoint, TranslationTrace
-from model.decoding.ablation import Ablation
-from model.analysis.corpus.attribution import Attribution, rank_correlation
 from model.analysis.corpus.importance import KINDS, ablation_of
 from model.analysis.corpus.qk_map import project
-from model.analysis.corpus.roles import ROLE_TEXT, STATS
+from model.analysis.corpus.roles import ROLE_TEXT
 from model.analysis.corpus.store import CorpusHeads, corpus_path, corpus_status
+from model.decoding.ablation import Ablation
 from model.decoding.trace import ATTENTION_KINDS
-from visualizer.corpus import attribution_figure, head_role_grid, pruning_curves_figure, qk_scatter
+from visualizer.corpus import head_role_grid, pruning_curves_figure, qk_scatter
 
 from ..attention import TAB_ID as ATTENTION_TAB, HeadOpener
-from ..common import PRIVATE, Page, TabView, clamp, plot, step_index
+from ..common import PRIVATE, Page, TabView, clamp, plot
+from .panel import MODEL_RUN, cleared_view, intervene, intervention_views, kept_for, require, sentence_matches, view
 
 COMMAND = "python3 -m scripts.corpus_heads --checkpoint {checkpoint}"
-IG_STEPS = 32  # integration steps live (completeness error is shown on the figure)
 
 ABOUT_CORPUS = """
 **What every head does across a corpus.** Every other view explains one sentence; these read Multi30k val
@@ -59,24 +57,6 @@ ABOUT_CORPUS = """
   sentences in one plane (PCA), after shifting the keys onto the queries' centre and balancing their norms,
   which changes no softmax. AttentionViz drew self-attention; here cross-attention works too: its queries are
   target-language states and its keys source-language ones.
-"""
-
-ABOUT_ATTRIBUTION = """
-**Attribution vs attention.** Attention says where a layer *reads*; attribution measures what the output
-*depends on*. For the chosen output token, the gradient of its log-probability with respect to each source
-token's embedding, times the embedding (**input × gradient**), and **integrated gradients** (Sundararajan et
-al. 2017, "Axiomatic Attribution for Deep Networks": the same product averaged along the path from a zero
-embedding, so the attributions add up to the change in log-probability, shown in the corner), beside each
-layer's cross-attention averaged over heads. Below: Spearman's rank correlation between |integrated
-gradients| and attention at every step, the test of Jain & Wallace 2019 ("Attention is not Explanation").
-
-*What agreement means.* Where attention and attribution rank the source tokens alike (ρ near 1), the tokens
-a layer reads are the ones the prediction hinges on, and its attention is a fair picture of why this token
-came out. Where they disagree (ρ near 0 or below), attention is not an explanation of this step: the
-information may have been moved between positions by the encoder before cross-attention read it (every
-encoder state mixes the whole sentence), other layers or the residual stream may carry it, or a head may park
-weight on [EOS] as a no-op. Neither measure is the ground truth; agreement across methods is evidence,
-disagreement a warning.
 """
 
 
@@ -200,48 +180,6 @@ def sentence_tokens(trace: TranslationTrace, kind: str) -> tuple[list[str], list
     return list(getattr(trace, spec.queries_field)), list(getattr(trace, spec.keys_field))
 
 
-def attribution_view(trace: TranslationTrace, attribution: Attribution, step: float | None) -> PlotData:
-    """IG and input x gradient at the step beside each layer's mean cross-attention; rho at every step."""
-    t = step_index(trace, step)
-    correlation = rank_correlation(attribution.integrated_gradients, trace.cross_attention)  # (L, T)
-    gap = attribution.log_prob[t] - attribution.baseline_log_prob[t]
-    figure = attribution_figure(trace.source_tokens, attribution.integrated_gradients[t],
-                                attribution.input_x_gradient[t], trace.cross_attention[:, :, t].mean(1), correlation,
-                                step=t, output_tokens=trace.output_tokens,
-                                completeness=(float(attribution.integrated_gradients[t].sum()), float(gap)),
-                                title=f"Why “{trace.output_tokens[t]}” at step {t + 1}: attribution vs attention")
-    return plot(figure, f"attribution-step-{t + 1}")
-
-
-def attribution_facts(trace: TranslationTrace, attribution: Attribution, step: float | None) -> str:
-    """Markdown under the figure: at this step, the source token each measure ranks first, and rho per layer."""
-    t = step_index(trace, step)
-    rho = rank_correlation(attribution.integrated_gradients, trace.cross_attention)[:, t]  # (L,)
-
-    def strongest(values: np.ndarray) -> str:
-        s = int(np.argmax(np.abs(values)))
-        return f"`{html.escape(trace.source_tokens[s])}` ({values[s]:+.4f})"
-
-    attention = trace.cross_attention[:, :, t].mean(1)  # (L, h, T, S) -> (L, S)
-    read = int(np.argmax(attention[-1]))
-    correlations = ", ".join(f"layer {l + 1} **{value:+.2f}**" if np.isfinite(value) else f"layer {l + 1} n/a"
-                             for l, value in enumerate(rho))
-    return (f"Step {t + 1}, “{html.escape(trace.output_tokens[t])}”: integrated gradients point most to "
-            f"{strongest(attribution.integrated_gradients[t])}, input × gradient to "
-            f"{strongest(attribution.input_x_gradient[t])}; the last layer's cross-attention reads most "
-            f"`{html.escape(trace.source_tokens[read])}` ({attention[-1, read]:.2f}). Spearman ρ between |IG| and "
-            f"attention: {correlations}.")
-
-
-def sentence_matches(trace: TranslationTrace | None, kept: dict | None) -> bool:
-    """Whether a kept result (a dict with "source_ids" and "output_ids") was computed for this trace."""
-    return (trace is not None and kept is not None and kept["source_ids"] == list(trace.source_ids)
-            and kept["output_ids"] == list(trace.output_ids))
-
-
-attribution_matches = sentence_matches  # the attribution panel's name for it
-
-
 def placed_sentence(trace: TranslationTrace | None, placed: dict | None, kind: str, layer: int, head: int
                     ) -> dict | None:
     """The user's sentence on the map ({"queries", "keys", "query_tokens", "key_tokens"}) when `placed` was
@@ -255,154 +193,157 @@ def placed_sentence(trace: TranslationTrace | None, placed: dict | None, kind: s
 
 WAITING_PRUNED = ("Press **Re-decode my sentence without them** (after translating one) to see it decoded with "
                   "these heads off.")
-WAITING_ATTRIBUTION = ("Press **Attribute this translation** once per translation: one batched forward and backward "
-                       "pass per output token; the step slider then moves through the steps with no model call.")
 
 
 # =========================================================================== WIRING
 # Everything below connects the pure views to the page. Drawing: each view is a `TabView` of the page's one
 # redraw (ui/redraw.py) via `panel.view`; the controls (kind, layer, head, colour, k, the head to open) and the
 # results the buttons keep in gr.State are the views' controls, so no listener here draws. Model calls: the
-# runner's named jobs ("corpus_sentence_vectors", "corpus_attribution", serving/jobs.py) and, for the pruned
-# re-decode, the Explain tab's intervention path (`panel.intervene`: the translate and token_probabilities jobs).
-from .panel import MODEL_RUN, cleared_view, intervene, intervention_views, require, view  # noqa: E402
+# runner's named jobs ("corpus_sentence_vectors", serving/jobs.py) and, for the pruned re-decode, the Explain
+# tab's intervention path (`panel.intervene`: the translate and token_probabilities jobs).
+@dataclasses.dataclass
+class Controls:
+    """The sub-tab's components and this user's kept results, which the views and listeners key their dicts by."""
+
+    opened: gr.State  # this page opened the sub-tab: from then on its figures are drawn
+    open_head: gr.Dropdown  # "kind:layer:head", 1-based (`head_choices`)
+    roles_plot: gr.Plot
+    pruning_plot: gr.Plot
+    k: gr.Slider  # how many of the least important heads to switch off
+    run: gr.Button
+    pruned_result: gr.HTML
+    pruned_plot: gr.Plot
+    kind: gr.Radio  # the query-key map's head: kind, layer and head (1-based)
+    color_by: gr.Radio
+    layer: gr.Radio
+    head: gr.Radio
+    place: gr.Button
+    qk_plot: gr.Plot
+    placed: gr.State  # this user's sentence vectors: {"source_ids", "output_ids", "head", "queries", "keys"}
+    pruned: gr.State  # this user's re-decode: {"source_ids", "output_ids", "k", "result" (Intervention)}
 
 
-def build_corpus(page: Page, opener: HeadOpener) -> list[TabView]:
-    """Sub-tab "Heads across the corpus" -> its views, drawn once the sub-tab has been opened (the corpus figures
-    do not depend on the trace: they show before a translation too)."""
-    checkpoint: Checkpoint = page.checkpoint
-    data, message = CorpusData(checkpoint).get()
-    config = checkpoint.config
-    with gr.Tab("Heads across the corpus", id="corpus-heads") as tab:
-        gr.Markdown(ABOUT_CORPUS)
-        if data is None:
-            gr.HTML(message, elem_id="corpus-missing")
-            return []
-        opened = gr.State(False)  # this page opened the sub-tab: from then on its figures are drawn
-        open_head = gr.Dropdown(head_choices(data), value=None, label="Open a head in the Attention tab",
-                                info="outlined in the grid; with a translation, the Attention tab opens on it",
-                                elem_id="corpus-open-head")
-        roles_plot = gr.Plot(elem_id="corpus-roles", show_label=False)
-        pruning_plot = gr.Plot(elem_id="corpus-pruning", show_label=False)
-        with gr.Row():
-            k = gr.Slider(1, len(data.pruning.order), value=min(10, len(data.pruning.order)), step=1,
-                          label="Switch off the k least important heads", elem_id="corpus-prune-k")
-            run = gr.Button("Re-decode my sentence without them", variant="primary", elem_id="corpus-prune-run",
-                            scale=0, min_width=300)
-        pruned_result = gr.HTML(elem_id="corpus-prune-result")
-        pruned_plot = gr.Plot(elem_id="corpus-prune-plot", show_label=False)
-        with gr.Row():
-            kind = gr.Radio([(spec.label, name) for name, spec in ATTENTION_KINDS.items()], value="cross",
-                            label="Query-key map of", elem_id="corpus-qk-kind")
-            color_by = gr.Radio([("query / key", "side"), ("position", "position")], value="side",
-                                label="Colour", elem_id="corpus-qk-color")
-        with gr.Row():
-            layer = gr.Radio(list(range(1, max(config.n_encoder_layers, config.n_decoder_layers) + 1)), value=1,
-                             label="Layer", elem_id="corpus-qk-layer")
-            head = gr.Radio(list(range(1, config.n_heads + 1)), value=1, label="Head", elem_id="corpus-qk-head")
-        place = gr.Button("Place my sentence on this head's map", elem_id="corpus-qk-place")
-        qk_plot = gr.Plot(elem_id="corpus-qk", show_label=False)
-    placed = gr.State(None)  # this user's sentence vectors: {"source_ids", "output_ids", "head", "queries", "keys"}
-    pruned = gr.State(None)  # this user's re-decode: {"source_ids", "output_ids", "k", "result" (Intervention)}
-    tab.select(lambda: {opened: True}, None, [opened], **PRIVATE)
+def layout(data: CorpusHeads, n_layers: int, n_heads: int) -> Controls:
+    """The sub-tab's components, top to bottom: open a head, roles, pruning and its re-decode, the query-key map."""
+    opened = gr.State(False)
+    open_head = gr.Dropdown(head_choices(data), value=None, label="Open a head in the Attention tab",
+                            info="outlined in the grid; with a translation, the Attention tab opens on it",
+                            elem_id="corpus-open-head")
+    roles_plot = gr.Plot(elem_id="corpus-roles", show_label=False)
+    pruning_plot = gr.Plot(elem_id="corpus-pruning", show_label=False)
+    with gr.Row():
+        k = gr.Slider(1, len(data.pruning.order), value=min(10, len(data.pruning.order)), step=1,
+                      label="Switch off the k least important heads", elem_id="corpus-prune-k")
+        run = gr.Button("Re-decode my sentence without them", variant="primary", elem_id="corpus-prune-run",
+                        scale=0, min_width=300)
+    pruned_result = gr.HTML(elem_id="corpus-prune-result")
+    pruned_plot = gr.Plot(elem_id="corpus-prune-plot", show_label=False)
+    with gr.Row():
+        kind = gr.Radio([(spec.label, name) for name, spec in ATTENTION_KINDS.items()], value="cross",
+                        label="Query-key map of", elem_id="corpus-qk-kind")
+        color_by = gr.Radio([("query / key", "side"), ("position", "position")], value="side",
+                            label="Colour", elem_id="corpus-qk-color")
+    with gr.Row():
+        layer = gr.Radio(list(range(1, n_layers + 1)), value=1, label="Layer", elem_id="corpus-qk-layer")
+        head = gr.Radio(list(range(1, n_heads + 1)), value=1, label="Head", elem_id="corpus-qk-head")
+    place = gr.Button("Place my sentence on this head's map", elem_id="corpus-qk-place")
+    qk_plot = gr.Plot(elem_id="corpus-qk", show_label=False)
+    return Controls(opened, open_head, roles_plot, pruning_plot, k, run, pruned_result, pruned_plot, kind, color_by,
+                    layer, head, place, qk_plot, placed=gr.State(None), pruned=gr.State(None))
 
-    def map_head(values) -> tuple[str, int, int]:
-        """(kind, 0-based layer, 0-based head) of the map's controls."""
-        kind_value = values[kind]
-        n_layers = data.maps[kind_value].coords.shape[0]
-        return kind_value, clamp(values[layer], n_layers), clamp(values[head], config.n_heads)
+
+def map_head(data: CorpusHeads, kind: str, layer: float | None, head: float | None) -> tuple[str, int, int]:
+    """(kind, 0-based layer, 0-based head) of the map's controls (1-based layer and head)."""
+    n_layers, n_heads = data.maps[kind].coords.shape[:2]
+    return kind, clamp(layer, n_layers), clamp(head, n_heads)
+
+
+def corpus_views(data: CorpusHeads, c: Controls) -> list[TabView]:
+    """The sub-tab's views of the one redraw: the corpus figures once opened (each on its own controls, not
+    following the trace), and the pruned re-decode of this trace."""
 
     def draw_roles(trace, step, values) -> dict:
-        if not values[opened]:
+        if not values[c.opened]:
             return {}
-        selected = values[open_head]
-        chosen = None if not selected else parse_head(selected)
-        return {roles_plot: roles_view(data, None if chosen is None else (chosen[0], chosen[1] - 1, chosen[2] - 1))}
+        chosen = parse_head(values[c.open_head]) if values[c.open_head] else None
+        return {c.roles_plot: roles_view(data, None if chosen is None else (chosen[0], chosen[1] - 1, chosen[2] - 1))}
 
     def draw_pruning(trace, step, values) -> dict:
-        return {pruning_plot: pruning_view(data, int(values[k]))} if values[opened] else {}
+        return {c.pruning_plot: pruning_view(data, int(values[c.k]))} if values[c.opened] else {}
 
     def draw_map(trace, step, values) -> dict:
-        if not values[opened]:
+        if not values[c.opened]:
             return {}
-        kind_value, l, h = map_head(values)
-        sentence = placed_sentence(trace, values[placed], kind_value, l, h)
-        return {qk_plot: qk_view(data, kind_value, l + 1, h + 1, values[color_by], sentence)}
+        kind, l, h = map_head(data, values[c.kind], values[c.layer], values[c.head])
+        sentence = placed_sentence(trace, values[c.placed], kind, l, h)
+        return {c.qk_plot: qk_view(data, kind, l + 1, h + 1, values[c.color_by], sentence)}
 
     def draw_pruned(trace, step, values) -> dict:
-        kept = values[pruned]
+        kept = values[c.pruned]
         if not sentence_matches(trace, kept):
-            return {pruned_result: WAITING_PRUNED, pruned_plot: None}
+            return {c.pruned_result: WAITING_PRUNED, c.pruned_plot: None}
         heading = f"{kept['k']} least important heads off"  # the heads are listed under the comparison, not in
         html_value, change = intervention_views(trace, dataclasses.replace(kept["result"], label=heading), heading,
                                                 "corpus-pruned")  # the figure's title (a phone could not fit them)
         listed = f'<p class="facts">Switched off: {html.escape(kept["result"].label)}.</p>'
-        return {pruned_result: html_value + listed, pruned_plot: change}
+        return {c.pruned_result: html_value + listed, c.pruned_plot: change}
+
+    return [cleared_view({c.placed: None, c.pruned: None}),
+            view([c.roles_plot], draw_roles, controls=[c.opened, c.open_head], follows_trace=False),
+            view([c.pruning_plot], draw_pruning, controls=[c.opened, c.k], follows_trace=False),
+            view([c.qk_plot], draw_map, controls=[c.opened, c.kind, c.layer, c.head, c.color_by, c.placed],
+                 follows_trace=False),
+            view([c.pruned_result, c.pruned_plot], draw_pruned, controls=[c.pruned])]
+
+
+def wire(page: Page, opener: HeadOpener, data: CorpusHeads, c: Controls) -> None:
+    """The buttons keep their results in gr.State and opening a head sets controls; the redraw draws them."""
+    checkpoint: Checkpoint = page.checkpoint
 
     def on_place(trace, kind_value, layer_value, head_value):  # kept: a new `placed` redraws the map
         require(checkpoint, trace)
-        _, l, h = map_head({kind: kind_value, layer: layer_value, head: head_value})
+        kind, l, h = map_head(data, kind_value, layer_value, head_value)
         queries, keys = page.runner.run("corpus_sentence_vectors", source_ids=list(trace.source_ids),
-                                        output_ids=list(trace.output_ids), kind=kind_value, layer=l, head=h)
-        return {placed: {"source_ids": list(trace.source_ids), "output_ids": list(trace.output_ids),
-                         "head": (kind_value, l, h), "queries": queries, "keys": keys}}
+                                        output_ids=list(trace.output_ids), kind=kind, layer=l, head=h)
+        return {c.placed: kept_for(trace, head=(kind, l, h), queries=queries, keys=keys)}
 
-    place.click(on_place, [page.trace, kind, layer, head], [placed], **MODEL_RUN)
+    c.place.click(on_place, [page.trace, c.kind, c.layer, c.head], [c.placed], **MODEL_RUN)
 
     def on_prune(trace, k_value):  # the existing intervention path; a new `pruned` redraws the comparison
         require(checkpoint, trace)
         ablation = pruned_ablation(data, k_value)
         if ablation.is_empty:
             raise gr.Error("Choose at least one head (k ≥ 1).")
-        return {pruned: {"source_ids": list(trace.source_ids), "output_ids": list(trace.output_ids),
-                         "k": int(k_value), "result": intervene(page.runner, trace, ablation)}}
+        return {c.pruned: kept_for(trace, k=int(k_value), result=intervene(page.runner, trace, ablation))}
 
-    run.click(on_prune, [page.trace, k], [pruned], **MODEL_RUN)
+    c.run.click(on_prune, [page.trace, c.k], [c.pruned], **MODEL_RUN)
 
     def on_open_head(trace, value):  # sets the map's and the Attention tab's controls; the redraw draws them
         if not value:
             return gr.skip()
         kind_value, layer_value, head_value = parse_head(value)
-        shown = {kind: kind_value, layer: layer_value, head: head_value}
+        shown = {c.kind: kind_value, c.layer: layer_value, c.head: head_value}
         if trace is None:  # nothing to open on: the head's query-key map is what there is to see
             gr.Info("Translate a sentence to open this head on it in the Attention tab; its query-key map is below.")
             return shown
         return {**shown, page.tabs: gr.Tabs(selected=ATTENTION_TAB), page.tab: ATTENTION_TAB,
                 **opener.show(kind_value, layer_value, str(head_value))}
 
-    open_head.input(on_open_head, [page.trace, open_head],
-                    [kind, layer, head, page.tabs, page.tab, *opener.outputs], **PRIVATE)
-    return [cleared_view({placed: None, pruned: None}),
-            view([roles_plot], draw_roles, controls=[opened, open_head], follows_trace=False),
-            view([pruning_plot], draw_pruning, controls=[opened, k], follows_trace=False),
-            view([qk_plot], draw_map, controls=[opened, kind, layer, head, color_by, placed], follows_trace=False),
-            view([pruned_result, pruned_plot], draw_pruned, controls=[pruned])]
+    c.open_head.input(on_open_head, [page.trace, c.open_head],
+                      [c.kind, c.layer, c.head, page.tabs, page.tab, *opener.outputs], **PRIVATE)
 
 
-def build_attribution(page: Page) -> list[TabView]:
-    """Sub-tab "Attribution vs attention" -> its views (the kept attribution, drawn at every step)."""
-    checkpoint: Checkpoint = page.checkpoint
-    with gr.Tab("Attribution vs attention", id="attribution"):
-        gr.Markdown(ABOUT_ATTRIBUTION)
-        run = gr.Button("Attribute this translation (every step)", variant="primary", elem_id="attribution-run")
-        facts = gr.Markdown(WAITING_ATTRIBUTION, elem_id="attribution-facts")
-        figure = gr.Plot(elem_id="attribution-plot", show_label=False)
-    kept = gr.State(None)  # this user's attribution: {"source_ids", "output_ids", "result" (Attribution)}
-
-    def on_run(trace):  # kept: a new `kept` redraws the view
-        require(checkpoint, trace)
-        result = page.runner.run("corpus_attribution", source_ids=list(trace.source_ids),
-                                 output_ids=list(trace.output_ids), steps=IG_STEPS)
-        return {kept: {"source_ids": list(trace.source_ids), "output_ids": list(trace.output_ids), "result": result}}
-
-    run.click(on_run, [page.trace], [kept], **MODEL_RUN)
-
-    def draw(trace, step, values) -> dict:
-        value = values[kept]
-        if not sentence_matches(trace, value):
-            return {figure: None, facts: WAITING_ATTRIBUTION}
-        return {figure: attribution_view(trace, value["result"], step),
-                facts: attribution_facts(trace, value["result"], step)}
-
-    return [cleared_view({kept: None}), view([figure, facts], draw, controls=[kept], follows_step=True)]
+def build_corpus(page: Page, opener: HeadOpener) -> list[TabView]:
+    """Sub-tab "Heads across the corpus" -> its views, drawn once the sub-tab has been opened (the corpus figures
+    do not depend on the trace: they show before a translation too)."""
+    config = page.checkpoint.config
+    data, message = CorpusData(page.checkpoint).get()
+    with gr.Tab("Heads across the corpus", id="corpus-heads") as tab:
+        gr.Markdown(ABOUT_CORPUS)
+        if data is None:
+            gr.HTML(message, elem_id="corpus-missing")
+            return []
+        controls = layout(data, max(config.n_encoder_layers, config.n_decoder_layers), config.n_heads)
+    tab.select(lambda: {controls.opened: True}, None, [controls.opened], **PRIVATE)
+    wire(page, opener, data, controls)
+    return corpus_views(data, controls)

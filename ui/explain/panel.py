@@ -49,6 +49,17 @@ def require(checkpoint: Checkpoint | None, trace: TranslationTrace | None) -> No
         raise gr.Error("Translate a sentence first.")
 
 
+def kept_for(trace: TranslationTrace, **result) -> dict:
+    """A button's result to keep in gr.State, tagged with the sentence it was computed for."""
+    return {"source_ids": list(trace.source_ids), "output_ids": list(trace.output_ids), **result}
+
+
+def sentence_matches(trace: TranslationTrace | None, kept: dict | None) -> bool:
+    """Whether a kept result (`kept_for`) was computed for this trace."""
+    return (trace is not None and kept is not None and kept["source_ids"] == list(trace.source_ids)
+            and kept["output_ids"] == list(trace.output_ids))
+
+
 def describe_ablation(ablation: Ablation) -> str:
     if not ablation.positional_encoding:
         return "no positional encodings"

@@ -19,8 +19,8 @@ import gradio as gr
 from ..attention import HeadOpener
 from ..common import Page, TabView
 from ..text import ABOUT_EXPLAIN
-from . import (ablation, beam, branching, cache, changes, corpus_heads, diagnostics, film_view, no_pe, paper, readouts,
-               rollout)
+from . import (ablation, attribution, beam, branching, cache, changes, corpus_heads, diagnostics, film_view, no_pe,
+               paper, readouts, rollout)
 from .panel import TAB_ID
 
 
@@ -37,5 +37,5 @@ def build(page: Page, opener: HeadOpener) -> list[TabView]:
                       readouts.build_alignment(page), diagnostics.build(page, opener), no_pe.build(page),
                       film_view.build(page), paper.build(page), rollout.build(page), cache.build(page),
                       changes.build(page), corpus_heads.build_corpus(page, opener),
-                      corpus_heads.build_attribution(page)]
+                      attribution.build(page)]
     return [panel_view for views in panels for panel_view in views]

@@ -1,0 +1,107 @@
+"""Explain panel "Attribution vs attention" (issue 25): for each output token, what the output depends on
+(integrated gradients, Sundararajan et al. 2017; input x gradient) beside where each layer's cross-attention
+reads (section 3.2.3), and their rank correlation at every step (Jain & Wallace 2019).
+
+Pure views first ((trace, attribution, step) -> figure / markdown), then the wiring: one button runs the
+runner's "corpus_attribution" job (ui/runner.py, serving/jobs.py) and keeps the result in gr.State; the view
+registers with the page's one redraw (ui/redraw.py) and follows the step with no model call.
+"""
+
+from __future__ import annotations
+
+import html
+
+import gradio as gr
+import numpy as np
+from gradio.components.plot import PlotData
+
+from model import Checkpoint, TranslationTrace
+from model.analysis.corpus.attribution import Attribution, rank_correlation
+from visualizer.corpus import attribution_figure
+
+from ..common import Page, TabView, plot, step_index
+from .panel import MODEL_RUN, cleared_view, kept_for, require, sentence_matches, view
+
+IG_STEPS = 32  # integration steps live (completeness error is shown on the figure)
+
+ABOUT = """
+**Attribution vs attention.** Attention says where a layer *reads*; attribution measures what the output
+*depends on*. For the chosen output token, the gradient of its log-probability with respect to each source
+token's embedding, times the embedding (**input × gradient**), and **integrated gradients** (Sundararajan et
+al. 2017, "Axiomatic Attribution for Deep Networks": the same product averaged along the path from a zero
+embedding, so the attributions add up to the change in log-probability, shown in the corner), beside each
+layer's cross-attention averaged over heads. Below: Spearman's rank correlation between |integrated
+gradients| and attention at every step, the test of Jain & Wallace 2019 ("Attention is not Explanation").
+
+*What agreement means.* Where attention and attribution rank the source tokens alike (ρ near 1), the tokens
+a layer reads are the ones the prediction hinges on, and its attention is a fair picture of why this token
+came out. Where they disagree (ρ near 0 or below), attention is not an explanation of this step: the
+information may have been moved between positions by the encoder before cross-attention read it (every
+encoder state mixes the whole sentence), other layers or the residual stream may carry it, or a head may park
+weight on [EOS] as a no-op. Neither measure is the ground truth; agreement across methods is evidence,
+disagreement a warning.
+"""
+
+WAITING = ("Press **Attribute this translation** once per translation: one batched forward and backward "
+           "pass per output token; the step slider then moves through the steps with no model call.")
+
+
+def attribution_view(trace: TranslationTrace, attribution: Attribution, step: float | None) -> PlotData:
+    """IG and input x gradient at the step beside each layer's mean cross-attention; rho at every step."""
+    t = step_index(trace, step)
+    correlation = rank_correlation(attribution.integrated_gradients, trace.cross_attention)  # (L, T)
+    gap = attribution.log_prob[t] - attribution.baseline_log_prob[t]
+    figure = attribution_figure(trace.source_tokens, attribution.integrated_gradients[t],
+                                attribution.input_x_gradient[t], trace.cross_attention[:, :, t].mean(1), correlation,
+                                step=t, output_tokens=trace.output_tokens,
+                                completeness=(float(attribution.integrated_gradients[t].sum()), float(gap)),
+                                title=f"Why “{trace.output_tokens[t]}” at step {t + 1}: attribution vs attention")
+    return plot(figure, f"attribution-step-{t + 1}")
+
+
+def attribution_facts(trace: TranslationTrace, attribution: Attribution, step: float | None) -> str:
+    """Markdown under the figure: at this step, the source token each measure ranks first, and rho per layer."""
+    t = step_index(trace, step)
+    rho = rank_correlation(attribution.integrated_gradients, trace.cross_attention)[:, t]  # (L,)
+
+    def strongest(values: np.ndarray) -> str:
+        s = int(np.argmax(np.abs(values)))
+        return f"`{html.escape(trace.source_tokens[s])}` ({values[s]:+.4f})"
+
+    attention = trace.cross_attention[:, :, t].mean(1)  # (L, h, T, S) -> (L, S)
+    read = int(np.argmax(attention[-1]))
+    correlations = ", ".join(f"layer {l + 1} **{value:+.2f}**" if np.isfinite(value) else f"layer {l + 1} n/a"
+                             for l, value in enumerate(rho))
+    return (f"Step {t + 1}, “{html.escape(trace.output_tokens[t])}”: integrated gradients point most to "
+            f"{strongest(attribution.integrated_gradients[t])}, input × gradient to "
+            f"{strongest(attribution.input_x_gradient[t])}; the last layer's cross-attention reads most "
+            f"`{html.escape(trace.source_tokens[read])}` ({attention[-1, read]:.2f}). Spearman ρ between |IG| and "
+            f"attention: {correlations}.")
+
+
+def build(page: Page) -> list[TabView]:
+    """Sub-tab "Attribution vs attention" -> its views (the kept attribution, drawn at every step)."""
+    checkpoint: Checkpoint = page.checkpoint
+    with gr.Tab("Attribution vs attention", id="attribution"):
+        gr.Markdown(ABOUT)
+        run = gr.Button("Attribute this translation (every step)", variant="primary", elem_id="attribution-run")
+        facts = gr.Markdown(WAITING, elem_id="attribution-facts")
+        figure = gr.Plot(elem_id="attribution-plot", show_label=False)
+    kept = gr.State(None)  # this user's attribution: {"source_ids", "output_ids", "result" (Attribution)}
+
+    def on_run(trace):  # kept: a new `kept` redraws the view
+        require(checkpoint, trace)
+        result = page.runner.run("corpus_attribution", source_ids=list(trace.source_ids),
+                                 output_ids=list(trace.output_ids), steps=IG_STEPS)
+        return {kept: kept_for(trace, result=result)}
+
+    run.click(on_run, [page.trace], [kept], **MODEL_RUN)
+
+    def draw(trace, step, values) -> dict:
+        value = values[kept]
+        if not sentence_matches(trace, value):
+            return {figure: None, facts: WAITING}
+        return {figure: attribution_view(trace, value["result"], step),
+                facts: attribution_facts(trace, value["result"], step)}
+
+    return [cleared_view({kept: None}), view([figure, facts], draw, controls=[kept], follows_step=True)]
