@@ -154,7 +154,7 @@ def test_gpu_recipe_runs_on_the_cpu_with_tiny_settings(tmp_path, pairs):
     for split in ("train", "val"):
         (data / "multi30k" / f"{split}.de").write_text("\n".join(de for de, _ in pairs) + "\n", encoding="utf-8")
         (data / "multi30k" / f"{split}.en").write_text("\n".join(en for _, en in pairs) + "\n", encoding="utf-8")
-    (data / "tatoeba" / "eng-deu.tsv").write_text("Hello.\tHallo.\n", encoding="utf-8")
+    (data / "tatoeba" / "eng-deu.large.tsv").write_text("Hello.\tHallo.\n", encoding="utf-8")  # what it trains on
     tiny = {"DATA": str(data), "D_MODEL": "32", "HEADS": "4", "LAYERS": "1", "D_FF": "64", "VOCAB": "400",
             "MAX_TOKENS": "400", "WARMUP": "10", "EVAL_EVERY": "5", "BLEU_SENTENCES": "4", "AVERAGE_LAST": "2",
             "MAX_MINUTES": "0", "MAX_STEPS": "10", "THREADS": "1", "PRECISION": "fp32"}
