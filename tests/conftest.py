@@ -94,6 +94,23 @@ def trace(checkpoint) -> TranslationTrace:
     return translate(checkpoint.model, checkpoint.tokenizer, SENTENCE, "de-en")
 
 
+@pytest.fixture(scope="session")
+def film_run(tmp_path_factory, pairs) -> Path:
+    """A 20-step tiny training run with the film on, evaluating at steps 10 and 20 (read-only: shared)."""
+    from model.training.train import main as train_main
+
+    root = tmp_path_factory.mktemp("film")
+    (root / "train.de").write_text("\n".join(de for de, _ in pairs) + "\n", encoding="utf-8")
+    (root / "train.en").write_text("\n".join(en for _, en in pairs) + "\n", encoding="utf-8")
+    out = root / "run"
+    assert train_main(["--data", str(root / "train"), "--val", str(root / "train"), "--out", str(out),
+                       "--d-model", "32", "--heads", "4", "--encoder-layers", "2", "--decoder-layers", "1",
+                       "--d-ff", "64", "--vocab-size", "400", "--max-tokens", "400", "--warmup", "10",
+                       "--bleu-sentences", "4", "--threads", "1", "--precision", "fp32", "--eval-every", "10",
+                       "--max-steps", "20"]) == 0
+    return out
+
+
 # --------------------------------------------------------------------------- browser tests (tests/test_browser*.py)
 @pytest.fixture(scope="module")
 def server(tiny_checkpoint, tmp_path_factory):

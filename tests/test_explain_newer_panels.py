@@ -17,7 +17,6 @@ from model.analysis.kv_cache import record_trace_cache
 from model.analysis.paper_figures import PAPER_FIGURES
 from model.analysis.rollout import trace_source_flow
 from model.analysis.step_changes import step_change
-from model.training.train import main as train_main
 from helpers import array, figure_json
 from ui import session
 from ui.explain import cache as cache_panel, changes as changes_panel, film_view, paper as paper_panel, rollout
@@ -28,21 +27,6 @@ SHORT_SENTENCES = {  # the figures' words in sentences short enough for the tiny
     "figure-3": "laws making the process more difficult.",
     "figures-4-5": "The Law is fine, but its application is not.",
 }
-
-
-@pytest.fixture(scope="module")
-def film_run(tmp_path_factory, pairs):
-    """A 20-step tiny training run with the film on, evaluating at steps 10 and 20 (as tests/test_film.py)."""
-    root = tmp_path_factory.mktemp("film-view")
-    (root / "train.de").write_text("\n".join(de for de, _ in pairs) + "\n", encoding="utf-8")
-    (root / "train.en").write_text("\n".join(en for _, en in pairs) + "\n", encoding="utf-8")
-    out = root / "run"
-    assert train_main(["--data", str(root / "train"), "--val", str(root / "train"), "--out", str(out),
-                       "--d-model", "32", "--heads", "4", "--encoder-layers", "2", "--decoder-layers", "1",
-                       "--d-ff", "64", "--vocab-size", "400", "--max-tokens", "400", "--warmup", "10",
-                       "--bleu-sentences", "4", "--threads", "1", "--precision", "fp32", "--eval-every", "10",
-                       "--max-steps", "20"]) == 0
-    return out
 
 
 # --------------------------------------------------------------------------- rollout

@@ -14,36 +14,21 @@ import pytest
 from model import load_checkpoint
 from model.training import film
 from model.decoding.greedy import translate
-from model.training.train import main
 
 FLOAT16_TOLERANCE = 2e-3  # weights in [0, 1] keep ~3 significant digits in float16
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory, pairs):
-    """A 20-step tiny training run evaluating at steps 10 and 20."""
-    root = tmp_path_factory.mktemp("film")
-    (root / "train.de").write_text("\n".join(de for de, _ in pairs) + "\n", encoding="utf-8")
-    (root / "train.en").write_text("\n".join(en for _, en in pairs) + "\n", encoding="utf-8")
-    out = root / "run"
-    assert main(["--data", str(root / "train"), "--val", str(root / "train"), "--out", str(out),
-                 "--d-model", "32", "--heads", "4", "--encoder-layers", "2", "--decoder-layers", "1", "--d-ff", "64",
-                 "--vocab-size", "400", "--max-tokens", "400", "--warmup", "10", "--bleu-sentences", "4",
-                 "--threads", "1", "--precision", "fp32", "--eval-every", "10", "--max-steps", "20"]) == 0
-    return out
-
-
-def test_one_frame_per_evaluation_with_step_and_bleu(run):
-    frames = film.load_film(run / film.FILM_FILE)
-    log = json.loads((run / "last" / "training_log.json").read_text())
+def test_one_frame_per_evaluation_with_step_and_bleu(film_run):
+    frames = film.load_film(film_run / film.FILM_FILE)
+    log = json.loads((film_run / "last" / "training_log.json").read_text())
     assert [f["step"] for f in frames] == log["validation"]["step"] == [10, 20]
     for frame, de_en, en_de in zip(frames, log["validation"]["bleu_de_en"], log["validation"]["bleu_en_de"]):
         assert frame["val_bleu"] == pytest.approx({"de-en": de_en, "en-de": en_de}, abs=1e-3)
         assert set(frame["probes"]) == set(film.PROBES)
 
 
-def test_frames_have_the_shapes_of_their_tokens(run):
-    for frame in film.load_film(run / film.FILM_FILE):
+def test_frames_have_the_shapes_of_their_tokens(film_run):
+    for frame in film.load_film(film_run / film.FILM_FILE):
         for direction, probe in frame["probes"].items():
             assert probe["source_text"] == film.PROBES[direction] and probe["direction"] == direction
             n_source, n_target = len(probe["source_tokens"]), len(probe["target_tokens"])
@@ -55,9 +40,9 @@ def test_frames_have_the_shapes_of_their_tokens(run):
             assert np.allclose(probe["cross_attention"].sum(-1), 1.0, atol=1e-2)  # rows are softmaxes
 
 
-def test_last_frame_equals_a_fresh_translation_by_the_saved_weights(run):
-    checkpoint = load_checkpoint(run / "last")  # saved at step 20, the last evaluation
-    last = film.load_film(run / film.FILM_FILE)[-1]
+def test_last_frame_equals_a_fresh_translation_by_the_saved_weights(film_run):
+    checkpoint = load_checkpoint(film_run / "last")  # saved at step 20, the last evaluation
+    last = film.load_film(film_run / film.FILM_FILE)[-1]
     assert last["step"] == 20
     for direction, text in film.PROBES.items():
         trace = translate(checkpoint.model, checkpoint.tokenizer, text, direction,
