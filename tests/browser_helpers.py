@@ -40,13 +40,9 @@ def detokenize(tokens: list[str]) -> str:
 
 
 def open_panel(page, name: str) -> None:
-    """Click an Explain panel's tab, through the "More tabs" menu when the tab bar has no room for it."""
-    tab = page.locator("#explain-panels").get_by_role("tab", name=name, exact=True)
-    if tab.count() and tab.first.is_visible():
-        tab.first.click()
-        return
-    page.locator("#explain-panels > .tab-wrapper .overflow-menu > button").first.click()
-    page.locator("#explain-panels > .tab-wrapper .overflow-dropdown button", has_text=name).first.click()
+    """Click an Explain panel's tab (the tab bar wraps on every screen: no "More tabs" menu, issue 23);
+    Playwright waits until the tab is visible."""
+    page.locator("#explain-panels").get_by_role("tab", name=name, exact=True).first.click()
 
 
 def overflow(page) -> int:
