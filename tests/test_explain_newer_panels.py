@@ -205,3 +205,15 @@ def test_the_tab_holds_the_five_panels_and_the_film_controls_only_with_a_film(fi
     assert "film-missing" not in with_film
     without = elem_ids(build_demo(tiny_checkpoint))
     assert "film-missing" in without and "film-frame" not in without and "rollout-plot" in without
+
+
+def test_the_panel_bar_holds_only_tabs(tiny_checkpoint):
+    """Gradio's tab bar numbers a tab by its place among *all* the children of gr.Tabs: a gr.State built
+    between two panels shifted every later tab by one, so opening "Flow to the source" drew its button over
+    "KV cache" (two "Flow to the source", no "KV cache"). Anything a panel keeps goes inside its gr.Tab."""
+    from ui.app import build_demo
+
+    demo = build_demo(tiny_checkpoint)
+    panels = next(block for block in demo.blocks.values() if getattr(block, "elem_id", None) == "explain-panels")
+    assert [type(child).__name__ for child in panels.children] == ["Tab"] * len(panels.children)
+    assert len(panels.children) == 14

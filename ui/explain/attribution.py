@@ -87,7 +87,7 @@ def build(page: Page) -> list[TabView]:
         run = gr.Button("Attribute this translation (every step)", variant="primary", elem_id="attribution-run")
         facts = gr.Markdown(WAITING, elem_id="attribution-facts")
         figure = gr.Plot(elem_id="attribution-plot", show_label=False)
-    kept = gr.State(None)  # this user's attribution: {"source_ids", "output_ids", "result" (Attribution)}
+        kept = gr.State(None)  # this user's attribution: {"source_ids", "output_ids", "result" (Attribution)}
 
     def on_run(trace):  # kept: a new `kept` redraws the view
         require(checkpoint, trace)

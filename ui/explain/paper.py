@@ -119,9 +119,8 @@ def build(page: Page) -> list[TabView]:
         lines = gr.Plot(elem_id="paper-lines", show_label=False)
         heatmap = gr.Plot(elem_id="paper-heatmap", show_label=False)
         scores = gr.Plot(elem_id="paper-scores", show_label=False)
+        ran = gr.State(False)  # this page pressed the button (inside the Tab: see ui/explain/tab.py)
     views = [text, lines, heatmap, scores]
-
-    ran = gr.State(False)  # this page pressed the button: the figures are shown
 
     def best_head(name) -> dict:
         """The layer and head radios at the figure's best head (the redraw then draws it)."""

@@ -32,7 +32,9 @@ def build(page: Page, opener: HeadOpener) -> list[TabView]:
         if page.checkpoint is None:
             gr.Markdown("No model is loaded, so there is nothing to explain.")
             return []
-        with gr.Tabs(elem_id="explain-panels", overflow_behavior="wrap"):  # every panel in view (issue 23)
+        # every panel in view (issue 23); only gr.Tab children: Gradio places a tab's button by its index among
+        # all the children, so a gr.State here would put one panel's button over the next one's
+        with gr.Tabs(elem_id="explain-panels", overflow_behavior="wrap"):
             panels = [ablation.build(page), branching.build(page), readouts.build_lens(page), beam.build(page),
                       readouts.build_alignment(page), diagnostics.build(page, opener), no_pe.build(page),
                       film_view.build(page), paper.build(page), rollout.build(page), cache.build(page),
