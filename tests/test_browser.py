@@ -133,8 +133,8 @@ def test_translate_endpoint_from_gradio_client(server, tmp_path):
 def test_clicking_an_example_fills_text_and_direction(page):
     from playwright.sync_api import expect
 
-    page.get_by_text("I would like a cup of coffee.").click()
-    expect(page.locator("#source textarea")).to_have_value("I would like a cup of coffee.")
+    page.get_by_text("This is my house.").click()
+    expect(page.locator("#source textarea")).to_have_value("This is my house.")
     expect(page.locator("#direction").get_by_label("English → German")).to_be_checked()
-    page.get_by_text("Wie spät ist es?").click()
+    page.get_by_text("Wo wohnst du?").click()
     expect(page.locator("#direction").get_by_label("German → English")).to_be_checked()
