@@ -24,7 +24,7 @@ from model.text import limits
 from model.analysis.readouts import is_special, word_numbers
 from model.decoding.greedy import translate
 from model.text.language import translation_warnings
-from model.text.tokenizer import EOS, WORD_BOUNDARY
+from model.text.tokenizer import WORD_BOUNDARY
 
 PAPER_LAYER = 5  # the figures' layer, 1-based, in the paper's base model ...
 PAPER_LAYERS = 6  # ... of 6 encoder layers
@@ -201,7 +201,7 @@ def run_paper_figures(model, tokenizer, figures: Sequence[PaperFigure] = PAPER_F
             raise ValueError(f"{figure.name}: this tokenizer splits the sentence into more than "
                              f"{limits.MAX_SOURCE_TOKENS} subwords and the cut lost a word of the figure "
                              f"({error})") from None
-        finished = bool(trace.output_tokens) and trace.output_tokens[-1] == EOS
+        finished = trace.stopped_by == "eos"
         results.append(FigureResult(figure, list(trace.source_tokens), trace.encoder_attention, trace.translation,
                                     search, translation_warnings(trace.source_tokens, trace.translation, finished)))
     return results

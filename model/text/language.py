@@ -71,6 +71,12 @@ def subwords(source_tokens: Sequence[str]) -> list[str]:
     return [token for token in source_tokens if token not in SPECIAL_TOKENS]
 
 
+def longer_than_training(source_tokens: Sequence[str]) -> int:
+    """The source's subword count when it is over LONG_SOURCE_SUBWORDS (much longer than training), else 0."""
+    length = len(subwords(source_tokens))
+    return length if length > LONG_SOURCE_SUBWORDS else 0
+
+
 def byte_share(source_tokens: Sequence[str]) -> float:
     """Share of the subwords that are byte-fallback tokens such as `<0xF0>` (0 for an empty source)."""
     pieces = subwords(source_tokens)
@@ -93,8 +99,8 @@ def guard_rails(text: str, source_tokens: Sequence[str], direction: str) -> list
                                    f"(p = {guess[1]:.2f}, py3langid), but the direction expects "
                                    f"{LANGUAGES[source]}. The model only reads the target tag and may echo "
                                    "the input.", switch_to=f"{guess[0]}-{source}"))
-    length = len(subwords(source_tokens))
-    if length > LONG_SOURCE_SUBWORDS:
+    length = longer_than_training(source_tokens)
+    if length:
         rails.append(GuardRail("long", f"This input has **{length} subword tokens**; 99.9 % of the training "
                                f"sentences have at most {LONG_SOURCE_SUBWORDS} (Multi30k captions and Tatoeba are "
                                "short). Expect repeats, omissions or a loop; translate one sentence at a time."))
@@ -116,8 +122,8 @@ def repeated_phrase(text: str, words: int = 3) -> str | None:
 def translation_warnings(source_tokens: Sequence[str], translation: str, finished: bool) -> list[str]:
     """Plain reasons to distrust a translation: a source longer than training, a loop, no [EOS]."""
     warnings = []
-    length = len(subwords(source_tokens))
-    if length > LONG_SOURCE_SUBWORDS:
+    length = longer_than_training(source_tokens)
+    if length:
         warnings.append(f"the sentence has {length} subword tokens, and 99.9 % of the training sentences have at "
                         f"most {LONG_SOURCE_SUBWORDS}: sentences this long are rare in the training data "
                         "(Multi30k captions and Tatoeba sentences are short), so the model never learned to "
