@@ -14,73 +14,12 @@ import re
 
 import pytest
 
-from browser_helpers import GERMAN, needs_chromium, open_panel, open_tab
+from browser_helpers import (  # noqa: F401  (screen: the module's pages, a fixture)
+    GERMAN, STEP, inside, needs_chromium, open_panel, open_tab, rects, screen, step_of, wait_step,
+)
 
-VIEWPORTS = [(1280, 720), (1400, 1000), (390, 844)]
-THEMES = ["light", "dark"]
 TABS = ["Next token", "Attention", "Positional encoding", "Masks", "Model", "Explain"]
 pytestmark = [pytest.mark.browser, needs_chromium]
-
-RECTS = """(ids) => Object.fromEntries(ids.map((id) => {
-  const element = document.querySelector(id);
-  if (!element) return [id, null];
-  const box = element.getBoundingClientRect();
-  return [id, {top: box.top, bottom: box.bottom, left: box.left, right: box.right, width: box.width}];
-}))"""
-STEP = re.compile(r"Step (\d+) of (\d+)")
-
-
-def rects(page, *selectors) -> dict:
-    return page.evaluate(RECTS, list(selectors))
-
-
-def step_of(page) -> tuple[int, int]:
-    match = STEP.search(page.locator("#step-info").inner_text())
-    assert match, page.locator("#step-info").inner_text()
-    return int(match[1]), int(match[2])
-
-
-def wait_step(page, number: int) -> None:
-    page.wait_for_function("(n) => /Step (\\d+) of/.exec(document.querySelector('#step-info').textContent)?.[1] == n",
-                           arg=number)
-
-
-def settled_scroll(page) -> None:
-    """The page has scrolled the view up after Translate (the script waits two frames and 30 ms)."""
-    page.wait_for_function("() => document.querySelector('#player-bar').getBoundingClientRect().top <= 0.5 "
-                           "&& window.scrollY > 100")
-
-
-@pytest.fixture(scope="module", params=[(size, theme) for size in VIEWPORTS for theme in THEMES],
-                ids=lambda param: f"{param[0][0]}x{param[0][1]}-{param[1]}")
-def screen(request, browser, server):
-    """A page at one viewport and theme, on the Attention tab, GERMAN translated by Enter in the sentence box;
-    `page.after` holds where things were right after the translation."""
-    from playwright.sync_api import expect
-
-    (width, height), theme = request.param
-    page = browser.new_page(viewport={"width": width, "height": height})
-    page.set_default_timeout(30_000)
-    page.goto(server + f"?__theme={theme}")
-    page.wait_for_selector("#attention-plot .js-plotly-plot")  # the start-up example, on the Attention tab
-    expect(page.locator("#translation textarea")).not_to_have_value("")
-    page.fill("#source textarea", GERMAN)
-    page.press("#source textarea", "Enter")
-    expect(page.locator("#source textarea")).to_have_value(GERMAN)
-    page.wait_for_function("(text) => document.querySelector('#translation textarea').value !== '' && "
-                           "document.querySelector('#tokens').textContent.includes('Fahrrad')", arg=GERMAN)
-    wait_step(page, 1)
-    settled_scroll(page)
-    page.wait_for_selector("#attention-plot .js-plotly-plot .heatmaplayer")
-    page.after = rects(page, "#player-bar", "#step-next", "#attention-kind", "#layer", "#head",
-                       "#attention-plot", "#attention-plot .js-plotly-plot .main-svg")
-    page.size, page.theme = (width, height), theme
-    yield page
-    page.close()
-
-
-def inside(box: dict, height: float) -> bool:
-    return box is not None and box["top"] >= -0.5 and box["bottom"] <= height + 0.5
 
 
 def test_after_translate_the_bar_the_controls_and_the_figure_share_the_window(screen):
@@ -175,7 +114,8 @@ def test_the_tour_stop_text_sits_by_its_figure(screen):
         assert where["#attention-plot"]["top"] < height - 150, where
     else:
         assert where["#attention-plot"]["top"] - where["#tour-next"]["bottom"] < 2.5 * height, where
-    screen.click("#tour-back")  # leave the tour's view as the other checks expect it: any stop is fine
+    screen.click("#tour-back")  # leave the tour's view as the other checks expect it (stop 1, then Attention)
+    screen.wait_for_function("() => document.querySelector('#tour-text').textContent.includes('Stop 1 of')")
     open_tab(screen, "Attention")
 
 

@@ -113,6 +113,32 @@ def test_attention_heatmap_fills_its_container_until_its_columns_need_more_than_
     assert small.layout.height < big.layout.height <= 80 * 34 + margin.t + margin.b
 
 
+def plot_height(figure) -> float:
+    return figure.layout.height - figure.layout.margin.t - figure.layout.margin.b
+
+
+@pytest.mark.parametrize("rows", [9, 10, 14, 19])
+def test_attention_heatmap_rows_share_a_projector_budget_and_stay_label_high(rows):
+    """Up to 19 rows take no more height than 9 rows of 30 px (a tour stop fits under the bar at 1280x720);
+    a row never gets shorter than a label (14 px)."""
+    nine = visualizer.attention_heatmap(softmax_rows((9, 11)), ["▁x"] * 9, ["▁y"] * 11, title="t")
+    many = visualizer.attention_heatmap(softmax_rows((rows, 11)), ["▁x"] * rows, ["▁y"] * 11, title="t")
+    assert plot_height(nine) == pytest.approx(9 * 30, abs=1)
+    assert plot_height(many) <= plot_height(nine) + 0.5
+    assert plot_height(many) / rows >= 14
+    longer = visualizer.attention_heatmap(softmax_rows((40, 11)), ["▁x"] * 40, ["▁y"] * 11, title="t")
+    assert plot_height(longer) >= 40 * 14  # past the budget rows keep a label's height: the figure grows
+
+
+def test_a_one_row_heatmap_hangs_a_colour_bar_long_enough_for_its_labels():
+    one = visualizer.attention_heatmap(softmax_rows((1, 7)), ["▁x"], ["▁y"] * 7)
+    bar = one.data[0].colorbar
+    assert bar.lenmode == "pixels" and bar.len >= 100 and bar.y == 1 and bar.yanchor == "top"
+    assert bar.len > 0.8 * plot_height(one)  # longer than the default share of the short plot would be
+    assert one.layout.margin.t + bar.len <= one.layout.height  # ... and ends inside the figure
+    tall = visualizer.attention_heatmap(softmax_rows((9, 7)), ["▁x"] * 9, ["▁y"] * 7)
+    assert tall.data[0].colorbar.lenmode in (None, "fraction")  # a share of a tall plot
+
 @pytest.mark.parametrize("weights, queries, keys, kwargs, message", [
     (np.zeros((3, 4, 1)), 3, 4, {}, "2 dimensions"),
     (np.zeros((3, 4)), 2, 4, {}, "query_tokens has 2 tokens"),

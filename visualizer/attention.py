@@ -17,12 +17,14 @@ from .checks import as_array, check_index, labels_for
 from .grid import axis_name, on_axes, set_axes, spacing, subplot_grid
 from .heatmap import (
     MIN_COLUMN_PX, MIN_FONT, Window, cell_gap, cell_px, fit_width, full_window, heatmap_size, highlight_rows,
-    hover_template, indexed, token_axes, token_heatmap, token_margins,
+    hover_template, indexed, short_plot_bar, token_axes, token_heatmap, token_margins,
 )
 from .theme import ATTENTION_SCALE, DIVERGING_SCALE, MASKED_COLOR, MUTED_COLOR, colorbar, corner_note, figure
 
 MASKED_TEXT = "−∞ (masked)"
 COLORBAR_PX = 90  # room right of the last panel for its colour bar
+ROWS_PX = 270  # one head's heatmap: its rows together at most this tall (cells never below a label's height), so
+#  the figure of a sentence of up to 19 tokens, a tour stop's text and the player bar share a 1280x720 screen
 TITLE_PAD_PX = 36  # a title's distance below the figure's top: clear of Plotly's toolbar
 TITLE_DROP_PX = 24  # what moving the title down adds to the top margin (and the height)
 # the grid of every head (section 3.2.2)
@@ -104,14 +106,16 @@ def attention_heatmap(weights: np.ndarray, query_tokens: Sequence[str], key_toke
     window, queries, keys, highlight = _shown(window, full.shape, queries, keys, highlight)
     w = window.of(full)
     gap = cell_gap(max(w.shape))
-    series = token_heatmap(w, queries, keys, zmin=0, zmax=1, colorscale=ATTENTION_SCALE, colorbar=colorbar("weight"),
+    # rows of 30 px at most, ROWS_PX together: with the title and the keys they fit under the bar at 720 px
+    size = heatmap_size(queries, keys, title=bool(title), high=30, rows_px=ROWS_PX)
+    plot_px = size["height"] - size["margin"]["t"] - size["margin"]["b"]
+    series = token_heatmap(w, queries, keys, zmin=0, zmax=1, colorscale=ATTENTION_SCALE,
+                           colorbar=colorbar("weight", **short_plot_bar(plot_px)),
                            xgap=gap, ygap=gap, first_row=window.rows.start, first_col=window.cols.start)
     # the columns grow to fill the box (a projector: big cells; the width is a minimum, page_script.py)
     xaxis, yaxis = token_axes(queries, keys, row_title="query", col_title="key", square=False)
     return below_toolbar(figure([series], dict(xaxis=xaxis, yaxis=yaxis, shapes=highlight_rows(highlight, len(keys)),
-                                 annotations=window_note(window, full.shape),
-                                 # 30 px rows: ten of them, the title and the keys fit under the bar at 720 px
-                                 **heatmap_size(queries, keys, title=bool(title), high=30)), title))
+                                 annotations=window_note(window, full.shape), **size), title))
 
 
 def thinned_ticks(labels: Sequence[str], panel_px: float, first: int = 0, min_px: float = MIN_FONT + 1) -> dict:

@@ -44,6 +44,7 @@ TOP_MARGIN_PX = (30, 70)  # without, with a title
 RIGHT_MARGIN_PX = 20  # token_margins' right margin
 COLORBAR_ROOM_PX = 110  # heatmap_size's right margin: room for a colour bar
 MIN_HEIGHT_PX = 220  # a heatmap figure never shorter
+SHORT_BAR_PX = 120  # a colour bar never shorter than this: its three tick labels stay apart beside one row
 
 
 class Window(namedtuple("Window", "rows cols")):
@@ -182,16 +183,26 @@ def token_margins(row_labels: Sequence[str], col_labels: Sequence[str], *, title
 
 
 def heatmap_size(row_labels: Sequence[str], col_labels: Sequence[str], *, title: bool,
-                 right: int = COLORBAR_ROOM_PX, high: float = CELL_PX[1]) -> dict:
+                 right: int = COLORBAR_ROOM_PX, high: float = CELL_PX[1], rows_px: float | None = None) -> dict:
     """height and margin for one token heatmap (rows x cells, bounded to ~720 px of cells; ``high`` px at
-    most per cell), and a width only where the columns need more than a phone has (see ``fit_width``)."""
+    most per cell; the rows together about ``rows_px`` at most, where given, cells never below the
+    height of a label), and a width only where the columns need more than a phone has (see ``fit_width``)."""
     cell = cell_px(max(len(row_labels), len(col_labels)), high=high)
+    row_cell = cell if rows_px is None else cell_px(len(row_labels), budget=rows_px, high=cell)
     margin = token_margins(row_labels, col_labels, title=title)
     margin["r"] = right
     sides = margin["l"] + margin["r"]
-    height = margin["t"] + margin["b"] + len(row_labels) * cell
+    height = margin["t"] + margin["b"] + len(row_labels) * row_cell
     return dict(height=int(max(height, MIN_HEIGHT_PX)), margin=margin,
                 **fit_width(sides + len(col_labels) * MIN_COLUMN_PX, sides + len(col_labels) * cell))
+
+
+def short_plot_bar(plot_px: float) -> dict:
+    """Colour-bar length for a plot ``plot_px`` tall: its share of the plot (theme.colorbar's default), or
+    SHORT_BAR_PX pixels hanging from the plot's top where that share would crowd its tick labels (one row)."""
+    if plot_px * 0.8 >= SHORT_BAR_PX:
+        return {}
+    return dict(lenmode="pixels", len=SHORT_BAR_PX, y=1, yanchor="top")
 
 
 def cell_gap(n: int) -> int:

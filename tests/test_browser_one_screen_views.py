@@ -1,0 +1,142 @@
+"""The views' own details on one screen (issue 23), at 1280x720, 1400x1000 and a 390x844 phone, light and
+dark: a tour stop's figure of 19 rows ends inside a projector's window under the stop's text; a one-row
+heatmap's colour bar keeps its labels apart; the Masks look-ahead panel names only the rows that exist at
+the step; step-change candidate ranks start at #1; a short sentence's figure stands where the long one's stood, in projector type; the
+all-heads grid names every key where the labels fit.
+
+One page per (viewport, theme) (browser_helpers.screen), its checks in this order.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from browser_helpers import (  # noqa: F401  (screen: the module's pages, a fixture)
+    needs_chromium, open_panel, open_tab, rects, screen, step_of, wait_step,
+)
+
+pytestmark = [pytest.mark.browser, needs_chromium]
+SHORT = "Ein Hund."  # six keys of the tiny tokenizer (tests/conftest.py): <2en> ▁Ein ▁Hun d . [EOS]
+TOUR_ROWS = 19  # rows of one head's heatmap that still fit under a tour stop at 1280x720 (visualizer ROWS_PX)
+
+# the figure's first heatmap: its rows (the data's y: Plotly may hold z as packed binary) and its drawn row height
+HEATMAP = """(id) => { const g = document.querySelector(id + ' .js-plotly-plot');
+  const area = g.querySelector('.nsewdrag').getBoundingClientRect();
+  return {rows: g.data[0].y.length, cell: area.height / g.data[0].y.length}; }"""
+# the drawn text of a selector inside a figure: content, box, font size
+TEXTS = """([id, selector]) => Array.from(document.querySelectorAll(id + ' .js-plotly-plot ' + selector))
+  .map((t) => { const b = t.getBoundingClientRect();
+    return {text: t.textContent, x: b.left + b.width / 2, y: b.top + b.height / 2, height: b.height,
+            font: parseFloat(getComputedStyle(t).fontSize)}; })"""
+
+
+def texts(page, figure: str, selector: str) -> list[dict]:
+    return page.evaluate(TEXTS, [figure, selector])
+
+
+def go_to_step(page, number: int) -> None:
+    """Type the step into the player's number box, as a visitor may; a phone's slim bar has only the slider."""
+    box = page.locator("#step input[type=number]")
+    if box.is_visible():
+        box.fill(str(number))
+        box.press("Enter")
+    else:
+        page.locator("#step input[type=range]").fill(str(number))
+    wait_step(page, number)
+
+
+def test_a_tour_stop_of_19_rows_ends_in_the_window_under_its_text(screen):
+    width, height = screen.size
+    open_tab(screen, "Attention")
+    screen.click("#tour-next")  # stop 1
+    screen.wait_for_function("() => document.querySelector('#tour-text').textContent.includes('Stop 1 of')")
+    screen.click("#tour-next")  # stop 2: cross-attention at the last step
+    screen.wait_for_function("() => document.querySelector('#tour-text').textContent.includes('Stop 2 of')")
+    assert step_of(screen)[1] > TOUR_ROWS  # the tiny model's translation is long
+    go_to_step(screen, TOUR_ROWS)
+    screen.wait_for_function("() => document.querySelector('#attention-plot .js-plotly-plot').data[0].y.length == 19")
+    screen.wait_for_function("() => document.querySelector('#tour-row').getBoundingClientRect().top < 300")
+    heatmap = screen.evaluate(HEATMAP, "#attention-plot")
+    assert heatmap["rows"] == TOUR_ROWS and heatmap["cell"] >= 14 - 0.5, heatmap  # a label's height per row
+    where = rects(screen, "#player-bar", "#tour-text", "#attention-plot .main-svg")
+    assert where["#tour-text"]["top"] >= where["#player-bar"]["bottom"] - 1, where
+    if width >= 1000:  # a projector or a laptop: the stop's text and the whole figure in one window
+        assert where["#attention-plot .main-svg"]["bottom"] <= height + 0.5, where
+    screen.click("#tour-back")
+    screen.wait_for_function("() => document.querySelector('#tour-text').textContent.includes('Stop 1 of')")
+
+
+def test_a_one_row_heatmap_keeps_its_colour_bar_labels_apart(screen):
+    open_tab(screen, "Attention")
+    screen.locator("#attention-kind label", has_text="Cross-attention").click()
+    go_to_step(screen, 1)
+    screen.wait_for_function("() => document.querySelector('#attention-plot .js-plotly-plot').data[0].y.length == 1")
+    labels = [t for t in texts(screen, "#attention-plot", ".colorbar text") if t["text"] in ("0", "0.5", "1")]
+    assert len(labels) == 3, labels
+    labels.sort(key=lambda t: t["y"])
+    for upper, lower in zip(labels, labels[1:]):
+        assert lower["y"] - upper["y"] >= upper["height"], labels  # no two tick labels on top of each other
+
+
+def test_the_look_ahead_mask_names_only_the_rows_that_exist(screen):
+    go_to_step(screen, 3)
+    open_tab(screen, "Masks")
+    screen.wait_for_function("() => /at step 3/.test(document.querySelector('#mask-plot .js-plotly-plot')"
+                             "?.layout.annotations.map((a) => a.text).join(' '))")
+    named = [t["text"] for t in texts(screen, "#mask-plot", ".y2tick text")]
+    assert len(named) == 3 and named[0] == "[BOS]", named  # rows 1..3; the future rows have no cells, no names
+    decoder_rows = screen.evaluate("() => document.querySelector('#mask-plot .js-plotly-plot').data[2].y.length")
+    assert decoder_rows > 3  # panel (c) beside it has all the rows: (b) stopped at the step
+    open_tab(screen, "Attention")
+
+
+def test_step_change_ranks_start_at_one(screen):
+    go_to_step(screen, 2)
+    open_tab(screen, "Explain")
+    open_panel(screen, "Step changes")
+    screen.wait_for_selector("#changes-candidates .js-plotly-plot .ytick text")
+    names = [t["text"] for t in sorted(texts(screen, "#changes-candidates", ".ytick text"), key=lambda t: t["y"])]
+    ranks = [name.split()[0] for name in names if name.startswith("#")]
+    assert ranks and ranks[0] == "#1" and "#0" not in ranks, names
+    open_tab(screen, "Attention")
+
+
+def show_short(page) -> None:
+    """Translate SHORT (once per page) and wait for its heatmap."""
+    if SHORT in page.locator("#source textarea").input_value():
+        return
+    page.fill("#source textarea", SHORT)
+    page.click("#translate")
+    page.wait_for_function("() => document.querySelector('#tokens').textContent.includes('Hund')")
+    wait_step(page, 1)
+    page.wait_for_function("() => document.querySelector('#attention-plot .js-plotly-plot').data[0].x.length <= 8")
+
+
+def test_a_short_sentence_stands_where_the_long_one_stood_in_projector_type(screen):
+    width, _ = screen.size
+    open_tab(screen, "Attention")
+    screen.locator("#head label", has_text="head 1").click()
+    show_short(screen)
+    before, now = screen.after["#attention-plot"], rects(screen, "#attention-plot")["#attention-plot"]
+    assert abs(now["left"] - before["left"]) <= 1 and abs(now["width"] - before["width"]) <= 1, (before, now)
+    keys = texts(screen, "#attention-plot", ".xtick text")
+    assert keys and min(t["font"] for t in keys) >= 14, keys  # a short sentence's labels in projector type
+    if width >= 1000:  # projector type around the figure as well (a phone keeps its sizes)
+        sizes = screen.evaluate("""() => [['#step-next', 'button'], ['#step-info', '.label'], ['#step-info', '.tok']]
+          .map(([id, inner]) => parseFloat(getComputedStyle(document.querySelector(id + ' ' + inner)
+          ?? document.querySelector(id)).fontSize))""")
+        assert sizes[0] >= 15 and sizes[1] >= 16 and sizes[2] >= 14.5, sizes
+
+
+def test_the_all_heads_grid_names_every_key_where_the_labels_fit(screen):
+    open_tab(screen, "Attention")
+    show_short(screen)
+    screen.locator("#head label", has_text="all heads").click()
+    screen.wait_for_function("() => document.querySelector('#attention-plot .js-plotly-plot').data.length > 1")
+    keys = screen.evaluate("() => document.querySelector('#attention-plot .js-plotly-plot').data[0].x.length")
+    named = screen.evaluate("""() => { const axes = {};  // each panel's drawn key labels, by its x axis
+      document.querySelectorAll('#attention-plot .js-plotly-plot g[class$=tick] text').forEach((t) => {
+        const name = t.parentNode.getAttribute('class'); if (/^x\\d*tick$/.test(name)) (axes[name] ??= []).push(t.textContent); });
+      return Object.values(axes); }""")
+    assert keys <= 8 and named and max(len(panel) for panel in named) == keys, (keys, named)  # every key named
+    screen.locator("#head label", has_text="head 1").click()

@@ -1,0 +1,73 @@
+"""The Explain tab's "Paper's figures" on a projector, a laptop and a phone, light and dark (issue 23): the
+lines and the heatmap stand one above the other at the panel's full width, and the ~50 subwords of the
+paper's sentence are not squeezed into overlapping labels (the heatmap keeps the width they need and
+scrolls in its own box where the screen is narrower; the page itself never scrolls sideways).
+
+The tiny test tokenizer cannot spell the paper's sentence, so this module runs the app on the shipped
+checkpoint (checkpoints/de-en-small, part of the repository).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from browser_helpers import START_TIMEOUT_S, VIEWPORTS, THEMES, needs_chromium, open_panel, open_tab, overflow
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = ROOT / "checkpoints" / "de-en-small"
+pytestmark = [pytest.mark.browser, needs_chromium,
+              pytest.mark.skipif(not (SHIPPED / "config.json").exists(), reason="no shipped checkpoint")]
+
+# each drawn key label of the heatmap: where it ends (a 45° label ends at its tick) and its font size
+KEYS = """() => Array.from(document.querySelectorAll('#paper-heatmap .js-plotly-plot .xtick text')).map((t) => {
+  const b = t.getBoundingClientRect(); return {text: t.textContent, x: b.right,
+  font: parseFloat(getComputedStyle(t).fontSize)}; })"""
+
+
+@pytest.fixture(scope="module")
+def shipped_server(tmp_path_factory):
+    from scripts.app_process import started_app
+
+    log_path = tmp_path_factory.mktemp("shipped") / "app.log"
+    try:
+        with started_app(SHIPPED, log_path, START_TIMEOUT_S) as (url, _process):
+            yield url
+    except RuntimeError as error:
+        pytest.fail(str(error))
+
+
+@pytest.mark.parametrize("theme", THEMES)
+@pytest.mark.parametrize("size", VIEWPORTS, ids=lambda size: f"{size[0]}x{size[1]}")
+def test_the_papers_sentence_is_not_squeezed(browser, shipped_server, size, theme):
+    page = browser.new_page(viewport={"width": size[0], "height": size[1]})
+    page.set_default_timeout(60_000)
+    try:
+        page.goto(shipped_server + f"?__theme={theme}")
+        page.wait_for_selector("#attention-plot .js-plotly-plot")
+        open_tab(page, "Explain")
+        open_panel(page, "Paper's figures")
+        page.click("#paper-run")
+        page.wait_for_selector("#paper-heatmap .js-plotly-plot .xtick text", timeout=120_000)
+        page.wait_for_selector("#paper-lines .js-plotly-plot")
+        try:  # the figure settles at its final width a few frames after it is drawn (ui/page_script.py)
+            page.wait_for_function(f"() => {{ const keys = ({KEYS})().sort((a, b) => a.x - b.x); return keys.length "
+                                   "> 1 && keys.slice(1).every((key, i) => key.x - keys[i].x >= 1.4 * keys[i].font - 1); }",
+                                   timeout=10_000)
+        except Exception:  # noqa: BLE001  the assertions below say what is squeezed
+            pass
+        keys = sorted(page.evaluate(KEYS), key=lambda key: key["x"])
+        assert len(keys) >= 40, keys  # the paper's sentence: about 50 subwords, every one named
+        for left, right in zip(keys, keys[1:]):  # 45° labels stand apart by at least their own height
+            assert right["x"] - left["x"] >= 1.4 * left["font"] - 1, (left, right)
+        assert min(key["font"] for key in keys) >= 10, keys
+        boxes = page.evaluate("""() => ['#paper-lines', '#paper-heatmap'].map((id) => {
+          const b = document.querySelector(id).getBoundingClientRect(); return [b.top, b.bottom, b.width]; })""")
+        (lines_top, lines_bottom, lines_width), (heatmap_top, _, heatmap_width) = boxes
+        assert heatmap_top >= lines_bottom - 1 and abs(lines_width - heatmap_width) <= 1, boxes  # stacked
+        panel = page.evaluate("() => document.querySelector('#explain-panels').getBoundingClientRect().width")
+        assert heatmap_width >= 0.9 * panel - 40, (heatmap_width, panel)  # the panel's full width
+        assert overflow(page) <= 1
+    finally:
+        page.close()
