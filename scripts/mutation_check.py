@@ -45,7 +45,7 @@ PROVENANCE_TESTS = ["tests/test_provenance_trace.py", "tests/test_interventions.
                     "tests/test_training_math.py", "tests/test_eos_trace.py"]  # fastest to fail first
 VIEW_TESTS = ["tests/test_view_provenance_attention.py", "tests/test_view_provenance_panels.py", "tests/test_rollout.py",
               "tests/test_step_changes.py", "tests/test_kv_cache_view.py", "tests/test_film.py", "tests/test_first_minute.py",
-              "tests/test_flops.py"]  # the views, the page's redraw and the newer model modules
+              "tests/test_flops.py", "tests/test_visualizer_attention.py"]  # the views, the page's redraw and the newer model modules
 
 # Independent test files: a fault is caught by "both" exactly when "old" or "new" catches it.
 SUITES = {"old": OLD_MODEL_TESTS, "new": PROVENANCE_TESTS + VIEW_TESTS, "views": VIEW_TESTS,

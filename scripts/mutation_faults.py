@@ -311,4 +311,13 @@ FAULTS = [
           "**opener.show(kind_value, layer_value, str(head_value))}",
           "**opener.show(kind_value, layer_value, str(max(head_value - 1, 1)))}",
           "opening a head of the corpus grid shows another head in the Attention tab"),
+    # ---- issue 23: one screen
+    Fault("heatmap-rows-no-budget", "visualizer/attention.py",
+          "high=30, rows_px=ROWS_PX)",
+          "high=30)",
+          "one head's rows are 30 px each however many there are: a tour stop no longer fits at 1280x720"),
+    Fault("heatmap-one-row-squeezed-bar", "visualizer/attention.py",
+          'colorbar=colorbar("weight", **short_plot_bar(plot_px)),',
+          'colorbar=colorbar("weight"),',
+          "a one-row heatmap's colour bar is 80 % of a tiny plot: its tick labels overlap"),
 ]
