@@ -109,7 +109,7 @@ def screen(request, browser, server):
     settled_scroll(page)
     page.wait_for_selector("#attention-plot .js-plotly-plot .heatmaplayer")
     page.after = rects(page, "#player-bar", "#step-next", "#attention-kind", "#layer", "#head",
-                       "#attention-plot", "#attention-plot .js-plotly-plot .main-svg")
+                       "#attention-plot", "#attention-plot .js-plotly-plot .main-svg", "#step-info .step-output")
     page.size, page.theme = (width, height), theme
     yield page
     page.close()

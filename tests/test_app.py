@@ -6,6 +6,8 @@ No server and no browser here (tests/test_browser.py drives the page); no networ
 
 from __future__ import annotations
 
+import html
+
 import json
 import shutil
 import subprocess
@@ -200,6 +202,7 @@ def test_step_html_shows_prefix_and_chosen_token(trace):
     assert f"Step {step} of {trace.num_steps}" in text
     assert text.count('<span class="tok') == step + 1  # the prefix [BOS] y1 .. plus the chosen token
     assert f"{float(trace.entropy[step - 1]):.2f} bits" in text
+    assert f'“{html.escape(trace.translation)}”</span>' in text  # the whole translation (a phone's bar shows it)
 
 
 def test_candidates_view_highlights_the_greedy_choice(trace, monkeypatch):

@@ -33,9 +33,14 @@ def test_after_translate_the_bar_the_controls_and_the_figure_share_the_window(sc
         for control in ("#attention-kind", "#layer", "#head"):
             assert inside(after[control], height) and after[control]["top"] >= bar["bottom"] - 1, (control, after)
         assert inside(after["#attention-plot .js-plotly-plot .main-svg"], height), after
-    else:  # a phone: the bar is slim and the figure itself comes up under it
-        assert bar["bottom"] - bar["top"] <= 130, bar
+    else:  # a phone: the bar is slim, says the whole translation, and the figure itself comes up under it
+        assert bar["bottom"] - bar["top"] <= 150, bar
         assert figure["top"] < height / 2, after
+        assert after["#step-info .step-output"]["bottom"] <= bar["bottom"], after
+        translation = " ".join(screen.locator("#translation textarea").input_value().split())
+        assert " ".join(screen.locator("#step-info .step-output").inner_text().split()) == f"“{translation}”"
+    if width >= 1000:
+        assert not screen.locator("#step-info .step-output").is_visible()  # the box with it is in the window
 
 
 def test_every_tab_and_explain_panel_is_one_click_away(screen):

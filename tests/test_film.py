@@ -100,3 +100,23 @@ def test_a_file_that_is_not_a_film_is_refused(tmp_path):
     np.savez(path, weights=np.zeros(3))
     with pytest.raises(ValueError, match="not a training film"):
         film.load_film(path)
+
+
+def test_the_shipped_checkpoint_has_its_film_from_random_weights_to_its_own_weights():
+    """"Heads forming" shows the shipped model's film (issue 21): it starts near random weights, stays under
+    5 MB, and its frame at the shipped step is the shipped weights' own attention on the probe sentences."""
+    from model.checkpoints.paths import DEFAULT_CHECKPOINT
+
+    shipped = load_checkpoint(DEFAULT_CHECKPOINT)
+    path = film.find_film(DEFAULT_CHECKPOINT)
+    assert path is not None and path.parent == DEFAULT_CHECKPOINT and path.stat().st_size <= 5 * 1000 * 1000
+    frames = film.load_film(path)
+    steps = [frame["step"] for frame in frames]
+    assert steps == sorted(steps) and steps[0] <= 1000 and len(frames) >= 10  # from the first evaluations on
+    frame = frames[steps.index(shipped.metrics["step"])]
+    for direction, text in film.PROBES.items():
+        trace = translate(shipped.model, shipped.tokenizer, text, direction, max_new_tokens=film.FILM_MAX_NEW_TOKENS)
+        probe = frame["probes"][direction]
+        assert probe["output_tokens"] == trace.output_tokens
+        for name in film.ARRAY_FIELDS:
+            assert np.allclose(probe[name], getattr(trace, name), atol=FLOAT16_TOLERANCE, rtol=1e-3), name

@@ -7,6 +7,7 @@ a new trace resets the slider to step 1 and stops playback.
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 
 import gradio as gr
@@ -42,7 +43,9 @@ def step_html(trace: TranslationTrace | None, step: float | None) -> str:
             f'<span class="step-prefix" title="decoder input so far; the highlighted token is the query">'
             f'{prefix}</span><span class="step-arrow">→ next</span>{chosen}'
             f'<span class="step-facts">p = {float(trace.chosen_probs[t]):.3f} · entropy = '
-            f'{float(trace.entropy[t]):.2f} bits</span></div>')
+            f'{float(trace.entropy[t]):.2f} bits</span>'
+            # the whole translation, shown on a phone only: there the page scrolls past its box to the figure
+            f'<span class="step-output" title="the whole translation">“{html.escape(trace.translation)}”</span></div>')
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,8 @@ EXAMPLES = [  # each one read and checked with the shipped checkpoint; tests/tes
     ["The children are playing in the garden.", "en-de"],
     ["This is my house.", "en-de"],
     ["I like music.", "en-de"],
+    ["Wo ist der Bahnhof?", "de-en"],
+    ["The cat is sleeping on the sofa.", "en-de"],
 ]
 
 INTRO = f"""

@@ -44,7 +44,7 @@ def no_film_message(checkpoint_dir: Path, problem: str = "") -> str:
     reason = html.escape(problem) if problem else f"no <code>{film.FILM_FILE}</code> {places}"
     command = "python -m model.training.train \\\n    --data DATA/train --val DATA/val \\\n    --out runs/mine --film on"
     return (f'<div style="overflow-wrap: anywhere"><p><b>This checkpoint has no training film</b> ({reason}). '
-            "A checkpoint trained before the film existed (like the shipped one) has none. To record one, "
+            "A checkpoint trained before the film existed has none. To record one, "
             "train with the film on (the default):</p>"
             f'<pre style="white-space: pre-wrap"><code>{command}</code></pre>'
             f"<p>then load <code>runs/mine/best</code>: the app finds <code>runs/mine/{film.FILM_FILE}</code> "
