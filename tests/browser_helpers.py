@@ -52,6 +52,19 @@ def overflow(page) -> int:
     return page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
 
 
+def served(checkpoint, tmp_path_factory, name: str = "server"):
+    """Yield the app's URL (`python3 app.py` on `checkpoint`, its log in a fresh temporary folder `name`); the
+    server stops after the fixture that yields from this; a server that does not start fails the test."""
+    from scripts.app_process import started_app
+
+    log_path = tmp_path_factory.mktemp(name) / "app.log"
+    try:
+        with started_app(checkpoint, log_path, START_TIMEOUT_S) as (url, _process):
+            yield url
+    except RuntimeError as error:
+        pytest.fail(str(error))
+
+
 # ---- one page per (viewport, theme), translated once, shared by a module's checks (issue 23) ----
 
 VIEWPORTS = [(1280, 720), (1400, 1000), (390, 844)]

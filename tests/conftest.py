@@ -115,16 +115,9 @@ def film_run(tmp_path_factory, pairs) -> Path:
 @pytest.fixture(scope="module")
 def server(tiny_checkpoint, tmp_path_factory):
     """The app's URL (`python3 app.py` on the tiny checkpoint); the server process is stopped after the module."""
-    from browser_helpers import START_TIMEOUT_S
+    from browser_helpers import served
 
-    from scripts.app_process import started_app
-
-    log_path = tmp_path_factory.mktemp("server") / "app.log"
-    try:
-        with started_app(tiny_checkpoint, log_path, START_TIMEOUT_S) as (url, _process):
-            yield url
-    except RuntimeError as error:
-        pytest.fail(str(error))
+    yield from served(tiny_checkpoint, tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

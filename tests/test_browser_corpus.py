@@ -13,7 +13,7 @@ import shutil
 
 import pytest
 
-from browser_helpers import GERMAN, START_TIMEOUT_S, needs_chromium, open_panel, open_tab, overflow, translate
+from browser_helpers import GERMAN, needs_chromium, open_panel, open_tab, overflow, served, translate
 from visualizer.theme import DARK_BACKGROUND
 
 VIEWPORTS = [(1400, 1000), (390, 844)]
@@ -42,14 +42,7 @@ def corpus_checkpoint(tiny_checkpoint, pairs, tmp_path_factory):
 @pytest.fixture(scope="module")
 def server(corpus_checkpoint, tmp_path_factory):
     """The app's URL on the checkpoint with a corpus file (overrides conftest.py's `server`)."""
-    from scripts.app_process import started_app
-
-    log_path = tmp_path_factory.mktemp("server") / "app.log"
-    try:
-        with started_app(corpus_checkpoint, log_path, START_TIMEOUT_S) as (url, _process):
-            yield url
-    except RuntimeError as error:
-        pytest.fail(str(error))
+    yield from served(corpus_checkpoint, tmp_path_factory)
 
 
 @pytest.fixture(params=[(size, theme) for size in VIEWPORTS for theme in THEMES],

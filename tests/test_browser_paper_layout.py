@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_helpers import START_TIMEOUT_S, VIEWPORTS, THEMES, needs_chromium, open_panel, open_tab, overflow
+from browser_helpers import THEMES, VIEWPORTS, needs_chromium, open_panel, open_tab, overflow, served
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "checkpoints" / "de-en-small"
@@ -28,14 +28,7 @@ KEYS = """() => Array.from(document.querySelectorAll('#paper-heatmap .js-plotly-
 
 @pytest.fixture(scope="module")
 def shipped_server(tmp_path_factory):
-    from scripts.app_process import started_app
-
-    log_path = tmp_path_factory.mktemp("shipped") / "app.log"
-    try:
-        with started_app(SHIPPED, log_path, START_TIMEOUT_S) as (url, _process):
-            yield url
-    except RuntimeError as error:
-        pytest.fail(str(error))
+    yield from served(SHIPPED, tmp_path_factory, "shipped")
 
 
 @pytest.mark.parametrize("theme", THEMES)

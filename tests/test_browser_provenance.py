@@ -19,10 +19,9 @@ import provenance_fixtures as ref
 from model import save_checkpoint
 from model.checkpoints.checkpoint import load_checkpoint
 from model.decoding.greedy import translate
-from browser_helpers import START_TIMEOUT_S, needs_chromium
+from browser_helpers import needs_chromium, served
 from helpers import expected_key_labels, expected_query_labels, position
 
-from scripts.app_process import started_app
 
 SENTENCE = "Ein Mann fährt Fahrrad."
 KIND, LAYER, HEAD = "cross", 2, 2  # 1-based; mirror layer 1 and head 3 hold other numbers
@@ -49,12 +48,7 @@ def copy_checkpoint(tmp_path_factory, tiny_tokenizer, pairs):
 
 @pytest.fixture(scope="module")
 def copy_server(copy_checkpoint, tmp_path_factory):
-    log_path = tmp_path_factory.mktemp("copy-server") / "app.log"
-    try:
-        with started_app(copy_checkpoint, log_path, START_TIMEOUT_S) as (url, _process):
-            yield url
-    except RuntimeError as error:
-        pytest.fail(str(error))
+    yield from served(copy_checkpoint, tmp_path_factory, "copy-server")
 
 
 @pytest.fixture(scope="module")

@@ -44,14 +44,22 @@ def test_last_frame_equals_a_fresh_translation_by_the_saved_weights(film_run):
     checkpoint = load_checkpoint(film_run / "last")  # saved at step 20, the last evaluation
     last = film.load_film(film_run / film.FILM_FILE)[-1]
     assert last["step"] == 20
-    for direction, text in film.PROBES.items():
-        trace = translate(checkpoint.model, checkpoint.tokenizer, text, direction,
-                          max_new_tokens=film.FILM_MAX_NEW_TOKENS)
-        probe = last["probes"][direction]
+    for probe, trace in probes_and_fresh_traces(last, checkpoint):
         assert probe["output_tokens"] == trace.output_tokens and probe["translation"] == trace.translation
         assert probe["candidate_tokens"] == trace.candidate_tokens
-        for name in film.ARRAY_FIELDS:
-            assert np.allclose(probe[name], getattr(trace, name), atol=FLOAT16_TOLERANCE, rtol=1e-3), name
+        assert_same_arrays(probe, trace)
+
+
+def probes_and_fresh_traces(frame: dict, checkpoint):
+    """(the frame's probe, a fresh greedy trace of the same probe sentence by `checkpoint`) per direction."""
+    for direction, text in film.PROBES.items():
+        yield frame["probes"][direction], translate(checkpoint.model, checkpoint.tokenizer, text, direction,
+                                                    max_new_tokens=film.FILM_MAX_NEW_TOKENS)
+
+
+def assert_same_arrays(probe: dict, trace) -> None:
+    for name in film.ARRAY_FIELDS:
+        assert np.allclose(probe[name], getattr(trace, name), atol=FLOAT16_TOLERANCE, rtol=1e-3), name
 
 
 def peaked_attention(rng, *shape) -> np.ndarray:
@@ -114,9 +122,6 @@ def test_the_shipped_checkpoint_has_its_film_from_random_weights_to_its_own_weig
     steps = [frame["step"] for frame in frames]
     assert steps == sorted(steps) and steps[0] <= 1000 and len(frames) >= 10  # from the first evaluations on
     frame = frames[steps.index(shipped.metrics["step"])]
-    for direction, text in film.PROBES.items():
-        trace = translate(shipped.model, shipped.tokenizer, text, direction, max_new_tokens=film.FILM_MAX_NEW_TOKENS)
-        probe = frame["probes"][direction]
+    for probe, trace in probes_and_fresh_traces(frame, shipped):
         assert probe["output_tokens"] == trace.output_tokens
-        for name in film.ARRAY_FIELDS:
-            assert np.allclose(probe[name], getattr(trace, name), atol=FLOAT16_TOLERANCE, rtol=1e-3), name
+        assert_same_arrays(probe, trace)
