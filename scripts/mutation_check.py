@@ -14,7 +14,7 @@ The score is caught / (caught + survived); stale faults are listed, never silent
     python3 scripts/mutation_check.py --suite new          # provenance + view tests (issue 12); ~1 min a fault
     python3 scripts/mutation_check.py --suite views --only view-,pipeline-,heatmap-
     python3 scripts/mutation_check.py --suite old          # only the tests that predate issue 12
-    python3 scripts/mutation_check.py --tests tests/test_beam.py --only beam-
+    python3 scripts/mutation_check.py --tests tests/model/test_beam.py --only beam-
     python3 scripts/mutation_check.py                      # default: all of them (slow: run --only subsets
                                                            # in parallel processes on a small machine)
 
@@ -39,13 +39,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-OLD_MODEL_TESTS = ["tests/test_model_equivalence.py", "tests/test_model_invariants.py", "tests/test_beam.py",
-                   "tests/test_analysis.py", "tests/test_train.py", "tests/test_learning.py"]
-PROVENANCE_TESTS = ["tests/test_provenance_trace.py", "tests/test_interventions.py", "tests/test_provenance_decoding.py",
-                    "tests/test_training_math.py", "tests/test_eos_trace.py"]  # fastest to fail first
-VIEW_TESTS = ["tests/test_view_provenance_attention.py", "tests/test_view_provenance_panels.py", "tests/test_rollout.py",
-              "tests/test_step_changes.py", "tests/test_kv_cache_view.py", "tests/test_film.py", "tests/test_first_minute.py",
-              "tests/test_flops.py", "tests/test_visualizer_attention.py"]  # the views, the page's redraw and the newer model modules
+OLD_MODEL_TESTS = ["tests/model/test_model_equivalence.py", "tests/model/test_model_invariants.py", "tests/model/test_beam.py",
+                   "tests/model/test_analysis.py", "tests/model/test_train.py", "tests/model/test_learning.py"]
+PROVENANCE_TESTS = ["tests/model/test_provenance_trace.py", "tests/model/test_interventions.py", "tests/model/test_provenance_decoding.py",
+                    "tests/model/test_training_math.py", "tests/model/test_eos_trace.py"]  # fastest to fail first
+VIEW_TESTS = ["tests/ui/test_view_provenance_attention.py", "tests/ui/test_view_provenance_panels.py", "tests/model/test_rollout.py",
+              "tests/model/test_step_changes.py", "tests/model/test_kv_cache_view.py", "tests/model/test_film.py", "tests/ui/test_first_minute.py",
+              "tests/model/test_flops.py", "tests/visualizer/test_visualizer_attention.py"]  # the views, the page's redraw and the newer model modules
 
 # Independent test files: a fault is caught by "both" exactly when "old" or "new" catches it.
 SUITES = {"old": OLD_MODEL_TESTS, "new": PROVENANCE_TESTS + VIEW_TESTS, "views": VIEW_TESTS,

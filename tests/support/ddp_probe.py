@@ -1,7 +1,7 @@
-"""Run by the torchrun test (tests/test_distributed.py), one copy per rank: the training command's
+"""Run by the torchrun test (tests/model/test_distributed.py), one copy per rank: the training command's
 `main`, each rank with its own run directory and, afterwards, its initial and final weights in PROBE_DIR.
 
-    torchrun --standalone --nproc_per_node 2 tests/ddp_probe.py --data ... --out RUN ...
+    torchrun --standalone --nproc_per_node 2 tests/support/ddp_probe.py --data ... --out RUN ...
 
 Each rank trains into RUN/rank<R> so the test can see which ranks wrote run files (only rank 0
 should), and saves the weights it started and ended with as PROBE_DIR/{initial,final}-rank<R>.safetensors so the test
@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script by torchrun
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script by torchrun
 
 from safetensors.torch import save_file  # noqa: E402
 

@@ -15,7 +15,7 @@ import pytest
 
 from browser_helpers import THEMES, VIEWPORTS, needs_chromium, open_panel, open_tab, overflow, served
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "checkpoints" / "de-en-small"
 pytestmark = [pytest.mark.browser, needs_chromium,
               pytest.mark.skipif(not (SHIPPED / "config.json").exists(), reason="no shipped checkpoint")]

@@ -224,3 +224,10 @@ def full_log() -> dict:
                       "learning_rate": [1e-4 * i for i in range(10)], "tokens_per_second": [1000.0] * 10},
             "validation": {"step": [500, 1000], "loss": [5.0, 4.0], "bleu_de_en": [10.0, 20.0],
                            "bleu_en_de": [8.0, 15.0]}}
+
+
+def api_function(demo, api_name: str):
+    """The one endpoint of a built Gradio app named `api_name`."""
+    matches = [block_fn for block_fn in demo.fns.values() if block_fn.api_name == api_name]
+    assert len(matches) == 1, f"expected one endpoint named {api_name!r}"
+    return matches[0]

@@ -159,7 +159,7 @@ def test_gpu_recipe_runs_on_the_cpu_with_tiny_settings(tmp_path, pairs):
             "MAX_TOKENS": "400", "WARMUP": "10", "EVAL_EVERY": "5", "BLEU_SENTENCES": "4", "AVERAGE_LAST": "2",
             "MAX_MINUTES": "0", "MAX_STEPS": "10", "THREADS": "1", "PRECISION": "fp32"}
     out = tmp_path / "run"
-    script = Path(__file__).resolve().parent.parent / "scripts" / "train_gpu.sh"
+    script = Path(__file__).resolve().parents[2] / "scripts" / "train_gpu.sh"
     result = subprocess.run(["bash", str(script), str(out)], env={**os.environ, **tiny},
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]

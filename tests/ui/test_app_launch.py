@@ -11,7 +11,7 @@ import gradio as gr
 
 import app
 
-APP_FILE = Path(__file__).resolve().parent.parent / "app.py"
+APP_FILE = Path(__file__).resolve().parents[2] / "app.py"
 
 
 def test_the_module_level_demo_runs_the_model_in_process():

@@ -14,7 +14,7 @@ import pytest
 
 from browser_helpers import GERMAN, XSS, detokenize, needs_chromium, translate  # noqa: F401
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def plot_title(page, elem_id: str) -> str:

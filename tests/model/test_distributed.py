@@ -13,7 +13,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-PROBE = Path(__file__).resolve().parent / "ddp_probe.py"
+PROBE = Path(__file__).resolve().parents[1] / "support" / "ddp_probe.py"
 TINY = ["--d-model", "32", "--heads", "4", "--encoder-layers", "1", "--decoder-layers", "1", "--d-ff", "64",
         "--vocab-size", "400", "--max-tokens", "120", "--warmup", "5", "--bleu-sentences", "2",
         "--log-every", "1", "--threads", "1", "--precision", "fp32", "--dropout", "0.1"]

@@ -16,7 +16,7 @@ from pathlib import Path
 import gradio as gr
 import numpy as np
 import pytest
-from helpers import figure_json
+from helpers import api_function, figure_json
 
 import visualizer
 from model.text import limits
@@ -33,12 +33,6 @@ XSS = "<img src=x onerror=alert(1)>"
 @pytest.fixture(scope="module")
 def demo(tiny_checkpoint) -> gr.Blocks:
     return build_demo(tiny_checkpoint)
-
-
-def api_function(demo: gr.Blocks, api_name: str):
-    matches = [block_fn for block_fn in demo.fns.values() if block_fn.api_name == api_name]
-    assert len(matches) == 1, f"expected one endpoint named {api_name!r}"
-    return matches[0]
 
 
 # --------------------------------------------------------------------------- translate
@@ -401,7 +395,7 @@ def test_importing_the_ui_loads_no_model():
             "assert calls == [] and load_model.cache_info().misses == 0, calls\n"
             "assert 'app' not in sys.modules\n"
             "print('ok')\n")
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     result = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 from scripts import load_test, process_cpu  # noqa: E402
 from scripts.app_process import started_app  # noqa: E402
 

@@ -38,7 +38,7 @@ from packaging.version import Version
 from model.checkpoints.checkpoint import load_checkpoint, push_to_hub, save_checkpoint
 from model.checkpoints.model_card import build_model_card
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 from scripts import deploy_space, score_checkpoint  # noqa: E402
 
 HUB_LIMIT = 10 * 1000 * 1000  # the Hub refuses a plain git push of a file this large (no LFS/Xet)

@@ -17,7 +17,7 @@ from helpers import HOSTILE, SOURCE, TARGET, full_log, mask_inputs, sinusoids, s
 import visualizer
 from visualizer import explain
 
-VISUALIZER_DIR = Path(__file__).resolve().parent.parent / "visualizer"
+VISUALIZER_DIR = Path(__file__).resolve().parents[2] / "visualizer"
 
 
 # ---- every figure ---------------------------------------------------------------------------

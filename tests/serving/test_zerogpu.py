@@ -114,7 +114,7 @@ def zerogpu_space(monkeypatch):
 
 
 def test_on_zerogpu_every_job_runs_through_spaces_gpu_without_workers(zerogpu_space, tiny_checkpoint):
-    from test_app import api_function  # noqa: PLC0415 - the one helper that finds an endpoint
+    from helpers import api_function  # noqa: PLC0415 - the one helper that finds an endpoint
 
     demo = build_demo(tiny_checkpoint, workers=2)  # ZeroGPU overrides the worker count: no pool of our own
     runner = demo.runner

@@ -22,7 +22,7 @@ from model.text import limits
 from ui import build_demo, session
 from ui import server as server_settings
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GERMAN = "Ein Mann fährt Fahrrad."
 
 # name -> (text, None for "translates", or a regex of the message)

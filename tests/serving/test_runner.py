@@ -30,7 +30,7 @@ from ui.common import Page
 from ui.explain import branching, panel
 
 GERMAN = "Zwei Hunde spielen im Schnee."
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def worker_children(parent: int) -> list[int]:
