@@ -3,7 +3,8 @@
 - At most 10 KB (the Space page shows all of it).
 - Its layout table lists every top-level folder and every package folder of the tree, and every path it
   lists exists.
-- Its model table shows the shipped checkpoint's own numbers (config.json, metrics.json).
+- Its model table shows the shipped checkpoint's own numbers (config.json, metrics.json), and docs/training.md
+  holds the scores table the model card's generator writes.
 - The README and the guides in docs/ cite no issue numbers and no commit hashes: history is git's.
 """
 
@@ -140,3 +141,15 @@ def test_front_matter_names_both_data_sets_and_what_each_licence_covers():
     licences = section(text, "Licences")
     assert "MIT" in licences and "research" in licences and "CC BY 2.0 FR" in licences
     assert "Tatoeba, tatoeba.org" in licences
+
+
+def test_training_docs_scores_table_is_the_generated_one():
+    """docs/training.md's scores block is model_card.results_table of the shipped metrics.json, verbatim."""
+    from model.checkpoints.model_card import results_table
+
+    text = (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- scores: [^>]*-->\n(.*?)\n<!-- /scores -->", text, re.S)
+    assert block, "docs/training.md has no <!-- scores: ... --> ... <!-- /scores --> block"
+    expected = results_table(json.loads((SHIPPED / "metrics.json").read_text()))
+    assert "| val |" in expected  # the shipped checkpoint is scored: the table is not the "not scored" line
+    assert block.group(1).strip() == expected.strip(), f"regenerate the block; it should read:\n{expected}"
