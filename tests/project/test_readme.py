@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -62,16 +64,34 @@ def git_ignored_top_level() -> set[str]:
     return {line.strip().strip("/") for line in lines if re.fullmatch(r"/?[\w.-]+/", line.strip())}
 
 
-def folders_a_reader_must_find() -> set[str]:
-    """Every visible top-level folder, and every package folder (one with __init__.py) outside tests/."""
-    skipped = git_ignored_top_level() | NOT_IN_LAYOUT | {"tests"}
-    top = {f"{path.name}/" for path in ROOT.iterdir() if path.is_dir() and not path.name.startswith(".")
-           and path.name not in skipped - {"tests"}}
-    packages = set()
-    for folder, children, files in os.walk(ROOT):
+def tracked_files() -> list[str] | None:
+    """git ls-files (paths relative to the root) in a git checkout, else None."""
+    if not (ROOT / ".git").exists() or not shutil.which("git"):
+        return None
+    listing = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True)
+    return [name for name in listing.stdout.decode().split("\0") if name] if listing.returncode == 0 else None
+
+
+def project_files() -> list[str]:
+    """The project's files: tracked ones in a git checkout (so local leftovers do not count), else every file
+    outside hidden and git-ignored top-level folders."""
+    tracked = tracked_files()
+    if tracked is not None:
+        return [name for name in tracked if (ROOT / name).exists()]
+    skipped = git_ignored_top_level() | NOT_IN_LAYOUT
+    files = []
+    for folder, children, names in os.walk(ROOT):
         children[:] = [name for name in children if not name.startswith(".") and name not in skipped]
-        if "__init__.py" in files and Path(folder) != ROOT:
-            packages.add(f"{Path(folder).relative_to(ROOT).as_posix()}/")
+        files += [(Path(folder) / name).relative_to(ROOT).as_posix() for name in names]
+    return files
+
+
+def folders_a_reader_must_find() -> set[str]:
+    """Every top-level folder, and every package folder (one with __init__.py) outside tests/."""
+    parts = [Path(name).parts for name in project_files()]
+    top = {f"{p[0]}/" for p in parts if len(p) > 1 and not p[0].startswith(".")}
+    packages = {"/".join(p[:-1]) + "/" for p in parts
+                if len(p) > 1 and p[-1] == "__init__.py" and p[0] != "tests" and not p[0].startswith(".")}
     return top | packages
 
 
