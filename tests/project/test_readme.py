@@ -147,7 +147,7 @@ def test_model_table_shows_the_shipped_checkpoints_numbers():
     assert (f"{metrics['step']:,} steps, {metrics['tokens']:,} tokens, {metrics['training_seconds']:,.0f} s"
             in rows["training"])
     for row, split in (("test_2016_flickr BLEU, greedy / beam 4", "test_2016_flickr"),
-                       ("Tatoeba held out, greedy / beam 4", "tatoeba/holdout")):
+                       ("Tatoeba held out (3,000 pairs), greedy / beam 4", "tatoeba/holdout")):
         scores = metrics["scores"][split]
         expected = "; ".join(f"{name} {scores[direction]['greedy']['bleu']} / {scores[direction]['beam4']['bleu']}"
                              for direction, name in (("de-en", "de → en"), ("en-de", "en → de")))
