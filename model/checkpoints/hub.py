@@ -25,8 +25,8 @@ from huggingface_hub import PyTorchModelHubMixin, snapshot_download
 from huggingface_hub.errors import HFValidationError
 from huggingface_hub.utils import validate_repo_id as hub_validate_repo_id
 
-from model.checkpoints.files import (CARD_FILE, CHECKPOINT_FILES, COMPANION_FILES, CONFIG_FILE, METRICS_FILE,
-                                     CheckpointError)
+from model.checkpoints.files import (CARD_FILE, CHECKPOINT_FILES, COMPANION_FILES, CONFIG_FILE, FILM_FILE,
+                                     METRICS_FILE, CheckpointError)
 from model.checkpoints.model_card import LIBRARY_NAME, PAPER_URL, PROJECT_URL, TAGS, build_model_card
 from model.checkpoints.weights import load_weights, save_weights
 from model.core.config import ConfigError, TransformerConfig
@@ -114,9 +114,13 @@ class TransformerHubMixin(PyTorchModelHubMixin, library_name=LIBRARY_NAME, tags=
         """config.json, the weights, and the companion files of checkpoint_dir; the mixin then writes README.md."""
         source = self.checkpoint_dir
         if source is not None and source.resolve() != save_directory.resolve():
-            for name in COMPANION_FILES:
-                if (source / name).is_file():
-                    shutil.copyfile(source / name, save_directory / name)
+            from model.training.film import find_film  # here: film.py imports the Transformer
+
+            found = {name: source / name for name in COMPANION_FILES if (source / name).is_file()}
+            film = find_film(source)  # beside the weights, or in the run directory that holds them
+            found.update({FILM_FILE: film} if film else {})
+            for name, path in found.items():
+                shutil.copyfile(path, save_directory / name)
         self.config.save(save_directory / CONFIG_FILE)
         save_weights(self.state_dict(), save_directory)
         (save_directory / CARD_FILE).unlink(missing_ok=True)  # a fresh card (generate_model_card), never a stale one

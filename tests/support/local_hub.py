@@ -77,8 +77,8 @@ class LocalHub:
             (snapshot / name).parent.mkdir(parents=True, exist_ok=True)
             (snapshot / name).write_bytes(data)
         (self.repo_folder(repo_id) / "refs" / "main").write_text(commit)
-        return CommitInfo(commit_url=f"{ENDPOINT}/{repo_id}/commit/{commit}", commit_message=kwargs.get("commit_message"),
-                          commit_description="", oid=commit)
+        return CommitInfo(commit_url=f"{ENDPOINT}/{repo_id}/commit/{commit}", oid=commit,
+                          commit_message=kwargs.get("commit_message"), commit_description="")
 
 
 def install(monkeypatch, cache: Path) -> LocalHub:
