@@ -156,12 +156,21 @@ def test_the_pushed_card_is_for_the_repo_and_its_python_example_runs(hub, tmp_pa
     assert {"model_hub_mixin", "pytorch_model_hub_mixin"} <= set(card.data.tags)
     (example,) = re.findall(r"```python\n(.*?)```", card.text, re.S)
     assert 'load_checkpoint("someone/tiny", hub=True)' in example and 'from_pretrained("someone/tiny")' in example
+    assert "python3 app.py --hub someone/tiny" in card.text and "--hub --checkpoint someone/tiny" in card.text
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(hub.cache), "PYTHONPATH": str(REPO_ROOT)}
     run = subprocess.run([sys.executable, "-c", example], cwd=tmp_path, env=env, capture_output=True, text=True,
                          timeout=300)
     assert run.returncode == 0, run.stderr
     expected = translate(checkpoint.model, checkpoint.tokenizer, "Ein Mann fährt Fahrrad.", "de-en").translation
     assert run.stdout == expected + "\n"
+
+
+def test_a_runs_film_travels_with_its_best_checkpoint(film_run, tmp_path):
+    """train.py writes the film to OUT/film.npz, beside OUT/best: save_pretrained puts it in the saved folder."""
+    assert not (film_run / "best" / "film.npz").exists() and (film_run / "film.npz").is_file()
+    load_checkpoint(film_run / "best").model.save_pretrained(tmp_path / "published")
+    assert (tmp_path / "published" / "film.npz").read_bytes() == (film_run / "film.npz").read_bytes()
+    assert not (tmp_path / "published" / "optimizer.safetensors").exists()
 
 
 def test_push_to_hub_refuses_a_bad_repo_id_before_any_call(hub, checkpoint):
