@@ -88,6 +88,11 @@ class TransformerHubMixin(PyTorchModelHubMixin, library_name=LIBRARY_NAME, tags=
         if not os.path.isdir(source):
             if isinstance(pretrained_model_name_or_path, Path) or source.startswith((".", "/", "~")):
                 raise CheckpointError(f"checkpoint directory {source} does not exist")
+            try:
+                validate_repo_id(source)
+            except CheckpointError:
+                raise CheckpointError(f"{source!r} is neither a checkpoint directory nor a valid Hugging Face repo id "
+                                      "(expected 'owner/name')") from None
             source = str(download_checkpoint(source, revision=revision, cache_dir=cache_dir, token=token,
                                              force_download=force_download, local_files_only=local_files_only))
         try:
@@ -125,7 +130,7 @@ class TransformerHubMixin(PyTorchModelHubMixin, library_name=LIBRARY_NAME, tags=
         save_weights(self.state_dict(), save_directory)
         (save_directory / CARD_FILE).unlink(missing_ok=True)  # a fresh card (generate_model_card), never a stale one
 
-    def generate_model_card(self, repo_id: str | None = None, *args, **kwargs):
+    def generate_model_card(self, repo_id: str | None = None, **kwargs):
         """The project's card (model_card.py) from checkpoint_dir's metrics.json, for repo_id when pushed."""
         name = repo_id or (self.checkpoint_dir.resolve().name if self.checkpoint_dir else "attention-explorer")
         return build_model_card(_read_metrics(self.checkpoint_dir), self.config.to_dict(), name=name,
@@ -138,5 +143,5 @@ class TransformerHubMixin(PyTorchModelHubMixin, library_name=LIBRARY_NAME, tags=
         Returns the commit URL.
         """
         validate_repo_id(repo_id)
-        kwargs.setdefault("model_card_kwargs", {"repo_id": repo_id})
+        kwargs["model_card_kwargs"] = {"repo_id": repo_id, **(kwargs.get("model_card_kwargs") or {})}
         return super().push_to_hub(repo_id, **kwargs)

@@ -79,6 +79,8 @@ def test_hub_model_load_without_network_is_a_checkpoint_error(no_network):
         Transformer.from_pretrained("someone/no-such-model")
     with pytest.raises(CheckpointError, match=r"checkpoint directory \./nowhere does not exist"):
         Transformer.from_pretrained("./nowhere")
+    with pytest.raises(CheckpointError, match=r"'no/such/folder' is neither a checkpoint directory nor a valid Hug"):
+        Transformer.from_pretrained("no/such/folder")
     assert no_network == []
 
 
@@ -148,7 +150,8 @@ def test_the_pushed_card_is_for_the_repo_and_its_python_example_runs(hub, tmp_pa
     """The card's Python block, run as a reader would (a fresh interpreter, the Hub cache the stand-in's),
     prints the translation the tiny model gives in-process."""
     checkpoint = load_checkpoint(tiny_checkpoint)
-    checkpoint.model.push_to_hub("someone/tiny")
+    checkpoint.model.save_pretrained(tmp_path / "tiny", push_to_hub=True, repo_id="someone/tiny")
+    assert "someone/tiny" not in (tmp_path / "tiny" / "README.md").read_text()  # the local copy's card is local
     card = ModelCard(hub.files("someone/tiny")["README.md"].decode())
     assert card.data.library_name == "pytorch" and card.data.pipeline_tag == "translation"
     mixin = Transformer._hub_mixin_info.model_card_data
