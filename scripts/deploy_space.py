@@ -36,7 +36,9 @@ from huggingface_hub.errors import HfHubHTTPError  # noqa: E402
 from huggingface_hub.hf_api import DEFAULT_IGNORE_PATTERNS  # noqa: E402
 from huggingface_hub.utils import filter_repo_objects  # noqa: E402
 
-from model.checkpoints.checkpoint import HUB_MAX_FILE_BYTES, CheckpointError, load_local_checkpoint, validate_repo_id  # noqa: E402
+from model.checkpoints.checkpoint import HUB_MAX_FILE_BYTES, CheckpointError, load_local_checkpoint  # noqa: E402
+from model.checkpoints.files import CHECKPOINT_FILES  # noqa: E402
+from model.checkpoints.hub import validate_repo_id  # noqa: E402
 from model.checkpoints.model_card import write_model_card  # noqa: E402
 from model.checkpoints.paths import DEFAULT_CHECKPOINT  # noqa: E402
 
@@ -69,7 +71,6 @@ HARDWARE = {
 DEFAULT_HARDWARE = "zerogpu"
 PYTORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 CHECKPOINTS_DIR = "checkpoints"
-CHECKPOINT_PATTERNS = ["*.json", "*.safetensors", "*.md"]  # a checkpoint is data: never code or pickles
 # huggingface_hub's patterns are fnmatch globs on paths relative to the folder; "*" also matches "/",
 # and "name/" means everything under name/.
 IGNORE_PATTERNS = [
@@ -168,8 +169,9 @@ def plan(root: Path, checkpoint: Path) -> list[dict]:
         if (root / CHECKPOINTS_DIR / checkpoint.name).exists():
             raise DeployError(f"{CHECKPOINTS_DIR}/{checkpoint.name} already exists here; rename {checkpoint} "
                               "or copy it into checkpoints/ under a new name")
+        # every file of the checkpoint, its npz files included; never code, pickles or a run's optimizer state
         calls.append({"folder_path": str(checkpoint), "path_in_repo": f"{CHECKPOINTS_DIR}/{checkpoint.name}",
-                      "allow_patterns": CHECKPOINT_PATTERNS})
+                      "allow_patterns": CHECKPOINT_FILES})
     return calls
 
 

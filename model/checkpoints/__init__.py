@@ -1,3 +1,4 @@
-"""Checkpoints and the Hub: checkpoint directories (safetensors, config, tokenizer, metrics), the model
-card, the shipped checkpoint's path.
+"""Checkpoints and the Hub: what a checkpoint directory holds (files), its safetensors weights (weights),
+loading and saving it (checkpoint), the Transformer as a Hub model (hub: from_pretrained, save_pretrained,
+push_to_hub), the model card, the shipped checkpoint's path.
 """

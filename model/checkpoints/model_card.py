@@ -26,8 +26,11 @@ METRIC_NAMES = {"bleu": "BLEU", "chrf": "chrF"}
 # 1,014 / 1,000 sentences; test_2016_flickr is the Hub copy's "test").
 MULTI30K_HUB_ID = "bentrevett/multi30k"
 HUB_SPLITS = {"train": "train", "val": "validation", "test_2016_flickr": "test"}
-LIBRARY_NAME = "attention-explorer"  # the weights load with this project's code only (no transformers class)
+# The Hub's "pytorch" library: the Transformer is a torch.nn.Module with huggingface_hub's PyTorchModelHubMixin
+# (model/checkpoints/hub.py), whose tags (model_hub_mixin, pytorch_model_hub_mixin) are in TAGS.
+LIBRARY_NAME = "pytorch"
 PROJECT_URL = None  # the project's public home, once it has one; the card then links it
+PAPER_URL = "https://arxiv.org/abs/1706.03762"
 # A data set used for training (its name in metrics.json's training_data or command) -> its Hub id, terms, link.
 DATA_SETS = {
     "multi30k": {
@@ -51,7 +54,7 @@ DATA_SETS = {
 WEIGHTS_LICENSE = {"license": "other", "license_name": "research-use-only",
                    "license_link": "https://github.com/multi30k/dataset"}
 TAGS = ["translation", "transformer", "attention-is-all-you-need", "encoder-decoder", "pytorch",
-        "safetensors", "from-scratch", "attention-visualization"]
+        "safetensors", "from-scratch", "attention-visualization", "model_hub_mixin", "pytorch_model_hub_mixin"]
 
 TEMPLATE = """---
 {{ card_data }}
@@ -86,16 +89,23 @@ learning rate, label smoothing 0.1, dropout, batches by token count.
 
 ## How to use
 
-The weights load with {{ project }}'s code (they are not a `transformers` model). In a copy of the
-project, after `python3 -m pip install -r requirements.txt`:
+The weights load with {{ project }}'s code (they are not a `transformers` model): its `Transformer`
+is a `torch.nn.Module` with huggingface_hub's `PyTorchModelHubMixin`, so `from_pretrained`,
+`save_pretrained` and `push_to_hub` work as for any Hub model. In a copy of the project, after
+`python3 -m pip install -r requirements.txt`:
+
+```python
+{{ usage_python }}
+```
 
 ```bash
 {{ usage }}
 ```
 
 The checkpoint is data only: `config.json` (the `TransformerConfig`), safetensors weights (shards
-under 10 MB), `tokenizer.json` (BPE with byte fallback), `metrics.json` and `training_log.json`.
-Nothing is unpickled when it is loaded.
+under 10 MB), `tokenizer.json` (BPE with byte fallback), `metrics.json`, `training_log.json`, and the
+app's `film.npz` (the training film) and `corpus_heads.npz` (per-head corpus statistics). Nothing is
+unpickled when it is loaded.
 
 ## Limitations
 
@@ -240,28 +250,44 @@ def _training_data(metrics: dict, data_used: list[str]) -> str:
 
 
 def _licences(data_used: list[str]) -> str:
-    code = ("The code that defines, trains and runs the model is MIT-licensed. The weights are not: they are "
-            "learnt from the training data, so they carry its terms.")
+    """What applies to what: the code's licence, and the training data's terms for everything learnt from it."""
+    home = f" ({PROJECT_URL})" if PROJECT_URL else ""
+    code = f"- **Code**: the project{home} that defines, trains and runs the model is MIT-licensed (its `LICENSE`)."
+    learnt = ("- **Weights** (`model*.safetensors`) and the files learnt from or computed on the training data "
+              "(`tokenizer.json`, `film.npz`, `corpus_heads.npz`) are not MIT: they carry the data's terms")
     if not data_used:
-        return code + " The training data is not recorded in metrics.json: check its terms before sharing the weights."
+        return f"{code}\n{learnt}. The training data is not recorded in metrics.json: check its terms before sharing."
     terms = []
     if "multi30k" in data_used:
-        terms.append("Multi30k was released for research use, so the weights are for **research and teaching use "
-                     "only** (`license: other`), not for commercial use")
+        terms.append("Multi30k was released for research use, so these are for **research and teaching use only**, "
+                     "not for commercial use (the card's `license: other`, `license_name: research-use-only`)")
     if "tatoeba" in data_used:
         terms.append('the Tatoeba sentences are CC BY 2.0 FR, so any use credits "Tatoeba, tatoeba.org"')
-    return code + " " + "; ".join(terms).capitalize()[:1] + "; ".join(terms)[1:] + "."
+    return f"{code}\n{learnt}. " + "; ".join(terms) + "."
 
 
 # --------------------------------------------------------------------------- the card
-def build_model_card(metrics: dict, config: dict, name: str, repo_id: str | None = None) -> ModelCard:
+def usage_python(source: str, hub: bool) -> str:
+    """Python that loads the checkpoint at source (a Hub repo id, or a folder) and translates one sentence."""
+    where = f"{json.dumps(source)}, hub=True" if hub else json.dumps(source)
+    return ("from model import Transformer, load_checkpoint\n"
+            "from model.decoding.greedy import translate\n\n"
+            f"model = Transformer.from_pretrained({json.dumps(source)})  # the model alone: config.json + safetensors\n"
+            f"checkpoint = load_checkpoint({where})  # the model, its tokenizer and metrics\n"
+            'trace = translate(checkpoint.model, checkpoint.tokenizer, "Ein Mann fährt Fahrrad.", "de-en")\n'
+            "print(trace.translation)")
+
+
+def build_model_card(metrics: dict, config: dict, name: str, repo_id: str | None = None,
+                     source: str = ".") -> ModelCard:
     """A ModelCard from a checkpoint's metrics.json and config.json contents.
 
     Args:
         metrics: the parsed metrics.json ("scores" become the model-index).
         config: the parsed config.json (the architecture line).
         name: the model's name in the model-index (the repo id when pushed, else the folder name).
-        repo_id: the Hub repo the card is for, if any (adds a "load from the Hub" example).
+        repo_id: the Hub repo the card is for, if any: the examples load it from the Hub.
+        source: without repo_id, the folder the examples load (the checkpoint's path in the project).
     Returns:
         A huggingface_hub.ModelCard; `str(card)` is the README.md text.
     """
@@ -283,13 +309,14 @@ def build_model_card(metrics: dict, config: dict, name: str, repo_id: str | None
                  '"Ein Mann fährt Fahrrad."\n'
                  f"python3 app.py --hub {repo_id}   # the app on this checkpoint")
     else:
-        usage = ('python3 -m model.decoding.cli --checkpoint DIR --direction de-en "Ein Mann fährt Fahrrad."\n'
-                 "python3 app.py --checkpoint DIR   # the app on this checkpoint (DIR: this folder)")
+        usage = (f'python3 -m model.decoding.cli --checkpoint {source} --direction de-en "Ein Mann fährt Fahrrad."\n'
+                 f"python3 app.py --checkpoint {source}   # the app on this checkpoint")
     return ModelCard.from_template(
         data, template_str=TEMPLATE, title=f"Attention Explorer: {name}",
         architecture=_architecture(config, metrics), provenance=_provenance(metrics),
         results=results_table(metrics), training_data=_training_data(metrics, data_used),
         licences=_licences(data_used), usage=usage, project=project,
+        usage_python=usage_python(repo_id or source, hub=bool(repo_id)),
     )
 
 
@@ -301,11 +328,19 @@ def _read(path: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
+def local_source(directory: Path) -> str:
+    """How the card's examples name a checkpoint folder: its path in the project (checkpoints/de-en-small), or "."."""
+    from model.checkpoints.paths import REPO_ROOT
+
+    resolved = directory.resolve()
+    return resolved.relative_to(REPO_ROOT).as_posix() if resolved.is_relative_to(REPO_ROOT) else "."
+
+
 def write_model_card(directory: str | Path, repo_id: str | None = None) -> Path:
     """Write README.md into a checkpoint directory from its metrics.json and config.json; returns its path."""
     directory = Path(directory)
     card = build_model_card(_read(directory / "metrics.json"), _read(directory / "config.json"),
-                            name=repo_id or directory.resolve().name, repo_id=repo_id)
+                            name=repo_id or directory.resolve().name, repo_id=repo_id, source=local_source(directory))
     path = directory / CARD_FILE
     if not path.exists() or path.read_text(encoding="utf-8") != str(card):  # unchanged: leave the file alone
         card.save(path)

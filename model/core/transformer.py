@@ -12,6 +12,9 @@ DecoderOutput; nothing is stashed on a module. Interventions come in as plain te
 Face's Marian takes `head_mask`: per-layer head masks (L, h), 1 = keep, 0 = switch the head's
 output off, and `use_positions=False` to leave the positional encodings out (model/decoding/ablation.py
 builds them).
+
+The class is also a Hub model (huggingface_hub's PyTorchModelHubMixin, model/checkpoints/hub.py):
+`Transformer.from_pretrained(repo_id_or_dir)`, `save_pretrained(dir)`, `push_to_hub(repo_id)`.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from model.checkpoints.hub import TransformerHubMixin
 from model.core.attention import AttentionOutput
 from model.core.config import TransformerConfig
 from model.core.layers import DecoderCache, DecoderLayer, EncoderLayer
@@ -42,7 +46,7 @@ class DecoderOutput(NamedTuple):
     cross_attentions: list[AttentionOutput]  # one per layer, weights (B, h, T, S)
 
 
-class Transformer(nn.Module):
+class Transformer(nn.Module, TransformerHubMixin):
     def __init__(self, config: TransformerConfig):
         super().__init__()
         self.config = config

@@ -26,7 +26,6 @@ from pathlib import Path
 
 import httpx2
 import pytest
-import torch
 import yaml
 from huggingface_hub import ModelCard, SpaceCard
 from huggingface_hub.errors import HfHubHTTPError
@@ -35,8 +34,8 @@ from huggingface_hub.utils import filter_repo_objects, hf_raise_for_status
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-from model.checkpoints.checkpoint import load_checkpoint, push_to_hub, save_checkpoint
-from model.checkpoints.model_card import build_model_card
+from model.checkpoints.checkpoint import load_checkpoint, save_checkpoint
+from model.checkpoints.model_card import build_model_card, local_source
 
 ROOT = Path(__file__).resolve().parents[2]
 from scripts import deploy_space, score_checkpoint  # noqa: E402
@@ -138,7 +137,8 @@ def test_shipped_card_is_generated_and_carries_every_score():
     metrics = json.loads((SHIPPED / "metrics.json").read_text())
     config = json.loads((SHIPPED / "config.json").read_text())
     text = (SHIPPED / "README.md").read_text(encoding="utf-8")
-    assert text == str(build_model_card(metrics, config, name=SHIPPED.name))  # up to date with metrics.json
+    card = build_model_card(metrics, config, name=SHIPPED.name, source=local_source(SHIPPED))
+    assert text == str(card) and local_source(SHIPPED) == "checkpoints/de-en-small"  # up to date with metrics.json
     card = ModelCard.load(SHIPPED / "README.md")
     assert card.data.license == "other" and card.data.pipeline_tag == "translation"
     model_index = card.data.to_dict()["model-index"]
@@ -169,7 +169,7 @@ def test_the_card_is_written_for_a_reader_on_the_hub():
     config = json.loads((SHIPPED / "config.json").read_text())
     card = build_model_card(metrics, config, name="someone/model", repo_id="someone/model")
     data = card.data.to_dict()
-    assert data["library_name"] == "attention-explorer" and data["license"] == "other"
+    assert data["library_name"] == "pytorch" and data["license"] == "other"  # the Hub's PyTorch library
     assert data["license_link"].startswith("https://") and data["license_name"]
     assert data["datasets"] == ["bentrevett/multi30k", "Helsinki-NLP/tatoeba"]  # every data set used
     text = str(card)
@@ -285,26 +285,6 @@ class FakeHub:
         """Path in the repo -> content, for the upload_file calls."""
         return {kwargs["path_in_repo"]: kwargs["path_or_fileobj"] for name, _, kwargs in self.calls
                 if name == "upload_file"}
-
-
-def test_push_to_hub_writes_the_card_for_the_repo_and_uploads_it(tmp_path, tiny_checkpoint, socket_attempts):
-    directory = shutil.copytree(tiny_checkpoint, tmp_path / "tiny")
-    hub = FakeHub()
-    assert push_to_hub(directory, "someone/tiny-model", api=hub) == "https://huggingface.co/someone/tiny-model"
-    assert [call[:2] for call in hub.calls] == [("create_repo", "someone/tiny-model"),
-                                                ("upload_folder", "someone/tiny-model")]
-    assert hub.calls[0][2]["repo_type"] == "model" and hub.calls[1][2]["repo_type"] == "model"
-    assert set(hub.uploads()) == {p.name for p in directory.iterdir()} and "README.md" in hub.uploads()
-    card = ModelCard.load(directory / "README.md")
-    assert "--hub --checkpoint someone/tiny-model" in card.text
-    assert socket_attempts == []
-
-
-def test_push_to_hub_refuses_a_bad_repo_id_before_any_call(tiny_checkpoint):
-    hub = FakeHub()
-    with pytest.raises(Exception, match="not a valid Hugging Face repo id"):
-        push_to_hub(tiny_checkpoint, "not a repo", api=hub)
-    assert hub.calls == []
 
 
 # --------------------------------------------------------------------------- scripts/deploy_space.py
@@ -425,16 +405,23 @@ def test_gitignore_becomes_upload_patterns_that_leave_out_what_git_ignores(proje
         deploy_space.gitignore_patterns("*.log\n!keep.log\n")
 
 
-def test_deploy_of_a_checkpoint_from_elsewhere_uploads_it_under_checkpoints(project, tiny_checkpoint, socket_attempts):
+def test_deploy_of_a_checkpoint_from_elsewhere_uploads_it_under_checkpoints(project, tmp_path, tiny_checkpoint,
+                                                                           socket_attempts):
+    """Every file of the checkpoint, its film and corpus heads included; a run's optimizer state stays home."""
+    tiny = shutil.copytree(tiny_checkpoint, tmp_path / "tiny")
+    for name in ("film.npz", "corpus_heads.npz"):
+        shutil.copy(SHIPPED / name, tiny / name)
+    (tiny / "optimizer.safetensors").write_bytes(b"moments")
     hub = FakeHub()
-    deploy_space.deploy("someone/space", tiny_checkpoint, private=True, api=hub, root=project)
+    deploy_space.deploy("someone/space", tiny, private=True, api=hub, root=project)
     assert [call[0] for call in hub.calls] == ["create_repo", "request_space_hardware", "add_space_variable",
                                                "add_space_variable", "upload_folder", "upload_folder"]
     assert hub.calls[0][2]["private"] is True
     assert hub.variables()["ATTENTION_EXPLORER_CHECKPOINT"] == "checkpoints/tiny"
     files = hub.uploads()
-    shipped = {f"checkpoints/tiny/{p.name}" for p in tiny_checkpoint.iterdir()}
+    shipped = {f"checkpoints/tiny/{p.name}" for p in tiny.iterdir() if p.name != "optimizer.safetensors"}
     assert {f for f in files if f.startswith("checkpoints/")} == shipped
+    assert {"checkpoints/tiny/film.npz", "checkpoints/tiny/corpus_heads.npz"} <= shipped
     assert socket_attempts == []
 
 

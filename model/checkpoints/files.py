@@ -1,0 +1,29 @@
+"""What a checkpoint directory holds: its file names, the files that travel with it, and its error type.
+
+A checkpoint is data only: config.json (the TransformerConfig of section 3), safetensors weights (one file,
+or shards and their index), and the files the app's views read beside them. Nothing in it is code or a pickle.
+"""
+
+from __future__ import annotations
+
+CONFIG_FILE = "config.json"
+SINGLE_WEIGHTS_FILE = "model.safetensors"
+INDEX_FILE = "model.safetensors.index.json"
+SHARD_FILES = "model-*-of-*.safetensors"  # huggingface_hub's shard names: model-00001-of-00004.safetensors
+CARD_FILE = "README.md"
+TOKENIZER_FILE = "tokenizer.json"
+METRICS_FILE = "metrics.json"
+LOG_FILE = "training_log.json"  # the training curves (model/training/run_files.py, the Model tab)
+FILM_FILE = "film.npz"  # the training film (model/training/film.py, the Explain tab)
+CORPUS_FILE = "corpus_heads.npz"  # per-head corpus statistics (model/analysis/corpus/store.py)
+
+# Beside the weights and read by the app; they travel with the checkpoint both ways (save_pretrained,
+# push_to_hub, from_pretrained). Only the first two are required.
+COMPANION_FILES = (TOKENIZER_FILE, METRICS_FILE, LOG_FILE, FILM_FILE, CORPUS_FILE)
+# Every file of a checkpoint, as huggingface_hub patterns (fnmatch): what is downloaded from and uploaded to
+# the Hub. A run's OUT/last also holds optimizer state: it is not on this list, so it never leaves home.
+CHECKPOINT_FILES = [CONFIG_FILE, SINGLE_WEIGHTS_FILE, INDEX_FILE, SHARD_FILES, CARD_FILE, *COMPANION_FILES]
+
+
+class CheckpointError(Exception):
+    """A checkpoint that cannot be loaded; the message names the file and the problem."""
