@@ -320,4 +320,13 @@ FAULTS = [
           'colorbar=colorbar("weight", **short_plot_bar(plot_px)),',
           'colorbar=colorbar("weight"),',
           "a one-row heatmap's colour bar is 80 % of a tiny plot: its tick labels overlap"),
+    # ---- the lines view (visualizer/lines.py): tests/visualizer/test_lines.py
+    Fault("lines-head-colour-swapped", "visualizer/lines.py",
+          'line=dict(color=head_color(head), width=LINE_WIDTH), meta=dict(head=head, side="lines")',
+          'line=dict(color=head_color(head ^ 1), width=LINE_WIDTH), meta=dict(head=head, side="lines")',
+          "each head's lines are drawn in its neighbour's colour (the legend keeps the right one)"),
+    Fault("lines-query-key-swapped", "visualizer/lines.py",
+          "y = np.stack([r, (r + c) / 2, c, np.full(n, np.nan)], axis=1).ravel()",
+          "y = np.stack([c, (r + c) / 2, r, np.full(n, np.nan)], axis=1).ravel()",
+          "a line runs from the key's row in the query column to the query's row in the key column"),
 ]

@@ -98,7 +98,7 @@ def _column(side: str, labels: list[str], first: int, highlight: int | None, fon
     colors = [ACCENT_COLOR if i == highlight else TEXT_COLOR for i in range(n)]
     labels = [f"<b>{label}</b>" if i == highlight else label for i, label in enumerate(labels)]
     return dict(
-        type="scatter", mode="markers+text", name=f"{side}s", showlegend=False, cliponaxis=False,
+        type="scatter", mode="markers+text", name="queries" if side == "query" else "keys", showlegend=False, cliponaxis=False,
         x=np.full(n, QUERY_X if side == "query" else KEY_X), y=np.arange(n, dtype=float),
         text=labels, textposition="middle left" if side == "query" else "middle right",
         textfont=dict(size=font, color=colors), customdata=np.arange(first, first + n),
