@@ -329,4 +329,17 @@ FAULTS = [
           "y = np.stack([r, (r + c) / 2, c, np.full(n, np.nan)], axis=1).ravel()",
           "y = np.stack([c, (r + c) / 2, r, np.full(n, np.nan)], axis=1).ravel()",
           "a line runs from the key's row in the query column to the query's row in the key column"),
+    # ---- two sentences compared (model/analysis/compare.py): tests/model/test_compare.py
+    Fault("compare-second-trace-reused", "model/analysis/compare.py",
+          "looks_first, looks_second = token_looks(first, positions[0]), token_looks(second, positions[1])",
+          "looks_first, looks_second = token_looks(second, positions[1]), token_looks(second, positions[1])",
+          "the second sentence's trace is read for the first sentence too"),
+    Fault("compare-ranking-ascending", "model/analysis/compare.py",
+          "return sorted(heads, key=lambda h: -h.distance)",
+          "return sorted(heads, key=lambda h: h.distance)",
+          "the heads that differ least are ranked first"),
+    Fault("compare-step-weakest-link", "model/analysis/compare.py",
+          "linked[np.argmax(alignment.strength[linked])]",
+          "linked[np.argmin(alignment.strength[linked])]",
+          "of several steps aligned to the token, the most weakly linked is taken as its translation"),
 ]
