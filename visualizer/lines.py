@@ -22,7 +22,7 @@ import plotly.graph_objects as go
 
 from .attention import below_toolbar, window_note
 from .checks import as_array, check_index, labels_for
-from .heatmap import PHONE_PX, Window, fit_width, full_window, label_px, tick_font_size
+from .heatmap import PHONE_PX, Window, fit_width, label_px, tick_font_size
 from .theme import ACCENT_COLOR, MUTED_COLOR, PALETTE, TEXT_COLOR, figure
 
 LINE_THRESHOLD = 0.05  # lines of a smaller weight are not drawn (the figure says how many)

@@ -5,10 +5,15 @@ the ranking equal a direct recomputation, and the translating step is the one it
 from __future__ import annotations
 
 import numpy as np
-import pytest
 import provenance_fixtures as ref
+import pytest
 
-from model.analysis.compare import compare_token, row_distances, shared_source_tokens, token_positions
+from model.analysis.compare import (
+    compare_token,
+    row_distances,
+    shared_source_tokens,
+    token_positions,
+)
 from model.decoding.greedy import translate
 from model.text.tokenizer import SPECIAL_TOKENS
 
@@ -73,7 +78,8 @@ def test_distances_and_ranking_equal_a_direct_recomputation(pair, token):
 
 
 def test_the_translating_step_is_where_averaged_cross_attention_links_the_token(pair, token):
-    for trace, looks in zip(pair, (lambda c: (c.first, c.second))(compare_token(*pair, token))):
+    comparison = compare_token(*pair, token)
+    for trace, looks in zip(pair, (comparison.first, comparison.second)):
         mean = trace.cross_attention.mean(axis=(0, 1))  # (T, S)
         real = [k for k, t in enumerate(trace.source_tokens) if t not in SPECIAL_TOKENS]
         linked = [t for t, out in enumerate(trace.output_tokens)
@@ -98,7 +104,7 @@ def test_of_several_steps_aligned_to_the_token_the_strongest_translates_it(pair)
     import dataclasses
 
     trace = pair[0]
-    n_layers, n_heads, n_steps, n_source = trace.cross_attention.shape
+    n_steps, n_source = trace.cross_attention.shape[2:]
     position, steps = 1, [0, 1]  # the first real source token; two steps linked to it, the second more strongly
     assert n_steps >= 3 and all(trace.output_tokens[t] not in SPECIAL_TOKENS for t in steps)
     rows = np.full((n_steps, n_source), 1 / n_source)
