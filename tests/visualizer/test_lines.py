@@ -10,10 +10,11 @@ import json
 import numpy as np
 import plotly.graph_objects as go
 import pytest
+from lines_figure import column, drawn_lines, head_of
 from provenance_fixtures import decode_plotly
 
 from visualizer.heatmap import Window, attention_window
-from visualizer.lines import LINE_THRESHOLD, OPACITY_LEVELS, attention_lines
+from visualizer.lines import LINE_THRESHOLD, attention_lines
 from visualizer.theme import PALETTE
 
 LAYER = 1  # 0-based: the tiny model's second layer
@@ -23,43 +24,6 @@ def full_weights(trace, kind: str) -> np.ndarray:
     """(L, h, Tq, Tk) of the trace's own field for `kind`, whole sentence."""
     return {"encoder": trace.encoder_attention, "decoder_self": trace.decoder_self_attention,
             "cross": trace.cross_attention}[kind]
-
-
-def column(fig: dict, side: str) -> tuple[float, dict[float, int]]:
-    """(x of a token column, {y: position in the sentence}) read from its markers."""
-    (series,) = [s for s in fig["data"] if s.get("name") == {"query": "queries", "key": "keys"}[side]]
-    xs = set(np.asarray(series["x"], dtype=float).tolist())
-    assert len(xs) == 1
-    return xs.pop(), dict(zip(np.asarray(series["y"], dtype=float).tolist(), np.asarray(series["customdata"]).tolist()))
-
-
-def head_of(series: dict) -> int:
-    """0-based head of a series from its name "head h" (what the legend and the hover say)."""
-    assert series["name"].startswith("head "), series["name"]
-    return int(series["name"].split()[1]) - 1
-
-
-def drawn_lines(fig: dict) -> dict[tuple[int, int, int], float]:
-    """{(head, query position, key position): weight} of every line, read from the figure's geometry: a line's
-    end at the query column names its query, its end at the key column its key."""
-    query_x, query_at = column(fig, "query")
-    key_x, key_at = column(fig, "key")
-    lines = {}
-    for series in fig["data"]:
-        if series.get("mode") != "lines" or series["x"][0] is None:
-            continue  # the legend entries are empty series
-        head = head_of(series)
-        x, y = np.asarray(series["x"], dtype=float).reshape(-1, 4), np.asarray(series["y"], dtype=float).reshape(-1, 4)
-        data = np.asarray(series["customdata"]).reshape(-1, 4, 3)
-        assert np.all(x[:, 0] == query_x) and np.all(x[:, 2] == key_x) and np.isnan(x[:, 3]).all()
-        for (y_query, _, y_key, _), rows in zip(y, data):
-            query, key = query_at[y_query], key_at[y_key]
-            assert (rows[:, 0] == query).all() and (rows[:, 1] == key).all()  # the hover names the same pair
-            assert (head, query, key) not in lines
-            lines[head, query, key] = float(rows[0, 2])
-            # as opaque as its weight, rounded up to a tenth
-            assert rows[0, 2] <= series["opacity"] + 1e-6 < rows[0, 2] + 1 / OPACITY_LEVELS + 1e-6
-    return lines
 
 
 def as_json(figure: go.Figure) -> dict:
