@@ -28,7 +28,7 @@ def test_the_layers_heads_at_the_step_are_the_traces_weights(trace, kind):
 
 
 def test_one_head_and_one_token(trace):
-    choices = dict((value, label) for label, value in token_choices(trace, "encoder"))
+    choices = {value: label for label, value in token_choices(trace, "encoder")}
     assert choices["query/2"] == f"query #2 {trace.source_tokens[2]}"
     figure = figure_of(lines_view(trace, 1, "encoder", 1, "3", show_all=True, token="query/2"))
     lines = drawn_lines(figure)
