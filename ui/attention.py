@@ -19,6 +19,7 @@ import visualizer
 from model import Checkpoint, TranslationTrace
 from model.decoding.trace import ATTENTION_KINDS, AttentionSlice
 from visualizer.heatmap import WINDOW_HALF, Window, around, attention_window
+from visualizer.lines import attention_lines
 
 from .common import PRIVATE, Page, TabView, clamp, plot, step_index
 from .text import ABOUT_ATTENTION, ABOUT_HEADS, ABOUT_PIPELINE
@@ -84,6 +85,47 @@ def attention_view(trace: TranslationTrace, step: float | None, kind: str, layer
     return plot(figure, f"{kind}-attention-layer{l + 1}-head{h + 1}")
 
 
+VIEWS = [("heatmap", "heatmap"), ("lines", "lines")]  # how the attention figure draws the weights
+
+
+def token_choices(trace: TranslationTrace | None, kind: str) -> list[tuple[str, str]]:
+    """"every token", then each query and key of `kind` in the whole sentence ("query #3 ▁it" -> "query/3")."""
+    choices = [("every token", "")]
+    if trace is None:
+        return choices
+    part = trace.attention(kind)
+    for side, tokens in (("query", query_labels(trace, part)), ("key", part.keys)):
+        choices += [(f"{side} #{i} {token}", f"{side}/{i}") for i, token in enumerate(tokens)]
+    return choices
+
+
+def selected_token(choice: str | None, part: AttentionSlice) -> tuple[str, int] | None:
+    """"query/3" -> ("query", 3) while that token exists at this step; None for every token or a later one."""
+    side, _, index = str(choice or "").partition("/")
+    if side not in ("query", "key") or not index.isdigit():
+        return None
+    count = len(part.queries) if side == "query" else len(part.keys)
+    return (side, int(index)) if int(index) < count else None
+
+
+def lines_view(trace: TranslationTrace, step: float | None, kind: str, layer: float | None, head: str,
+               show_all: bool = False, token: str | None = None) -> PlotData:
+    """One layer's heads as lines between query and key tokens (every head, their mean, or one head)."""
+    part = attention_slice(trace, step, kind)
+    l = clamp(layer, part.weights.shape[0])
+    weights, heads, names, which = part.weights[l], None, None, "every head"
+    if head == "mean":
+        weights, names, which = weights.mean(axis=0, keepdims=True), [f"mean of {weights.shape[0]} heads"], "mean of heads"
+    elif head != "all":
+        heads = [head_index(part.weights, head)]
+        which = f"head {heads[0] + 1}"
+    figure = attention_lines(weights, query_labels(trace, part), part.keys, heads=heads, head_names=names,
+                             selected=selected_token(token, part), window=view_window(trace, step, part, show_all),
+                             highlight_query=None if kind == "encoder" else len(part.queries) - 1,
+                             title=f"{part.kind.label}, layer {l + 1}, {which}")
+    return plot(figure, f"{kind}-lines-layer{l + 1}-{which.replace(' ', '-')}")
+
+
 def pipeline_view(trace: TranslationTrace, step: float | None, kind: str, layer: float | None,
                   head: str, show_all: bool = False) -> PlotData:
     part = attention_slice(trace, step, kind)
@@ -147,6 +189,10 @@ def build(page: Page) -> AttentionTab:
                 head = gr.Radio([("all heads", "all"), ("mean of heads", "mean")]
                                 + [(f"head {h}", str(h)) for h in range(1, n_heads + 1)],
                                 value="1", label="Head", elem_id="head")
+                view_as = gr.Radio(VIEWS, value="heatmap", label="Draw as", elem_id="attention-view",
+                                   info="lines: one layer's heads, a line per query and key")
+                keep_token = gr.Dropdown(token_choices(None, "cross"), value="", label="Keep one token's lines",
+                                         elem_id="lines-token", visible=False)
                 open_head = gr.Dropdown(grid_choices(page.checkpoint, "cross"), value=None,
                                         label="Open a head of the grid", elem_id="grid-open-head")
                 show_all = gr.Checkbox(False, label=f"Show all tokens (long sentences show {2 * WINDOW_HALF + 1} "
@@ -166,9 +212,18 @@ def build(page: Page) -> AttentionTab:
     pipeline_box.expand(lambda: True, None, pipeline_open, **PRIVATE)
     pipeline_box.collapse(lambda: False, None, pipeline_open, **PRIVATE)
 
-    def figures(trace, step, kind_value, layer_value, head_value, all_value=False, with_pipeline=False) -> dict:
+    def figures(trace, step, kind_value, layer_value, head_value, all_value=False, with_pipeline=False,
+                view_value="heatmap", token_value=None) -> dict:
         args = (trace, step, kind_value, layer_value, head_value, bool(all_value))
-        return {attention_plot: attention_view(*args), **({pipeline_plot: pipeline_view(*args)} if with_pipeline else {})}
+        main = lines_view(*args, token_value) if view_value == "lines" else attention_view(*args)
+        return {attention_plot: main, **({pipeline_plot: pipeline_view(*args)} if with_pipeline else {})}
+
+    def on_tokens(trace, kind_value, view_value) -> dict:  # the token list follows the sentence and the kind
+        return {keep_token: gr.Dropdown(choices=token_choices(trace, kind_value), value="",
+                                        visible=view_value == "lines")}
+
+    for event in (page.trace.change, kind.input, view_as.input):
+        event(on_tokens, [page.trace, kind, view_as], keep_token, trigger_mode="always_last", **PRIVATE)
 
     def on_kind(kind_value, layer_value):
         choices = layer_choices(page.checkpoint, kind_value)
@@ -189,8 +244,9 @@ def build(page: Page) -> AttentionTab:
 
     def render(trace, step, values) -> dict:
         return figures(trace, step, values[kind], values[layer], values[head], values.get(show_all, False),
-                       values.get(pipeline_open, False))
+                       values.get(pipeline_open, False), values.get(view_as, "heatmap"), values.get(keep_token))
 
-    view = TabView(TAB_ID, [attention_plot, pipeline_plot], render, controls=[kind, layer, head, show_all, pipeline_open])
+    view = TabView(TAB_ID, [attention_plot, pipeline_plot], render,
+                   controls=[kind, layer, head, show_all, pipeline_open, view_as, keep_token])
     return AttentionTab(view, HeadOpener((kind, layer, head, about_kind), show_head),
                         (pipeline_box, pipeline_open))

@@ -1,0 +1,195 @@
+"""Two sentences side by side: where one source token looks in each, per layer and head of encoder
+self-attention (3.2.2) and of cross-attention at the step that translates it (3.2.3), which heads tell
+the two sentences apart, and what the decoder chose at that step (the blog-post pair "The animal didn't
+cross the street because it was too tired / wide": "it" looks at "animal" or at "street").
+
+Pure numpy on two TranslationTrace objects: no model is run here.
+
+Keys are matched across the sentences by token string and occurrence: the k-th "▁the" of the first
+sentence is the k-th "▁the" of the second; a token of one sentence without a counterpart in the other
+(such as "▁tired" / "▁wide") is its own key. A head's distance between the sentences is the total
+variation between the token's two attention rows over these matched keys:
+
+    d = 1/2 * sum over matched keys |a_k - b_k|  +  1/2 * (weight on unmatched keys of each sentence)
+
+0 when the token spreads its attention the same way over the same words, 1 when the two rows share no
+weight. Rankings are by this distance, largest first (ties: layer, then head).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from model.analysis.readouts import is_special, word_alignment
+from model.decoding.trace import TranslationTrace
+from model.text.tokenizer import WORD_BOUNDARY
+
+TOP_KEYS = 5  # keys listed per head
+TOP_CANDIDATES = 5  # candidates listed at the translating step
+
+
+def token_positions(tokens: Sequence[str], token: str) -> list[int]:
+    """Positions of ``token`` in ``tokens``: exact matches, or where there are none, matches ignoring the
+    word marker "▁" (so "it" finds "▁it")."""
+    exact = [i for i, t in enumerate(tokens) if t == token]
+    if exact:
+        return exact
+    bare = token.replace(WORD_BOUNDARY, "")
+    return [i for i, t in enumerate(tokens) if t.replace(WORD_BOUNDARY, "") == bare and bare]
+
+
+def shared_source_tokens(first: TranslationTrace, second: TranslationTrace) -> list[str]:
+    """The source tokens (special ones aside) present in both sentences, in the first sentence's order."""
+    theirs = set(second.source_tokens)
+    return list(dict.fromkeys(t for t in first.source_tokens if t in theirs and not is_special(t)))
+
+
+def key_names(tokens: Sequence[str]) -> list[tuple[str, int]]:
+    """(token, occurrence) per position: the name under which a key is matched across sentences."""
+    seen: dict[str, int] = {}
+    names = []
+    for token in tokens:
+        names.append((token, seen.get(token, 0)))
+        seen[token] = seen.get(token, 0) + 1
+    return names
+
+
+def row_distances(first_rows: np.ndarray, first_keys: Sequence[str], second_rows: np.ndarray,
+                  second_keys: Sequence[str]) -> np.ndarray:
+    """Total variation between attention rows over keys matched by (token, occurrence) (module docstring).
+
+    Args:
+        first_rows: (..., S1) attention rows over ``first_keys``; second_rows: (..., S2) over ``second_keys``,
+            the same leading shape (e.g. layers x heads).
+
+    Returns:
+        (...) distances in [0, 1].
+    """
+    a, b = np.asarray(first_rows, dtype=np.float64), np.asarray(second_rows, dtype=np.float64)
+    if a.shape[:-1] != b.shape[:-1] or a.shape[-1] != len(first_keys) or b.shape[-1] != len(second_keys):
+        raise ValueError(f"rows {a.shape} and {b.shape} do not match {len(first_keys)} and {len(second_keys)} keys")
+    names = list(dict.fromkeys([*key_names(first_keys), *key_names(second_keys)]))  # the union of keys
+    index = {name: i for i, name in enumerate(names)}
+    on_first = np.zeros((*a.shape[:-1], len(names)))  # (..., K): each row moved onto the union of keys
+    on_second = np.zeros((*b.shape[:-1], len(names)))
+    on_first[..., [index[n] for n in key_names(first_keys)]] = a
+    on_second[..., [index[n] for n in key_names(second_keys)]] = b
+    return 0.5 * np.abs(on_first - on_second).sum(-1)
+
+
+@dataclass
+class KeyWeight:
+    position: int  # in the sentence's source tokens
+    token: str
+    weight: float
+
+
+def top_keys(row: np.ndarray, tokens: Sequence[str], k: int = TOP_KEYS) -> list[KeyWeight]:
+    """The k keys of one attention row (S,) with the largest weights, largest first (ties: position)."""
+    order = np.argsort(-np.asarray(row), kind="stable")[:k]
+    return [KeyWeight(int(i), tokens[i], float(row[i])) for i in order]
+
+
+@dataclass
+class TranslatingStep:
+    """The decoding step that translates a source token, and what the decoder chose there."""
+
+    step: int  # 0-based decoding step
+    found_by: str  # "alignment": the step whose word alignment links to the token; "attention": the step
+    #  whose head- and layer-averaged cross-attention on the token is highest (no output aligned to it)
+    output_token: str  # the token chosen at that step
+    candidates: list[str]  # its top candidates, most probable first
+    probabilities: np.ndarray  # (k,) their probabilities
+    attention: float  # the averaged cross-attention on the source token at that step
+
+
+def translating_step(trace: TranslationTrace, position: int, k: int = TOP_CANDIDATES) -> TranslatingStep:
+    """The step whose output word alignment (model.analysis.readouts.word_alignment) links to source
+    ``position`` (the most strongly linked one when several do), else the step attending to it most."""
+    alignment = word_alignment(trace.cross_attention, trace.source_tokens, trace.output_tokens)
+    linked = np.nonzero(alignment.source_index == position)[0]
+    if linked.size:
+        step, found_by = int(linked[np.argmax(alignment.strength[linked])]), "alignment"
+    else:
+        step, found_by = int(np.argmax(alignment.weights[:, position])), "attention"
+    return TranslatingStep(step, found_by, trace.output_tokens[step], list(trace.candidate_tokens[step][:k]),
+                           np.asarray(trace.candidate_probs[step][:k]), float(alignment.weights[step, position]))
+
+
+@dataclass
+class TokenLooks:
+    """Where one source token looks in one sentence."""
+
+    position: int  # the token's position in the sentence's source tokens
+    encoder_rows: np.ndarray  # (L_enc, h, S): its row of encoder self-attention in every layer and head
+    translating: TranslatingStep
+    cross_rows: np.ndarray  # (L_dec, h, S): cross-attention of the translating step's query over the source
+    source_tokens: list[str]
+
+    def top_keys(self, kind: str, layer: int, head: int, k: int = TOP_KEYS) -> list[KeyWeight]:
+        """The keys this token's row looks at most in one head (0-based layer and head)."""
+        rows = self.encoder_rows if kind == "encoder" else self.cross_rows
+        return top_keys(rows[layer, head], self.source_tokens, k)
+
+
+def token_looks(trace: TranslationTrace, position: int) -> TokenLooks:
+    translating = translating_step(trace, position)
+    return TokenLooks(position, trace.encoder_attention[:, :, position, :], translating,
+                      trace.cross_attention[:, :, translating.step, :], list(trace.source_tokens))
+
+
+@dataclass
+class HeadDifference:
+    kind: str  # "encoder" or "cross"
+    layer: int  # 0-based
+    head: int  # 0-based
+    distance: float  # total variation between the two sentences' rows (module docstring)
+
+
+@dataclass
+class Comparison:
+    token: str
+    first: TokenLooks
+    second: TokenLooks
+    encoder_distance: np.ndarray  # (L_enc, h)
+    cross_distance: np.ndarray  # (L_dec, h)
+    ranking: list[HeadDifference]  # every head of both kinds, the largest distance first
+
+
+def rank_heads(distances: dict[str, np.ndarray]) -> list[HeadDifference]:
+    """Every (kind, layer, head) of {kind: (L, h) distances}, the largest distance first (ties: the order of
+    the kinds given, then layer, then head)."""
+    heads = [HeadDifference(kind, layer, head, float(d[layer, head]))
+             for kind, d in distances.items() for layer in range(d.shape[0]) for head in range(d.shape[1])]
+    return sorted(heads, key=lambda h: -h.distance)  # sorted() is stable: ties keep their order
+
+
+def compare_token(first: TranslationTrace, second: TranslationTrace, token: str,
+                  occurrences: tuple[int, int] = (0, 0)) -> Comparison:
+    """Where ``token`` looks in two translations of the same direction, and which heads differ most.
+
+    Args:
+        first, second: the two sentences' traces.
+        token: a source token as the tokenizer spells it ("▁it"; "it" also finds "▁it").
+        occurrences: which occurrence of the token (0-based) in each sentence, where it appears more than once.
+
+    Raises:
+        ValueError: the directions differ, or the token (or that occurrence) is missing from a sentence.
+    """
+    if first.direction != second.direction:
+        raise ValueError(f"the sentences are translated in different directions: {first.direction}, {second.direction}")
+    positions = []
+    for name, trace, occurrence in (("first", first, occurrences[0]), ("second", second, occurrences[1])):
+        found = token_positions(trace.source_tokens, token)
+        if not 0 <= occurrence < len(found):
+            raise ValueError(f"{token!r} occurs {len(found)} times in the {name} sentence; occurrence {occurrence} "
+                             "does not exist")
+        positions.append(found[occurrence])
+    looks_first, looks_second = token_looks(first, positions[0]), token_looks(second, positions[1])
+    encoder = row_distances(looks_first.encoder_rows, first.source_tokens, looks_second.encoder_rows,
+                            second.source_tokens)
+    cross = row_distances(looks_first.cross_rows, first.source_tokens, looks_second.cross_rows, second.source_tokens)
+    return Comparison(token, looks_first, looks_second, encoder, cross, rank_heads({"encoder": encoder, "cross": cross}))

@@ -1,0 +1,45 @@
+"""Reading a lines figure (visualizer/lines.py) back from its JSON, as the browser receives it: which query and
+key each line joins (from its geometry and the token columns), its head (from its name) and its weight."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from visualizer.lines import OPACITY_LEVELS
+
+
+def column(fig: dict, side: str) -> tuple[float, dict[float, int]]:
+    """(x of a token column, {y: position in the sentence}) read from its markers."""
+    (series,) = [s for s in fig["data"] if s.get("name") == {"query": "queries", "key": "keys"}[side]]
+    xs = set(np.asarray(series["x"], dtype=float).tolist())
+    assert len(xs) == 1
+    return xs.pop(), dict(zip(np.asarray(series["y"], dtype=float).tolist(), np.asarray(series["customdata"]).tolist()))
+
+
+def head_of(series: dict) -> int:
+    """0-based head of a series from its name "head h" (what the legend and the hover say)."""
+    assert series["name"].startswith("head "), series["name"]
+    return int(series["name"].split()[1]) - 1
+
+
+def drawn_lines(fig: dict) -> dict[tuple[int, int, int], float]:
+    """{(head, query position, key position): weight} of every line, read from the figure's geometry: a line's
+    end at the query column names its query, its end at the key column its key."""
+    query_x, query_at = column(fig, "query")
+    key_x, key_at = column(fig, "key")
+    lines = {}
+    for series in fig["data"]:
+        if series.get("mode") != "lines" or series["x"][0] is None:
+            continue  # the legend entries are empty series
+        head = head_of(series)
+        x, y = np.asarray(series["x"], dtype=float).reshape(-1, 4), np.asarray(series["y"], dtype=float).reshape(-1, 4)
+        data = np.asarray(series["customdata"]).reshape(-1, 4, 3)
+        assert np.all(x[:, 0] == query_x) and np.all(x[:, 2] == key_x) and np.isnan(x[:, 3]).all()
+        for (y_query, _, y_key, _), rows in zip(y, data):
+            query, key = query_at[y_query], key_at[y_key]
+            assert (rows[:, 0] == query).all() and (rows[:, 1] == key).all()  # the hover names the same pair
+            assert (head, query, key) not in lines
+            lines[head, query, key] = float(rows[0, 2])
+            # as opaque as its weight, rounded up to a tenth
+            assert rows[0, 2] <= series["opacity"] + 1e-6 < rows[0, 2] + 1 / OPACITY_LEVELS + 1e-6
+    return lines

@@ -1,0 +1,120 @@
+"""The lines view (visualizer/lines.py) read back from its own figure JSON: every drawn line joins the query
+and key its weight belongs to, in its head's colour, and the lines drawn are exactly the trace's weights
+above the threshold; a selected token keeps only its lines; decoder rows stop at the step; windows keep
+the sentence's positions."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+from lines_figure import column, drawn_lines, head_of
+from provenance_fixtures import decode_plotly
+
+from visualizer.heatmap import Window, attention_window
+from visualizer.lines import LINE_THRESHOLD, attention_lines
+from visualizer.theme import PALETTE
+
+LAYER = 1  # 0-based: the tiny model's second layer
+
+
+def full_weights(trace, kind: str) -> np.ndarray:
+    """(L, h, Tq, Tk) of the trace's own field for `kind`, whole sentence."""
+    return {"encoder": trace.encoder_attention, "decoder_self": trace.decoder_self_attention,
+            "cross": trace.cross_attention}[kind]
+
+
+def as_json(figure: go.Figure) -> dict:
+    return decode_plotly(json.loads(figure.to_json()))
+
+
+@pytest.mark.parametrize("kind", ["encoder", "decoder_self", "cross"])
+def test_every_line_is_the_traces_weight_and_every_weight_above_the_threshold_is_a_line(trace, kind):
+    step = trace.num_steps // 2
+    part = trace.attention(kind, step)
+    fig = as_json(attention_lines(part.weights[LAYER], part.queries, part.keys))
+    lines = drawn_lines(fig)
+    expected = full_weights(trace, kind)[LAYER]  # (h, T, S) of the whole sentence
+    n_queries = len(trace.source_tokens) if kind == "encoder" else step + 1  # decoder rows stop at the step
+    n_keys = step + 1 if kind == "decoder_self" else len(trace.source_tokens)
+    above = {(h, q, k) for h in range(expected.shape[0]) for q in range(n_queries) for k in range(n_keys)
+             if expected[h, q, k] >= LINE_THRESHOLD}
+    assert set(lines) == above and lines
+    for (h, q, k), weight in lines.items():
+        assert weight == float(expected[h, q, k])
+    hidden = expected.shape[0] * n_queries * n_keys - len(above)
+    assert f"{len(above)} of {len(above) + hidden} lines drawn" in fig["layout"]["annotations"][-1]["text"]
+
+
+def test_each_head_keeps_its_colour_in_the_lines_the_legend_and_the_weights(trace):
+    part = trace.attention("encoder")
+    everything = as_json(attention_lines(part.weights[LAYER], part.queries, part.keys, selected=("query", 2)))
+    alone = as_json(attention_lines(part.weights[LAYER], part.queries, part.keys, heads=[2]))
+    for fig in (everything, alone):
+        heads = [s for s in fig["data"] if s.get("name", "").startswith("head ")]
+        assert heads
+        for series in heads:
+            color = series["marker"]["color"] if series["mode"] == "markers+text" else series["line"]["color"]
+            assert color == PALETTE[head_of(series)], series["name"]
+    assert {head for head, _, _ in drawn_lines(alone)} == {2}
+    legend = [s["name"] for s in everything["data"] if s.get("showlegend", True) and s["name"].startswith("head")]
+    assert legend == [f"head {h + 1}" for h in range(part.weights.shape[1])]
+
+
+def test_a_selected_token_keeps_only_its_lines_and_writes_their_weights(trace):
+    part = trace.attention("encoder")
+    weights = trace.encoder_attention[LAYER]
+    for side, index in (("query", 3), ("key", 1)):
+        fig = as_json(attention_lines(part.weights[LAYER], part.queries, part.keys, selected=(side, index)))
+        lines = drawn_lines(fig)
+        mine = {(h, q, k) for h in range(weights.shape[0]) for q in range(weights.shape[1])
+                for k in range(weights.shape[2]) if (q if side == "query" else k) == index
+                and weights[h, q, k] >= LINE_THRESHOLD}
+        assert set(lines) == mine and lines
+        _, other_at = column(fig, "key" if side == "query" else "query")
+        for series in fig["data"]:
+            if series.get("mode") != "markers+text" or not series.get("name", "").startswith("head "):
+                continue
+            head = head_of(series)
+            for y, text in zip(np.asarray(series["y"], dtype=float).tolist(), series["text"]):
+                other = other_at[y]
+                weight = weights[head, index, other] if side == "query" else weights[head, other, index]
+                assert float(text) == pytest.approx(float(weight), abs=0.005)  # ".41": two decimals
+
+
+def test_a_window_shows_its_part_under_the_sentences_positions(trace):
+    part = trace.attention("cross", trace.num_steps - 1)
+    window = Window(slice(1, 3), slice(2, 5))
+    fig = as_json(attention_lines(part.weights[LAYER], part.queries, part.keys, window=window, threshold=0.0))
+    lines = drawn_lines(fig)
+    assert {(q, k) for _, q, k in lines} == {(q, k) for q in range(1, 3) for k in range(2, 5)}
+    for (h, q, k), weight in lines.items():
+        assert weight == float(trace.cross_attention[LAYER, h, q, k])
+    assert "queries 1–2" in fig["layout"]["annotations"][-1]["text"]
+
+
+def test_a_long_sentence_is_windowed_and_stays_light():
+    rng = np.random.default_rng(0)
+    weights = rng.random((8, 100, 100)) ** 8
+    weights /= weights.sum(-1, keepdims=True)
+    tokens = [f"▁w{i}" for i in range(100)]
+    window = attention_window(weights, 60, rows=True)
+    figure = attention_lines(weights, tokens, tokens, window=window)
+    assert len(figure.to_json()) < 1_500_000
+    lines = drawn_lines(as_json(figure))
+    assert all(window.rows.start <= q < window.rows.stop and window.cols.start <= k < window.cols.stop
+               for _, q, k in lines)
+    go.Figure(figure.to_dict())  # what it holds passes Plotly's validation
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (dict(heads=[4]), "heads"), (dict(heads=[]), "heads"), (dict(selected=("row", 1)), "selected"),
+    (dict(selected=("key", 9)), "selected key"), (dict(head_names=["a"]), "head_names"),
+    (dict(window=Window(slice(0, 9), slice(0, 2))), "window"),
+])
+def test_wrong_arguments_are_named(arguments, message):
+    weights = np.full((4, 3, 3), 1 / 3)
+    with pytest.raises(ValueError, match=message):
+        attention_lines(weights, list("abc"), list("xyz"), **arguments)

@@ -1,0 +1,236 @@
+"""Attention as lines between two token columns: the head view of section 3.2.2 (BertViz's "head view",
+the figure of the 2017 Transformer blog post), for any of the three attention kinds of section 3.2.3.
+
+Queries stand in the left column, keys in the right one (first token at the top), and every query-key
+pair whose weight reaches ``LINE_THRESHOLD`` is a straight line between them in its head's colour,
+as opaque as its weight (the weight rounded up to a tenth: one series per head and opacity level
+keeps the figure light; the exact weight is in the hover and in each line's data). Selecting a token
+keeps only its lines and writes their weights beside the tokens at their other end, one column of
+numbers per head.
+
+Each line is four points: its query end, its middle (where the hover reads "head, query, key,
+weight"), its key end and a gap (NaN). Its ``customdata`` rows are (query position, key position,
+weight), positions counted in the whole sentence even when a ``Window`` shows only part of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .attention import below_toolbar, window_note
+from .checks import as_array, check_index, labels_for
+from .heatmap import PHONE_PX, Window, fit_width, label_px, tick_font_size
+from .theme import ACCENT_COLOR, MUTED_COLOR, PALETTE, TEXT_COLOR, figure
+
+LINE_THRESHOLD = 0.05  # lines of a smaller weight are not drawn (the figure says how many)
+OPACITY_LEVELS = 10  # a line's opacity is its weight rounded up to 1 / OPACITY_LEVELS
+QUERY_X, KEY_X = 0.0, 1.0  # the two columns, in the x axis' units
+LINE_WIDTH = 1.6  # px
+ROW_PX = (18, 30)  # px between two tokens of a column: at least a label's height, at most this
+ROWS_BUDGET_PX = 560  # the rows of a long column together take about this much
+LABEL_PAD_PX = 18  # between a column's marker and the far edge of its labels' margin
+MARGIN_PX = (60, 240)  # a side margin's range (the token labels live there)
+LINES_MIN_PX = 120  # the narrowest gap between the columns that still reads as lines
+WEIGHT_COLUMN_PX = 30  # one head's column of weights beside the other end of a selected token's lines
+TOP_PX, TITLE_PX = 52, 40  # top margin (the note, the columns' names), what a title adds
+BOTTOM_PX, LEGEND_ROW_PX = 12, 30  # bottom margin without the legend; each row of the legend
+LEGEND_ITEM_PX = 80  # a legend entry's width ("head 8" and its line); the legend wraps at the plot's width
+SIDES = ("query", "key")
+
+
+def head_color(head: int) -> str:
+    """The colour of head ``head`` (0-based) in every lines figure: the house palette, in head order."""
+    return PALETTE[head % len(PALETTE)]
+
+
+def opacity(weight: np.ndarray) -> np.ndarray:
+    """A line's opacity: its weight rounded up to the next 1 / OPACITY_LEVELS (a weak line stays visible)."""
+    return np.ceil(np.asarray(weight) * OPACITY_LEVELS - 1e-9).clip(1, OPACITY_LEVELS) / OPACITY_LEVELS
+
+
+def _checked_selection(selected, shape) -> tuple[str, int] | None:
+    """("query", i) or ("key", j) within the weights' (..., Tq, Tk) shape, or None."""
+    if selected is None:
+        return None
+    side, index = selected
+    if side not in SIDES:
+        raise ValueError(f"selected must be ('query', i) or ('key', j), got {selected!r}")
+    return side, check_index(f"selected {side}", index, shape[-2] if side == "query" else shape[-1])
+
+
+def _line_series(weights: np.ndarray, keep: np.ndarray, head: int, name: str, window: Window,
+                 queries: list[str], keys: list[str]) -> list[dict]:
+    """The lines of one head, one series per opacity level: (Tq, Tk) windowed weights, ``keep`` the
+    pairs drawn; positions are shown in the whole sentence's numbering."""
+    rows, cols = np.nonzero(keep)  # (N,) each, row-major: query by query
+    w = weights[rows, cols]
+    levels = opacity(w)
+    series = []
+    for level in np.unique(levels):
+        at = levels == level
+        r, c, v = rows[at], cols[at], w[at]
+        n = len(r)
+        x = np.tile([QUERY_X, (QUERY_X + KEY_X) / 2, KEY_X, np.nan], n)
+        y = np.stack([r, (r + c) / 2, c, np.full(n, np.nan)], axis=1).ravel()  # (4N,)
+        data = np.stack([r + window.rows.start, c + window.cols.start, v], axis=1).astype(np.float64)  # (N, 3)
+        hover = np.full((n, 4), "", dtype=object)
+        hover[:, 1] = [f"{name}<br>query <b>#{window.rows.start + i} {queries[i]}</b><br>"
+                       f"key <b>#{window.cols.start + j} {keys[j]}</b><br>weight <b>{value:.4f}</b>"
+                       for i, j, value in zip(r, c, v)]
+        series.append(dict(
+            type="scatter", mode="lines", x=x, y=y, customdata=np.repeat(data, 4, axis=0),
+            hovertext=hover.ravel(), hovertemplate="%{hovertext}<extra></extra>", name=name,
+            legendgroup=name, showlegend=False, opacity=round(float(level), 2),
+            line=dict(color=head_color(head), width=LINE_WIDTH), meta=dict(head=head, side="lines"),
+        ))
+    # the legend's entry: an empty series at full opacity, so a head of faint lines is named in its true colour
+    return [dict(type="scatter", mode="lines", x=[None], y=[None], name=name, legendgroup=name, hoverinfo="skip",
+                 line=dict(color=head_color(head), width=3), meta=dict(head=head, side="legend")), *series]
+
+
+def _column(side: str, labels: list[str], first: int, highlight: int | None, font: int) -> dict:
+    """One column of tokens: markers at its x, labels outside (queries left, keys right); ``highlight``
+    (a local index or None) in the accent colour."""
+    n = len(labels)
+    colors = [ACCENT_COLOR if i == highlight else TEXT_COLOR for i in range(n)]
+    labels = [f"<b>{label}</b>" if i == highlight else label for i, label in enumerate(labels)]
+    return dict(
+        type="scatter", mode="markers+text", name="queries" if side == "query" else "keys", showlegend=False, cliponaxis=False,
+        x=np.full(n, QUERY_X if side == "query" else KEY_X), y=np.arange(n, dtype=float),
+        text=labels, textposition="middle left" if side == "query" else "middle right",
+        textfont=dict(size=font, color=colors), customdata=np.arange(first, first + n),
+        marker=dict(size=7, color=[ACCENT_COLOR if i == highlight else MUTED_COLOR for i in range(n)]),
+        meta=dict(side=side),
+        hovertemplate=f"{side} <b>#%{{customdata}} %{{text}}</b><extra></extra>",
+    )
+
+
+def _weight_column(weights: np.ndarray, keep: np.ndarray, selected: tuple[str, int], head: int, name: str,
+                   slot: int, step: float, font: int) -> dict:
+    """The weights of one head's lines from the selected token, written beside the tokens at their other
+    end (inside the line area, one column per head): marker in the head's colour, number in the text's."""
+    side, index = selected
+    row = weights[index] if side == "query" else weights[:, index]  # (Tk,) or (Tq,)
+    drawn = np.nonzero(keep[index] if side == "query" else keep[:, index])[0]
+    # one column per head, ``step`` apart: left of the keys for a selected query, right of the queries for a key
+    x = KEY_X - step * (slot + 1) if side == "query" else QUERY_X + step * (slot + 0.3)
+    return dict(
+        type="scatter", mode="markers+text", x=np.full(len(drawn), x), y=drawn.astype(float),
+        text=[f"{row[j]:.2f}".lstrip("0") for j in drawn], textposition="middle right",
+        textfont=dict(size=max(font - 2, 10), color=TEXT_COLOR), cliponaxis=False,
+        marker=dict(size=5, symbol="square", color=head_color(head)), name=name, legendgroup=name, showlegend=False,
+        customdata=row[drawn].astype(np.float64), hovertemplate=f"{name}: %{{customdata:.4f}}<extra></extra>",
+        meta=dict(head=head, side="weights"),
+    )
+
+
+def _notes(drawn: int, total: int, threshold: float, window: Window, shape, selection_hidden: bool) -> str:
+    """What the figure leaves out: lines below the threshold, positions outside the window."""
+    parts = [f"{drawn} of {total} lines drawn (weight ≥ {threshold:g})"]
+    parts += [note["text"] for note in window_note(window, shape)]
+    if selection_hidden:
+        parts.append("the selected token is outside the shown tokens")
+    return " · ".join(parts)
+
+
+def _size(queries: list[str], keys: list[str], *, title: bool, n_heads: int,
+          weight_columns: int) -> tuple[dict, int, float]:
+    """(height, margins and maybe a width; the labels' font; the x distance between two weight columns).
+
+    The width is the least the figure needs (the page may widen it): the labels beside both columns and
+    the line area, wide enough for a column of weights per head when a token is selected. The legend
+    (below the plot) gets as many rows as it needs at that width."""
+    n = max(len(queries), len(keys))
+    row_px = float(np.clip(ROWS_BUDGET_PX / n, *ROW_PX))
+    font = min(tick_font_size(n), int(row_px) - 4)
+    left, right = (int(np.clip(label_px(labels, font) + LABEL_PAD_PX, *MARGIN_PX)) for labels in (queries, keys))
+    lines_px = max(LINES_MIN_PX, WEIGHT_COLUMN_PX * (weight_columns + 1))
+    least = left + right + lines_px
+    per_row = max(1, int(max(lines_px, PHONE_PX - left - right) // LEGEND_ITEM_PX))
+    legend_rows = int(np.ceil(n_heads / per_row))
+    margin = dict(l=left, r=right, t=TOP_PX + (TITLE_PX if title else 0), b=BOTTOM_PX + legend_rows * LEGEND_ROW_PX)
+    return (dict(height=int(n * row_px + margin["t"] + margin["b"]), margin=margin, **fit_width(least, least)),
+            font, WEIGHT_COLUMN_PX / lines_px)
+
+
+def attention_lines(weights: np.ndarray, query_tokens: Sequence[str], key_tokens: Sequence[str], *,
+                    heads: Sequence[int] | None = None, head_names: Sequence[str] | None = None,
+                    selected: tuple[str, int] | None = None, highlight_query: int | None = None,
+                    window: Window | None = None, threshold: float = LINE_THRESHOLD, title: str = "",
+                    column_titles: tuple[str, str] = SIDES) -> go.Figure:
+    """One layer's attention as lines from query tokens (left) to key tokens (right), a colour per head.
+
+    Args:
+        weights: (H, Tq, Tk) attention weights of one layer's heads, each row a distribution over keys.
+        query_tokens: Tq tokens (left column); key_tokens: Tk tokens (right column).
+        heads: 0-based heads of ``weights`` to draw (None = all), each in its colour (``head_color``).
+        head_names: a name per head of ``weights`` (legend and hover); default "head 1", "head 2", ...
+        selected: ("query", i) or ("key", j), positions in the whole sentence: only that token's
+            lines are drawn, and their weights are written beside the tokens at their other end.
+        highlight_query: a query drawn in the accent colour (the decoding step being inspected).
+        window: the query rows and key columns shown (long sentences); None = all.
+        threshold: lines below this weight are not drawn; the figure counts them.
+        title: plain text (escaped). column_titles: the names under the two columns.
+
+    Raises:
+        ValueError: weights not 3-D, not matching the tokens, heads/selection/window out of range.
+    """
+    from .attention import _shown  # the window checks of the heatmaps, shared
+
+    full = as_array("weights", weights, 3)
+    queries = labels_for("query_tokens", query_tokens, full.shape[1])
+    keys = labels_for("key_tokens", key_tokens, full.shape[2])
+    heads = list(range(full.shape[0])) if heads is None else [check_index("heads", h, full.shape[0]) for h in heads]
+    if not heads or len(set(heads)) != len(heads):
+        raise ValueError(f"heads must name distinct heads of {full.shape[0]}, got {heads}")
+    names = [f"head {h + 1}" for h in range(full.shape[0])] if head_names is None else list(head_names)
+    if len(names) != full.shape[0]:
+        raise ValueError(f"head_names has {len(names)} names for {full.shape[0]} heads")
+    selection = _checked_selection(selected, full.shape)
+    window, queries, keys, highlight = _shown(window, full.shape, queries, keys,
+                                              check_index("highlight_query", highlight_query, full.shape[1]))
+    shown = window.of(full)  # (H, tq, tk)
+    keep = shown >= threshold  # (H, tq, tk)
+    hidden = False
+    if selection is not None:
+        side, index = selection
+        part = window.rows if side == "query" else window.cols
+        only = np.zeros_like(keep)
+        if part.start <= index < part.stop:
+            local = index - part.start
+            selection = (side, local)
+            if side == "query":
+                only[:, local] = keep[:, local]
+            else:
+                only[:, :, local] = keep[:, :, local]
+        else:
+            selection, hidden = None, True
+        keep = only
+    size, font, step = _size(queries, keys, title=bool(title), n_heads=len(heads),
+                             weight_columns=len(heads) if selection else 0)
+    series = [series for h in heads for series in _line_series(shown[h], keep[h], h, names[h], window, queries, keys)]
+    marked = {side: index for side, index in [selection or ("", None)]}
+    series += [_column("query", queries, window.rows.start, marked.get("query", highlight), font),
+               _column("key", keys, window.cols.start, marked.get("key"), font)]
+    if selection is not None:
+        series += [_weight_column(shown[h], keep[h], selection, h, names[h], slot, step, font)
+                   for slot, h in enumerate(heads)]
+    n = max(len(queries), len(keys))
+    headers = [dict(text=f"<b>{text}</b>", x=x, xref="x", y=1, yref="paper", yanchor="bottom", yshift=4,
+                    xanchor=anchor, showarrow=False, font=dict(size=12, color=MUTED_COLOR))
+               for text, x, anchor in ((column_titles[0], QUERY_X, "right"), (column_titles[1], KEY_X, "left"))]
+    note = dict(text=_notes(int(keep[heads].sum()), int(np.prod(shown.shape[1:])) * len(heads), threshold,
+                            window, full.shape, hidden),
+                x=0.5, xref="paper", xanchor="center", y=1, yref="paper", yanchor="bottom", yshift=24,
+                showarrow=False, font=dict(size=11, color=MUTED_COLOR))
+    return below_toolbar(figure(series, dict(
+        xaxis=dict(visible=False, range=[QUERY_X - 0.02, KEY_X + 0.02], fixedrange=True),
+        yaxis=dict(visible=False, range=[n - 0.5, -0.5], fixedrange=True),
+        annotations=[*headers, note], hovermode="closest", showlegend=True,
+        legend=dict(orientation="h", x=0, xanchor="left", y=0, yanchor="bottom", yref="container",
+                    font=dict(size=11)),
+        **size,
+    ), title))
