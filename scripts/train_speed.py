@@ -3,7 +3,7 @@
 Times full training steps (forward, label-smoothed loss, backward, Adam; section 5) of a small but
 real configuration on synthetic batches with Multi30k-like sentence lengths, and prints tokens/s
 (source + target, padding excluded) for
-- written-out: Transformer.encode / decode, the attention that returns weights (what the trace runs),
+- written-out: Transformer.encode / decode with output_attentions=True (what the trace runs),
 - fused:       Transformer.forward, through F.scaled_dot_product_attention (what training runs),
 - fused bf16:  the same under bf16 autocast (what `--precision bf16` runs),
 with the CPU model and whether it has native bf16 (/proc/cpuinfo). The modes alternate step by
@@ -35,7 +35,7 @@ from model.training.train import batch_loss  # noqa: E402
 
 
 class WrittenOut(torch.nn.Module):
-    """Transformer.forward as it was before the fused path: the trace's written-out attention."""
+    """Transformer.forward with the trace's written-out attention (output_attentions=True)."""
 
     def __init__(self, model: Transformer):
         super().__init__()
@@ -43,8 +43,9 @@ class WrittenOut(torch.nn.Module):
 
     def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
         src_mask = padding_mask(src, self.model.config.pad_id)
-        memory = self.model.encode(src, src_mask).memory
-        hidden = self.model.decode(tgt, memory, src_mask, decoder_mask(tgt, self.model.config.pad_id)).hidden
+        memory = self.model.encode(src, src_mask, output_attentions=True).memory
+        hidden = self.model.decode(tgt, memory, src_mask, decoder_mask(tgt, self.model.config.pad_id),
+                                   output_attentions=True).hidden
         return self.model.project(hidden)  # (B, T, V)
 
 

@@ -97,7 +97,7 @@ def record_cache(model: Transformer, source_ids: Sequence[int], target_ids: Sequ
     device = model.embedding.weight.device
     src = torch.tensor([list(source_ids)], dtype=torch.long, device=device)  # (1, S)
     src_mask = padding_mask(src, config.pad_id)  # (1, 1, 1, S)
-    memory = model.encode(src, src_mask).memory  # (1, S, d_model)
+    memory = model.encode(src, src_mask, output_attentions=True).memory  # (1, S, d_model), as the trace computes it
     tgt = torch.tensor([list(target_ids)], dtype=torch.long, device=device)  # (1, T)
     n_layers, n_target = len(model.decoder_layers), tgt.size(1)
     cache = DecoderCache.empty(n_layers)
@@ -105,7 +105,7 @@ def record_cache(model: Transformer, source_ids: Sequence[int], target_ids: Sequ
     key_rows, value_rows, cross_rows, lengths, first_cross, reused = [], [], [], [], None, True
     for step in range(n_target):
         # one new position, no mask: it may attend to every cached key (all earlier, itself last)
-        decoded = model.decode(tgt[:, step:step + 1], memory, src_mask, None, cache)
+        decoded = model.decode(tgt[:, step:step + 1], memory, src_mask, None, cache, output_attentions=True)
         self_read[:, :, step, :step + 1] = np.stack([_numpy(a.weights[0, :, 0]) for a in decoded.self_attentions])
         cross_rows.append(np.stack([_numpy(a.weights[0, :, 0]) for a in decoded.cross_attentions]))  # (L, h, S)
         key_rows.append(np.stack([_numpy(layer.self_key[0, :, step]) for layer in cache.layers]))  # (L, h, d_head)

@@ -1,13 +1,13 @@
-"""Scaled dot-product attention (3.2.1) and multi-head attention (3.2.2), two ways.
+"""Scaled dot-product attention (3.2.1) and multi-head attention (3.2.2), one forward path.
 
-- written out (`scaled_dot_product_attention`, `MultiHeadAttention.forward`): every step is plain
-  tensor maths, so the attention weights and the scores before the softmax come back as data.
-  The trace (model/decoding/teacher_forced.py) uses this path.
-- fused (`MultiHeadAttention.fused`): `torch.nn.functional.scaled_dot_product_attention`, which
-  never materialises the weights (a flash / memory-efficient kernel on a GPU, a fused loop on a
-  CPU). Training, validation, `model.training.evaluate`, greedy and beam search use it: they need only the
-  output. The two are separate methods with their own return types, rather than one method whose
-  result changes with a flag. tests/test_fast_attention.py checks they agree.
+`MultiHeadAttention.forward` chooses the kernel inside, as Hugging Face's Marian does:
+- asked for the weights (`output_attentions=True`, the trace in model/decoding/teacher_forced.py):
+  `scaled_dot_product_attention` written out step by step (scores, mask, softmax, weighted sum), so
+  the attention weights and the scores before the softmax come back as data;
+- otherwise (training, validation, greedy and beam search: they need only the output):
+  `torch.nn.functional.scaled_dot_product_attention`, which never materialises the weights (a flash /
+  memory-efficient kernel on a GPU, a fused loop on a CPU); weights and scores come back as None.
+tests/model/test_fast_attention.py checks the two kernels agree.
 
 Nothing is stored on the module between calls.
 """
@@ -27,8 +27,8 @@ from model.core.masks import masked_fill_value
 
 class AttentionOutput(NamedTuple):
     output: torch.Tensor  # (B, T_q, d_model)
-    weights: torch.Tensor  # (B, h, T_q, T_k): softmax(QK^T / sqrt(d_k) + mask), rows sum to 1
-    scores: torch.Tensor  # (B, h, T_q, T_k): QK^T / sqrt(d_k), before the mask
+    weights: torch.Tensor | None  # (B, h, T_q, T_k): softmax(QK^T / sqrt(d_k) + mask), rows sum to 1; None unless asked
+    scores: torch.Tensor | None  # (B, h, T_q, T_k): QK^T / sqrt(d_k), before the mask; None unless asked
 
 
 def scaled_dot_product_attention(
@@ -100,28 +100,21 @@ class MultiHeadAttention(nn.Module):
         value: torch.Tensor,
         mask: torch.Tensor | None = None,
         head_mask: torch.Tensor | None = None,
+        *,
+        output_attentions: bool = False,
     ) -> AttentionOutput:
-        """Written out. query (B, T_q, d_model); key, value already projected: (B, h, T_k, d_head).
+        """query (B, T_q, d_model); key, value already projected: (B, h, T_k, d_head).
 
         mask broadcastable to (B, h, T_q, T_k), True = may attend; head_mask (h,), 1 keep / 0 off.
+        output_attentions=True runs the written-out attention and returns its weights and scores;
+        otherwise the fused kernel (dropout on the weights through `dropout_p`, in training mode only,
+        as nn.Dropout) and None for both.
         """
         q = self.split_heads(self.q_proj(query))  # (B, h, T_q, d_head)
-        heads, weights, scores = scaled_dot_product_attention(q, key, value, mask, self.attention_dropout)
+        if output_attentions:
+            heads, weights, scores = scaled_dot_product_attention(q, key, value, mask, self.attention_dropout)
+        else:
+            dropout_p = self.attention_dropout.p if self.training else 0.0
+            heads = F.scaled_dot_product_attention(q, key, value, mask, dropout_p=dropout_p)  # (B, h, T_q, d_head)
+            weights = scores = None
         return AttentionOutput(self.merge_heads(heads, head_mask), weights, scores)
-
-    def fused(
-        self,
-        query: torch.Tensor,
-        key: torch.Tensor,
-        value: torch.Tensor,
-        mask: torch.Tensor | None = None,
-        head_mask: torch.Tensor | None = None,
-    ) -> torch.Tensor:
-        """Same output as `forward(...).output`, through PyTorch's fused kernel. -> (B, T_q, d_model).
-
-        Dropout on the weights goes through `dropout_p`, in training mode only (as nn.Dropout).
-        """
-        q = self.split_heads(self.q_proj(query))  # (B, h, T_q, d_head)
-        dropout_p = self.attention_dropout.p if self.training else 0.0
-        heads = F.scaled_dot_product_attention(q, key, value, attn_mask=mask, dropout_p=dropout_p)  # (B, h, T_q, d_head)
-        return self.merge_heads(heads, head_mask)

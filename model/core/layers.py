@@ -1,11 +1,12 @@
 """Encoder and decoder layers, sections 3.1 and 3.3, post-LN exactly as in the paper.
 
-Each sub-layer is wrapped as LayerNorm(x + Dropout(Sublayer(x))) ("post-LN", section 3.1):
-the normalisation comes after the residual addition, not before the sub-layer (pre-LN).
+Each sub-layer is wrapped as LayerNorm(x + Dropout(Sublayer(x))) ("post-LN", section 3.1; residual
+dropout, 5.4), Figure 1's "Add & Norm" box, written once in `AddAndNorm`: the normalisation comes after
+the residual addition, not before the sub-layer (pre-LN).
 
-Each layer has two entry points with fixed return types: `forward` returns the attention weights
-and scores as data (written-out attention, for the trace), `fused` returns the hidden states only
-(PyTorch's fused attention kernel, for training and decoding). Both share every other step.
+Each layer has one `forward`: with output_attentions=True its attention sub-layers run written out and
+return their weights and scores (for the trace), otherwise PyTorch's fused kernel (for training and
+decoding). The layer output type is the same either way.
 """
 
 from __future__ import annotations
@@ -34,35 +35,47 @@ class PositionwiseFeedForward(nn.Module):
         return self.linear2(self.dropout(F.relu(self.linear1(x))))  # (B, T, d_ff) -> (B, T, d_model)
 
 
+class AddAndNorm(nn.LayerNorm):
+    """Add & Norm (Figure 1), post-LN: LayerNorm(x + Dropout(Sublayer(x))), sections 3.1 and 5.4.
+
+    A LayerNorm over d_model that adds the residual first, so its parameters keep a LayerNorm's
+    names (`norm1.weight`, `norm1.bias`) in checkpoints.
+    """
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__(config.d_model, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, x: torch.Tensor, sublayer_output: torch.Tensor) -> torch.Tensor:
+        """x (B, T, d_model): the sub-layer's input; sublayer_output (B, T, d_model): Sublayer(x)."""
+        return super().forward(x + self.dropout(sublayer_output))
+
+
 class EncoderLayerOutput(NamedTuple):
     hidden: torch.Tensor  # (B, S, d_model)
     self_attention: AttentionOutput
 
 
 class EncoderLayer(nn.Module):
-    """Self-attention then feed-forward, each post-LN (3.1, encoder)."""
+    """Self-attention then feed-forward, each followed by Add & Norm (3.1, encoder)."""
 
     def __init__(self, config: TransformerConfig):
         super().__init__()
         self.self_attention = MultiHeadAttention(config)
         self.feed_forward = PositionwiseFeedForward(config)
-        self.norm1 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
-        self.norm2 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
-        self.dropout = nn.Dropout(config.dropout)
+        self.norm1 = AddAndNorm(config)
+        self.norm2 = AddAndNorm(config)
 
-    def forward(self, x: torch.Tensor, src_mask: torch.Tensor, head_mask: torch.Tensor | None = None) -> EncoderLayerOutput:
-        """x (B, S, d_model), src_mask (B, 1, 1, S), head_mask (h,) 1 keep / 0 off -> hidden + attention."""
-        attention = self.self_attention(x, *self.self_attention.project_key_value(x), src_mask, head_mask)
-        return EncoderLayerOutput(self._after_attention(x, attention.output), attention)
+    def forward(self, x: torch.Tensor, src_mask: torch.Tensor, head_mask: torch.Tensor | None = None, *,
+                output_attentions: bool = False) -> EncoderLayerOutput:
+        """x (B, S, d_model), src_mask (B, 1, 1, S), head_mask (h,) 1 keep / 0 off -> hidden + attention.
 
-    def fused(self, x: torch.Tensor, src_mask: torch.Tensor, head_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """As `forward`, hidden states only (B, S, d_model), through the fused attention kernel."""
-        attended = self.self_attention.fused(x, *self.self_attention.project_key_value(x), src_mask, head_mask)
-        return self._after_attention(x, attended)
-
-    def _after_attention(self, x: torch.Tensor, attended: torch.Tensor) -> torch.Tensor:
-        x = self.norm1(x + self.dropout(attended))
-        return self.norm2(x + self.dropout(self.feed_forward(x)))
+        output_attentions=True: the attention's weights and scores come back (written-out kernel).
+        """
+        attention = self.self_attention(x, *self.self_attention.project_key_value(x), src_mask, head_mask,
+                                        output_attentions=output_attentions)
+        x = self.norm1(x, attention.output)
+        return EncoderLayerOutput(self.norm2(x, self.feed_forward(x)), attention)
 
 
 @dataclass
@@ -98,17 +111,16 @@ class DecoderLayerOutput(NamedTuple):
 
 
 class DecoderLayer(nn.Module):
-    """Masked self-attention, encoder-decoder attention, feed-forward, each post-LN (3.1, decoder)."""
+    """Masked self-attention, encoder-decoder attention, feed-forward, each followed by Add & Norm (3.1, decoder)."""
 
     def __init__(self, config: TransformerConfig):
         super().__init__()
         self.self_attention = MultiHeadAttention(config)
         self.cross_attention = MultiHeadAttention(config)
         self.feed_forward = PositionwiseFeedForward(config)
-        self.norm1 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
-        self.norm2 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
-        self.norm3 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
-        self.dropout = nn.Dropout(config.dropout)
+        self.norm1 = AddAndNorm(config)
+        self.norm2 = AddAndNorm(config)
+        self.norm3 = AddAndNorm(config)
 
     def forward(
         self,
@@ -119,36 +131,23 @@ class DecoderLayer(nn.Module):
         cache: LayerCache | None = None,
         self_head_mask: torch.Tensor | None = None,
         cross_head_mask: torch.Tensor | None = None,
+        *,
+        output_attentions: bool = False,
     ) -> DecoderLayerOutput:
         """x (B, T, d_model): the new target positions; memory (B, S, d_model).
 
         Without a cache, x is the whole target prefix. With one, x holds only the positions not
         yet cached, and keys/values of earlier positions come from the cache (which is updated).
-        Head masks (h,): 1 keeps a head, 0 switches its output off.
+        Head masks (h,): 1 keeps a head, 0 switches its output off. output_attentions=True: both
+        attentions' weights and scores come back (written-out kernel).
         """
-        self_attention = self.self_attention(x, *self._self_key_value(x, cache), tgt_mask, self_head_mask)
-        x = self.norm1(x + self.dropout(self_attention.output))
-        cross_attention = self.cross_attention(x, *self._cross_key_value(memory, cache), src_mask, cross_head_mask)
-        x = self.norm2(x + self.dropout(cross_attention.output))
-        x = self.norm3(x + self.dropout(self.feed_forward(x)))
-        return DecoderLayerOutput(x, self_attention, cross_attention)
-
-    def fused(
-        self,
-        x: torch.Tensor,
-        memory: torch.Tensor,
-        src_mask: torch.Tensor,
-        tgt_mask: torch.Tensor | None,
-        cache: LayerCache | None = None,
-        self_head_mask: torch.Tensor | None = None,
-        cross_head_mask: torch.Tensor | None = None,
-    ) -> torch.Tensor:
-        """As `forward`, hidden states only (B, T, d_model), through the fused attention kernel."""
-        attended = self.self_attention.fused(x, *self._self_key_value(x, cache), tgt_mask, self_head_mask)
-        x = self.norm1(x + self.dropout(attended))
-        attended = self.cross_attention.fused(x, *self._cross_key_value(memory, cache), src_mask, cross_head_mask)
-        x = self.norm2(x + self.dropout(attended))
-        return self.norm3(x + self.dropout(self.feed_forward(x)))
+        self_attention = self.self_attention(x, *self._self_key_value(x, cache), tgt_mask, self_head_mask,
+                                             output_attentions=output_attentions)
+        x = self.norm1(x, self_attention.output)
+        cross_attention = self.cross_attention(x, *self._cross_key_value(memory, cache), src_mask, cross_head_mask,
+                                               output_attentions=output_attentions)
+        x = self.norm2(x, cross_attention.output)
+        return DecoderLayerOutput(self.norm3(x, self.feed_forward(x)), self_attention, cross_attention)
 
     def _self_key_value(self, x: torch.Tensor, cache: LayerCache | None) -> tuple[torch.Tensor, torch.Tensor]:
         """Self-attention keys/values of x, after the cached ones: 2 x (B, h, T_cached + T, d_head)."""

@@ -1,17 +1,17 @@
 """The encoder-decoder Transformer of Figure 1 (sections 3.1-3.5).
 
-`encode` runs the encoder stack, `decode` the decoder stack (optionally with a KV cache),
-`project` the pre-softmax linear layer. `encode_fused` / `decode_fused` compute the same hidden
-states through PyTorch's fused attention kernel without materialising the weights: training,
-validation and decoding use them, and `forward` (training) is built on them. One embedding matrix
-is shared by the encoder input, the decoder input and the pre-softmax projection (3.4), and
-embeddings are multiplied by sqrt(d_model) before the sinusoidal positional encodings (3.5) are added.
+`encode` runs the encoder stack, `decode` the decoder stack (optionally with a KV cache), `project`
+the pre-softmax linear layer, `forward` (training) all three. One embedding matrix is shared by the
+encoder input, the decoder input and the pre-softmax projection (3.4), and embeddings are multiplied
+by sqrt(d_model) before the sinusoidal positional encodings (3.5) are added.
 
-`encode` / `decode` return every attention weight matrix as data in EncoderOutput /
-DecoderOutput; nothing is stashed on a module. Interventions come in as plain tensors, as Hugging
-Face's Marian takes `head_mask`: per-layer head masks (L, h), 1 = keep, 0 = switch the head's
-output off, and `use_positions=False` to leave the positional encodings out (model/decoding/ablation.py
-builds them).
+`encode` / `decode` return every layer's attention as data in EncoderOutput / DecoderOutput, as
+Hugging Face's Marian does; nothing is stashed on a module. With output_attentions=True each
+AttentionOutput carries its weights and scores (written-out attention, for the trace); otherwise
+they are None and the layers run PyTorch's fused kernel (training, validation, decoding).
+Interventions come in as plain tensors, as Marian takes `head_mask`: per-layer head masks (L, h),
+1 = keep, 0 = switch the head's output off, and `use_positions=False` to leave the positional
+encodings out (model/decoding/ablation.py builds them).
 
 The class is also a Hub model (huggingface_hub's PyTorchModelHubMixin, model/checkpoints/hub.py):
 `Transformer.from_pretrained(repo_id_or_dir)`, `save_pretrained(dir)`, `push_to_hub(repo_id)`.
@@ -36,14 +36,14 @@ from model.core.positional import sinusoidal_positional_encoding
 
 class EncoderOutput(NamedTuple):
     memory: torch.Tensor  # (B, S, d_model): the encoder's final hidden states
-    self_attentions: list[AttentionOutput]  # one per layer, weights (B, h, S, S)
+    self_attentions: list[AttentionOutput]  # one per layer, weights (B, h, S, S) if output_attentions
 
 
 class DecoderOutput(NamedTuple):
     hidden: torch.Tensor  # (B, T, d_model): final decoder states (before the projection)
     layer_hiddens: list[torch.Tensor]  # output of each decoder layer, (B, T, d_model)
-    self_attentions: list[AttentionOutput]  # one per layer, weights (B, h, T, T_total)
-    cross_attentions: list[AttentionOutput]  # one per layer, weights (B, h, T, S)
+    self_attentions: list[AttentionOutput]  # one per layer, weights (B, h, T, T_total) if output_attentions
+    cross_attentions: list[AttentionOutput]  # one per layer, weights (B, h, T, S) if output_attentions
 
 
 class Transformer(nn.Module, TransformerHubMixin):
@@ -89,25 +89,18 @@ class Transformer(nn.Module, TransformerHubMixin):
         return self.embedding_dropout(scaled)
 
     def encode(self, src: torch.Tensor, src_mask: torch.Tensor, head_mask: torch.Tensor | None = None,
-               use_positions: bool = True) -> EncoderOutput:
+               use_positions: bool = True, *, output_attentions: bool = False) -> EncoderOutput:
         """src (B, S) token ids, src_mask (B, 1, 1, S) -> memory (B, S, d_model) + attentions.
 
-        head_mask (L_enc, h): 1 keeps a head, 0 switches it off; use_positions=False drops the PE.
+        head_mask (L_enc, h): 1 keeps a head, 0 switches it off; use_positions=False drops the PE;
+        output_attentions=True: every layer's weights and scores come back (written-out attention).
         """
         x = self.embed(src, positions=use_positions)
         attentions = []
         for layer, layer_head_mask in zip(self.encoder_layers, _per_layer(head_mask, len(self.encoder_layers))):
-            x, attention = layer(x, src_mask, layer_head_mask)
+            x, attention = layer(x, src_mask, layer_head_mask, output_attentions=output_attentions)
             attentions.append(attention)
         return EncoderOutput(x, attentions)
-
-    def encode_fused(self, src: torch.Tensor, src_mask: torch.Tensor, head_mask: torch.Tensor | None = None,
-                     use_positions: bool = True) -> torch.Tensor:
-        """As `encode`, memory (B, S, d_model) only, through the fused attention kernel."""
-        x = self.embed(src, positions=use_positions)
-        for layer, layer_head_mask in zip(self.encoder_layers, _per_layer(head_mask, len(self.encoder_layers))):
-            x = layer.fused(x, src_mask, layer_head_mask)
-        return x
 
     def decode(
         self,
@@ -119,6 +112,8 @@ class Transformer(nn.Module, TransformerHubMixin):
         self_head_mask: torch.Tensor | None = None,
         cross_head_mask: torch.Tensor | None = None,
         use_positions: bool = True,
+        *,
+        output_attentions: bool = False,
     ) -> DecoderOutput:
         """tgt (B, T) target ids (shifted right: they start with [BOS]).
 
@@ -126,40 +121,22 @@ class Transformer(nn.Module, TransformerHubMixin):
         and padding mask. With a cache tgt holds only new positions and tgt_mask (B, 1, T, T_total)
         covers cached + new keys (None for a single new position: it may see every cached key);
         the cache is extended in place. self_head_mask, cross_head_mask (L_dec, h): 1 keep, 0 off.
+        output_attentions=True: every layer's weights and scores come back (written-out attention).
         """
         x, layer_caches = self._decoder_input(tgt, cache, use_positions)
         hiddens, self_attentions, cross_attentions = [], [], []
         n_layers = len(self.decoder_layers)
         for layer, layer_cache, self_mask, cross_mask in zip(
-                self.decoder_layers, layer_caches, _per_layer(self_head_mask, n_layers), _per_layer(cross_head_mask, n_layers)):
-            x, self_attention, cross_attention = layer(x, memory, src_mask, tgt_mask, layer_cache, self_mask, cross_mask)
+                self.decoder_layers, layer_caches, _per_layer(self_head_mask, n_layers),
+                _per_layer(cross_head_mask, n_layers)):
+            x, self_attention, cross_attention = layer(x, memory, src_mask, tgt_mask, layer_cache, self_mask, cross_mask,
+                                                       output_attentions=output_attentions)
             hiddens.append(x)
             self_attentions.append(self_attention)
             cross_attentions.append(cross_attention)
         if cache is not None:
             cache.length += tgt.size(1)
         return DecoderOutput(x, hiddens, self_attentions, cross_attentions)
-
-    def decode_fused(
-        self,
-        tgt: torch.Tensor,
-        memory: torch.Tensor,
-        src_mask: torch.Tensor,
-        tgt_mask: torch.Tensor | None,
-        cache: DecoderCache | None = None,
-        self_head_mask: torch.Tensor | None = None,
-        cross_head_mask: torch.Tensor | None = None,
-        use_positions: bool = True,
-    ) -> torch.Tensor:
-        """As `decode`, final hidden states (B, T, d_model) only, through the fused attention kernel."""
-        x, layer_caches = self._decoder_input(tgt, cache, use_positions)
-        n_layers = len(self.decoder_layers)
-        for layer, layer_cache, self_mask, cross_mask in zip(
-                self.decoder_layers, layer_caches, _per_layer(self_head_mask, n_layers), _per_layer(cross_head_mask, n_layers)):
-            x = layer.fused(x, memory, src_mask, tgt_mask, layer_cache, self_mask, cross_mask)
-        if cache is not None:
-            cache.length += tgt.size(1)
-        return x
 
     def _decoder_input(self, tgt: torch.Tensor, cache: DecoderCache | None, use_positions: bool):
         """Embedded new target positions (B, T, d_model), placed after the cached ones, and each layer's cache."""
@@ -174,8 +151,8 @@ class Transformer(nn.Module, TransformerHubMixin):
     def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
         """Teacher-forced logits for training. src (B, S), tgt (B, T) -> logits (B, T, V)."""
         src_mask = padding_mask(src, self.config.pad_id)
-        memory = self.encode_fused(src, src_mask)  # (B, S, d_model)
-        hidden = self.decode_fused(tgt, memory, src_mask, decoder_mask(tgt, self.config.pad_id))  # (B, T, d_model)
+        memory = self.encode(src, src_mask).memory  # (B, S, d_model)
+        hidden = self.decode(tgt, memory, src_mask, decoder_mask(tgt, self.config.pad_id)).hidden  # (B, T, d_model)
         return self.project(hidden)
 
     def num_parameters(self) -> int:

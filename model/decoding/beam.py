@@ -88,7 +88,7 @@ def _start(model: Transformer, src: torch.Tensor, K: int) -> _Beams:
     """Encode once; the cross keys/values once per sentence, expanded to its K beams; beam 0 of each live."""
     config, device, batch = model.config, src.device, src.size(0)
     src_mask = padding_mask(src, config.pad_id)  # (B, 1, 1, S)
-    memory = model.encode_fused(src, src_mask)  # (B, S, d_model)
+    memory = model.encode(src, src_mask).memory  # (B, S, d_model)
     cache = DecoderCache.empty(len(model.decoder_layers))
     for layer, layer_cache in zip(model.decoder_layers, cache.layers):
         key, value = layer.cross_attention.project_key_value(memory)  # (B, h, S, d_head) each
@@ -110,7 +110,7 @@ def _step(model: Transformer, beams: _Beams, K: int, length_penalty: float,
     config, n_active, vocab = model.config, len(beams.active), model.config.vocab_size
     device = beams.tokens.device
     ranks = torch.arange(2 * K, device=device)  # (2K,)
-    hidden = model.decode_fused(beams.tokens[:, None], beams.memory, beams.src_mask, None, beams.cache)  # (A * K, 1, d)
+    hidden = model.decode(beams.tokens[:, None], beams.memory, beams.src_mask, None, beams.cache).hidden  # (A * K, 1, d)
     log_probs = F.log_softmax(model.project(hidden[:, -1]).float(), dim=-1)  # (A * K, V)
     candidates = (beams.log_probs[:, None] + log_probs).view(n_active, K * vocab)  # (A, K * V)
     # 2K candidates always hold K that are not [EOS]: each beam has only one [EOS] entry.

@@ -64,8 +64,8 @@ def greedy_steps(
         # with the cache, feed only positions not cached yet: the whole forced prefix at first, then one token
         new = tokens_so_far[:, cache.length:] if cache is not None else tokens_so_far  # (B, T_new)
         mask = decoder_mask(new, config.pad_id) if cache is None or cache.length == 0 else None
-        hidden = model.decode_fused(new, memory, src_mask, mask, cache, ablation.decoder_self, ablation.cross,
-                                    ablation.use_positions)  # (B, T_new, d_model)
+        hidden = model.decode(new, memory, src_mask, mask, cache, ablation.decoder_self, ablation.cross,
+                              ablation.use_positions).hidden  # (B, T_new, d_model)
         logits = model.project(hidden[:, -1])  # (B, V)
         tokens = logits.argmax(dim=-1).masked_fill(finished, config.pad_id)  # (B,)
         finished = finished | (tokens == config.eos_id)
@@ -79,7 +79,7 @@ def greedy_steps(
 def greedy_decode(model: Transformer, src: torch.Tensor, max_new_tokens: int, use_cache: bool = True) -> torch.Tensor:
     """Batch greedy decoding. src (B, S) padded ids -> chosen ids (B, T), [PAD] after [EOS]."""
     src_mask = padding_mask(src, model.config.pad_id)
-    memory = model.encode_fused(src, src_mask)  # (B, S, d_model)
+    memory = model.encode(src, src_mask).memory  # (B, S, d_model)
     steps = [step.tokens for step in greedy_steps(model, memory, src_mask, max_new_tokens, use_cache)]
     return torch.stack(steps, dim=1)
 

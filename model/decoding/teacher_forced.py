@@ -41,7 +41,8 @@ def encode_source(model: Transformer, source_ids: list[int], ablation: AblationT
     """Encode one sentence's ids with the written-out attention (weights kept)."""
     src = torch.tensor([list(source_ids)], dtype=torch.long, device=model.embedding.weight.device)  # (1, S)
     src_mask = padding_mask(src, model.config.pad_id)  # (1, 1, 1, S)
-    return EncodedSource(src, src_mask, model.encode(src, src_mask, ablation.encoder, ablation.use_positions))
+    return EncodedSource(src, src_mask, model.encode(src, src_mask, ablation.encoder, ablation.use_positions,
+                                                      output_attentions=True))
 
 
 def teacher_force(model: Transformer, source: EncodedSource, output_ids: list[int],
@@ -50,7 +51,7 @@ def teacher_force(model: Transformer, source: EncodedSource, output_ids: list[in
     tgt = torch.tensor([[model.config.bos_id, *output_ids[:-1]]], dtype=torch.long, device=source.src.device)  # (1, T)
     tgt_mask = decoder_mask(tgt, model.config.pad_id)  # (1, 1, T, T)
     decoded = model.decode(tgt, source.encoded.memory, source.src_mask, tgt_mask, None,
-                           ablation.decoder_self, ablation.cross, ablation.use_positions)
+                           ablation.decoder_self, ablation.cross, ablation.use_positions, output_attentions=True)
     log_probs = torch.log_softmax(model.project(decoded.hidden)[0].float(), dim=-1)  # (T, V)
     return TeacherForced(source, tgt_mask, decoded, log_probs)
 

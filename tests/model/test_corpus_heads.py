@@ -93,7 +93,7 @@ def test_corpus_roles_of_one_sentence_equal_the_models_own_weights(tiny_model, t
     examples, _ = corpus_examples(pairs[:1], tiny_tokenizer)
     stats = head_roles(tiny_model, tiny_tokenizer, examples[:1], token_counts(examples, tiny_tokenizer.vocab_size))
     src = torch.tensor([examples[0].source])
-    weights = torch.stack([a.weights[0] for a in tiny_model.encode(src, padding_mask(src, 0)).self_attentions])
+    weights = torch.stack([a.weights[0] for a in tiny_model.encode(src, padding_mask(src, 0), output_attentions=True).self_attentions])
     np.testing.assert_allclose(stats["encoder"]["confidence"], weights.max(-1).values.mean(-1).detach().numpy(), rtol=1e-5)
     assert set(stats) == set(KINDS)
 
@@ -153,8 +153,8 @@ def test_queries_and_keys_reproduce_the_models_attention_weights(tiny_model, tin
     examples, _ = corpus_examples(pairs[:3], tiny_tokenizer)
     src, tgt_in, _, _ = next(batches(examples, 100, 0))
     src_mask = padding_mask(src, 0)
-    encoded = tiny_model.encode(src, src_mask)
-    decoded = tiny_model.decode(tgt_in, encoded.memory, src_mask, decoder_mask(tgt_in, 0))
+    encoded = tiny_model.encode(src, src_mask, output_attentions=True)
+    decoded = tiny_model.decode(tgt_in, encoded.memory, src_mask, decoder_mask(tgt_in, 0), output_attentions=True)
     expected = {"encoder": encoded.self_attentions, "decoder_self": decoded.self_attentions,
                 "cross": decoded.cross_attentions}[kind]
     for layer, inputs in enumerate(attention_inputs(tiny_model, src, tgt_in)[kind]):

@@ -1,9 +1,10 @@
-"""Equivalence: the fused attention path (F.scaled_dot_product_attention) equals the written-out one.
+"""Equivalence: the two kernels inside one forward path agree.
 
-Training, validation, greedy and beam search run `fused` / `encode_fused` / `decode_fused`; the trace
-runs the written-out `forward` / `encode` / `decode` that returns weights (section 3.2.1). Both must
-give the same outputs, with padding masks (3.2.3), the causal mask, head masks, a KV cache, and in
-train mode with dropout 0. float64, so the 1e-5 tolerance measures the algorithm.
+Every core module has one `forward` (and the Transformer one `encode` / `decode`); with
+output_attentions=True attention runs written out and returns its weights (section 3.2.1, the trace),
+otherwise through F.scaled_dot_product_attention (training, validation, greedy and beam search).
+Both must give the same outputs, with padding masks (3.2.3), the causal mask, head masks, a KV cache,
+and in train mode with dropout 0. float64, so the 1e-5 tolerance measures the algorithm.
 """
 
 from __future__ import annotations
@@ -61,8 +62,21 @@ def test_fused_attention_equals_written_out_for_each_kind(model, batch, kind, he
     }[kind]
     head_mask = None if head_off is None else torch.ones(CONFIG.n_heads, dtype=torch.float64).index_fill_(0, torch.tensor([head_off]), 0.0)
     key, value = attention.project_key_value(keys)
-    written = attention(query, key, value, mask, head_mask).output
-    assert close(attention.fused(query, key, value, mask, head_mask), written)
+    written = attention(query, key, value, mask, head_mask, output_attentions=True).output
+    assert close(attention(query, key, value, mask, head_mask).output, written)
+
+
+def test_weights_come_back_only_when_asked(model, batch):
+    """One return type: the fused kernel leaves weights and scores None, the written-out one fills them."""
+    src, _ = batch
+    x = model.embed(src)  # (B, S, d)
+    attention = model.encoder_layers[0].self_attention
+    key, value = attention.project_key_value(x)
+    fused = attention(x, key, value, padding_mask(src, PAD))
+    written = attention(x, key, value, padding_mask(src, PAD), output_attentions=True)
+    assert fused.weights is None and fused.scores is None
+    assert written.weights.shape == written.scores.shape == (3, CONFIG.n_heads, 9, 9)
+    assert torch.allclose(written.weights.sum(-1), torch.ones(3, CONFIG.n_heads, 9, dtype=torch.float64))
 
 
 def test_fused_attention_with_only_a_causal_mask_and_with_none(model, batch):
@@ -71,7 +85,7 @@ def test_fused_attention_with_only_a_causal_mask_and_with_none(model, batch):
     x = model.embed(tgt)
     key, value = attention.project_key_value(x)
     for mask in (causal_mask(tgt.size(1)), None):
-        assert close(attention.fused(x, key, value, mask), attention(x, key, value, mask).output)
+        assert close(attention(x, key, value, mask).output, attention(x, key, value, mask, output_attentions=True).output)
 
 
 @pytest.mark.parametrize("ablation", [None, ABLATION, Ablation(positional_encoding=False)])
@@ -79,12 +93,14 @@ def test_encoder_and_decoder_stacks_agree(model, batch, ablation):
     src, tgt = batch
     masks = (ablation or Ablation()).tensors(CONFIG)  # float32 masks: merge_heads casts them
     src_mask, tgt_mask = padding_mask(src, PAD), decoder_mask(tgt, PAD)
-    encoded = model.encode(src, src_mask, masks.encoder, masks.use_positions)
-    memory = model.encode_fused(src, src_mask, masks.encoder, masks.use_positions)
+    encoded = model.encode(src, src_mask, masks.encoder, masks.use_positions, output_attentions=True)
+    memory = model.encode(src, src_mask, masks.encoder, masks.use_positions).memory
     assert close(memory, encoded.memory)
-    written = model.decode(tgt, memory, src_mask, tgt_mask, None, masks.decoder_self, masks.cross, masks.use_positions)
-    fused = model.decode_fused(tgt, memory, src_mask, tgt_mask, None, masks.decoder_self, masks.cross, masks.use_positions)
-    assert close(fused, written.hidden)
+    written = model.decode(tgt, memory, src_mask, tgt_mask, None, masks.decoder_self, masks.cross, masks.use_positions,
+                           output_attentions=True)
+    fused = model.decode(tgt, memory, src_mask, tgt_mask, None, masks.decoder_self, masks.cross, masks.use_positions)
+    assert close(fused.hidden, written.hidden)
+    assert all(close(a, b) for a, b in zip(fused.layer_hiddens, written.layer_hiddens))
 
 
 def test_head_masks_change_the_output_on_both_paths(model, batch):
@@ -92,28 +108,29 @@ def test_head_masks_change_the_output_on_both_paths(model, batch):
     src, _ = batch
     src_mask = padding_mask(src, PAD)
     head_mask = ABLATION.tensors(CONFIG).encoder
-    assert not close(model.encode_fused(src, src_mask, head_mask), model.encode_fused(src, src_mask))
-    assert not close(model.encode(src, src_mask, head_mask).memory, model.encode(src, src_mask).memory)
+    for written in (False, True):
+        masked = model.encode(src, src_mask, head_mask, output_attentions=written).memory
+        assert not close(masked, model.encode(src, src_mask, output_attentions=written).memory)
 
 
 def test_cached_fused_decoding_equals_written_out_whole_prefix(model, batch):
     src, tgt = batch
     src_mask = padding_mask(src, PAD)
-    memory = model.encode_fused(src, src_mask)
+    memory = model.encode(src, src_mask).memory
     cache = DecoderCache.empty(CONFIG.n_decoder_layers)
-    steps = [model.decode_fused(tgt[:, :1], memory, src_mask, decoder_mask(tgt[:, :1], PAD), cache)]
+    steps = [model.decode(tgt[:, :1], memory, src_mask, decoder_mask(tgt[:, :1], PAD), cache).hidden]
     for t in range(1, tgt.size(1)):
-        steps.append(model.decode_fused(tgt[:, t:t + 1], memory, src_mask, None, cache))
+        steps.append(model.decode(tgt[:, t:t + 1], memory, src_mask, None, cache).hidden)
     causal_only = causal_mask(tgt.size(1))  # the cached steps see every earlier key, padded or not
-    whole = model.decode(tgt, memory, src_mask, causal_only).hidden
+    whole = model.decode(tgt, memory, src_mask, causal_only, output_attentions=True).hidden
     assert close(torch.cat(steps, dim=1), whole)
 
 
 def traced_logits(model: Transformer, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
     """Teacher-forced logits through the written-out path: the reference for Transformer.forward."""
     src_mask = padding_mask(src, PAD)
-    memory = model.encode(src, src_mask).memory
-    return model.project(model.decode(tgt, memory, src_mask, decoder_mask(tgt, PAD)).hidden)
+    memory = model.encode(src, src_mask, output_attentions=True).memory
+    return model.project(model.decode(tgt, memory, src_mask, decoder_mask(tgt, PAD), output_attentions=True).hidden)
 
 
 def test_forward_logits_equal_the_written_out_path(model, batch):

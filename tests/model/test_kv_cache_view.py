@@ -29,9 +29,9 @@ def uncached_keys_values(model, source_ids, target_ids):
     cross keys/values of the encoder memory: 4 arrays (L, h, T or S, d_head)."""
     src = torch.tensor([source_ids])
     src_mask = padding_mask(src, model.config.pad_id)
-    memory = model.encode(src, src_mask).memory
+    memory = model.encode(src, src_mask, output_attentions=True).memory
     tgt = torch.tensor([target_ids])
-    decoded = model.decode(tgt, memory, src_mask, decoder_mask(tgt, model.config.pad_id), None)
+    decoded = model.decode(tgt, memory, src_mask, decoder_mask(tgt, model.config.pad_id), None, output_attentions=True)
     inputs = [model.embed(tgt), *decoded.layer_hiddens[:-1]]  # what each decoder layer reads
     parts = [[], [], [], []]
     for layer, x in zip(model.decoder_layers, inputs):

@@ -3,7 +3,7 @@
 With the same weights copied across,
 - our `MultiHeadAttention` equals `nn.MultiheadAttention` (outputs and per-head weights), with and
   without masks, once our True = "may attend" masks are turned into torch's True = "may NOT attend";
-- our encoder-decoder equals `nn.Transformer(norm_first=False, batch_first=True, dropout=0)` fed our
+- our encoder-decoder, through either attention kernel, equals `nn.Transformer(norm_first=False, batch_first=True, dropout=0)` fed our
   embeddings + positional encodings (3.4, 3.5) and followed by our tied projection.
 Both run in float64 so that the 1e-5 tolerance measures the algorithm, not float32 rounding.
 """
@@ -46,7 +46,8 @@ def randomize_layer_norms(model: nn.Module) -> None:
                 module.bias.uniform_(-0.5, 0.5)
 
 
-def test_encoder_decoder_equals_torch_transformer():
+@pytest.mark.parametrize("output_attentions", [True, False], ids=["written_out", "fused"])
+def test_encoder_decoder_equals_torch_transformer(output_attentions):
     torch.manual_seed(0)
     model = Transformer(CONFIG).double().eval()
     randomize_layer_norms(model)
@@ -58,8 +59,9 @@ def test_encoder_decoder_equals_torch_transformer():
 
     with torch.no_grad():
         src_mask = padding_mask(src, PAD)
-        memory = model.encode(src, src_mask).memory
-        ours = model.project(model.decode(tgt, memory, src_mask, decoder_mask(tgt, PAD)).hidden)  # (B, T, V)
+        memory = model.encode(src, src_mask, output_attentions=output_attentions).memory
+        hidden = model.decode(tgt, memory, src_mask, decoder_mask(tgt, PAD), output_attentions=output_attentions).hidden
+        ours = model.project(hidden)  # (B, T, V)
 
         theirs_hidden = reference(
             model.embed(src), model.embed(tgt),
@@ -113,7 +115,7 @@ def test_multi_head_attention_equals_torch(mask_name, t_query, t_key):
         full = mask.expand(batch, config.n_heads, t_query, t_key)
         torch_mask = ~full.reshape(batch * config.n_heads, t_query, t_key)
     with torch.no_grad():
-        output, weights, _ = ours(query, *ours.project_key_value(memory), mask)
+        output, weights, _ = ours(query, *ours.project_key_value(memory), mask, output_attentions=True)
         expected, expected_weights = theirs(query, memory, memory, attn_mask=torch_mask,
                                             need_weights=True, average_attn_weights=False)
     assert weights.shape == expected_weights.shape == (batch, config.n_heads, t_query, t_key)

@@ -113,8 +113,8 @@ def test_source_padding_changes_nothing_at_real_positions(tiny_model, tiny_token
 
     def memory_and_logits(source):
         src_mask = padding_mask(source, pad_id)
-        memory = tiny_model.encode(source, src_mask).memory
-        hidden = tiny_model.decode(tgt, memory, src_mask, decoder_mask(tgt, pad_id)).hidden
+        memory = tiny_model.encode(source, src_mask, output_attentions=True).memory
+        hidden = tiny_model.decode(tgt, memory, src_mask, decoder_mask(tgt, pad_id), output_attentions=True).hidden
         return memory, tiny_model.project(hidden)
 
     memory, logits = memory_and_logits(src)
@@ -128,7 +128,7 @@ def test_later_target_tokens_never_change_earlier_outputs(tiny_model, tiny_token
     config = tiny_model.config
     src = torch.tensor([tiny_tokenizer.encode_source(SENTENCES[1], "en")])
     src_mask = padding_mask(src, config.pad_id)
-    memory = tiny_model.encode(src, src_mask).memory
+    memory = tiny_model.encode(src, src_mask, output_attentions=True).memory
     generator = torch.Generator().manual_seed(0)
     tgt = torch.randint(6, config.vocab_size, (1, 8), generator=generator)
     tgt[0, 0] = config.bos_id
@@ -138,7 +138,8 @@ def test_later_target_tokens_never_change_earlier_outputs(tiny_model, tiny_token
     padded = torch.cat([tgt, torch.full((1, 3), config.pad_id)], dim=1)  # appended target padding
 
     def logits(target):
-        hidden = tiny_model.decode(target, memory, src_mask, decoder_mask(target, config.pad_id)).hidden
+        hidden = tiny_model.decode(target, memory, src_mask, decoder_mask(target, config.pad_id),
+                                   output_attentions=True).hidden
         return tiny_model.project(hidden)  # (1, T, V)
 
     original = logits(tgt)
@@ -177,9 +178,9 @@ def test_padded_keys_get_zero_weight_in_a_padded_batch(tiny_model, source_batch)
     src_mask = padding_mask(source_batch, pad_id)  # (2, 1, 1, S)
     is_pad = source_batch == pad_id  # (2, S)
     assert is_pad[0].any() and not is_pad[1].any()
-    encoded = tiny_model.encode(source_batch, src_mask)
+    encoded = tiny_model.encode(source_batch, src_mask, output_attentions=True)
     tgt = torch.full((2, 4), tiny_model.config.bos_id)
-    decoded = tiny_model.decode(tgt, encoded.memory, src_mask, decoder_mask(tgt, pad_id))
+    decoded = tiny_model.decode(tgt, encoded.memory, src_mask, decoder_mask(tgt, pad_id), output_attentions=True)
     for attention in [*encoded.self_attentions, *decoded.cross_attentions]:
         weights = attention.weights  # (2, h, T_q, S)
         assert torch.isfinite(weights).all()
@@ -226,8 +227,9 @@ def test_logit_lens_reads_every_decoder_layer_through_the_projection(tiny_model,
     tgt = torch.tensor([[tiny_model.config.bos_id, *trace.output_ids[:-1]]])  # the decoder inputs
     with torch.no_grad():
         src_mask = padding_mask(src, tiny_model.config.pad_id)
-        memory = tiny_model.encode(src, src_mask).memory
-        decoded = tiny_model.decode(tgt, memory, src_mask, decoder_mask(tgt, tiny_model.config.pad_id))
+        memory = tiny_model.encode(src, src_mask, output_attentions=True).memory
+        decoded = tiny_model.decode(tgt, memory, src_mask, decoder_mask(tgt, tiny_model.config.pad_id),
+                                    output_attentions=True)
         for layer, hidden in enumerate(decoded.layer_hiddens):
             probs = torch.softmax(tiny_model.project(hidden[0]), dim=-1)  # (T, V)
             expected, ids = probs.topk(trace.logit_lens_probs.shape[-1], dim=-1)

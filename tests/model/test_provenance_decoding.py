@@ -44,7 +44,7 @@ def source(tiny_tokenizer) -> list[int]:
 def encode(model, source: list[int]):
     src = torch.tensor([source])  # (1, S)
     src_mask = torch.ones(1, 1, 1, len(source), dtype=torch.bool)  # no padding
-    return model.encode(src, src_mask).memory, src_mask
+    return model.encode(src, src_mask, output_attentions=True).memory, src_mask
 
 
 # --------------------------------------------------------------------------- KV cache
@@ -60,7 +60,7 @@ def test_cached_steps_equal_full_recomputation_at_every_layer(model, source, tin
         chunk = torch.tensor([target[start:end]])  # (1, T_new)
         n = end - start
         chunk_mask = torch.ones(n, n, dtype=torch.bool).tril()[None, None] if start == 0 else None
-        out = model.decode(chunk, memory, src_mask, chunk_mask, cache=cache)
+        out = model.decode(chunk, memory, src_mask, chunk_mask, cache=cache, output_attentions=True)
         for layer in range(len(model.decoder_layers)):
             np.testing.assert_allclose(out.layer_hiddens[layer][0].numpy(),
                                        expected.layer_hiddens[layer][start:end].numpy(), atol=ATOL,

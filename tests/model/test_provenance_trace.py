@@ -165,8 +165,8 @@ def test_padded_batch_masks_padding_keys_only(model, tiny_tokenizer):
     src_mask = torch.tensor([[i < len(s) for i in range(S)] for s in sources])[:, None, None, :]  # (2, 1, 1, S)
     tgt_real = torch.tensor([[i < len(t) for i in range(T)] for t in targets])  # (2, T)
     tgt_mask = tgt_real[:, None, None, :] & torch.ones(T, T, dtype=torch.bool).tril()  # (2, 1, T, T)
-    encoded = model.encode(src, src_mask)
-    decoded = model.decode(tgt, encoded.memory, src_mask, tgt_mask)
+    encoded = model.encode(src, src_mask, output_attentions=True)
+    decoded = model.decode(tgt, encoded.memory, src_mask, tgt_mask, output_attentions=True)
     logits = model.project(decoded.hidden)  # (2, T, V)
     for row, (source, target) in enumerate(zip(sources, targets)):
         s, t = len(source), len(target)

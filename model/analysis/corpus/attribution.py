@@ -51,9 +51,9 @@ def log_probs_from_embeddings(model: Transformer, embeddings: torch.Tensor, sour
     src_mask = padding_mask(src, config.pad_id)  # (R, 1, 1, S)
     x = model.embedding_dropout(embeddings * math.sqrt(config.d_model) + model.positional_encoding[:length])
     for layer in model.encoder_layers:
-        x = layer.fused(x, src_mask)  # (R, S, d_model)
+        x = layer(x, src_mask).hidden  # (R, S, d_model)
     tgt = torch.tensor([[config.bos_id, *output_ids[:-1]]] * rows, dtype=torch.long, device=device)  # (R, T)
-    hidden = model.decode_fused(tgt, x, src_mask, decoder_mask(tgt, config.pad_id))  # (R, T, d_model)
+    hidden = model.decode(tgt, x, src_mask, decoder_mask(tgt, config.pad_id)).hidden  # (R, T, d_model)
     logits = model.project(hidden)  # (R, T, V)
     log_probs = torch.log_softmax(logits.to(torch.promote_types(logits.dtype, torch.float32)), dim=-1)
     chosen = torch.tensor(list(output_ids), dtype=torch.long, device=device)

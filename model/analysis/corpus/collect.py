@@ -73,8 +73,8 @@ def head_roles(model: Transformer, tokenizer: SubwordTokenizer, examples: Sequen
     for batch in batches(examples, batch_size, pad):
         src, tgt_in = batch.src, batch.tgt_in
         src_mask = padding_mask(src, pad)
-        encoded = model.encode(src, src_mask)
-        decoded = model.decode(tgt_in, encoded.memory, src_mask, decoder_mask(tgt_in, pad))
+        encoded = model.encode(src, src_mask, output_attentions=True)
+        decoded = model.decode(tgt_in, encoded.memory, src_mask, decoder_mask(tgt_in, pad), output_attentions=True)
         weights = {kind: torch.stack([a.weights for a in attentions], dim=1).float().numpy()  # (B, L, h, Tq, Tk)
                    for kind, attentions in (("encoder", encoded.self_attentions),
                                             ("decoder_self", decoded.self_attentions),

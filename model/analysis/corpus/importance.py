@@ -57,9 +57,9 @@ def summed_loss(model: Transformer, batch: Batch, gates: HeadGates | AblationTen
     device = model.embedding.weight.device
     src, tgt_in, labels = (t.to(device) for t in (batch.src, batch.tgt_in, batch.labels))
     src_mask = padding_mask(src, pad)  # (B, 1, 1, S)
-    memory = model.encode_fused(src, src_mask, gates.encoder)  # (B, S, d_model)
-    hidden = model.decode_fused(tgt_in, memory, src_mask, decoder_mask(tgt_in, pad), None, gates.decoder_self,
-                                gates.cross)  # (B, T, d_model)
+    memory = model.encode(src, src_mask, gates.encoder).memory  # (B, S, d_model)
+    hidden = model.decode(tgt_in, memory, src_mask, decoder_mask(tgt_in, pad), None, gates.decoder_self,
+                          gates.cross).hidden  # (B, T, d_model)
     logits = model.project(hidden)  # (B, T, V)
     logits = logits.to(torch.promote_types(logits.dtype, torch.float32))  # at least float32 (a double model stays double)
     loss = F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=pad, reduction="sum")
@@ -130,7 +130,7 @@ def greedy_outputs(model: Transformer, tokenizer: SubwordTokenizer, examples: Se
     for batch in batches(examples, batch_size, config.pad_id):
         src = batch.src.to(device)
         src_mask = padding_mask(src, config.pad_id)
-        memory = model.encode_fused(src, src_mask, tensors.encoder, tensors.use_positions)  # (B, S, d_model)
+        memory = model.encode(src, src_mask, tensors.encoder, tensors.use_positions).memory  # (B, S, d_model)
         budget = default_max_new_tokens(src.size(1))
         ids = torch.stack([step.tokens for step in greedy_steps(model, memory, src_mask, budget, ablation=tensors)],
                           dim=1).tolist()  # (B, T)

@@ -1,10 +1,11 @@
 """Each head's queries and keys (sections 3.2.1-3.2.2: head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)).
 
 `Transformer.encode` / `decode` return the attention weights but not the vectors whose dot products
-made them. `attention_inputs` runs the same layers (their own `forward`s, nothing re-implemented but
-the decoder's first post-LN sub-layer, needed because cross-attention's queries are its output) and
-returns what each attention read: the query-side and key-side hidden states per kind and layer.
-`queries_and_keys` projects them through the layer's q_proj / k_proj and splits the heads.
+made them. `attention_inputs` runs the same layers (their own `forward`s, with the written-out attention
+the trace uses; nothing re-implemented: the decoder's first Add & Norm is called on its own because
+cross-attention's queries are its output) and returns what each attention read: the query-side and
+key-side hidden states per kind and layer. `queries_and_keys` projects them through the layer's
+q_proj / k_proj and splits the heads.
 A test checks softmax(q k^T / sqrt(d_k) + mask) against the weights `encode` / `decode` return.
 """
 
@@ -39,15 +40,16 @@ def attention_inputs(model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor
     x = model.embed(src)  # (B, S, d_model)
     for layer in model.encoder_layers:
         found["encoder"].append(AttentionInputs(x, x, src_mask))
-        x = layer(x, src_mask).hidden
+        x = layer(x, src_mask, output_attentions=True).hidden
     memory = x
     y = model.embed(tgt_in)  # (B, T, d_model)
     for layer in model.decoder_layers:
         found["decoder_self"].append(AttentionInputs(y, y, tgt_mask))
-        attended = layer.self_attention(y, *layer.self_attention.project_key_value(y), tgt_mask).output
-        after_self = layer.norm1(y + layer.dropout(attended))  # the first post-LN sub-layer (3.1): cross's queries
+        attended = layer.self_attention(y, *layer.self_attention.project_key_value(y), tgt_mask,
+                                        output_attentions=True).output
+        after_self = layer.norm1(y, attended)  # the first Add & Norm (3.1): cross-attention's queries
         found["cross"].append(AttentionInputs(after_self, memory, src_mask))
-        y = layer(y, memory, src_mask, tgt_mask).hidden
+        y = layer(y, memory, src_mask, tgt_mask, output_attentions=True).hidden
     return found
 
 
