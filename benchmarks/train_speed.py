@@ -9,7 +9,7 @@ Variants (each its own model copy, same initial weights, its own Adam):
 - 1 or 2 threads (`torch.set_num_threads`);
 - --max-tokens 2000 / 4000 / 8000 per batch;
 - length-bucketed batches (train.py's) or random batches of the same budget: their padding share;
-- float32 (bf16 autocast only where the CPU has native bf16: `model/training/precision.py`).
+- all in float32 (no autocast: bf16 pays only on CPUs with native bf16, model/training/precision.py).
 The variants run round-robin, one step each in turn, so a load that comes and goes on a shared
 machine falls on all of them alike. tokens/s counts real (not padding) source + target tokens;
 MFU = model FLOPs of the real tokens (model/training/flops.py) / time / the float32 peak of the cores used
@@ -127,6 +127,7 @@ class Variant:
                 "tokens_per_cpu_second": round(real / sum(s["cpu_seconds"] for s in self.timed)),
                 "real_tokens_per_batch": round(real / len(self.timed)), "padding_share": round(1 - real / padded, 3),
                 "mfu": round(flops / seconds / peak, 4) if peak else None,
+                "mfu_per_cpu_second": round(flops / sum(s["cpu_seconds"] for s in self.timed) / peak, 4) if peak else None,
                 "warmup_seconds": round(self.warmup_seconds, 1), "compiled": self.compiled, "threads": self.threads}
 
 
@@ -181,8 +182,9 @@ def run(args):
 
 def table(result: dict) -> str:
     """The rows as a Markdown table."""
-    lines = ["| variant | tokens/s | median step tokens/s | tokens per CPU-second | real tokens/batch | padding "
-             "| MFU | warm-up s |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    header = ("| variant | tokens/s | median step tokens/s | tokens per CPU-second | real tokens/batch | padding "
+              "| MFU | warm-up s |")
+    lines = [header, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for row in result["rows"]:
         mfu = f"{row['mfu']:.1%}" if row["mfu"] is not None else "n/a"
         lines.append(f"| {row['variant']} | {row['tokens_per_second']:,} | {row['median_step_tokens_per_second']:,} | "
