@@ -2,7 +2,8 @@
 # The CPU recipe of the shipped checkpoint (issue 21): Multi30k train (listed twice: its captions keep
 # their share of the data next to 177k everyday pairs) + the large Tatoeba set minus a held-out slice;
 # model selection on Multi30k val and that slice together; one thread by default (THREADS=2 on an idle machine: two OpenMP threads collapse to a crawl as soon as anything else runs on a 2-core CPU), --precision auto, the film on.
-#   bash scripts/train_cpu.sh [RUN_DIR] [MINUTES]      (add --resume to continue an interrupted run)
+#   bash scripts/train_cpu.sh [RUN_DIR] [MINUTES]      (add --resume to continue an interrupted run, or
+#   --init-from CHECKPOINT_DIR to continue a checkpoint, e.g. checkpoints/de-en-small, in a new RUN_DIR)
 # MULTI30K_COPIES=N lists Multi30k train N times (default 2); the shipped run of 2026-11-24 trained 113 minutes
 # with 2 and was resumed with 4 (docs/training/2026-11-24-cpu-large/README.md).
 set -euo pipefail

@@ -1,4 +1,4 @@
-"""Training FLOPs of one batch and model FLOPs utilisation (MFU), for the training log.
+"""Training FLOPs of one batch and model FLOPs utilisation (MFU), for the training log and benchmarks.
 
 Counted analytically from the shapes of section 3: every matrix product of the forward pass
 (projections, feed-forward, attention scores and weighted sums, the output projection) at two
@@ -10,9 +10,12 @@ against PyTorch's own FlopCounterMode on a batch without padding.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import torch
 
 from model.core.config import TransformerConfig
+from model.training.precision import cpu_flags
 
 # Dense bf16 tensor-core peaks (no sparsity), FLOP/s, from the vendors' data sheets.
 PEAK_BF16_FLOPS = {
@@ -46,3 +49,34 @@ def peak_flops(device_name: str) -> float | None:
         if key in device_name:
             return value
     return None
+
+
+def cpu_clock_hz(cpuinfo: Path = Path("/proc/cpuinfo")) -> float | None:
+    """The first core's clock as Linux reports it (`cpu MHz` in /proc/cpuinfo), in Hz; None if absent."""
+    try:
+        for line in cpuinfo.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("cpu MHz"):
+                return float(line.split(":", 1)[1]) * 1e6
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def cpu_fp32_lanes(flags: frozenset[str]) -> int:
+    """float32 lanes of one FMA instruction: 16 with AVX-512, 8 with AVX2 + FMA, else 4 (SSE, no FMA counted)."""
+    if "avx512f" in flags:
+        return 16
+    return 8 if {"avx2", "fma"} <= flags else 4
+
+
+def cpu_peak_flops(cores: int, clock_hz: float | None = None, flags: frozenset[str] | None = None,
+                   fma_units: int = 2) -> float | None:
+    """float32 peak of `cores` cores: fma_units x lanes x 2 FLOPs (multiply + add) x clock, per core.
+
+    Two FMA units per core is right for AMD Zen and Intel server cores since Haswell / Skylake-SP;
+    the clock is the reported one (a turbo clock would raise the peak, so MFU here is an upper bound).
+    """
+    clock_hz = cpu_clock_hz() if clock_hz is None else clock_hz
+    if not clock_hz:
+        return None
+    return cores * fma_units * cpu_fp32_lanes(cpu_flags() if flags is None else flags) * 2 * clock_hz

@@ -47,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = parser.add_argument_group("run")
     run.add_argument("--out", required=True, help="run directory")
     run.add_argument("--resume", action="store_true", help="continue from OUT/last")
+    run.add_argument("--init-from", metavar="CHECKPOINT_DIR",
+                     help="start from this checkpoint's weights, tokenizer, config, step and film (Adam starts "
+                          "fresh); --resume takes over once OUT/last exists")
     run.add_argument("--seed", type=int, default=1234)
     run.add_argument("--eval-every", type=int, default=1000, help="steps between validations")
     run.add_argument("--eval-minutes", type=float, default=0.0,

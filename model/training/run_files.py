@@ -18,6 +18,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from model.checkpoints.checkpoint import load_local_checkpoint, save_checkpoint
+from model.text.tokenizer import SubwordTokenizer
 from model.training.precision import cpu_model
 
 LOG_FILE = "training_log.json"
@@ -61,6 +62,21 @@ def load_training_state(directory: Path, model, optimizer) -> tuple[dict, dict]:
     state = json.loads((directory / STATE_FILE).read_text(encoding="utf-8"))
     log = json.loads((directory / LOG_FILE).read_text(encoding="utf-8"))
     return state, log
+
+
+def load_tokenizer(args, out: Path, pairs: list) -> SubwordTokenizer:
+    """The run's tokenizer: OUT/last's when resuming, --tokenizer's, or one trained on the training pairs."""
+    if args.resume and (out / "last" / "tokenizer.json").exists():
+        return SubwordTokenizer.load(out / "last" / "tokenizer.json")
+    if args.tokenizer:
+        return SubwordTokenizer.load(args.tokenizer)
+    return SubwordTokenizer.train((text for pair in pairs for text in pair), vocab_size=args.vocab_size)
+
+
+def new_state() -> dict:
+    """The counters a run keeps (and --resume restores): steps, position in the epoch, best BLEU, time, work."""
+    return {"step": 0, "epoch": 0, "batch_in_epoch": 0, "best_bleu": -1.0, "seconds": 0.0, "tokens": 0,
+            "flops": 0.0, "evaluation_seconds": 0.0}
 
 
 def empty_log() -> dict:

@@ -7,12 +7,14 @@ model/training/precision.py); on a GPU a fused optimizer, torch.compile and seve
     python -m model.training.train --data ../shared/data/multi30k/train ../shared/data/tatoeba/eng-deu.tsv \
         --val ../shared/data/multi30k/val --out runs/base
     torchrun --nproc_per_node 8 -m model.training.train ...        # several GPUs, same script
+    python -m model.training.train --init-from checkpoints/de-en-small --data ... --out runs/more  # go on from a checkpoint
 
 The run directory holds `best/` (a checkpoint directory: the best validation BLEU so far),
 `last/` (weights + optimizer state, for --resume), `training_log.json` (per-step loss and
 learning rate, the validation curve, the precision used and why), which is copied into each saved
 checkpoint, and `film.npz`, the training film (model/training/film.py): the attention of two probe
-sentences at every evaluation.
+sentences at every evaluation. --resume continues OUT/last (optimizer included); --init-from continues a
+checkpoint directory in a new run directory (model/training/init_from.py).
 """
 
 from __future__ import annotations
@@ -31,11 +33,12 @@ from model.core.config import TransformerConfig
 from model.training.data import DataError, Example, collate, make_examples, prefetch, read_sources, token_batches
 from model.training.evaluate import score, translate_batch
 from model.training.flops import peak_flops
+from model.training.init_from import InitFromError, Start, announce, load_start
 from model.training.distributed import Distributed
 from model.training.options import MODEL_FLAGS, build_parser
 from model.training.precision import choose_precision, cpu_flags
-from model.training.run_files import (LOG_FILE, STATE_FILE, empty_log, git_commit, load_training_state, save_run_checkpoint,
-                        save_training_state)
+from model.training.run_files import (LOG_FILE, STATE_FILE, empty_log, git_commit, load_tokenizer, load_training_state,
+                                      new_state, save_run_checkpoint, save_training_state)
 from model.text.tokenizer import SubwordTokenizer
 from model.core.transformer import Transformer
 
@@ -97,31 +100,17 @@ def validate(model: Transformer, tokenizer: SubwordTokenizer, examples: list[Exa
     return result
 
 
-def load_tokenizer(args, out: Path, pairs: list) -> SubwordTokenizer:
-    """The run's tokenizer: OUT/last's when resuming, --tokenizer's, or one trained on the training pairs."""
-    if args.resume and (out / "last" / "tokenizer.json").exists():
-        return SubwordTokenizer.load(out / "last" / "tokenizer.json")
-    if args.tokenizer:
-        return SubwordTokenizer.load(args.tokenizer)
-    return SubwordTokenizer.train((text for pair in pairs for text in pair), vocab_size=args.vocab_size)
-
-
-def new_state() -> dict:
-    """The counters a run keeps (and --resume restores): steps, position in the epoch, best BLEU, time, work."""
-    return {"step": 0, "epoch": 0, "batch_in_epoch": 0, "best_bleu": -1.0, "seconds": 0.0, "tokens": 0,
-            "flops": 0.0, "evaluation_seconds": 0.0}
-
-
 class Run:
     """One training run: the model, optimiser, data and log that the loop, the evaluations and the end share
     (one object instead of closures over main's locals)."""
 
-    def __init__(self, args, argv: list[str] | None, dist: Distributed, pairs: list, val_sets: dict) -> None:
+    def __init__(self, args, argv: list[str] | None, dist: Distributed, pairs: list, val_sets: dict,
+                 start: Start | None = None) -> None:
         self.args, self.dist, self.device, self.val_sets = args, dist, dist.device, val_sets
         self.out = Path(args.out)
-        self.tokenizer = load_tokenizer(args, self.out, pairs)
+        self.tokenizer = start.checkpoint.tokenizer if start else load_tokenizer(args, self.out, pairs)
         model_fields = {field: getattr(args, field) for field in MODEL_FLAGS.values()}
-        self.config = TransformerConfig(vocab_size=self.tokenizer.vocab_size, **model_fields)
+        self.config = start.config if start else TransformerConfig(vocab_size=self.tokenizer.vocab_size, **model_fields)
         self.model = Transformer(self.config).to(self.device)
         self.cuda = self.device.type == "cuda"
         self.precision = choose_precision(args.precision, self.device.type,
@@ -132,6 +121,8 @@ class Run:
         if args.resume and (self.out / "last" / STATE_FILE).exists():
             self.state, self.log = load_training_state(self.out / "last", self.model, self.optimizer)
             self.say(f"resumed from {self.out / 'last'} at step {self.state['step']}")
+        elif start:
+            self.continue_from(start)
         self.log["precision"] = self.precision._asdict()
         self.say(f"precision {self.precision.name}: {self.precision.reason}")
         self.training_model, self.compiled = self.model, args.compile == "on" or (args.compile == "auto" and self.cuda)
@@ -156,6 +147,19 @@ class Run:
     def say(self, text: str) -> None:
         if self.dist.main:
             print(text)
+
+    def continue_from(self, start: Start) -> None:
+        """--init-from: the checkpoint's weights, step, log and film; the optimizer keeps its fresh moments."""
+        self.model.load_state_dict(start.checkpoint.model.state_dict())
+        self.state["step"] = start.step
+        self.log = start.log or self.log
+        self.log.setdefault("init_from", []).append({"checkpoint": str(start.checkpoint.path), "step": start.step})
+        if self.args.film == "on" and self.dist.main:
+            if start.frames:
+                film.save(self.out / film.FILM_FILE, start.frames)  # this run's frames are appended to these
+            else:
+                (self.out / film.FILM_FILE).unlink(missing_ok=True)
+        self.say(announce(start))
 
     def record_speed(self) -> None:
         """Whole-run throughput so far: real tokens per training second and MFU (model/training/flops.py)."""
@@ -353,13 +357,14 @@ def main(argv: list[str] | None = None) -> int:
     random.seed(args.seed)
     torch.manual_seed(args.seed)
     Path(args.out).mkdir(parents=True, exist_ok=True)
-    try:
+    try:  # with --resume and OUT/last, --init-from gives the model's shape and OUT/last the rest (Run)
+        start = load_start(args.init_from, sys.argv[1:] if argv is None else argv) if args.init_from else None
         pairs = read_sources(args.data)
         val_sets = {source_name(spec): read_sources([spec]) for spec in args.val}
-    except DataError as error:
+    except (DataError, InitFromError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    run = Run(args, argv, dist, pairs, val_sets)
+    run = Run(args, argv, dist, pairs, val_sets, start)
     run.model.train()
     clock, progress, done = Clock(run), progress_bar(run), False
     while not done and run.state["epoch"] < args.epochs:

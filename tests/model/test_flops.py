@@ -33,3 +33,17 @@ def test_peak_flops_by_device_name():
     assert peak_flops("NVIDIA H100 80GB HBM3") == 989.4e12
     assert peak_flops("NVIDIA H100 PCIe") == 756.0e12
     assert peak_flops("some CPU") is None
+
+
+def test_cpu_peak_is_fma_units_times_lanes_times_two_times_clock(tmp_path):
+    """The CPU float32 peak that benchmarks/train_speed.py divides by: 2 FMA units x lanes x 2 FLOPs x clock."""
+    from model.training.flops import cpu_clock_hz, cpu_peak_flops
+
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\ncpu MHz\t\t: 2445.406\nflags\t\t: fpu avx avx2 fma\n", encoding="utf-8")
+    assert cpu_clock_hz(cpuinfo) == 2445.406e6
+    avx2, avx512 = frozenset({"avx", "avx2", "fma"}), frozenset({"avx2", "fma", "avx512f"})
+    assert cpu_peak_flops(1, 2.445e9, avx2) == 2 * 8 * 2 * 2.445e9
+    assert cpu_peak_flops(2, 3.0e9, avx512) == 2 * 2 * 16 * 2 * 3.0e9
+    assert cpu_peak_flops(1, 0.0, avx2) is None  # no clock read: no peak, no MFU
+    assert cpu_clock_hz(tmp_path / "missing") is None
