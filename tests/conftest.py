@@ -111,43 +111,6 @@ def film_run(tmp_path_factory, pairs) -> Path:
     return out
 
 
-# --------------------------------------------------------------------------- browser tests (tests/test_browser*.py)
-@pytest.fixture(scope="module")
-def server(tiny_checkpoint, tmp_path_factory):
-    """The app's URL (`python3 app.py` on the tiny checkpoint); the server process is stopped after the module."""
-    from browser_helpers import served
-
-    yield from served(tiny_checkpoint, tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from browser_helpers import CHROMIUM, CHROMIUM_ARGS
-    from playwright.sync_api import expect, sync_playwright
-
-    expect.set_options(timeout=30_000)  # the server shares two busy CPU cores
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
-@pytest.fixture
-def page(browser, server):
-    """A 1400x1000 page on the app, emptied (browser_helpers.to_empty_page); any alert() lands in page.dialogs."""
-    from browser_helpers import to_empty_page
-
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.dialogs = []  # any alert() would land here
-    page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
-    page.set_default_timeout(30_000)
-    page.goto(server)
-    to_empty_page(page)
-    yield page
-    page.close()
-
-
 @pytest.fixture
 def socket_attempts(monkeypatch) -> list:
     """Every socket use is recorded and refused: the list proves that nothing touched the network."""
@@ -169,7 +132,7 @@ COPY_SENTENCE = "Ein Mann fährt Fahrrad."  # the sentence of `copy_trace`
 
 @pytest.fixture(scope="session")
 def copy_model(tiny_tokenizer, pairs) -> Transformer:
-    """A tiny model trained to copy, so its translation ends with [EOS] (tests/test_view_provenance_*.py)."""
+    """A tiny model trained to copy, so its translation ends with [EOS] (tests/ui/test_view_provenance_*.py, tests/browser/test_browser_provenance.py)."""
     import provenance_fixtures as ref
 
     return ref.train_copy_model(tiny_tokenizer, pairs)

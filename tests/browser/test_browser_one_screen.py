@@ -14,8 +14,8 @@ import re
 
 import pytest
 
-from browser_helpers import (  # noqa: F401  (screen: the module's pages, a fixture)
-    GERMAN, STEP, inside, needs_chromium, open_panel, open_tab, rects, screen, step_of, wait_step,
+from browser_helpers import (
+    GERMAN, STEP, inside, needs_chromium, open_panel, open_tab, rects, step_of, wait_step,
 )
 
 TABS = ["Next token", "Attention", "Positional encoding", "Masks", "Model", "Explain"]

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from browser_helpers import (  # noqa: F401  (screen: the module's pages, a fixture)
-    needs_chromium, open_panel, open_tab, rects, screen, step_of, wait_step,
+from browser_helpers import (
+    needs_chromium, open_panel, open_tab, rects, step_of, wait_step,
 )
 
 pytestmark = [pytest.mark.browser, needs_chromium]

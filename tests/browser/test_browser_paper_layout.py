@@ -4,31 +4,21 @@ paper's sentence are not squeezed into overlapping labels (the heatmap keeps the
 scrolls in its own box where the screen is narrower; the page itself never scrolls sideways).
 
 The tiny test tokenizer cannot spell the paper's sentence, so this module runs the app on the shipped
-checkpoint (checkpoints/de-en-small, part of the repository).
+checkpoint (`shipped_server` of tests/browser/conftest.py).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from browser_helpers import THEMES, VIEWPORTS, needs_chromium, open_panel, open_tab, overflow, served
+from browser_helpers import THEMES, VIEWPORTS, needs_chromium, open_panel, open_tab, overflow
 
-ROOT = Path(__file__).resolve().parents[2]
-SHIPPED = ROOT / "checkpoints" / "de-en-small"
-pytestmark = [pytest.mark.browser, needs_chromium,
-              pytest.mark.skipif(not (SHIPPED / "config.json").exists(), reason="no shipped checkpoint")]
+pytestmark = [pytest.mark.browser, needs_chromium]
 
 # each drawn key label of the heatmap: where it ends (a 45° label ends at its tick) and its font size
 KEYS = """() => Array.from(document.querySelectorAll('#paper-heatmap .js-plotly-plot .xtick text')).map((t) => {
   const b = t.getBoundingClientRect(); return {text: t.textContent, x: b.right,
   font: parseFloat(getComputedStyle(t).fontSize)}; })"""
-
-
-@pytest.fixture(scope="module")
-def shipped_server(tmp_path_factory):
-    yield from served(SHIPPED, tmp_path_factory, "shipped")
 
 
 @pytest.mark.parametrize("theme", THEMES)

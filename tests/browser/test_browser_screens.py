@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from browser_helpers import GERMAN, needs_chromium, open_tab, overflow
+from browser_helpers import GERMAN, needs_chromium, open_tab, overflow, show_tab
 from visualizer.theme import DARK_BACKGROUND, DARK_COLORS, TEXT_COLOR
 
 VIEWPORTS = [(1400, 1000), (1280, 720), (390, 844)]
@@ -28,7 +28,7 @@ def rgb(color: str) -> str:
 
 @pytest.fixture(scope="module", params=[(size, theme) for size in VIEWPORTS for theme in THEMES],
                 ids=lambda param: f"{param[0][0]}x{param[0][1]}-{param[1]}")
-def screen(request, browser, server):  # noqa: F811
+def screen(request, browser, server):
     """A page at one viewport and theme, checked before and after translating GERMAN (module-scoped)."""
     from playwright.sync_api import expect
 
@@ -66,8 +66,7 @@ def test_step_controls_wait_for_a_trace(screen):
 
 def test_no_horizontal_page_overflow_on_any_tab(screen):
     for name in TABS:
-        open_tab(screen, name)
-        screen.wait_for_timeout(800)  # the tab's figures are drawn when it opens
+        show_tab(screen, name)
         assert overflow(screen) <= 0, name
 
 
@@ -111,8 +110,14 @@ def test_keys_step_but_not_while_typing(screen):
     screen.locator("#source textarea").press("ArrowRight")  # typing: the caret moves, the step does not
     screen.locator("#source textarea").press("End")
     screen.keyboard.press("Shift+ArrowRight")
-    screen.wait_for_timeout(1500)
-    assert step.input_value() == "1"
+    # two steps forward from the page: a step taken while typing would have gone to the last step (End), from
+    # where no key reaches step 3
+    assert int(last) > 3
+    screen.evaluate("document.activeElement && document.activeElement.blur()")
+    screen.keyboard.press("ArrowRight")
+    expect(step).to_have_value("2")
+    screen.keyboard.press("ArrowRight")
+    expect(step).to_have_value("3")
 
 
 def test_figures_follow_the_page_theme(screen):

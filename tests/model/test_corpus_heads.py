@@ -14,13 +14,13 @@ import pytest
 import torch
 
 from model.analysis.corpus import attribution as attr
-from model.analysis.corpus.batches import Batch, batches, corpus_examples
+from model.analysis.corpus.batches import batches, corpus_examples
 from model.analysis.corpus.collect import CorpusSettings, compute_corpus_heads, head_roles, token_counts
 from model.analysis.corpus.importance import HeadGates, KINDS, ablation_of, corpus_loss, head_importance, pruning_order, summed_loss
 from model.analysis.corpus.live import sentence_vectors
 from model.analysis.corpus.qk_map import fit_projection, pca_2d, project
 from model.analysis.corpus.roles import RoleSums, add_sentence, rarest_keys, relative_targets, role_labels
-from model.analysis.corpus.store import CORPUS_FILE, corpus_status, load_corpus, save_corpus, weights_hash
+from model.analysis.corpus.store import CORPUS_FILE, corpus_status, save_corpus, weights_hash
 from model.analysis.corpus.vectors import attention_inputs, queries_and_keys
 from conftest import PAIRS
 from model.decoding.ablation import Ablation

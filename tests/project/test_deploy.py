@@ -26,7 +26,6 @@ from pathlib import Path
 
 import httpx2
 import pytest
-import torch
 import yaml
 from huggingface_hub import ModelCard, SpaceCard
 from huggingface_hub.errors import HfHubHTTPError

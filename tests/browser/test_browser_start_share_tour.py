@@ -17,7 +17,7 @@ from ui.text import EXAMPLES
 pytestmark = [pytest.mark.browser, needs_chromium]
 
 
-def open_page(browser, url: str):  # noqa: F811
+def open_page(browser, url: str):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(30_000)
@@ -29,7 +29,7 @@ def selected_value(page, elem_id: str) -> str:
     return page.locator(f"#{elem_id} input:checked").first.get_attribute("value")
 
 
-def test_bare_url_shows_a_translated_example_with_its_plots(browser, server):  # noqa: F811
+def test_bare_url_shows_a_translated_example_with_its_plots(browser, server):
     from playwright.sync_api import expect
 
     started = time.monotonic()
@@ -51,7 +51,7 @@ def containing(part: str):
     return re.compile(".*" + re.escape(part) + ".*")
 
 
-def test_shared_link_restores_the_view_in_a_fresh_context(browser, server):  # noqa: F811
+def test_shared_link_restores_the_view_in_a_fresh_context(browser, server):
     from playwright.sync_api import expect
 
     context, page = open_page(browser, server)
@@ -76,7 +76,7 @@ def test_shared_link_restores_the_view_in_a_fresh_context(browser, server):  # n
     context.close()
 
 
-def test_the_tour_stops_show_their_views(browser, server):  # noqa: F811
+def test_the_tour_stops_show_their_views(browser, server):
     from playwright.sync_api import expect
 
     context, page = open_page(browser, server)
@@ -94,7 +94,7 @@ def test_the_tour_stops_show_their_views(browser, server):  # noqa: F811
     context.close()
 
 
-def test_wrong_language_and_long_input_notices(browser, server):  # noqa: F811
+def test_wrong_language_and_long_input_notices(browser, server):
     from playwright.sync_api import expect
 
     context, page = open_page(browser, server)
@@ -116,7 +116,7 @@ def test_wrong_language_and_long_input_notices(browser, server):  # noqa: F811
     context.close()
 
 
-def test_a_refused_input_leaves_no_stale_result(browser, server):  # noqa: F811
+def test_a_refused_input_leaves_no_stale_result(browser, server):
     from playwright.sync_api import expect
 
     context, page = open_page(browser, server)
