@@ -5,6 +5,7 @@ No test reads ../shared/data, needs the network, a GPU, or a particular working 
 
 from __future__ import annotations
 
+import shutil
 import socket
 import sys
 from pathlib import Path
@@ -13,6 +14,9 @@ import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = ROOT / "checkpoints" / "de-en-small"
+START_TIMEOUT_S = 180  # importing torch and gradio on a busy 2-core machine is slow
+BROWSER_TESTS = Path(__file__).resolve().parent / "browser"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -109,6 +113,77 @@ def film_run(tmp_path_factory, pairs) -> Path:
                        "--bleu-sentences", "4", "--threads", "1", "--precision", "fp32", "--eval-every", "10",
                        "--max-steps", "20"]) == 0
     return out
+
+
+# --------------------------------------------------------------------------- served apps (one per run)
+def served(checkpoint, tmp_path_factory, name: str):
+    """Yield the app's URL (`python3 app.py` on `checkpoint`, its log in a fresh temporary folder `name`); the
+    server stops after the fixture that yields from this; a server that does not start fails the test."""
+    from scripts.app_process import started_app
+
+    log_path = tmp_path_factory.mktemp(name) / "app.log"
+    try:
+        with started_app(checkpoint, log_path, START_TIMEOUT_S) as (url, _process):
+            yield url
+    except RuntimeError as error:
+        pytest.fail(str(error))
+
+
+@pytest.fixture(scope="session")
+def server(tiny_checkpoint, tmp_path_factory):
+    """The app's URL on the tiny checkpoint."""
+    yield from served(tiny_checkpoint, tmp_path_factory, "server")
+
+
+@pytest.fixture(scope="session")
+def corpus_checkpoint(tiny_checkpoint, pairs, tmp_path_factory):
+    """A copy of the tiny checkpoint with corpus_heads.npz beside it, made by the script from the shared pairs."""
+    from scripts.corpus_heads import main
+
+    root = tmp_path_factory.mktemp("browser-corpus")
+    directory = root / "tiny"
+    shutil.copytree(tiny_checkpoint, directory)
+    (root / "val.de").write_text("\n".join(de for de, _ in pairs) + "\n", encoding="utf-8")
+    (root / "val.en").write_text("\n".join(en for _, en in pairs) + "\n", encoding="utf-8")
+    assert main(["--checkpoint", str(directory), "--data", str(root / "val"), "--sentences", "6",
+                 "--importance-sentences", "3", "--prune-sentences", "2", "--map-sentences", "3",
+                 "--prune-points", "3", "--threads", "1"]) == 0
+    assert (directory / "corpus_heads.npz").exists()
+    return directory
+
+
+@pytest.fixture(scope="session")
+def corpus_server(corpus_checkpoint, tmp_path_factory):
+    """The app's URL on the tiny checkpoint with a corpus file (the corpus panels have data)."""
+    yield from served(corpus_checkpoint, tmp_path_factory, "corpus-server")
+
+
+@pytest.fixture(scope="session")
+def copy_server(copy_checkpoint_dir, tmp_path_factory):
+    """The app's URL on the tiny copy model (tests/conftest.py), whose translations end with [EOS]."""
+    yield from served(copy_checkpoint_dir, tmp_path_factory, "copy-server")
+
+
+@pytest.fixture(scope="session")
+def shipped_server(tmp_path_factory):
+    """The app's URL on the shipped checkpoint (checkpoints/de-en-small, part of the repository)."""
+    if not (SHIPPED / "config.json").exists():
+        pytest.skip("no shipped checkpoint")
+    yield from served(SHIPPED, tmp_path_factory, "shipped-server")
+
+
+# --------------------------------------------------------------------------- the lanes (docs/testing-lanes.md)
+SERVER_FIXTURES = {"server", "corpus_server", "copy_server", "shipped_server"}
+
+
+def pytest_collection_modifyitems(items):
+    """Every test in tests/browser/ is a browser test; a test of a served app (one of SERVER_FIXTURES) is slow.
+    pytest.ini's default lane leaves both out; scripts/test.sh (CI) runs everything."""
+    for item in items:
+        if BROWSER_TESTS in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.browser)
+        if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture

@@ -1,89 +1,16 @@
-"""The browser lane's fixtures: one headless Chromium and one served app per test run.
-
-Each app is `python3 app.py` in a subprocess on a free 127.0.0.1 port (scripts/app_process.py), started the
-first time a test asks for it and stopped at the end of the run: `server` on the tiny checkpoint, and the
-three that must differ, `corpus_server` (a corpus file beside the checkpoint), `copy_server` (a tiny model
-trained to copy, for provenance) and `shipped_server` (the shipped checkpoint). Tests open their own pages,
-so the server's sessions never cross (each page is a Gradio session with its own gr.State).
+"""The browser lane's fixtures: one headless Chromium per test run, pages on the served apps of tests/conftest.py
+(one app per checkpoint per run: `server`, `corpus_server`, `copy_server`, `shipped_server`), and the screens a
+module's checks share. Tests open their own pages, so their sessions never cross (each page is a Gradio session
+with its own gr.State).
 """
 
 from __future__ import annotations
-
-import shutil
-from pathlib import Path
 
 import pytest
 
 from browser_helpers import GERMAN, THEMES, VIEWPORTS, rects, settled_scroll, to_empty_page, wait_step
 
-ROOT = Path(__file__).resolve().parents[2]
-SHIPPED = ROOT / "checkpoints" / "de-en-small"
-START_TIMEOUT_S = 180  # importing torch and gradio on a busy 2-core machine is slow
 PAGE_TIMEOUT_MS = 30_000  # the server shares two busy CPU cores
-
-
-def pytest_collection_modifyitems(items):
-    """Every test in this folder is a browser test (pytest.ini's default lane leaves them out)."""
-    here = Path(__file__).parent
-    for item in items:
-        if here in Path(item.fspath).parents:
-            item.add_marker(pytest.mark.browser)
-
-
-def served(checkpoint, tmp_path_factory, name: str):
-    """Yield the app's URL (`python3 app.py` on `checkpoint`, its log in a fresh temporary folder `name`); the
-    server stops after the fixture that yields from this; a server that does not start fails the test."""
-    from scripts.app_process import started_app
-
-    log_path = tmp_path_factory.mktemp(name) / "app.log"
-    try:
-        with started_app(checkpoint, log_path, START_TIMEOUT_S) as (url, _process):
-            yield url
-    except RuntimeError as error:
-        pytest.fail(str(error))
-
-
-@pytest.fixture(scope="session")
-def server(tiny_checkpoint, tmp_path_factory):
-    """The app's URL on the tiny checkpoint."""
-    yield from served(tiny_checkpoint, tmp_path_factory, "server")
-
-
-@pytest.fixture(scope="session")
-def corpus_checkpoint(tiny_checkpoint, pairs, tmp_path_factory):
-    """A copy of the tiny checkpoint with corpus_heads.npz beside it, made by the script from the shared pairs."""
-    from scripts.corpus_heads import main
-
-    root = tmp_path_factory.mktemp("browser-corpus")
-    directory = root / "tiny"
-    shutil.copytree(tiny_checkpoint, directory)
-    (root / "val.de").write_text("\n".join(de for de, _ in pairs) + "\n", encoding="utf-8")
-    (root / "val.en").write_text("\n".join(en for _, en in pairs) + "\n", encoding="utf-8")
-    assert main(["--checkpoint", str(directory), "--data", str(root / "val"), "--sentences", "6",
-                 "--importance-sentences", "3", "--prune-sentences", "2", "--map-sentences", "3",
-                 "--prune-points", "3", "--threads", "1"]) == 0
-    assert (directory / "corpus_heads.npz").exists()
-    return directory
-
-
-@pytest.fixture(scope="session")
-def corpus_server(corpus_checkpoint, tmp_path_factory):
-    """The app's URL on the tiny checkpoint with a corpus file (the corpus panels have data)."""
-    yield from served(corpus_checkpoint, tmp_path_factory, "corpus-server")
-
-
-@pytest.fixture(scope="session")
-def copy_server(copy_checkpoint_dir, tmp_path_factory):
-    """The app's URL on the tiny copy model (tests/conftest.py), whose translations end with [EOS]."""
-    yield from served(copy_checkpoint_dir, tmp_path_factory, "copy-server")
-
-
-@pytest.fixture(scope="session")
-def shipped_server(tmp_path_factory):
-    """The app's URL on the shipped checkpoint (checkpoints/de-en-small, part of the repository)."""
-    if not (SHIPPED / "config.json").exists():
-        pytest.skip("no shipped checkpoint")
-    yield from served(SHIPPED, tmp_path_factory, "shipped-server")
 
 
 @pytest.fixture(scope="session")

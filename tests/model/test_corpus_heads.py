@@ -22,7 +22,6 @@ from model.analysis.corpus.qk_map import fit_projection, pca_2d, project
 from model.analysis.corpus.roles import RoleSums, add_sentence, rarest_keys, relative_targets, role_labels
 from model.analysis.corpus.store import CORPUS_FILE, corpus_status, save_corpus, weights_hash
 from model.analysis.corpus.vectors import attention_inputs, queries_and_keys
-from conftest import PAIRS
 from model.decoding.ablation import Ablation
 from model.decoding.greedy import translate
 from model.core.masks import decoder_mask, padding_mask
@@ -252,12 +251,12 @@ def test_corpus_figures_have_every_head(corpus):
     assert set(head_map.query_tokens) >= {"[BOS]"} and "[EOS]" in set(head_map.key_tokens)
 
 
-def test_the_sentence_is_placed_where_the_corpus_map_put_it(corpus):
+def test_the_sentence_is_placed_where_the_corpus_map_put_it(corpus, pairs):
     """The first map sentence's own points, projected live, land on its stored points."""
     checkpoint, data = corpus
     head_map = data.maps["cross"]
     example = int(head_map.query_sentences[0])
-    chosen, _ = corpus_examples(PAIRS, checkpoint.tokenizer, SMALL.map_sentences)
+    chosen, _ = corpus_examples(pairs, checkpoint.tokenizer, SMALL.map_sentences)
     source, target = chosen[example].source, chosen[example].target
     queries, keys = sentence_vectors(checkpoint.model, source, target[1:], "cross", 1, 2)
     live = project(queries, head_map.projection(1, 2), "query")

@@ -1,7 +1,7 @@
 """Robustness and security of the app: bad input, many users, untrusted checkpoints, where it listens, limits.
 
 Bad input goes to the translate handler directly and through gradio_client to `python3 app.py` on the tiny
-checkpoint in a subprocess (the `server` fixture of test_browser.py). Every input gets a translation or a
+checkpoint in a subprocess (the `server` fixture of tests/conftest.py). Every input gets a translation or a
 clear message, and the next request still works. The browser side is in test_browser_security.py.
 """
 
@@ -84,7 +84,7 @@ def test_bad_input_direct(handler, name):
 
 
 @pytest.fixture(scope="module")
-def client(server, tmp_path_factory):  # noqa: F811
+def client(server, tmp_path_factory):
     from gradio_client import Client
 
     return Client(server, verbose=False, download_files=str(tmp_path_factory.mktemp("downloads")),
@@ -120,7 +120,7 @@ def call_over_http(url: str, data: list) -> str:
 
 
 @pytest.mark.slow
-def test_lone_surrogate_over_raw_http_gets_a_message(server):  # noqa: F811
+def test_lone_surrogate_over_raw_http_gets_a_message(server):
     # gradio_client cannot even encode a lone surrogate; a hand-written JSON request can
     text, message = BAD_INPUTS["lone_surrogate"]
     stream = call_over_http(server, [text, "de-en"])
@@ -138,7 +138,7 @@ def test_unknown_direction_through_the_api(client):
 
 
 @pytest.mark.slow
-def test_two_users_at_once_each_get_their_own_trace(server, tmp_path):  # noqa: F811
+def test_two_users_at_once_each_get_their_own_trace(server, tmp_path):
     """Two sessions translate different sentences at the same moment, many times: nothing crosses over."""
     from gradio_client import Client
 
@@ -190,7 +190,7 @@ def listening_addresses(port: int) -> set[str]:
 
 
 @pytest.mark.skipif(not Path("/proc/net/tcp").exists() or sys.byteorder != "little", reason="needs Linux /proc")
-def test_server_listens_on_loopback_only_by_default(server):  # noqa: F811
+def test_server_listens_on_loopback_only_by_default(server):
     assert listening_addresses(urlparse(server).port) == {"127.0.0.1"}
 
 
@@ -299,7 +299,7 @@ def test_limits_come_from_model_limits_and_are_shown(handler, tiny_checkpoint, m
 
 # --------------------------------------------------------------------------- the load script
 @pytest.mark.slow
-def test_load_script_counts_requests_and_latency(server, capsys):  # noqa: F811
+def test_load_script_counts_requests_and_latency(server, capsys):
     from scripts import load_test
 
     result = load_test.main(["--url", server, "--clients", "4", "--requests", "2"])
