@@ -49,7 +49,7 @@ def test_translate_step_and_switch_views(page):
 
     page.get_by_role("tab", name="Attention").click()
     page.wait_for_selector("#attention-plot .js-plotly-plot")
-    expect(page.locator("#pipeline-plot .js-plotly-plot")).to_have_count(0)  # closed: not drawn (issue 15)
+    expect(page.locator("#pipeline-plot .js-plotly-plot")).to_have_count(0)  # closed: not drawn
     page.locator("#pipeline-box").get_by_text("Inside one head").click()
     page.wait_for_selector("#pipeline-plot .js-plotly-plot")
     page.locator("#attention-kind").get_by_text("Masked decoder self-attention").click()

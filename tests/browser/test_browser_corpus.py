@@ -1,4 +1,4 @@
-"""End to end: issue 25's two Explain panels of `python3 app.py` in headless Chromium, on a wide screen and a
+"""End to end: the corpus Explain panels of `python3 app.py` in headless Chromium, on a wide screen and a
 390 px phone, light and dark: "Heads across the corpus" draws its three figures when opened (in the page's
 theme, no horizontal page scroll), re-decodes the sentence with the k least important heads off and opens a
 head in the Attention tab; "Attribution vs attention" attributes once and then follows the step.

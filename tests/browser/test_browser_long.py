@@ -1,4 +1,4 @@
-"""A 100-token source in the browser (issue 13): every view of every tab shows without clipping, on a
+"""A 100-token source in the browser: every view of every tab shows without clipping, on a
 wide screen, a projector and a phone, and the page never scrolls sideways.
 
 "Without clipping": each figure's whole width can be seen, because it either fits the box it sits in

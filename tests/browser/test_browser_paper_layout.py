@@ -1,4 +1,4 @@
-"""The Explain tab's "Paper's figures" on a projector, a laptop and a phone, light and dark (issue 23): the
+"""The Explain tab's "Paper's figures" on a projector, a laptop and a phone, light and dark: the
 lines and the heatmap stand one above the other at the panel's full width, and the ~50 subwords of the
 paper's sentence are not squeezed into overlapping labels (the heatmap keeps the width they need and
 scrolls in its own box where the screen is narrower; the page itself never scrolls sideways).

@@ -1,4 +1,4 @@
-"""In the browser (issue 12): the attention heatmap on the page is the model's own attention.
+"""In the browser: the attention heatmap on the page is the model's own attention.
 
 `python3 app.py` runs on a tiny checkpoint trained to copy (its sentence ends with [EOS]); Chromium
 translates, steps to the middle of the sentence, picks cross-attention, layer 2, head 2, and reads
@@ -52,7 +52,7 @@ def translated_page(browser, url: str, trace):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.set_default_timeout(30_000)
     page.goto(url)
-    # the page opens by translating an example (issue 14): let it land first, or it overwrites ours
+    # the page opens by translating an example: let it land first, or it overwrites ours
     page.wait_for_selector("#attention-plot .js-plotly-plot")
     expect(page.locator("#translation textarea")).not_to_have_value("")
     page.fill("#source textarea", SENTENCE)

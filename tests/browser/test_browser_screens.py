@@ -1,4 +1,4 @@
-"""Every screen (issue 13): the player bar beside the figures, page-wide step keys, phones without a
+"""Every screen: the player bar beside the figures, page-wide step keys, phones without a
 horizontal page scroll, figures in the page's theme, and step controls that wait for a trace.
 
 One app process for the module (tests/test_browser.py's `server` and `browser` fixtures); one page per
@@ -36,7 +36,7 @@ def screen(request, browser, server):
     page = browser.new_page(viewport={"width": width, "height": height})
     page.set_default_timeout(30_000)
     page.goto(server + f"?__theme={theme}")
-    # the page opens on a translated example (issue 14); a refused input clears it, so the controls must be
+    # the page opens on a translated example; a refused input clears it, so the controls must be
     # disabled again with no trace on the page
     page.wait_for_selector("#attention-plot .js-plotly-plot")
     expect(page.locator("#translation textarea")).not_to_have_value("")

@@ -1,4 +1,4 @@
-"""The first minute in headless Chromium (issue 14): the bare URL shows a translated example, a shared link
+"""The first minute in headless Chromium: the bare URL shows a translated example, a shared link
 restores its view in a fresh browser context, the tour's stops show their views, the guard-rail notices
 appear, and a refused input leaves no stale result. The app runs on the tiny checkpoint (test_browser.py).
 """
@@ -35,7 +35,7 @@ def test_bare_url_shows_a_translated_example_with_its_plots(browser, server):
     started = time.monotonic()
     context, page = open_page(browser, server)
     page.wait_for_selector("#attention-plot .js-plotly-plot")
-    page.locator("#pipeline-box").get_by_text("Inside one head").click()  # drawn only while open (issue 15)
+    page.locator("#pipeline-box").get_by_text("Inside one head").click()  # drawn only while open
     page.wait_for_selector("#pipeline-plot .js-plotly-plot")
     print(f"plots after {time.monotonic() - started:.1f} s")
     expect(page.locator("#source textarea")).to_have_value(EXAMPLES[0][0])

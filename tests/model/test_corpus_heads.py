@@ -1,4 +1,4 @@
-"""model/corpus (issue 25): each computation on hand-made cases and against an independent
+"""model/corpus: each computation on hand-made cases and against an independent
 computation of the tiny model: head roles (Voita et al. 2019), head-mask importance (Michel et al.
 2019) against a finite difference, integrated gradients' completeness (Sundararajan et al. 2017),
 the query-key map's PCA (AttentionViz), and the corpus file's round trip and staleness.

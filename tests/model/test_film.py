@@ -111,7 +111,7 @@ def test_a_file_that_is_not_a_film_is_refused(tmp_path):
 
 
 def test_the_shipped_checkpoint_has_its_film_from_random_weights_to_its_own_weights():
-    """"Heads forming" shows the shipped model's film (issue 21): it starts near random weights, stays under
+    """"Heads forming" shows the shipped model's film: it starts near random weights, stays under
     5 MB, and its frame at the shipped step is the shipped weights' own attention on the probe sentences."""
     from model.checkpoints.paths import DEFAULT_CHECKPOINT
 

@@ -1,4 +1,4 @@
-"""House rules of the code itself (issue 22): no file over 400 lines and no function over 80 in the
+"""House rules of the code itself: no file over 400 lines and no function over 80 in the
 packages and scripts (model/, ui/, visualizer/, serving/, scripts/), so each reads in one sitting."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The page's model calls through ui/runner.py (issue 15): the worker pool wired into build_demo, a crashed
+"""The page's model calls through ui/runner.py: the worker pool wired into build_demo, a crashed
 worker answered with a message, the pipeline figure drawn only while its accordion is open, and the
 lean trace on the wire (it reads back alone), the positional-encoding table served by /positional_encoding, and
 the tables of the Positions and Masks views computed in this process.

@@ -1,4 +1,4 @@
-"""Where the model runs (issue 24): --device auto, and the ZeroGPU mode of ui/zerogpu.py.
+"""Where the model runs: --device auto, and the ZeroGPU mode of ui/zerogpu.py.
 
 The ZeroGPU tests run the decorated path with the `spaces` package's own behaviour off ZeroGPU (its decorator
 returns the function unchanged) and, with a recording stand-in for `spaces.GPU`, check that a ZeroGPU Space

@@ -18,7 +18,7 @@ needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} i
 
 
 def to_empty_page(page) -> None:
-    """The page opens on a translated example (issue 14); a refused input (too long) clears it, so these tests
+    """The page opens on a translated example; a refused input (too long) clears it, so these tests
     start on an empty page with the "Next token" tab open, as they did before the first view existed."""
     from playwright.sync_api import expect
 
@@ -42,7 +42,7 @@ def detokenize(tokens: list[str]) -> str:
 
 
 def open_panel(page, name: str) -> None:
-    """Click an Explain panel's tab (the tab bar wraps on every screen: no "More tabs" menu, issue 23);
+    """Click an Explain panel's tab (the tab bar wraps on every screen: no "More tabs" menu);
     Playwright waits until the tab is visible."""
     page.locator("#explain-panels").get_by_role("tab", name=name, exact=True).first.click()
 

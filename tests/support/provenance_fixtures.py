@@ -166,7 +166,7 @@ def without_head(model: Transformer, kind: str, layer: int, head: int) -> Transf
     return clone
 
 
-# --------------------------------------------------------------------------- views (issue 12, view half)
+# --------------------------------------------------------------------------- views
 def train_copy_model(tokenizer, pairs, *, n_encoder_layers: int = 2, steps: int = 80, seed: int = 0) -> Transformer:
     """A tiny Transformer trained to copy the fixture sentences (both directions' framing), so that its
     greedy output ends with [EOS]: a few seconds on one CPU thread (see tests/test_eos_trace.py).

@@ -1,4 +1,4 @@
-"""The page's example sentences, translated by the shipped checkpoint (issue 21).
+"""The page's example sentences, translated by the shipped checkpoint.
 
 Every example a visitor can click was read and checked by a person, and its translation is pinned
 here: a new checkpoint that breaks an example fails this test, and the examples get chosen again.

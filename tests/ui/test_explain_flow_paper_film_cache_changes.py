@@ -1,6 +1,6 @@
-"""The five views of issue 16: their figures show exactly the numbers of the computations they claim
-(rollout, paper-figure head search, training film, KV cache, step changes), and their panels' handlers
-work on the tiny checkpoint, a tiny CPU training run's film, and say so when there is no film.
+"""Five Explain views show exactly the numbers of the computations they claim (flow to the source by rollout,
+the paper's figures by a head search, the training film, the KV cache, the step changes), and their panels'
+handlers work on the tiny checkpoint, a tiny CPU training run's film, and say so when there is no film.
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def test_a_checkpoint_without_film_says_how_to_record_one(tiny_checkpoint):
     frames, message = film_view.load(tiny_checkpoint)
     assert frames is None
     assert "no training film" in message and "--film on" in message and "film.npz" in message
-    assert str(tiny_checkpoint) not in message and "/tmp" not in message  # no server path on the page (issue 23)
+    assert str(tiny_checkpoint) not in message and "/tmp" not in message  # no server path on the page
 
 
 # --------------------------------------------------------------------------- KV cache

@@ -1,4 +1,4 @@
-"""The first minute of a visitor (issue 14), handlers called directly on the tiny checkpoint: the page opens
+"""The first minute of a visitor, handlers called directly on the tiny checkpoint: the page opens
 on an example computed once, share links round-trip, the tour's stops, the guard rails, clean state after
 errors, and the /translate endpoint's description.
 """

@@ -1,4 +1,4 @@
-"""Provenance of the Attention tab's views (issue 12, view half): one head, the mean of heads, the grid
+"""Provenance of the Attention tab's views: one head, the mean of heads, the grid
 of every head and inside one head (sections 3.2-3.2.2) show the model's own weights and scores, in the right
 kind, layer, head, row and column.
 

@@ -1,4 +1,4 @@
-"""Provenance of the other views (issue 12, view half): the Masks (3.2.3) and Positional-encoding (3.5) tabs,
+"""Provenance of the other views: the Masks (3.2.3) and Positional-encoding (3.5) tabs,
 the next-token candidates (3.4), the Explain panels (logit lens, alignment, head diagnostics, ablation boxes)
 and the one redraw listener that draws them.
 

@@ -1,4 +1,4 @@
-"""Views at 100 source tokens (issue 13): readable labels, a window around the current query with a
+"""Views at 100 source tokens: readable labels, a window around the current query with a
 "show all", pipeline panels that fit, masks covering every position, an alignment matrix instead of a
 hairball, grid edge labels, "input → predicted" rows, slow PE dimensions, the punctuation diagnostic.
 
