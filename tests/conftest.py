@@ -62,8 +62,15 @@ def tiny_tokenizer() -> SubwordTokenizer:
 @pytest.fixture(scope="session")
 def tiny_config(tiny_tokenizer) -> TransformerConfig:
     return TransformerConfig(
-        vocab_size=tiny_tokenizer.vocab_size, d_model=32, n_heads=4, n_encoder_layers=2,
-        n_decoder_layers=2, d_ff=64, dropout=0.0, attention_dropout=0.0, max_positions=256,
+        vocab_size=tiny_tokenizer.vocab_size,
+        d_model=32,
+        n_heads=4,
+        n_encoder_layers=2,
+        n_decoder_layers=2,
+        d_ff=64,
+        dropout=0.0,
+        attention_dropout=0.0,
+        max_positions=256,
     )
 
 
@@ -107,11 +114,45 @@ def film_run(tmp_path_factory, pairs) -> Path:
     (root / "train.de").write_text("\n".join(de for de, _ in pairs) + "\n", encoding="utf-8")
     (root / "train.en").write_text("\n".join(en for _, en in pairs) + "\n", encoding="utf-8")
     out = root / "run"
-    assert train_main(["--data", str(root / "train"), "--val", str(root / "train"), "--out", str(out),
-                       "--d-model", "32", "--heads", "4", "--encoder-layers", "2", "--decoder-layers", "1",
-                       "--d-ff", "64", "--vocab-size", "400", "--max-tokens", "400", "--warmup", "10",
-                       "--bleu-sentences", "4", "--threads", "1", "--precision", "fp32", "--eval-every", "10",
-                       "--max-steps", "20"]) == 0
+    assert (
+        train_main(
+            [
+                "--data",
+                str(root / "train"),
+                "--val",
+                str(root / "train"),
+                "--out",
+                str(out),
+                "--d-model",
+                "32",
+                "--heads",
+                "4",
+                "--encoder-layers",
+                "2",
+                "--decoder-layers",
+                "1",
+                "--d-ff",
+                "64",
+                "--vocab-size",
+                "400",
+                "--max-tokens",
+                "400",
+                "--warmup",
+                "10",
+                "--bleu-sentences",
+                "4",
+                "--threads",
+                "1",
+                "--precision",
+                "fp32",
+                "--eval-every",
+                "10",
+                "--max-steps",
+                "20",
+            ]
+        )
+        == 0
+    )
     return out
 
 
@@ -145,9 +186,29 @@ def corpus_checkpoint(tiny_checkpoint, pairs, tmp_path_factory):
     shutil.copytree(tiny_checkpoint, directory)
     (root / "val.de").write_text("\n".join(de for de, _ in pairs) + "\n", encoding="utf-8")
     (root / "val.en").write_text("\n".join(en for _, en in pairs) + "\n", encoding="utf-8")
-    assert main(["--checkpoint", str(directory), "--data", str(root / "val"), "--sentences", "6",
-                 "--importance-sentences", "3", "--prune-sentences", "2", "--map-sentences", "3",
-                 "--prune-points", "3", "--threads", "1"]) == 0
+    assert (
+        main(
+            [
+                "--checkpoint",
+                str(directory),
+                "--data",
+                str(root / "val"),
+                "--sentences",
+                "6",
+                "--importance-sentences",
+                "3",
+                "--prune-sentences",
+                "2",
+                "--map-sentences",
+                "3",
+                "--prune-points",
+                "3",
+                "--threads",
+                "1",
+            ]
+        )
+        == 0
+    )
     assert (directory / "corpus_heads.npz").exists()
     return directory
 

@@ -43,8 +43,11 @@ def page(browser, server):
     page.close()
 
 
-@pytest.fixture(scope="module", params=[(size, theme) for size in VIEWPORTS for theme in THEMES],
-                ids=lambda param: f"{param[0][0]}x{param[0][1]}-{param[1]}")
+@pytest.fixture(
+    scope="module",
+    params=[(size, theme) for size in VIEWPORTS for theme in THEMES],
+    ids=lambda param: f"{param[0][0]}x{param[0][1]}-{param[1]}",
+)
 def screen(request, browser, server):
     """A page at one viewport and theme, on the Attention tab, GERMAN translated by Enter in the sentence box;
     `page.after` holds where things were right after the translation (one page per module and screen)."""
@@ -59,13 +62,25 @@ def screen(request, browser, server):
     page.fill("#source textarea", GERMAN)
     page.press("#source textarea", "Enter")
     expect(page.locator("#source textarea")).to_have_value(GERMAN)
-    page.wait_for_function("(text) => document.querySelector('#translation textarea').value !== '' && "
-                           "document.querySelector('#tokens').textContent.includes('Fahrrad')", arg=GERMAN)
+    page.wait_for_function(
+        "(text) => document.querySelector('#translation textarea').value !== '' && "
+        "document.querySelector('#tokens').textContent.includes('Fahrrad')",
+        arg=GERMAN,
+    )
     wait_step(page, 1)
     settled_scroll(page)
     page.wait_for_selector("#attention-plot .js-plotly-plot .heatmaplayer")
-    page.after = rects(page, "#player-bar", "#step-next", "#attention-kind", "#layer", "#head",
-                       "#attention-plot", "#attention-plot .js-plotly-plot .main-svg", "#step-info .step-output")
+    page.after = rects(
+        page,
+        "#player-bar",
+        "#step-next",
+        "#attention-kind",
+        "#layer",
+        "#head",
+        "#attention-plot",
+        "#attention-plot .js-plotly-plot .main-svg",
+        "#step-info .step-output",
+    )
     page.size, page.theme = (width, height), theme
     yield page
     page.close()

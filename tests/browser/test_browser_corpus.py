@@ -20,8 +20,10 @@ CORPUS_PLOTS = ("corpus-roles", "corpus-pruning", "corpus-qk")
 pytestmark = [pytest.mark.browser, needs_chromium]
 
 
-@pytest.fixture(params=[(size, theme) for size in VIEWPORTS for theme in THEMES],
-                ids=lambda param: f"{param[0][0]}x{param[0][1]}-{param[1]}")
+@pytest.fixture(
+    params=[(size, theme) for size in VIEWPORTS for theme in THEMES],
+    ids=lambda param: f"{param[0][0]}x{param[0][1]}-{param[1]}",
+)
 def screen(request, browser, corpus_server):
     """A page at one viewport and theme with GERMAN translated and the Explain tab open."""
     from playwright.sync_api import expect

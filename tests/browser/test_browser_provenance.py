@@ -81,8 +81,9 @@ def test_the_plotted_head_is_the_traces_head_at_a_middle_step(browser, copy_serv
         page.locator("#layer").get_by_text(str(LAYER), exact=True).click()
         page.locator("#head").get_by_text(f"head {HEAD}", exact=True).click()
         expect(page.locator("#attention-plot .gtitle")).to_contain_text(f"layer {LAYER}, head {HEAD}")
-        page.wait_for_function("n => document.querySelector('#attention-plot .js-plotly-plot').data[0].y.length == n",
-                               arg=step + 1)
+        page.wait_for_function(
+            "n => document.querySelector('#attention-plot .js-plotly-plot').data[0].y.length == n", arg=step + 1
+        )
         shown = ref.decode_plotly(page.evaluate(READ_PLOT))
     finally:
         page.close()
@@ -94,8 +95,10 @@ def test_the_plotted_head_is_the_traces_head_at_a_middle_step(browser, copy_serv
     assert [position(y)[1] for y in shown["y"]] == [queries[i] for i in rows]
     assert [position(x)[1] for x in shown["x"]] == [keys[i] for i in cols]
     # the tick labels on screen: tick at value i names row (column) i
-    for values, texts, positions_, labels in ((shown["yvals"], shown["yticks"], rows, queries),
-                                              (shown["xvals"], shown["xticks"], cols, keys)):
+    for values, texts, positions_, labels in (
+        (shown["yvals"], shown["yticks"], rows, queries),
+        (shown["xvals"], shown["xticks"], cols, keys),
+    ):
         assert len(values) == len(texts) == len(positions_)
         for value, text in zip(values, texts):
             assert html.unescape(re.sub(r"<[^>]+>", "", text)) == labels[positions_[int(value)]]

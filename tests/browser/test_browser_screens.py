@@ -23,11 +23,14 @@ def rgb(color: str) -> str:
     if color.startswith("rgb"):
         return color
     value = {"white": "ffffff"}.get(color, color.lstrip("#"))
-    return "rgb(%d, %d, %d)" % tuple(int(value[i:i + 2], 16) for i in (0, 2, 4))
+    return "rgb(%d, %d, %d)" % tuple(int(value[i : i + 2], 16) for i in (0, 2, 4))
 
 
-@pytest.fixture(scope="module", params=[(size, theme) for size in VIEWPORTS for theme in THEMES],
-                ids=lambda param: f"{param[0][0]}x{param[0][1]}-{param[1]}")
+@pytest.fixture(
+    scope="module",
+    params=[(size, theme) for size in VIEWPORTS for theme in THEMES],
+    ids=lambda param: f"{param[0][0]}x{param[0][1]}-{param[1]}",
+)
 def screen(request, browser, server):
     """A page at one viewport and theme, checked before and after translating GERMAN (module-scoped)."""
     from playwright.sync_api import expect
@@ -44,8 +47,10 @@ def screen(request, browser, server):
     page.click("#translate")
     expect(page.locator("#translation textarea")).to_have_value("")
     expect(page.locator("#step-next")).to_be_disabled()
-    before = {elem_id: page.locator(f"#{elem_id}").is_disabled()
-              for elem_id in ("step-first", "step-prev", "step-next", "step-last", "play")}
+    before = {
+        elem_id: page.locator(f"#{elem_id}").is_disabled()
+        for elem_id in ("step-first", "step-prev", "step-next", "step-last", "play")
+    }
     before["step"] = page.locator("#step input[type=range]").is_disabled()
     open_tab(page, "Next token")
     page.fill("#source textarea", GERMAN)

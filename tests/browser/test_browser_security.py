@@ -14,8 +14,8 @@ from browser_helpers import detokenize, needs_chromium, show_tab, to_empty_page,
 
 PAYLOADS = [
     "<script>window.__xss = 1; alert(1)</script>",
-    "<img src=x onerror=\"window.__xss = 1; alert(1)\">",
-    "\"><svg onload=\"window.__xss = 1\"><b>bold</b>",
+    '<img src=x onerror="window.__xss = 1; alert(1)">',
+    '"><svg onload="window.__xss = 1"><b>bold</b>',
 ]
 # Places where tokens and the translation are shown: chips, the step panel, the plots' labels.
 SHOWN = "#tokens, #step-info, #candidates-plot, #attention-plot, #pipeline-plot, #translation"
@@ -33,8 +33,9 @@ def test_typed_html_never_runs(page, payload):
     assert detokenize(chips[1:-1]) == payload  # shown as the characters typed
     expect(page.locator("#step-info")).to_contain_text("Step 1 of")
     show_tab(page, "Attention")  # tokens become axis labels there
-    injected = page.locator(", ".join(f"{area} {tag}" for area in SHOWN.split(", ")
-                                      for tag in ("script", "img", "svg[onload]", "b")))
+    injected = page.locator(
+        ", ".join(f"{area} {tag}" for area in SHOWN.split(", ") for tag in ("script", "img", "svg[onload]", "b"))
+    )
     assert injected.count() == 0
     assert page.locator("[onerror], [onload]").count() == 0  # no handler anywhere on the page to run
     assert page.evaluate("window.__xss") is None

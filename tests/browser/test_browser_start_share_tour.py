@@ -71,8 +71,11 @@ def test_shared_link_restores_the_view_in_a_fresh_context(browser, server):
     context, page = open_page(browser, url)
     expect(page.locator("#attention-plot .gtitle")).to_contain_text("Encoder self-attention, layer 2, head 3")
     expect(page.locator("#step input[type=number]")).to_have_value("2")
-    assert (selected_value(page, "attention-kind"), selected_value(page, "layer"), selected_value(page, "head")) \
-        == ("encoder", "2", "3")
+    assert (selected_value(page, "attention-kind"), selected_value(page, "layer"), selected_value(page, "head")) == (
+        "encoder",
+        "2",
+        "3",
+    )
     context.close()
 
 
@@ -81,8 +84,13 @@ def test_the_tour_stops_show_their_views(browser, server):
 
     context, page = open_page(browser, server)
     page.wait_for_selector("#attention-plot .js-plotly-plot")
-    expected = [("Next token", "#candidates-plot"), ("Attention", "#attention-plot"), ("Attention", "#pipeline-plot"),
-                ("Masks", "#mask-plot"), ("Explain", "#branch-candidate")]
+    expected = [
+        ("Next token", "#candidates-plot"),
+        ("Attention", "#attention-plot"),
+        ("Attention", "#pipeline-plot"),
+        ("Masks", "#mask-plot"),
+        ("Explain", "#branch-candidate"),
+    ]
     for number, (tab, selector) in enumerate(expected, start=1):
         page.click("#tour-next")
         expect(page.locator("#tour-text")).to_contain_text(f"Stop {number} of 5")

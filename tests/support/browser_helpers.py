@@ -77,14 +77,16 @@ def step_of(page) -> tuple[int, int]:
 
 
 def wait_step(page, number: int) -> None:
-    page.wait_for_function("(n) => /Step (\\d+) of/.exec(document.querySelector('#step-info').textContent)?.[1] == n",
-                           arg=number)
+    page.wait_for_function(
+        "(n) => /Step (\\d+) of/.exec(document.querySelector('#step-info').textContent)?.[1] == n", arg=number
+    )
 
 
 def settled_scroll(page) -> None:
     """The page has scrolled the view up after Translate (the script waits two frames and 30 ms)."""
-    page.wait_for_function("() => document.querySelector('#player-bar').getBoundingClientRect().top <= 0.5 "
-                           "&& window.scrollY > 100")
+    page.wait_for_function(
+        "() => document.querySelector('#player-bar').getBoundingClientRect().top <= 0.5 && window.scrollY > 100"
+    )
 
 
 def inside(box: dict, height: float) -> bool:
@@ -94,9 +96,14 @@ def inside(box: dict, height: float) -> bool:
 # ---- waits on the page's own state ----
 
 # top-level tab label -> (its id in the share link's `tab=`, the figures it draws whenever a trace is shown)
-TABS = {"Next token": ("next", ["candidates-plot"]), "Attention": ("attention", ["attention-plot"]),
-        "Positional encoding": ("positions", ["pe-plot"]), "Masks": ("masks", ["mask-plot"]),
-        "Model": ("model", []), "Explain": ("explain", [])}
+TABS = {
+    "Next token": ("next", ["candidates-plot"]),
+    "Attention": ("attention", ["attention-plot"]),
+    "Positional encoding": ("positions", ["pe-plot"]),
+    "Masks": ("masks", ["mask-plot"]),
+    "Model": ("model", []),
+    "Explain": ("explain", []),
+}
 
 
 def show_tab(page, name: str) -> None:
@@ -107,16 +114,21 @@ def show_tab(page, name: str) -> None:
     """
     tab_id, figures = TABS[name]
     open_tab(page, name)
-    page.wait_for_function("(tab) => document.querySelector('#share-link textarea').value.includes('tab=' + tab)",
-                           arg=tab_id)
+    page.wait_for_function(
+        "(tab) => document.querySelector('#share-link textarea').value.includes('tab=' + tab)", arg=tab_id
+    )
     for elem_id in figures:
         page.wait_for_selector(f"#{elem_id} .js-plotly-plot")
 
 
-MARK_PLOT = "(id) => { const g = document.querySelector(`#${id} .js-plotly-plot`); " \
-            "(window.__shown = window.__shown || {})[id] = g ? g.data : null; }"
-NEW_PLOT = "(id) => { const g = document.querySelector(`#${id} .js-plotly-plot`); " \
-           "return !!(g && g.data && g.data !== window.__shown[id]); }"
+MARK_PLOT = (
+    "(id) => { const g = document.querySelector(`#${id} .js-plotly-plot`); "
+    "(window.__shown = window.__shown || {})[id] = g ? g.data : null; }"
+)
+NEW_PLOT = (
+    "(id) => { const g = document.querySelector(`#${id} .js-plotly-plot`); "
+    "return !!(g && g.data && g.data !== window.__shown[id]); }"
+)
 
 
 @contextlib.contextmanager

@@ -87,8 +87,9 @@ def test_bad_input_direct(handler, name):
 def client(server, tmp_path_factory):
     from gradio_client import Client
 
-    return Client(server, verbose=False, download_files=str(tmp_path_factory.mktemp("downloads")),
-                  analytics_enabled=False)
+    return Client(
+        server, verbose=False, download_files=str(tmp_path_factory.mktemp("downloads")), analytics_enabled=False
+    )
 
 
 @pytest.mark.slow
@@ -183,7 +184,7 @@ def listening_addresses(port: int) -> set[str]:
             if state == "0A" and int(hex_port, 16) == port:  # 0A = LISTEN
                 packed = bytes.fromhex(address)
                 # /proc prints each 32-bit word in host (little-endian) order
-                words = b"".join(packed[i:i + 4][::-1] for i in range(0, len(packed), 4))
+                words = b"".join(packed[i : i + 4][::-1] for i in range(0, len(packed), 4))
                 family = socket.AF_INET if len(words) == 4 else socket.AF_INET6
                 addresses.add(socket.inet_ntop(family, words))
     return addresses
@@ -206,6 +207,7 @@ def launched(monkeypatch):
         app.main(argv)
         assert len(calls) == 1
         return calls.pop()
+
     return run
 
 
@@ -249,8 +251,7 @@ def test_app_with_a_bad_hub_id_starts_and_says_why(launched, no_network, repo_id
     session.load_model.cache_clear()
     blocks, kwargs = launched(["--hub", repo_id])
     texts = [c.get("props", {}).get("value") for c in blocks.config["components"]]
-    assert any(isinstance(t, str) and "No model loaded" in t and "not a valid Hugging Face repo id" in t
-               for t in texts)
+    assert any(isinstance(t, str) and "No model loaded" in t and "not a valid Hugging Face repo id" in t for t in texts)
     [translate_fn] = [fn for fn in blocks.fns.values() if fn.api_name == "translate"]
     with pytest.raises(gr.Error, match="No model is loaded: .*not a valid Hugging Face repo id"):
         translate_fn.fn(GERMAN, "de-en")
@@ -280,10 +281,17 @@ def test_checkpoint_with_a_pickle_is_not_loaded(tiny_checkpoint, tmp_path):
 # --------------------------------------------------------------------------- limits in one place
 def test_limits_come_from_model_limits_and_are_shown(handler, tiny_checkpoint, monkeypatch):
     demo = build_demo(tiny_checkpoint)
-    shown = " ".join(str(value) for component in demo.config["components"]
-                     for value in component.get("props", {}).values() if isinstance(value, str))
-    for number in (f"{limits.MAX_INPUT_CHARS:,}", f"**{limits.MAX_SOURCE_TOKENS} subword tokens**",
-                   f"**{limits.MAX_TARGET_TOKENS} tokens**"):
+    shown = " ".join(
+        str(value)
+        for component in demo.config["components"]
+        for value in component.get("props", {}).values()
+        if isinstance(value, str)
+    )
+    for number in (
+        f"{limits.MAX_INPUT_CHARS:,}",
+        f"**{limits.MAX_SOURCE_TOKENS} subword tokens**",
+        f"**{limits.MAX_TARGET_TOKENS} tokens**",
+    ):
         assert number in shown
 
     monkeypatch.setattr(limits, "MAX_INPUT_CHARS", 20)
