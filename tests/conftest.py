@@ -234,7 +234,7 @@ def shipped_server(tmp_path_factory):
 
 
 # --------------------------------------------------------------------------- the lanes (docs/testing-lanes.md)
-SERVER_FIXTURES = {"server", "corpus_server", "copy_server", "shipped_server"}
+SERVER_FIXTURES = {"server", "corpus_server", "copy_server", "shipped_server", "app"}  # app: test_serving_load_test
 
 
 def pytest_collection_modifyitems(items):

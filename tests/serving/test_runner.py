@@ -115,6 +115,7 @@ def test_model_events_share_one_concurrency_group_of_two_slots_per_worker(pool_d
     assert single.runner.pool is None and endpoint(single, "translate").concurrency_limit == "default"
 
 
+@pytest.mark.slow  # a worker pool that starts, crashes and restarts model processes
 def test_a_crashed_worker_answers_the_page_with_a_message(tiny_checkpoint, checkpoint):
     jobs = {**JOBS, "translate": segfault_translate_job}
     with ModelPool(tiny_checkpoint, workers=1, jobs=jobs) as pool:
