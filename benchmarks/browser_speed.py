@@ -15,13 +15,11 @@ inside Plotly.react (all plots this click redrew), i.e. the browser's share of `
 from __future__ import annotations
 
 import time
-from pathlib import Path
+
+from scripts.chromium import CHROMIUM, CHROMIUM_ARGS
 
 from .common import app_server, summarize, text_of_tokens
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 PLOT_TIMEOUT_MS = 60_000
 PAUSE_S = 0.3  # between clicks, so one event chain has fully finished before the next click
 

@@ -44,7 +44,7 @@ OLD_MODEL_TESTS = ["tests/model/test_model_equivalence.py", "tests/model/test_mo
 PROVENANCE_TESTS = ["tests/model/test_provenance_trace.py", "tests/model/test_interventions.py", "tests/model/test_provenance_decoding.py",
                     "tests/model/test_training_math.py", "tests/model/test_eos_trace.py"]  # fastest to fail first
 VIEW_TESTS = ["tests/ui/test_view_provenance_attention.py", "tests/ui/test_view_provenance_panels.py", "tests/model/test_rollout.py",
-              "tests/model/test_step_changes.py", "tests/model/test_kv_cache_view.py", "tests/model/test_film.py", "tests/ui/test_first_minute.py",
+              "tests/model/test_step_changes.py", "tests/model/test_kv_cache_view.py", "tests/model/test_film.py", "tests/ui/test_start_share_tour.py",
               "tests/model/test_flops.py", "tests/visualizer/test_visualizer_attention.py"]  # the views, the page's redraw and the newer model modules
 
 # Independent test files: a fault is caught by "both" exactly when "old" or "new" catches it.

@@ -21,20 +21,11 @@ if str(ROOT) not in sys.path:  # run as a file
     sys.path.insert(0, str(ROOT))
 
 from scripts.app_process import started_app  # noqa: E402
-from benchmarks.browser_speed import CHROMIUM, CHROMIUM_ARGS  # noqa: E402  (one Chromium set-up for all)
+from scripts.chromium import CHROMIUM, CHROMIUM_ARGS, open_tab  # noqa: E402  (one Chromium set-up for all)
 SCREENS = {"wide": (1400, 1000), "projector": (1280, 720), "phone": (390, 844)}
 TABS = ["Next token", "Attention", "Positional encoding", "Masks", "Model", "Explain"]
 README_SHOTS = {"light-wide.png": ("wide", "light"), "dark-1280x720.png": ("projector", "dark"),
                 "phone-390.png": ("phone", "light")}
-
-
-def open_tab(page, name: str) -> None:
-    """Click a top-level tab; on a narrow screen Gradio moves some into its "More tabs" menu."""
-    tab = page.locator("#views [role=tablist]").get_by_role("tab", name=name)
-    if tab.count() == 0:
-        page.locator("#views > .tab-wrapper .overflow-menu > button").click()
-        tab = page.locator("#views .overflow-dropdown").get_by_role("button", name=name)
-    tab.first.click()
 
 
 # the open tab's strip just under the sticky player bar; where that leaves the tab's first figure in the lower

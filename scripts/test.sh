@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Install everything the tests need, then run them. README's test command; .ci/run runs this.
+# The full lane: install everything the tests need, lint, then run every test, browser ones included.
+# README's test command; .ci/run runs this. `python3 -m pytest` alone is the fast lane (docs/testing-lanes.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Debian packages the tests need: Chromium drives the end-to-end browser tests (Playwright uses it,
-# downloads none); Node.js runs the step buttons' JavaScript (ui/stepping.py) in tests/test_app.py.
+# downloads none); Node.js runs the step buttons' JavaScript (ui/stepping.py) in tests/ui/test_app.py.
 PACKAGES=""
 command -v chromium >/dev/null 2>&1 || PACKAGES="$PACKAGES chromium"
 command -v node >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs"
@@ -13,4 +14,6 @@ if [ -n "$PACKAGES" ]; then
   $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $PACKAGES >/dev/null
 fi
 python3 -m pip install -q -r requirements-test.txt
-python3 -m pytest -q "$@"
+python3 -m ruff check .
+python3 -m ruff format --check .
+python3 -m pytest -q -m "" "$@"  # -m "": every test (pytest.ini's default leaves out the browser and slow ones)

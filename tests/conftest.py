@@ -5,6 +5,7 @@ No test reads ../shared/data, needs the network, a GPU, or a particular working 
 
 from __future__ import annotations
 
+import shutil
 import socket
 import sys
 from pathlib import Path
@@ -13,6 +14,9 @@ import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = ROOT / "checkpoints" / "de-en-small"
+START_TIMEOUT_S = 180  # importing torch and gradio on a busy 2-core machine is slow
+BROWSER_TESTS = Path(__file__).resolve().parent / "browser"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -58,8 +62,15 @@ def tiny_tokenizer() -> SubwordTokenizer:
 @pytest.fixture(scope="session")
 def tiny_config(tiny_tokenizer) -> TransformerConfig:
     return TransformerConfig(
-        vocab_size=tiny_tokenizer.vocab_size, d_model=32, n_heads=4, n_encoder_layers=2,
-        n_decoder_layers=2, d_ff=64, dropout=0.0, attention_dropout=0.0, max_positions=256,
+        vocab_size=tiny_tokenizer.vocab_size,
+        d_model=32,
+        n_heads=4,
+        n_encoder_layers=2,
+        n_decoder_layers=2,
+        d_ff=64,
+        dropout=0.0,
+        attention_dropout=0.0,
+        max_positions=256,
     )
 
 
@@ -103,49 +114,137 @@ def film_run(tmp_path_factory, pairs) -> Path:
     (root / "train.de").write_text("\n".join(de for de, _ in pairs) + "\n", encoding="utf-8")
     (root / "train.en").write_text("\n".join(en for _, en in pairs) + "\n", encoding="utf-8")
     out = root / "run"
-    assert train_main(["--data", str(root / "train"), "--val", str(root / "train"), "--out", str(out),
-                       "--d-model", "32", "--heads", "4", "--encoder-layers", "2", "--decoder-layers", "1",
-                       "--d-ff", "64", "--vocab-size", "400", "--max-tokens", "400", "--warmup", "10",
-                       "--bleu-sentences", "4", "--threads", "1", "--precision", "fp32", "--eval-every", "10",
-                       "--max-steps", "20"]) == 0
+    assert (
+        train_main(
+            [
+                "--data",
+                str(root / "train"),
+                "--val",
+                str(root / "train"),
+                "--out",
+                str(out),
+                "--d-model",
+                "32",
+                "--heads",
+                "4",
+                "--encoder-layers",
+                "2",
+                "--decoder-layers",
+                "1",
+                "--d-ff",
+                "64",
+                "--vocab-size",
+                "400",
+                "--max-tokens",
+                "400",
+                "--warmup",
+                "10",
+                "--bleu-sentences",
+                "4",
+                "--threads",
+                "1",
+                "--precision",
+                "fp32",
+                "--eval-every",
+                "10",
+                "--max-steps",
+                "20",
+            ]
+        )
+        == 0
+    )
     return out
 
 
-# --------------------------------------------------------------------------- browser tests (tests/test_browser*.py)
-@pytest.fixture(scope="module")
+# --------------------------------------------------------------------------- served apps (one per run)
+def served(checkpoint, tmp_path_factory, name: str):
+    """Yield the app's URL (`python3 app.py` on `checkpoint`, its log in a fresh temporary folder `name`); the
+    server stops after the fixture that yields from this; a server that does not start fails the test."""
+    from scripts.app_process import started_app
+
+    log_path = tmp_path_factory.mktemp(name) / "app.log"
+    try:
+        with started_app(checkpoint, log_path, START_TIMEOUT_S) as (url, _process):
+            yield url
+    except RuntimeError as error:
+        pytest.fail(str(error))
+
+
+@pytest.fixture(scope="session")
 def server(tiny_checkpoint, tmp_path_factory):
-    """The app's URL (`python3 app.py` on the tiny checkpoint); the server process is stopped after the module."""
-    from browser_helpers import served
-
-    yield from served(tiny_checkpoint, tmp_path_factory)
+    """The app's URL on the tiny checkpoint."""
+    yield from served(tiny_checkpoint, tmp_path_factory, "server")
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from browser_helpers import CHROMIUM, CHROMIUM_ARGS
-    from playwright.sync_api import expect, sync_playwright
+@pytest.fixture(scope="session")
+def corpus_checkpoint(tiny_checkpoint, pairs, tmp_path_factory):
+    """A copy of the tiny checkpoint with corpus_heads.npz beside it, made by the script from the shared pairs."""
+    from scripts.corpus_heads import main
 
-    expect.set_options(timeout=30_000)  # the server shares two busy CPU cores
+    root = tmp_path_factory.mktemp("browser-corpus")
+    directory = root / "tiny"
+    shutil.copytree(tiny_checkpoint, directory)
+    (root / "val.de").write_text("\n".join(de for de, _ in pairs) + "\n", encoding="utf-8")
+    (root / "val.en").write_text("\n".join(en for _, en in pairs) + "\n", encoding="utf-8")
+    assert (
+        main(
+            [
+                "--checkpoint",
+                str(directory),
+                "--data",
+                str(root / "val"),
+                "--sentences",
+                "6",
+                "--importance-sentences",
+                "3",
+                "--prune-sentences",
+                "2",
+                "--map-sentences",
+                "3",
+                "--prune-points",
+                "3",
+                "--threads",
+                "1",
+            ]
+        )
+        == 0
+    )
+    assert (directory / "corpus_heads.npz").exists()
+    return directory
 
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+
+@pytest.fixture(scope="session")
+def corpus_server(corpus_checkpoint, tmp_path_factory):
+    """The app's URL on the tiny checkpoint with a corpus file (the corpus panels have data)."""
+    yield from served(corpus_checkpoint, tmp_path_factory, "corpus-server")
 
 
-@pytest.fixture
-def page(browser, server):
-    """A 1400x1000 page on the app, emptied (browser_helpers.to_empty_page); any alert() lands in page.dialogs."""
-    from browser_helpers import to_empty_page
+@pytest.fixture(scope="session")
+def copy_server(copy_checkpoint_dir, tmp_path_factory):
+    """The app's URL on the tiny copy model (tests/conftest.py), whose translations end with [EOS]."""
+    yield from served(copy_checkpoint_dir, tmp_path_factory, "copy-server")
 
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.dialogs = []  # any alert() would land here
-    page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
-    page.set_default_timeout(30_000)
-    page.goto(server)
-    to_empty_page(page)
-    yield page
-    page.close()
+
+@pytest.fixture(scope="session")
+def shipped_server(tmp_path_factory):
+    """The app's URL on the shipped checkpoint (checkpoints/de-en-small, part of the repository)."""
+    if not (SHIPPED / "config.json").exists():
+        pytest.skip("no shipped checkpoint")
+    yield from served(SHIPPED, tmp_path_factory, "shipped-server")
+
+
+# --------------------------------------------------------------------------- the lanes (docs/testing-lanes.md)
+SERVER_FIXTURES = {"server", "corpus_server", "copy_server", "shipped_server", "app"}  # app: test_serving_load_test
+
+
+def pytest_collection_modifyitems(items):
+    """Every test in tests/browser/ is a browser test; a test of a served app (one of SERVER_FIXTURES) is slow.
+    pytest.ini's default lane leaves both out; scripts/test.sh (CI) runs everything."""
+    for item in items:
+        if BROWSER_TESTS in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.browser)
+        if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture
@@ -169,7 +268,7 @@ COPY_SENTENCE = "Ein Mann fährt Fahrrad."  # the sentence of `copy_trace`
 
 @pytest.fixture(scope="session")
 def copy_model(tiny_tokenizer, pairs) -> Transformer:
-    """A tiny model trained to copy, so its translation ends with [EOS] (tests/test_view_provenance_*.py)."""
+    """A tiny model trained to copy, so its translation ends with [EOS] (tests/ui/test_view_provenance_*.py, tests/browser/test_browser_provenance.py)."""
     import provenance_fixtures as ref
 
     return ref.train_copy_model(tiny_tokenizer, pairs)

@@ -7,12 +7,12 @@ need Debian's /usr/bin/chromium (Playwright downloads no browser) and are skippe
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
 
-from browser_helpers import GERMAN, XSS, detokenize, needs_chromium, translate  # noqa: F401
+from browser_helpers import GERMAN, XSS, detokenize, needs_chromium, translate
+from ui.stepping import PLAY_SECONDS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,7 +49,7 @@ def test_translate_step_and_switch_views(page):
 
     page.get_by_role("tab", name="Attention").click()
     page.wait_for_selector("#attention-plot .js-plotly-plot")
-    expect(page.locator("#pipeline-plot .js-plotly-plot")).to_have_count(0)  # closed: not drawn (issue 15)
+    expect(page.locator("#pipeline-plot .js-plotly-plot")).to_have_count(0)  # closed: not drawn
     page.locator("#pipeline-box").get_by_text("Inside one head").click()
     page.wait_for_selector("#pipeline-plot .js-plotly-plot")
     page.locator("#attention-kind").get_by_text("Masked decoder self-attention").click()
@@ -82,7 +82,8 @@ def test_play_advances_and_pauses(page):
     page.click("#play")
     expect(page.locator("#play")).to_contain_text("Play")
     paused_at = step.input_value()
-    time.sleep(2.5)
+    # a negative check of a timer: while playing, the step moves once per PLAY_SECONDS; none passes while paused
+    page.wait_for_timeout(1500 * PLAY_SECONDS)
     assert step.input_value() == paused_at
 
 
@@ -99,7 +100,7 @@ def test_typed_html_is_shown_not_run(page):
     assert chips[0] == "<2en>" and chips[-1] == "[EOS]"
     assert detokenize(chips[1:-1]) == XSS
     assert page.locator("#tokens img, #step-info img, #candidates-plot img").count() == 0
-    page.wait_for_timeout(1000)
+    assert page.locator("[onerror]").count() == 0  # no element anywhere on the page could run the handler
     assert page.dialogs == []
 
 

@@ -1,19 +1,17 @@
-"""End to end: issue 25's two Explain panels of `python3 app.py` in headless Chromium, on a wide screen and a
+"""End to end: the corpus Explain panels of `python3 app.py` in headless Chromium, on a wide screen and a
 390 px phone, light and dark: "Heads across the corpus" draws its three figures when opened (in the page's
 theme, no horizontal page scroll), re-decodes the sentence with the k least important heads off and opens a
 head in the Attention tab; "Attribution vs attention" attributes once and then follows the step.
 
 The app runs on a copy of the tiny checkpoint with a corpus file that `scripts/corpus_heads.py` writes here
-from a handful of sentences (the `server` fixture of conftest.py, overridden for this module).
+from a handful of sentences (`corpus_server` of tests/browser/conftest.py).
 """
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
-from browser_helpers import GERMAN, needs_chromium, open_panel, open_tab, overflow, served, translate
+from browser_helpers import GERMAN, needs_chromium, open_panel, open_tab, overflow, translate
 from visualizer.theme import DARK_BACKGROUND
 
 VIEWPORTS = [(1400, 1000), (390, 844)]
@@ -22,32 +20,11 @@ CORPUS_PLOTS = ("corpus-roles", "corpus-pruning", "corpus-qk")
 pytestmark = [pytest.mark.browser, needs_chromium]
 
 
-@pytest.fixture(scope="module")
-def corpus_checkpoint(tiny_checkpoint, pairs, tmp_path_factory):
-    """A copy of the tiny checkpoint with corpus_heads.npz beside it, made by the script from the shared pairs."""
-    from scripts.corpus_heads import main
-
-    root = tmp_path_factory.mktemp("browser-corpus")
-    directory = root / "tiny"
-    shutil.copytree(tiny_checkpoint, directory)
-    (root / "val.de").write_text("\n".join(de for de, _ in pairs) + "\n", encoding="utf-8")
-    (root / "val.en").write_text("\n".join(en for _, en in pairs) + "\n", encoding="utf-8")
-    assert main(["--checkpoint", str(directory), "--data", str(root / "val"), "--sentences", "6",
-                 "--importance-sentences", "3", "--prune-sentences", "2", "--map-sentences", "3",
-                 "--prune-points", "3", "--threads", "1"]) == 0
-    assert (directory / "corpus_heads.npz").exists()
-    return directory
-
-
-@pytest.fixture(scope="module")
-def server(corpus_checkpoint, tmp_path_factory):
-    """The app's URL on the checkpoint with a corpus file (overrides conftest.py's `server`)."""
-    yield from served(corpus_checkpoint, tmp_path_factory)
-
-
-@pytest.fixture(params=[(size, theme) for size in VIEWPORTS for theme in THEMES],
-                ids=lambda param: f"{param[0][0]}x{param[0][1]}-{param[1]}")
-def screen(request, browser, server):
+@pytest.fixture(
+    params=[(size, theme) for size in VIEWPORTS for theme in THEMES],
+    ids=lambda param: f"{param[0][0]}x{param[0][1]}-{param[1]}",
+)
+def screen(request, browser, corpus_server):
     """A page at one viewport and theme with GERMAN translated and the Explain tab open."""
     from playwright.sync_api import expect
 
@@ -56,7 +33,7 @@ def screen(request, browser, server):
     page.set_default_timeout(30_000)
     page.dialogs = []
     page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
-    page.goto(server + f"?__theme={theme}")
+    page.goto(corpus_server + f"?__theme={theme}")
     page.wait_for_selector("#attention-plot .js-plotly-plot")  # the start-up example is drawn
     translate(page, GERMAN)
     expect(page.locator("#translation textarea")).not_to_have_value("")

@@ -32,7 +32,8 @@ def test_explain_tab_panels(page):
     expect(page.locator("#ablate-result")).to_contain_text("Original (greedy)")
     expect(page.locator("#ablate-result")).to_contain_text("Heads switched off")
     expect(page.locator("#ablate-plot .gtitle")).to_contain_text(
-        "Encoder self-attention L1 H1; Cross-attention (encoder → decoder) L2 H3")
+        "Encoder self-attention L1 H1; Cross-attention (encoder → decoder) L2 H3"
+    )
     page.click("#ablate-clear")
     expect(page.locator("#ablate-result")).not_to_contain_text("Original")
 
@@ -70,7 +71,9 @@ def test_explain_tab_panels(page):
     expect(page.locator("#diag-plot .gtitle")).to_contain_text("Cross-attention")
     page.locator("#diag-head input").click()
     page.get_by_role("option", name=re.compile("layer 2, head 3")).click()
-    expect(page.locator("#attention-plot .gtitle")).to_contain_text("Cross-attention (encoder → decoder), layer 2, head 3")
+    expect(page.locator("#attention-plot .gtitle")).to_contain_text(
+        "Cross-attention (encoder → decoder), layer 2, head 3"
+    )
     expect(page.locator("#head").get_by_label("head 3")).to_be_checked()
 
     # 7. without positional encodings

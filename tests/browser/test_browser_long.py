@@ -1,4 +1,4 @@
-"""A 100-token source in the browser (issue 13): every view of every tab shows without clipping, on a
+"""A 100-token source in the browser: every view of every tab shows without clipping, on a
 wide screen, a projector and a phone, and the page never scrolls sideways.
 
 "Without clipping": each figure's whole width can be seen, because it either fits the box it sits in
@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from model.text.limits import MAX_SOURCE_TOKENS
-from browser_helpers import needs_chromium, open_tab, overflow
+from browser_helpers import needs_chromium, open_tab, overflow, redrawn, show_tab
 
 # long enough to be cut at MAX_SOURCE_TOKENS subwords by any tokenizer (the tiny test one splits finely)
 LONG = " ".join(["Ein Mann mit einem roten Hut fährt mit seinem Fahrrad die lange Straße entlang,"] * 12) + "."
@@ -46,7 +46,7 @@ MEASURE = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).filt
 
 
 @pytest.fixture(scope="module", params=VIEWPORTS, ids=lambda size: f"{size[0]}x{size[1]}")
-def long_page(request, browser, server):  # noqa: F811
+def long_page(request, browser, server):
     from playwright.sync_api import expect
 
     width, height = request.param
@@ -80,8 +80,7 @@ def check_figures(page, where: str) -> int:
 
 @pytest.mark.parametrize("tab", ["Next token", "Attention", "Positional encoding", "Masks"])
 def test_every_view_of_a_100_token_source_shows_without_clipping(long_page, tab):
-    open_tab(long_page, tab)
-    long_page.wait_for_timeout(1500)  # the tab's figures are drawn when it opens
+    show_tab(long_page, tab)
     assert check_figures(long_page, tab) >= 1
 
 
@@ -94,8 +93,8 @@ def test_attention_variants_of_a_100_token_source(long_page):
     long_page.locator("#pipeline-box > button").first.click()  # open the accordion: the pipeline is drawn
     long_page.wait_for_selector("#pipeline-plot .js-plotly-plot")
     check_figures(long_page, "encoder, one head, pipeline open")
-    long_page.locator("#attention-window-all input").check()
-    long_page.wait_for_timeout(1500)
+    with redrawn(long_page, "attention-plot"):
+        long_page.locator("#attention-window-all input").check()
     check_figures(long_page, "encoder, all tokens")
     long_page.locator("#head").get_by_text("all heads", exact=True).click()
     expect(long_page.locator("#attention-plot .gtitle").first).to_contain_text("every layer")

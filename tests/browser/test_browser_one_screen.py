@@ -1,4 +1,4 @@
-"""The figure and its controls on one screen (issue 23), at 1280x720 (a projector), 1400x1000 and a 390x844
+"""The figure and its controls on one screen, at 1280x720 (a projector), 1400x1000 and a 390x844
 phone, light and dark: after Translate the player bar, the view's controls and the figure are in the window;
 a tour stop's text sits by the figure; every tab and Explain panel is one click away; the keys step after
 Enter in the sentence box and after a click on a radio, and the page says so; text typed while the start-up
@@ -14,8 +14,16 @@ import re
 
 import pytest
 
-from browser_helpers import (  # noqa: F401  (screen: the module's pages, a fixture)
-    GERMAN, STEP, inside, needs_chromium, open_panel, open_tab, rects, screen, step_of, wait_step,
+from browser_helpers import (
+    GERMAN,
+    STEP,
+    inside,
+    needs_chromium,
+    open_panel,
+    open_tab,
+    rects,
+    step_of,
+    wait_step,
 )
 
 TABS = ["Next token", "Attention", "Positional encoding", "Masks", "Model", "Explain"]
@@ -133,8 +141,10 @@ def test_a_heatmap_wider_than_its_box_says_so_and_keeps_its_row_labels(screen):
     wide = scroller.evaluate("(s) => s.scrollWidth > s.clientWidth + 2")
     if screen.size[0] >= 1000:  # a wide box: the figure fills it (cells grow), nothing to scroll
         assert not wide
-        fill = screen.evaluate("() => document.querySelector('#attention-plot .main-svg').getBoundingClientRect()"
-                               ".width / document.querySelector('#attention-plot').clientWidth")
+        fill = screen.evaluate(
+            "() => document.querySelector('#attention-plot .main-svg').getBoundingClientRect()"
+            ".width / document.querySelector('#attention-plot').clientWidth"
+        )
         assert fill > 0.9, fill
         return
     assert wide  # GERMAN's 14 keys need more than a phone's width
@@ -142,8 +152,9 @@ def test_a_heatmap_wider_than_its_box_says_so_and_keeps_its_row_labels(screen):
     cue = block.evaluate("(b) => getComputedStyle(b, '::before').content")
     assert "scroll" in cue, cue
     scroller.evaluate("(s) => { s.scrollLeft = s.scrollWidth; s.dispatchEvent(new Event('scroll')); }")
-    screen.wait_for_function("() => document.querySelector('#attention-plot .yaxislayer-above').style.transform "
-                             "!== 'translateX(0px)'")
+    screen.wait_for_function(
+        "() => document.querySelector('#attention-plot .yaxislayer-above').style.transform !== 'translateX(0px)'"
+    )
     label = screen.locator("#attention-plot .yaxislayer-above text").first.bounding_box()
     box = block.bounding_box()
     assert label["x"] >= box["x"] - 1 and label["x"] + label["width"] <= box["x"] + box["width"], (label, box)
@@ -172,8 +183,10 @@ def test_rollout_states_its_own_scale_and_heads_forming_names_no_server_path(scr
     open_tab(screen, "Explain")
     open_panel(screen, "Flow to the source")
     screen.wait_for_selector("#rollout-plot .js-plotly-plot .heatmaplayer")
-    bars = screen.evaluate("() => { const layout = document.querySelector('#rollout-plot .js-plotly-plot').layout;"
-                           " return [layout.coloraxis2.cmax, layout.coloraxis2.colorbar.title.text, layout.coloraxis.cmax]; }")
+    bars = screen.evaluate(
+        "() => { const layout = document.querySelector('#rollout-plot .js-plotly-plot').layout;"
+        " return [layout.coloraxis2.cmax, layout.coloraxis2.colorbar.title.text, layout.coloraxis.cmax]; }"
+    )
     assert bars[0] < 1 and bars[1].startswith("rollout share (0–") and bars[2] == 1, bars
     open_panel(screen, "Heads forming")
     text = screen.locator("#film-missing").inner_text()
@@ -191,8 +204,10 @@ def test_step_n_of_m_is_never_cut(browser, server, width):
         page.click("#translate")
         wait_step(page, 1)
         page.click("#step-last")
-        page.wait_for_function("() => { const m = /Step (\\d+) of (\\d+)/.exec("
-                               "document.querySelector('#step-info').textContent); return m && m[1] === m[2]; }")
+        page.wait_for_function(
+            "() => { const m = /Step (\\d+) of (\\d+)/.exec("
+            "document.querySelector('#step-info').textContent); return m && m[1] === m[2]; }"
+        )
         label = page.locator("#step-info .step-line .label")
         assert label.evaluate("(l) => l.scrollWidth <= l.clientWidth + 0.5"), label.inner_text()
         assert STEP.fullmatch(label.inner_text().strip()), label.inner_text()

@@ -1,4 +1,4 @@
-"""The views' own details on one screen (issue 23), at 1280x720, 1400x1000 and a 390x844 phone, light and
+"""The views' own details on one screen, at 1280x720, 1400x1000 and a 390x844 phone, light and
 dark: a tour stop's figure of 19 rows ends inside a projector's window under the stop's text; a one-row
 heatmap's colour bar keeps its labels apart; the Masks look-ahead panel names only the rows that exist at
 the step; step-change candidate ranks start at #1; a short sentence's figure stands where the long one's stood, in projector type; the
@@ -11,8 +11,13 @@ from __future__ import annotations
 
 import pytest
 
-from browser_helpers import (  # noqa: F401  (screen: the module's pages, a fixture)
-    needs_chromium, open_panel, open_tab, rects, screen, step_of, wait_step,
+from browser_helpers import (
+    needs_chromium,
+    open_panel,
+    open_tab,
+    rects,
+    step_of,
+    wait_step,
 )
 
 pytestmark = [pytest.mark.browser, needs_chromium]
@@ -81,8 +86,10 @@ def test_a_one_row_heatmap_keeps_its_colour_bar_labels_apart(screen):
 def test_the_look_ahead_mask_names_only_the_rows_that_exist(screen):
     go_to_step(screen, 3)
     open_tab(screen, "Masks")
-    screen.wait_for_function("() => /at step 3/.test(document.querySelector('#mask-plot .js-plotly-plot')"
-                             "?.layout.annotations.map((a) => a.text).join(' '))")
+    screen.wait_for_function(
+        "() => /at step 3/.test(document.querySelector('#mask-plot .js-plotly-plot')"
+        "?.layout.annotations.map((a) => a.text).join(' '))"
+    )
     named = [t["text"] for t in texts(screen, "#mask-plot", ".y2tick text")]
     assert len(named) == 3 and named[0] == "[BOS]", named  # rows 1..3; the future rows have no cells, no names
     decoder_rows = screen.evaluate("() => document.querySelector('#mask-plot .js-plotly-plot').data[2].y.length")

@@ -1,34 +1,24 @@
-"""The Explain tab's "Paper's figures" on a projector, a laptop and a phone, light and dark (issue 23): the
+"""The Explain tab's "Paper's figures" on a projector, a laptop and a phone, light and dark: the
 lines and the heatmap stand one above the other at the panel's full width, and the ~50 subwords of the
 paper's sentence are not squeezed into overlapping labels (the heatmap keeps the width they need and
 scrolls in its own box where the screen is narrower; the page itself never scrolls sideways).
 
 The tiny test tokenizer cannot spell the paper's sentence, so this module runs the app on the shipped
-checkpoint (checkpoints/de-en-small, part of the repository).
+checkpoint (`shipped_server` of tests/browser/conftest.py).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from browser_helpers import THEMES, VIEWPORTS, needs_chromium, open_panel, open_tab, overflow, served
+from browser_helpers import THEMES, VIEWPORTS, needs_chromium, open_panel, open_tab, overflow
 
-ROOT = Path(__file__).resolve().parents[2]
-SHIPPED = ROOT / "checkpoints" / "de-en-small"
-pytestmark = [pytest.mark.browser, needs_chromium,
-              pytest.mark.skipif(not (SHIPPED / "config.json").exists(), reason="no shipped checkpoint")]
+pytestmark = [pytest.mark.browser, needs_chromium]
 
 # each drawn key label of the heatmap: where it ends (a 45° label ends at its tick) and its font size
 KEYS = """() => Array.from(document.querySelectorAll('#paper-heatmap .js-plotly-plot .xtick text')).map((t) => {
   const b = t.getBoundingClientRect(); return {text: t.textContent, x: b.right,
   font: parseFloat(getComputedStyle(t).fontSize)}; })"""
-
-
-@pytest.fixture(scope="module")
-def shipped_server(tmp_path_factory):
-    yield from served(SHIPPED, tmp_path_factory, "shipped")
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -45,9 +35,11 @@ def test_the_papers_sentence_is_not_squeezed(browser, shipped_server, size, them
         page.wait_for_selector("#paper-heatmap .js-plotly-plot .xtick text", timeout=120_000)
         page.wait_for_selector("#paper-lines .js-plotly-plot")
         try:  # the figure settles at its final width a few frames after it is drawn (ui/page_script.py)
-            page.wait_for_function(f"() => {{ const keys = ({KEYS})().sort((a, b) => a.x - b.x); return keys.length "
-                                   "> 1 && keys.slice(1).every((key, i) => key.x - keys[i].x >= 1.4 * keys[i].font - 1); }",
-                                   timeout=10_000)
+            page.wait_for_function(
+                f"() => {{ const keys = ({KEYS})().sort((a, b) => a.x - b.x); return keys.length "
+                "> 1 && keys.slice(1).every((key, i) => key.x - keys[i].x >= 1.4 * keys[i].font - 1); }",
+                timeout=10_000,
+            )
         except Exception:  # noqa: BLE001  the assertions below say what is squeezed
             pass
         keys = sorted(page.evaluate(KEYS), key=lambda key: key["x"])

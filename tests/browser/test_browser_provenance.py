@@ -1,4 +1,4 @@
-"""In the browser (issue 12): the attention heatmap on the page is the model's own attention.
+"""In the browser: the attention heatmap on the page is the model's own attention.
 
 `python3 app.py` runs on a tiny checkpoint trained to copy (its sentence ends with [EOS]); Chromium
 translates, steps to the middle of the sentence, picks cross-attention, layer 2, head 2, and reads
@@ -16,10 +16,9 @@ import numpy as np
 import pytest
 
 import provenance_fixtures as ref
-from model import save_checkpoint
 from model.checkpoints.checkpoint import load_checkpoint
 from model.decoding.greedy import translate
-from browser_helpers import needs_chromium, served
+from browser_helpers import needs_chromium
 from helpers import expected_key_labels, expected_query_labels, position
 
 
@@ -40,32 +39,20 @@ READ_PLOT = """() => {
 
 
 @pytest.fixture(scope="module")
-def copy_checkpoint(tmp_path_factory, tiny_tokenizer, pairs):
-    directory = tmp_path_factory.mktemp("browser-copy") / "copy"
-    save_checkpoint(directory, ref.train_copy_model(tiny_tokenizer, pairs), tiny_tokenizer, {"note": "copy model"})
-    return directory
-
-
-@pytest.fixture(scope="module")
-def copy_server(copy_checkpoint, tmp_path_factory):
-    yield from served(copy_checkpoint, tmp_path_factory, "copy-server")
-
-
-@pytest.fixture(scope="module")
-def copy_trace(copy_checkpoint):
+def greedy_trace(copy_checkpoint_dir):
     """The trace the page must show: `model.decoding.greedy.translate` of SENTENCE here, on the same checkpoint."""
-    loaded = load_checkpoint(copy_checkpoint)
+    loaded = load_checkpoint(copy_checkpoint_dir)
     return translate(loaded.model, loaded.tokenizer, SENTENCE, "de-en")
 
 
-def translated_page(browser, url: str, trace):  # noqa: F811
+def translated_page(browser, url: str, trace):
     """A 1400x1000 page that has translated SENTENCE and shows `trace`'s translation (close it after)."""
     from playwright.sync_api import expect
 
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.set_default_timeout(30_000)
     page.goto(url)
-    # the page opens by translating an example (issue 14): let it land first, or it overwrites ours
+    # the page opens by translating an example: let it land first, or it overwrites ours
     page.wait_for_selector("#attention-plot .js-plotly-plot")
     expect(page.locator("#translation textarea")).not_to_have_value("")
     page.fill("#source textarea", SENTENCE)
@@ -76,10 +63,10 @@ def translated_page(browser, url: str, trace):  # noqa: F811
 
 @pytest.mark.browser
 @needs_chromium
-def test_the_plotted_head_is_the_traces_head_at_a_middle_step(browser, copy_server, copy_trace):  # noqa: F811
+def test_the_plotted_head_is_the_traces_head_at_a_middle_step(browser, copy_server, greedy_trace):
     from playwright.sync_api import expect
 
-    trace = copy_trace
+    trace = greedy_trace
     assert trace.stopped_by == "eos" and trace.num_steps >= 5
     step = trace.num_steps // 2  # 0-based, the middle of the sentence
 
@@ -94,8 +81,9 @@ def test_the_plotted_head_is_the_traces_head_at_a_middle_step(browser, copy_serv
         page.locator("#layer").get_by_text(str(LAYER), exact=True).click()
         page.locator("#head").get_by_text(f"head {HEAD}", exact=True).click()
         expect(page.locator("#attention-plot .gtitle")).to_contain_text(f"layer {LAYER}, head {HEAD}")
-        page.wait_for_function("n => document.querySelector('#attention-plot .js-plotly-plot').data[0].y.length == n",
-                               arg=step + 1)
+        page.wait_for_function(
+            "n => document.querySelector('#attention-plot .js-plotly-plot').data[0].y.length == n", arg=step + 1
+        )
         shown = ref.decode_plotly(page.evaluate(READ_PLOT))
     finally:
         page.close()
@@ -107,8 +95,10 @@ def test_the_plotted_head_is_the_traces_head_at_a_middle_step(browser, copy_serv
     assert [position(y)[1] for y in shown["y"]] == [queries[i] for i in rows]
     assert [position(x)[1] for x in shown["x"]] == [keys[i] for i in cols]
     # the tick labels on screen: tick at value i names row (column) i
-    for values, texts, positions_, labels in ((shown["yvals"], shown["yticks"], rows, queries),
-                                              (shown["xvals"], shown["xticks"], cols, keys)):
+    for values, texts, positions_, labels in (
+        (shown["yvals"], shown["yticks"], rows, queries),
+        (shown["xvals"], shown["xticks"], cols, keys),
+    ):
         assert len(values) == len(texts) == len(positions_)
         for value, text in zip(values, texts):
             assert html.unescape(re.sub(r"<[^>]+>", "", text)) == labels[positions_[int(value)]]
@@ -121,12 +111,12 @@ def test_the_plotted_head_is_the_traces_head_at_a_middle_step(browser, copy_serv
 
 @pytest.mark.browser
 @needs_chromium
-def test_opening_a_grid_head_shows_that_heads_weights(browser, copy_server, copy_trace):  # noqa: F811
+def test_opening_a_grid_head_shows_that_heads_weights(browser, copy_server, greedy_trace):
     """The all-heads grid's "Open a head" control (gr.Plot has no click event) sets the Layer and Head
     controls and draws that head: the plotted numbers are the trace's layer 2, head 2 at step 1."""
     from playwright.sync_api import expect
 
-    trace = copy_trace
+    trace = greedy_trace
     page = translated_page(browser, copy_server, trace)
     try:
         page.get_by_role("tab", name="Attention").click()

@@ -1,4 +1,4 @@
-"""Every screen (issue 13): the player bar beside the figures, page-wide step keys, phones without a
+"""Every screen: the player bar beside the figures, page-wide step keys, phones without a
 horizontal page scroll, figures in the page's theme, and step controls that wait for a trace.
 
 One app process for the module (tests/test_browser.py's `server` and `browser` fixtures); one page per
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from browser_helpers import GERMAN, needs_chromium, open_tab, overflow
+from browser_helpers import GERMAN, needs_chromium, open_tab, overflow, show_tab
 from visualizer.theme import DARK_BACKGROUND, DARK_COLORS, TEXT_COLOR
 
 VIEWPORTS = [(1400, 1000), (1280, 720), (390, 844)]
@@ -23,12 +23,15 @@ def rgb(color: str) -> str:
     if color.startswith("rgb"):
         return color
     value = {"white": "ffffff"}.get(color, color.lstrip("#"))
-    return "rgb(%d, %d, %d)" % tuple(int(value[i:i + 2], 16) for i in (0, 2, 4))
+    return "rgb(%d, %d, %d)" % tuple(int(value[i : i + 2], 16) for i in (0, 2, 4))
 
 
-@pytest.fixture(scope="module", params=[(size, theme) for size in VIEWPORTS for theme in THEMES],
-                ids=lambda param: f"{param[0][0]}x{param[0][1]}-{param[1]}")
-def screen(request, browser, server):  # noqa: F811
+@pytest.fixture(
+    scope="module",
+    params=[(size, theme) for size in VIEWPORTS for theme in THEMES],
+    ids=lambda param: f"{param[0][0]}x{param[0][1]}-{param[1]}",
+)
+def screen(request, browser, server):
     """A page at one viewport and theme, checked before and after translating GERMAN (module-scoped)."""
     from playwright.sync_api import expect
 
@@ -36,7 +39,7 @@ def screen(request, browser, server):  # noqa: F811
     page = browser.new_page(viewport={"width": width, "height": height})
     page.set_default_timeout(30_000)
     page.goto(server + f"?__theme={theme}")
-    # the page opens on a translated example (issue 14); a refused input clears it, so the controls must be
+    # the page opens on a translated example; a refused input clears it, so the controls must be
     # disabled again with no trace on the page
     page.wait_for_selector("#attention-plot .js-plotly-plot")
     expect(page.locator("#translation textarea")).not_to_have_value("")
@@ -44,8 +47,10 @@ def screen(request, browser, server):  # noqa: F811
     page.click("#translate")
     expect(page.locator("#translation textarea")).to_have_value("")
     expect(page.locator("#step-next")).to_be_disabled()
-    before = {elem_id: page.locator(f"#{elem_id}").is_disabled()
-              for elem_id in ("step-first", "step-prev", "step-next", "step-last", "play")}
+    before = {
+        elem_id: page.locator(f"#{elem_id}").is_disabled()
+        for elem_id in ("step-first", "step-prev", "step-next", "step-last", "play")
+    }
     before["step"] = page.locator("#step input[type=range]").is_disabled()
     open_tab(page, "Next token")
     page.fill("#source textarea", GERMAN)
@@ -66,8 +71,7 @@ def test_step_controls_wait_for_a_trace(screen):
 
 def test_no_horizontal_page_overflow_on_any_tab(screen):
     for name in TABS:
-        open_tab(screen, name)
-        screen.wait_for_timeout(800)  # the tab's figures are drawn when it opens
+        show_tab(screen, name)
         assert overflow(screen) <= 0, name
 
 
@@ -111,8 +115,14 @@ def test_keys_step_but_not_while_typing(screen):
     screen.locator("#source textarea").press("ArrowRight")  # typing: the caret moves, the step does not
     screen.locator("#source textarea").press("End")
     screen.keyboard.press("Shift+ArrowRight")
-    screen.wait_for_timeout(1500)
-    assert step.input_value() == "1"
+    # two steps forward from the page: a step taken while typing would have gone to the last step (End), from
+    # where no key reaches step 3
+    assert int(last) > 3
+    screen.evaluate("document.activeElement && document.activeElement.blur()")
+    screen.keyboard.press("ArrowRight")
+    expect(step).to_have_value("2")
+    screen.keyboard.press("ArrowRight")
+    expect(step).to_have_value("3")
 
 
 def test_figures_follow_the_page_theme(screen):

@@ -10,8 +10,15 @@ import pytest
 from model.decoding.greedy import translate
 from model.decoding.ablation import Ablation
 from model.analysis.readouts import (
-    DIAGNOSTICS, beam_versus_greedy, first_difference, head_diagnostics, is_punctuation, token_probabilities,
-    trace_head_diagnostics, word_alignment, word_numbers,
+    DIAGNOSTICS,
+    beam_versus_greedy,
+    first_difference,
+    head_diagnostics,
+    is_punctuation,
+    token_probabilities,
+    trace_head_diagnostics,
+    word_alignment,
+    word_numbers,
 )
 from model.text.inputs import prepare_source
 
@@ -28,13 +35,15 @@ def test_teacher_forced_probabilities_equal_the_traces_chosen_probs(tiny_model, 
     probs = token_probabilities(tiny_model, trace.source_ids, trace.output_ids)
     assert probs.shape == (trace.num_steps,)
     np.testing.assert_allclose(probs, trace.chosen_probs, atol=1e-5)
-    np.testing.assert_allclose(token_probabilities(tiny_model, trace.source_ids, trace.output_ids, Ablation()),
-                               probs, atol=1e-6)
+    np.testing.assert_allclose(
+        token_probabilities(tiny_model, trace.source_ids, trace.output_ids, Ablation()), probs, atol=1e-6
+    )
 
 
 def test_switching_heads_off_changes_the_probabilities(tiny_model, trace):
-    ablated = token_probabilities(tiny_model, trace.source_ids, trace.output_ids,
-                                  Ablation(encoder_heads={(0, 0), (1, 2)}, cross_heads={(1, 1)}))
+    ablated = token_probabilities(
+        tiny_model, trace.source_ids, trace.output_ids, Ablation(encoder_heads={(0, 0), (1, 2)}, cross_heads={(1, 1)})
+    )
     assert ablated.shape == trace.chosen_probs.shape
     assert np.all((ablated >= 0) & (ablated <= 1))
     assert not np.allclose(ablated, trace.chosen_probs, atol=1e-4)
@@ -54,10 +63,16 @@ def test_without_positional_encodings_the_source_is_a_bag_of_tokens(tiny_model, 
     shuffled = [source[0], *reversed(source[1:-1]), source[-1]]
     assert shuffled != source
     no_pe = Ablation(positional_encoding=False)
-    np.testing.assert_allclose(token_probabilities(tiny_model, source, trace.output_ids, no_pe),
-                               token_probabilities(tiny_model, shuffled, trace.output_ids, no_pe), atol=1e-5)
-    assert not np.allclose(token_probabilities(tiny_model, source, trace.output_ids),
-                           token_probabilities(tiny_model, shuffled, trace.output_ids), atol=1e-5)
+    np.testing.assert_allclose(
+        token_probabilities(tiny_model, source, trace.output_ids, no_pe),
+        token_probabilities(tiny_model, shuffled, trace.output_ids, no_pe),
+        atol=1e-5,
+    )
+    assert not np.allclose(
+        token_probabilities(tiny_model, source, trace.output_ids),
+        token_probabilities(tiny_model, shuffled, trace.output_ids),
+        atol=1e-5,
+    )
 
 
 def test_token_probabilities_reject_empty_input(tiny_model, trace):
@@ -66,9 +81,16 @@ def test_token_probabilities_reject_empty_input(tiny_model, trace):
 
 
 # --------------------------------------------------------------------------- beam vs greedy
-@pytest.mark.parametrize("a, b, expected", [
-    ([1, 2, 3], [1, 2, 3], None), ([1, 2, 3], [1, 5, 3], 1), ([4], [5], 0), ([1, 2], [1, 2, 3], 2), ([], [], None),
-])
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        ([1, 2, 3], [1, 2, 3], None),
+        ([1, 2, 3], [1, 5, 3], 1),
+        ([4], [5], 0),
+        ([1, 2], [1, 2, 3], 2),
+        ([], [], None),
+    ],
+)
 def test_first_difference(a, b, expected):
     assert first_difference(a, b) == expected
     assert first_difference(b, a) == expected
@@ -149,12 +171,14 @@ def test_alignment_of_a_real_trace(trace):
 def test_diagnostics_of_known_patterns():
     tokens = ["▁Ein", "▁Mann", ",", "▁ja", "[EOS]"]
     n = len(tokens)
-    weights = np.stack([
-        np.eye(n),  # attends to itself: diagonal, no uncertainty
-        np.full((n, n), 1 / n),  # uniform
-        np.tile(np.eye(n)[n - 1], (n, 1)),  # everything on [EOS]
-        np.tile(np.eye(n)[2], (n, 1)),  # everything on the comma
-    ])[None]  # (1, 4, n, n)
+    weights = np.stack(
+        [
+            np.eye(n),  # attends to itself: diagonal, no uncertainty
+            np.full((n, n), 1 / n),  # uniform
+            np.tile(np.eye(n)[n - 1], (n, 1)),  # everything on [EOS]
+            np.tile(np.eye(n)[2], (n, 1)),  # everything on the comma
+        ]
+    )[None]  # (1, 4, n, n)
     stats = head_diagnostics(weights, tokens, tokens)
     assert set(stats) == set(DIAGNOSTICS) and all(v.shape == (1, 4) for v in stats.values())
     np.testing.assert_allclose(stats["entropy"][0], [0, np.log2(n), 0, 0], atol=1e-5)
@@ -164,10 +188,22 @@ def test_diagnostics_of_known_patterns():
     np.testing.assert_allclose(stats["punctuation"][0], [1 / n, 1 / n, 0, 1], atol=1e-6)
 
 
-@pytest.mark.parametrize("token, expected", [(".", True), ("▁,", True), ("?!", True), ("▁Mann", False),
-                                             ("▁", False), ("[EOS]", False), ("<2en>", False),
-                                             ("▁entlang.", True), ("liest.", True), ("▁Park,", True),
-                                             ("▁z.B", False)])
+@pytest.mark.parametrize(
+    "token, expected",
+    [
+        (".", True),
+        ("▁,", True),
+        ("?!", True),
+        ("▁Mann", False),
+        ("▁", False),
+        ("[EOS]", False),
+        ("<2en>", False),
+        ("▁entlang.", True),
+        ("liest.", True),
+        ("▁Park,", True),
+        ("▁z.B", False),
+    ],
+)
 def test_is_punctuation(token, expected):
     assert is_punctuation(token) is expected
 

@@ -12,8 +12,12 @@ from model.decoding.beam import BeamResult, beam_search, length_penalty_factor
 from model.decoding.greedy import greedy_decode
 from model.text.inputs import pad_batch, prepare_source
 
-SENTENCES = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im Schnee.", "Wie spät ist es?",
-             "Männer arbeiten auf einer Baustelle."]
+SENTENCES = [
+    "Ein Mann fährt Fahrrad.",
+    "Zwei Hunde spielen im Schnee.",
+    "Wie spät ist es?",
+    "Männer arbeiten auf einer Baustelle.",
+]
 # With the [EOS] embedding scaled by 5, the seed-0 tiny model ends two of these sentences within a
 # few tokens and runs the other two to the step limit: both paths of the search get exercised.
 EOS_BIAS = 5.0
@@ -43,7 +47,7 @@ def teacher_forced_log_prob(model, source: list[int], ids: list[int]) -> float:
 
 def test_length_penalty_is_gnmt_formula():
     assert length_penalty_factor(1, 0.6) == pytest.approx(1.0)
-    assert length_penalty_factor(7, 0.6) == pytest.approx(2.0 ** 0.6)
+    assert length_penalty_factor(7, 0.6) == pytest.approx(2.0**0.6)
     assert length_penalty_factor(30, 0.0) == 1.0
 
 
@@ -65,8 +69,9 @@ def test_beam_size_one_is_greedy(tiny_model, tiny_config, sources, eos_bias):
 def test_hypotheses_sorted_scored_and_log_probs_match_teacher_forcing(tiny_model, tiny_config, sources, beam_size):
     model = with_eos_bias(tiny_model, tiny_config.eos_id, EOS_BIAS)
     alpha = 0.6
-    results = beam_search(model, pad_batch(sources, tiny_config.pad_id), beam_size=beam_size,
-                          length_penalty=alpha, max_new_tokens=15)
+    results = beam_search(
+        model, pad_batch(sources, tiny_config.pad_id), beam_size=beam_size, length_penalty=alpha, max_new_tokens=15
+    )
     saw_finished = False
     for source, result in zip(sources, results):
         assert isinstance(result, BeamResult)
@@ -77,8 +82,7 @@ def test_hypotheses_sorted_scored_and_log_probs_match_teacher_forcing(tiny_model
             assert tiny_config.bos_id not in hypothesis.ids
             assert hypothesis.finished == (hypothesis.ids[-1] == tiny_config.eos_id)
             assert tiny_config.eos_id not in hypothesis.ids[:-1]
-            assert hypothesis.score == pytest.approx(
-                hypothesis.log_prob / ((5 + len(hypothesis.ids)) / 6) ** alpha)
+            assert hypothesis.score == pytest.approx(hypothesis.log_prob / ((5 + len(hypothesis.ids)) / 6) ** alpha)
             saw_finished |= hypothesis.finished
         best = result.best
         assert best.log_prob == pytest.approx(teacher_forced_log_prob(model, source, best.ids), abs=1e-4)

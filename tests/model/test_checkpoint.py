@@ -23,8 +23,15 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from model.checkpoints.checkpoint import (
-    CONFIG_FILE, HUB_MAX_FILE_BYTES, INDEX_FILE, MAX_SHARD_BYTES, SINGLE_WEIGHTS_FILE, TOKENIZER_FILE,
-    CheckpointError, load_checkpoint, save_checkpoint,
+    CONFIG_FILE,
+    HUB_MAX_FILE_BYTES,
+    INDEX_FILE,
+    MAX_SHARD_BYTES,
+    SINGLE_WEIGHTS_FILE,
+    TOKENIZER_FILE,
+    CheckpointError,
+    load_checkpoint,
+    save_checkpoint,
 )
 from model.core.config import ConfigError, TransformerConfig
 from model.checkpoints.paths import DEFAULT_CHECKPOINT
@@ -149,28 +156,43 @@ def write(name: str, text: str):
 
 
 BREAKAGES = {
-    "malformed_config": (write(CONFIG_FILE, "{\"d_model\": 32,"), r"config\.json is not valid JSON"),
-    "config_unknown_field": (lambda d: edit_config(d, d_modle=32), r"bad config\.json: unknown config field\(s\): d_modle"),
+    "malformed_config": (write(CONFIG_FILE, '{"d_model": 32,'), r"config\.json is not valid JSON"),
+    "config_unknown_field": (
+        lambda d: edit_config(d, d_modle=32),
+        r"bad config\.json: unknown config field\(s\): d_modle",
+    ),
     "config_impossible": (lambda d: edit_config(d, n_heads=5), r"bad config\.json: d_model \(32\) must be divisible"),
     "config_not_an_object": (write(CONFIG_FILE, "[1, 2]"), r"bad config\.json: config must be a JSON object"),
     "missing_config": (lambda d: (d / CONFIG_FILE).unlink(), r"missing config\.json"),
     "missing_tokenizer": (lambda d: (d / TOKENIZER_FILE).unlink(), r"missing tokenizer\.json"),
     "malformed_tokenizer": (write(TOKENIZER_FILE, "not a tokenizer"), r"cannot read tokenizer"),
     "missing_weights": (remove_weights, r"no weights in .*: expected model\.safetensors or"),
-    "missing_shard": (lambda d: shard_holding(d, "decoder_layers.1.norm3.bias").unlink(),
-                      r"cannot read the weights in sharded: No checkpoint file .*model-\d+-of-\d+\.safetensors"),
-    "corrupt_shard": (lambda d: shard_holding(d, "decoder_layers.1.norm3.bias").write_bytes(b"\x00" * 20),
-                      r"cannot read the weights in sharded: Cannot load .*model-\d+-of-\d+\.safetensors"),
+    "missing_shard": (
+        lambda d: shard_holding(d, "decoder_layers.1.norm3.bias").unlink(),
+        r"cannot read the weights in sharded: No checkpoint file .*model-\d+-of-\d+\.safetensors",
+    ),
+    "corrupt_shard": (
+        lambda d: shard_holding(d, "decoder_layers.1.norm3.bias").write_bytes(b"\x00" * 20),
+        r"cannot read the weights in sharded: Cannot load .*model-\d+-of-\d+\.safetensors",
+    ),
     "malformed_index": (write(INDEX_FILE, "{"), r"model\.safetensors\.index\.json is not valid JSON"),
-    "index_escapes_directory": (write(INDEX_FILE, json.dumps({"weight_map": {"x": "../x.safetensors"}})),
-                                r"Invalid shard filename '\.\./x\.safetensors'"),
-    "wrong_shape": (lambda d: rewrite_tensor(d, "encoder_layers.0.norm1.weight", torch.ones(33)),
-                    r"weights do not match config\.json: size mismatch for encoder_layers\.0\.norm1\.weight: "
-                    r"copying a param with shape torch\.Size\(\[33\]\) .* torch\.Size\(\[32\]\)"),
-    "missing_tensor": (lambda d: rewrite_tensor(d, "decoder_layers.1.norm3.bias", None),
-                       r"weights do not match config\.json: missing \['decoder_layers\.1\.norm3\.bias'\]"),
-    "vocab_mismatch": (lambda d: edit_config(d, vocab_size=1000),
-                       r"tokenizer has \d+ tokens but config\.json says vocab_size=1000"),
+    "index_escapes_directory": (
+        write(INDEX_FILE, json.dumps({"weight_map": {"x": "../x.safetensors"}})),
+        r"Invalid shard filename '\.\./x\.safetensors'",
+    ),
+    "wrong_shape": (
+        lambda d: rewrite_tensor(d, "encoder_layers.0.norm1.weight", torch.ones(33)),
+        r"weights do not match config\.json: size mismatch for encoder_layers\.0\.norm1\.weight: "
+        r"copying a param with shape torch\.Size\(\[33\]\) .* torch\.Size\(\[32\]\)",
+    ),
+    "missing_tensor": (
+        lambda d: rewrite_tensor(d, "decoder_layers.1.norm3.bias", None),
+        r"weights do not match config\.json: missing \['decoder_layers\.1\.norm3\.bias'\]",
+    ),
+    "vocab_mismatch": (
+        lambda d: edit_config(d, vocab_size=1000),
+        r"tokenizer has \d+ tokens but config\.json says vocab_size=1000",
+    ),
 }
 
 
@@ -254,5 +276,9 @@ def test_config_round_trips_through_dict_and_json(tiny_config, tmp_path):
 def test_missing_fields_take_the_defaults():
     config = TransformerConfig.from_dict({"d_model": 64, "n_heads": 4})
     assert config == dataclasses.replace(TransformerConfig(), d_model=64, n_heads=4)
-    assert Transformer(dataclasses.replace(config, vocab_size=300, n_encoder_layers=1, n_decoder_layers=1,
-                                           d_ff=32)).num_parameters() > 0
+    assert (
+        Transformer(
+            dataclasses.replace(config, vocab_size=300, n_encoder_layers=1, n_decoder_layers=1, d_ff=32)
+        ).num_parameters()
+        > 0
+    )

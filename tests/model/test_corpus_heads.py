@@ -1,4 +1,4 @@
-"""model/corpus (issue 25): each computation on hand-made cases and against an independent
+"""model/corpus: each computation on hand-made cases and against an independent
 computation of the tiny model: head roles (Voita et al. 2019), head-mask importance (Michel et al.
 2019) against a finite difference, integrated gradients' completeness (Sundararajan et al. 2017),
 the query-key map's PCA (AttentionViz), and the corpus file's round trip and staleness.
@@ -14,15 +14,22 @@ import pytest
 import torch
 
 from model.analysis.corpus import attribution as attr
-from model.analysis.corpus.batches import Batch, batches, corpus_examples
+from model.analysis.corpus.batches import batches, corpus_examples
 from model.analysis.corpus.collect import CorpusSettings, compute_corpus_heads, head_roles, token_counts
-from model.analysis.corpus.importance import HeadGates, KINDS, ablation_of, corpus_loss, head_importance, pruning_order, summed_loss
+from model.analysis.corpus.importance import (
+    HeadGates,
+    KINDS,
+    ablation_of,
+    corpus_loss,
+    head_importance,
+    pruning_order,
+    summed_loss,
+)
 from model.analysis.corpus.live import sentence_vectors
 from model.analysis.corpus.qk_map import fit_projection, pca_2d, project
 from model.analysis.corpus.roles import RoleSums, add_sentence, rarest_keys, relative_targets, role_labels
-from model.analysis.corpus.store import CORPUS_FILE, corpus_status, load_corpus, save_corpus, weights_hash
+from model.analysis.corpus.store import CORPUS_FILE, corpus_status, save_corpus, weights_hash
 from model.analysis.corpus.vectors import attention_inputs, queries_and_keys
-from conftest import PAIRS
 from model.decoding.ablation import Ablation
 from model.decoding.greedy import translate
 from model.core.masks import decoder_mask, padding_mask
@@ -45,7 +52,9 @@ def previous_token_weights(n: int) -> np.ndarray:
 def test_a_head_that_copies_the_previous_token_is_a_previous_positional_head():
     tokens = ["<2en>", "▁Ein", "▁Mann", "▁fährt", "▁Fahrrad.", "[EOS]"]
     sums = RoleSums()
-    add_sentence(sums, previous_token_weights(6), tokens, np.array([9, 5, 4, 3, 1, 9]), np.ones((6, 6), bool), "encoder")
+    add_sentence(
+        sums, previous_token_weights(6), tokens, np.array([9, 5, 4, 3, 1, 9]), np.ones((6, 6), bool), "encoder"
+    )
     stats = sums.means()
     assert stats["previous"][0, 0] == 1.0  # 5 of the 5 queries that have a previous token
     np.testing.assert_allclose(stats["same"][0, 0], 1 / 6)  # query 0, which has none, looks at itself
@@ -93,8 +102,12 @@ def test_corpus_roles_of_one_sentence_equal_the_models_own_weights(tiny_model, t
     examples, _ = corpus_examples(pairs[:1], tiny_tokenizer)
     stats = head_roles(tiny_model, tiny_tokenizer, examples[:1], token_counts(examples, tiny_tokenizer.vocab_size))
     src = torch.tensor([examples[0].source])
-    weights = torch.stack([a.weights[0] for a in tiny_model.encode(src, padding_mask(src, 0), output_attentions=True).self_attentions])
-    np.testing.assert_allclose(stats["encoder"]["confidence"], weights.max(-1).values.mean(-1).detach().numpy(), rtol=1e-5)
+    weights = torch.stack(
+        [a.weights[0] for a in tiny_model.encode(src, padding_mask(src, 0), output_attentions=True).self_attentions]
+    )
+    np.testing.assert_allclose(
+        stats["encoder"]["confidence"], weights.max(-1).values.mean(-1).detach().numpy(), rtol=1e-5
+    )
     assert set(stats) == set(KINDS)
 
 
@@ -129,8 +142,11 @@ def test_importance_is_the_mean_absolute_per_sentence_gradient(double_model, tin
 
 
 def test_pruning_order_and_its_ablation():
-    scores = {"encoder": np.array([[0.5, 0.1]]), "decoder_self": np.array([[0.3, 0.9]]),
-              "cross": np.array([[0.2, 0.0]])}
+    scores = {
+        "encoder": np.array([[0.5, 0.1]]),
+        "decoder_self": np.array([[0.3, 0.9]]),
+        "cross": np.array([[0.2, 0.0]]),
+    }
     order = pruning_order(scores)
     np.testing.assert_array_equal(order[:3], [[2, 0, 1], [0, 0, 1], [2, 0, 0]])
     ablation = ablation_of(order[:3])
@@ -155,8 +171,11 @@ def test_queries_and_keys_reproduce_the_models_attention_weights(tiny_model, tin
     src_mask = padding_mask(src, 0)
     encoded = tiny_model.encode(src, src_mask, output_attentions=True)
     decoded = tiny_model.decode(tgt_in, encoded.memory, src_mask, decoder_mask(tgt_in, 0), output_attentions=True)
-    expected = {"encoder": encoded.self_attentions, "decoder_self": decoded.self_attentions,
-                "cross": decoded.cross_attentions}[kind]
+    expected = {
+        "encoder": encoded.self_attentions,
+        "decoder_self": decoded.self_attentions,
+        "cross": decoded.cross_attentions,
+    }[kind]
     for layer, inputs in enumerate(attention_inputs(tiny_model, src, tgt_in)[kind]):
         q, k = queries_and_keys(tiny_model, kind, layer, inputs)
         scores = (q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))).masked_fill(~inputs.mask, float("-inf"))
@@ -187,8 +206,9 @@ def test_query_key_normalisation_keeps_every_softmax():
     np.testing.assert_allclose(after - before, (after - before)[:, :1].repeat(9, 1), atol=1e-9)  # a constant per query
     np.testing.assert_allclose(qn.mean(0), kn.mean(0) * 1.0 + (qn.mean(0) - kn.mean(0)), atol=1e-12)
     np.testing.assert_allclose(np.linalg.norm(qn, axis=1).mean(), np.linalg.norm(kn, axis=1).mean())
-    np.testing.assert_allclose(project(q, projection, "query"),
-                               (qn - projection.mean) @ projection.components.T, atol=1e-12)
+    np.testing.assert_allclose(
+        project(q, projection, "query"), (qn - projection.mean) @ projection.components.T, atol=1e-12
+    )
 
 
 # --------------------------------------------------------------------------- attribution
@@ -199,7 +219,9 @@ def test_integrated_gradients_are_complete(double_model, tiny_tokenizer):
     gap = result.log_prob - result.baseline_log_prob
     # ReLU kinks along the path slow the midpoint rule (16 steps: errors ~3e-3, 256: ~1e-3, 1024: ~1e-4)
     np.testing.assert_allclose(result.integrated_gradients.sum(-1), gap, atol=0.01 * np.abs(gap).max())
-    assert np.abs(result.input_x_gradient.sum(-1) - gap).max() > 0.01 * np.abs(gap).max()  # x grad alone is not complete
+    assert (
+        np.abs(result.input_x_gradient.sum(-1) - gap).max() > 0.01 * np.abs(gap).max()
+    )  # x grad alone is not complete
     np.testing.assert_allclose(np.exp(result.log_prob), trace.chosen_probs, rtol=1e-4)  # f is the model's own log P
 
 
@@ -252,16 +274,16 @@ def test_corpus_figures_have_every_head(corpus):
     assert set(head_map.query_tokens) >= {"[BOS]"} and "[EOS]" in set(head_map.key_tokens)
 
 
-def test_the_sentence_is_placed_where_the_corpus_map_put_it(corpus):
+def test_the_sentence_is_placed_where_the_corpus_map_put_it(corpus, pairs):
     """The first map sentence's own points, projected live, land on its stored points."""
     checkpoint, data = corpus
     head_map = data.maps["cross"]
     example = int(head_map.query_sentences[0])
-    chosen, _ = corpus_examples(PAIRS, checkpoint.tokenizer, SMALL.map_sentences)
+    chosen, _ = corpus_examples(pairs, checkpoint.tokenizer, SMALL.map_sentences)
     source, target = chosen[example].source, chosen[example].target
     queries, keys = sentence_vectors(checkpoint.model, source, target[1:], "cross", 1, 2)
     live = project(queries, head_map.projection(1, 2), "query")
-    stored = head_map.coords[1, 2, :head_map.n_queries][head_map.query_sentences == example]
+    stored = head_map.coords[1, 2, : head_map.n_queries][head_map.query_sentences == example]
     np.testing.assert_allclose(live, stored, atol=2e-2 * max(1.0, np.abs(stored).max()))
     assert len(stored) == len(chosen[example].target) - 1  # [BOS] y1 .. y_{T-1}: no padding, no final [EOS]
 

@@ -14,9 +14,34 @@ import torch
 from safetensors.torch import load_file
 
 PROBE = Path(__file__).resolve().parents[1] / "support" / "ddp_probe.py"
-TINY = ["--d-model", "32", "--heads", "4", "--encoder-layers", "1", "--decoder-layers", "1", "--d-ff", "64",
-        "--vocab-size", "400", "--max-tokens", "120", "--warmup", "5", "--bleu-sentences", "2",
-        "--log-every", "1", "--threads", "1", "--precision", "fp32", "--dropout", "0.1"]
+TINY = [
+    "--d-model",
+    "32",
+    "--heads",
+    "4",
+    "--encoder-layers",
+    "1",
+    "--decoder-layers",
+    "1",
+    "--d-ff",
+    "64",
+    "--vocab-size",
+    "400",
+    "--max-tokens",
+    "120",
+    "--warmup",
+    "5",
+    "--bleu-sentences",
+    "2",
+    "--log-every",
+    "1",
+    "--threads",
+    "1",
+    "--precision",
+    "fp32",
+    "--dropout",
+    "0.1",
+]
 
 
 @pytest.fixture
@@ -30,9 +55,26 @@ def corpus(tmp_path, pairs):
 def test_torchrun_two_cpu_processes_train_one_model_and_only_rank_0_writes(corpus, tmp_path):
     run, probe = tmp_path / "run", tmp_path / "probe"
     probe.mkdir()
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", str(PROBE),
-               "--data", str(corpus), "--val", str(corpus), "--out", str(run), *TINY,
-               "--max-steps", "6", "--eval-every", "3"]
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        str(PROBE),
+        "--data",
+        str(corpus),
+        "--val",
+        str(corpus),
+        "--out",
+        str(run),
+        *TINY,
+        "--max-steps",
+        "6",
+        "--eval-every",
+        "3",
+    ]
     environment = {**os.environ, "PROBE_DIR": str(probe), "OMP_NUM_THREADS": "1"}
     result = subprocess.run(command, capture_output=True, text=True, timeout=300, env=environment)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]

@@ -57,8 +57,9 @@ def test_the_finished_trace_is_the_models_own(trace, copy_model):
 
 
 def test_token_probabilities_on_the_finished_output(trace, copy_model):
-    np.testing.assert_allclose(token_probabilities(copy_model, trace.source_ids, trace.output_ids),
-                               trace.chosen_probs, atol=1e-5)
+    np.testing.assert_allclose(
+        token_probabilities(copy_model, trace.source_ids, trace.output_ids), trace.chosen_probs, atol=1e-5
+    )
     every_cross_head = Ablation(cross_heads={(layer, head) for layer in range(2) for head in range(4)})
     ablated = token_probabilities(copy_model, trace.source_ids, trace.output_ids, every_cross_head)
     assert ablated.mean() < trace.chosen_probs.mean() - 0.1  # copying needs the source
@@ -68,7 +69,8 @@ def test_beam_versus_greedy_on_a_finished_sentence(trace, copy_model, tiny_token
     comparison = beam_versus_greedy(copy_model, tiny_tokenizer, trace, beam_size=4, length_penalty=0.6)
     assert comparison.greedy.ids == trace.output_ids
     assert comparison.greedy.log_prob == pytest.approx(
-        ref.sequence_log_prob(copy_model, trace.source_ids, trace.output_ids), abs=1e-3)
+        ref.sequence_log_prob(copy_model, trace.source_ids, trace.output_ids), abs=1e-3
+    )
     assert comparison.beams and all(b.ids[-1] == copy_model.config.eos_id for b in comparison.beams)
     assert comparison.beams[0].ids == trace.output_ids and comparison.beams[0].diverges_at is None
     for beam in comparison.beams:

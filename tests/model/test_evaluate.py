@@ -43,11 +43,12 @@ def test_score_rejects_mismatched_lengths():
 @pytest.mark.parametrize("beam_size", [1, 2])
 def test_translate_batch_keeps_order_and_matches_single_sentences(checkpoint, pairs, beam_size):
     texts = [de for de, _ in pairs]
-    batched = translate_batch(checkpoint.model, checkpoint.tokenizer, texts, "de-en",
-                              beam_size=beam_size, batch_size=5)
+    batched = translate_batch(checkpoint.model, checkpoint.tokenizer, texts, "de-en", beam_size=beam_size, batch_size=5)
     assert len(batched) == len(texts) and all(isinstance(t, str) for t in batched)
-    singles = [translate_batch(checkpoint.model, checkpoint.tokenizer, [text], "de-en", beam_size=beam_size)[0]
-               for text in texts[:4]]
+    singles = [
+        translate_batch(checkpoint.model, checkpoint.tokenizer, [text], "de-en", beam_size=beam_size)[0]
+        for text in texts[:4]
+    ]
     assert batched[:4] == singles
 
 
@@ -67,16 +68,51 @@ def test_translate_batch_restores_training_mode(tiny_model, tiny_tokenizer):
 
 def test_cli_prints_scores(tiny_checkpoint, text_files, capsys):
     src, ref = text_files
-    assert main(["--checkpoint", str(tiny_checkpoint), "--src", str(src), "--ref", str(ref),
-                 "--direction", "de-en", "--limit", "5"]) == 0
+    assert (
+        main(
+            [
+                "--checkpoint",
+                str(tiny_checkpoint),
+                "--src",
+                str(src),
+                "--ref",
+                str(ref),
+                "--direction",
+                "de-en",
+                "--limit",
+                "5",
+            ]
+        )
+        == 0
+    )
     line = capsys.readouterr().out.strip()
     assert line.startswith("BLEU ") and "chrF" in line and "(greedy, de-en, 5 sentences" in line
 
 
 def test_cli_json_with_beam(tiny_checkpoint, text_files, capsys):
     src, ref = text_files
-    assert main(["--checkpoint", str(tiny_checkpoint), "--src", str(src), "--ref", str(ref),
-                 "--beam", "2", "--length-penalty", "0.6", "--batch-size", "4", "--limit", "3", "--json"]) == 0
+    assert (
+        main(
+            [
+                "--checkpoint",
+                str(tiny_checkpoint),
+                "--src",
+                str(src),
+                "--ref",
+                str(ref),
+                "--beam",
+                "2",
+                "--length-penalty",
+                "0.6",
+                "--batch-size",
+                "4",
+                "--limit",
+                "3",
+                "--json",
+            ]
+        )
+        == 0
+    )
     report = json.loads(capsys.readouterr().out)
     assert report["sentences"] == 3 and report["beam_size"] == 2 and report["decoding"] == "beam"
     assert report["direction"] == "de-en" and report["length_penalty"] == 0.6
@@ -92,7 +128,14 @@ def test_cli_errors_exit_2_without_traceback(tiny_checkpoint, text_files, tmp_pa
     (bad / "config.json").write_text("{not json", encoding="utf-8")
     (bad / "tokenizer.json").write_text("{}", encoding="utf-8")
     cases = {
-        "does not exist": ["--checkpoint", str(tiny_checkpoint), "--src", str(tmp_path / "missing.de"), "--ref", str(ref)],
+        "does not exist": [
+            "--checkpoint",
+            str(tiny_checkpoint),
+            "--src",
+            str(tmp_path / "missing.de"),
+            "--ref",
+            str(ref),
+        ],
         "lines": ["--checkpoint", str(tiny_checkpoint), "--src", str(src), "--ref", str(short)],
         "config.json": ["--checkpoint", str(bad), "--src", str(src), "--ref", str(ref)],
         "missing_dir": ["--checkpoint", str(tmp_path / "missing_dir"), "--src", str(src), "--ref", str(ref)],
@@ -101,4 +144,3 @@ def test_cli_errors_exit_2_without_traceback(tiny_checkpoint, text_files, tmp_pa
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert err.startswith("error: ") and expected in err and "Traceback" not in err
-

@@ -22,8 +22,17 @@ from model.core.transformer import Transformer
 
 TOLERANCE = 1e-5
 PAD = 0
-CONFIG = TransformerConfig(vocab_size=50, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=3,
-                           d_ff=48, dropout=0.0, attention_dropout=0.0, max_positions=64)
+CONFIG = TransformerConfig(
+    vocab_size=50,
+    d_model=32,
+    n_heads=4,
+    n_encoder_layers=2,
+    n_decoder_layers=3,
+    d_ff=48,
+    dropout=0.0,
+    attention_dropout=0.0,
+    max_positions=64,
+)
 ABLATION = Ablation(encoder_heads={(0, 1)}, decoder_self_heads={(2, 3), (0, 0)}, cross_heads={(1, 2)})
 
 
@@ -60,7 +69,11 @@ def test_fused_attention_equals_written_out_for_each_kind(model, batch, kind, he
         "decoder_self": (model.decoder_layers[0].self_attention, x_tgt, x_tgt, decoder_mask(tgt, PAD)),
         "cross": (model.decoder_layers[0].cross_attention, x_tgt, x_src, padding_mask(src, PAD)),
     }[kind]
-    head_mask = None if head_off is None else torch.ones(CONFIG.n_heads, dtype=torch.float64).index_fill_(0, torch.tensor([head_off]), 0.0)
+    head_mask = (
+        None
+        if head_off is None
+        else torch.ones(CONFIG.n_heads, dtype=torch.float64).index_fill_(0, torch.tensor([head_off]), 0.0)
+    )
     key, value = attention.project_key_value(keys)
     written = attention(query, key, value, mask, head_mask, output_attentions=True).output
     assert close(attention(query, key, value, mask, head_mask).output, written)
@@ -85,7 +98,9 @@ def test_fused_attention_with_only_a_causal_mask_and_with_none(model, batch):
     x = model.embed(tgt)
     key, value = attention.project_key_value(x)
     for mask in (causal_mask(tgt.size(1)), None):
-        assert close(attention(x, key, value, mask).output, attention(x, key, value, mask, output_attentions=True).output)
+        assert close(
+            attention(x, key, value, mask).output, attention(x, key, value, mask, output_attentions=True).output
+        )
 
 
 @pytest.mark.parametrize("ablation", [None, ABLATION, Ablation(positional_encoding=False)])
@@ -96,8 +111,17 @@ def test_encoder_and_decoder_stacks_agree(model, batch, ablation):
     encoded = model.encode(src, src_mask, masks.encoder, masks.use_positions, output_attentions=True)
     memory = model.encode(src, src_mask, masks.encoder, masks.use_positions).memory
     assert close(memory, encoded.memory)
-    written = model.decode(tgt, memory, src_mask, tgt_mask, None, masks.decoder_self, masks.cross, masks.use_positions,
-                           output_attentions=True)
+    written = model.decode(
+        tgt,
+        memory,
+        src_mask,
+        tgt_mask,
+        None,
+        masks.decoder_self,
+        masks.cross,
+        masks.use_positions,
+        output_attentions=True,
+    )
     fused = model.decode(tgt, memory, src_mask, tgt_mask, None, masks.decoder_self, masks.cross, masks.use_positions)
     assert close(fused.hidden, written.hidden)
     assert all(close(a, b) for a, b in zip(fused.layer_hiddens, written.layer_hiddens))
@@ -120,7 +144,7 @@ def test_cached_fused_decoding_equals_written_out_whole_prefix(model, batch):
     cache = DecoderCache.empty(CONFIG.n_decoder_layers)
     steps = [model.decode(tgt[:, :1], memory, src_mask, decoder_mask(tgt[:, :1], PAD), cache).hidden]
     for t in range(1, tgt.size(1)):
-        steps.append(model.decode(tgt[:, t:t + 1], memory, src_mask, None, cache).hidden)
+        steps.append(model.decode(tgt[:, t : t + 1], memory, src_mask, None, cache).hidden)
     causal_only = causal_mask(tgt.size(1))  # the cached steps see every earlier key, padded or not
     whole = model.decode(tgt, memory, src_mask, causal_only, output_attentions=True).hidden
     assert close(torch.cat(steps, dim=1), whole)

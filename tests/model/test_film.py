@@ -53,8 +53,10 @@ def test_last_frame_equals_a_fresh_translation_by_the_saved_weights(film_run):
 def probes_and_fresh_traces(frame: dict, checkpoint):
     """(the frame's probe, a fresh greedy trace of the same probe sentence by `checkpoint`) per direction."""
     for direction, text in film.PROBES.items():
-        yield frame["probes"][direction], translate(checkpoint.model, checkpoint.tokenizer, text, direction,
-                                                    max_new_tokens=film.FILM_MAX_NEW_TOKENS)
+        yield (
+            frame["probes"][direction],
+            translate(checkpoint.model, checkpoint.tokenizer, text, direction, max_new_tokens=film.FILM_MAX_NEW_TOKENS),
+        )
 
 
 def assert_same_arrays(probe: dict, trace) -> None:
@@ -76,22 +78,33 @@ def test_thirty_frames_of_the_gpu_recipe_stay_under_5_mb(tmp_path):
     frame_probes = {}
     for direction, n_source in (("de-en", 11), ("en-de", 14)):
         frame_probes[direction] = {
-            "direction": direction, "source_text": film.PROBES[direction], "translation": "x " * steps,
-            "source_tokens": ["▁tok"] * n_source, "target_tokens": ["▁tok"] * steps, "output_tokens": ["▁tok"] * steps,
+            "direction": direction,
+            "source_text": film.PROBES[direction],
+            "translation": "x " * steps,
+            "source_tokens": ["▁tok"] * n_source,
+            "target_tokens": ["▁tok"] * steps,
+            "output_tokens": ["▁tok"] * steps,
             "candidate_tokens": [["▁tok"] * k] * steps,
             "encoder_attention": peaked_attention(rng, layers, heads, n_source, n_source),
             "decoder_self_attention": np.tril(peaked_attention(rng, layers, heads, steps, steps)),
             "cross_attention": peaked_attention(rng, layers, heads, steps, n_source),
-            "candidate_probs": rng.random((steps, k)), "chosen_probs": rng.random(steps), "entropy": rng.random(steps) * 8,
+            "candidate_probs": rng.random((steps, k)),
+            "chosen_probs": rng.random(steps),
+            "entropy": rng.random(steps) * 8,
         }
     path = tmp_path / film.FILM_FILE
-    film.save(path, [{"step": 400 * (i + 1), "val_bleu": {"de-en": 1.0, "en-de": 2.0}, "probes": frame_probes}
-                     for i in range(30)])
+    film.save(
+        path,
+        [{"step": 400 * (i + 1), "val_bleu": {"de-en": 1.0, "en-de": 2.0}, "probes": frame_probes} for i in range(30)],
+    )
     size = path.stat().st_size
     assert size < 5 * 1024 * 1024, f"{size / 1e6:.2f} MB"  # measured: 4.2 MB (worst case: no [EOS] in any frame)
     loaded = film.load_film(path)
-    assert len(loaded) == 30 and np.allclose(loaded[29]["probes"]["en-de"]["cross_attention"],
-                                             frame_probes["en-de"]["cross_attention"], atol=FLOAT16_TOLERANCE)
+    assert len(loaded) == 30 and np.allclose(
+        loaded[29]["probes"]["en-de"]["cross_attention"],
+        frame_probes["en-de"]["cross_attention"],
+        atol=FLOAT16_TOLERANCE,
+    )
 
 
 def test_append_adds_frames_in_order(tmp_path, tiny_model, tiny_tokenizer):
@@ -111,7 +124,7 @@ def test_a_file_that_is_not_a_film_is_refused(tmp_path):
 
 
 def test_the_shipped_checkpoint_has_its_film_from_random_weights_to_its_own_weights():
-    """"Heads forming" shows the shipped model's film (issue 21): it starts near random weights, stays under
+    """ "Heads forming" shows the shipped model's film: it starts near random weights, stays under
     5 MB, and its frame at the shipped step is the shipped weights' own attention on the probe sentences."""
     from model.checkpoints.paths import DEFAULT_CHECKPOINT
 

@@ -30,12 +30,20 @@ def probe(sharp: bool) -> dict:
     self_ = one_hot(T, T) if sharp else causal_uniform(T)
     cross = one_hot(T, S) if sharp else np.full((T, S), 1 / S)
     tile = lambda a: np.broadcast_to(a, (L, H, *a.shape)).copy()  # noqa: E731
-    return {"encoder_attention": tile(encoder), "decoder_self_attention": tile(self_), "cross_attention": tile(cross),
-            "translation": "sharp" if sharp else "uniform", "source_tokens": ["t"] * S, "target_tokens": ["u"] * T}
+    return {
+        "encoder_attention": tile(encoder),
+        "decoder_self_attention": tile(self_),
+        "cross_attention": tile(cross),
+        "translation": "sharp" if sharp else "uniform",
+        "source_tokens": ["t"] * S,
+        "target_tokens": ["u"] * T,
+    }
 
 
-FRAMES = [{"step": 0, "val_bleu": {"de-en": 0.0, "en-de": 1.0}, "probes": {"de-en": probe(False)}},
-          {"step": 500, "val_bleu": {"de-en": 12.5, "en-de": 9.0}, "probes": {"de-en": probe(True)}}]
+FRAMES = [
+    {"step": 0, "val_bleu": {"de-en": 0.0, "en-de": 1.0}, "probes": {"de-en": probe(False)}},
+    {"step": 500, "val_bleu": {"de-en": 12.5, "en-de": 9.0}, "probes": {"de-en": probe(True)}},
+]
 
 
 def test_uniform_frames_have_full_entropy_and_no_sharpness():
@@ -71,10 +79,22 @@ def test_frames_from_real_traces(tiny_model, tiny_tokenizer, tiny_config):
     frames = []
     for step, text in enumerate(["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im Schnee."]):
         trace = translate(tiny_model, tiny_tokenizer, text, "de-en", max_new_tokens=4 + step)
-        frames.append({"step": 100 * step, "val_bleu": {"de-en": float(step)}, "probes": {"de-en": {
-            "encoder_attention": trace.encoder_attention, "decoder_self_attention": trace.decoder_self_attention,
-            "cross_attention": trace.cross_attention, "translation": trace.translation,
-            "source_tokens": trace.source_tokens, "target_tokens": trace.target_tokens}}})
+        frames.append(
+            {
+                "step": 100 * step,
+                "val_bleu": {"de-en": float(step)},
+                "probes": {
+                    "de-en": {
+                        "encoder_attention": trace.encoder_attention,
+                        "decoder_self_attention": trace.decoder_self_attention,
+                        "cross_attention": trace.cross_attention,
+                        "translation": trace.translation,
+                        "source_tokens": trace.source_tokens,
+                        "target_tokens": trace.target_tokens,
+                    }
+                },
+            }
+        )
     summary = film_summary(frames, "de-en")
     assert summary.entropy["decoder_self"].shape == (2, tiny_config.n_decoder_layers, tiny_config.n_heads)
     w = frames[1]["probes"]["de-en"]["encoder_attention"].astype(np.float64)
@@ -83,13 +103,16 @@ def test_frames_from_real_traces(tiny_model, tiny_tokenizer, tiny_config):
     assert ((summary.sharpness["cross"] >= 0) & (summary.sharpness["cross"] <= 1)).all()
 
 
-@pytest.mark.parametrize("frames, message", [
-    ([], "no frames"),
-    ([{"probes": {}}], "must be a dict with 'step'"),
-    ([FRAMES[1], FRAMES[0]], "increasing steps"),
-    ([{"step": 0, "probes": {"en-de": {}}}], "no probe for 'de-en'"),
-    ([{"step": 0, "probes": {"de-en": {"translation": ""}}}], "lacks 'encoder_attention'"),
-])
+@pytest.mark.parametrize(
+    "frames, message",
+    [
+        ([], "no frames"),
+        ([{"probes": {}}], "must be a dict with 'step'"),
+        ([FRAMES[1], FRAMES[0]], "increasing steps"),
+        ([{"step": 0, "probes": {"en-de": {}}}], "no probe for 'de-en'"),
+        ([{"step": 0, "probes": {"de-en": {"translation": ""}}}], "lacks 'encoder_attention'"),
+    ],
+)
 def test_malformed_films_get_a_clear_message(frames, message):
     with pytest.raises(ValueError, match=message):
         film_summary(frames, "de-en")
@@ -104,7 +127,11 @@ def test_a_changed_head_grid_gets_a_clear_message():
 
 def test_a_one_token_probe_has_no_decoder_self_sharpness_and_no_warning(recwarn):
     """An untrained model that stops at once: one decoder row with one key, no uniform alternative."""
-    short = {**probe(True), "decoder_self_attention": np.ones((L, H, 1, 1)), "cross_attention": probe(True)["cross_attention"][:, :, :1]}
+    short = {
+        **probe(True),
+        "decoder_self_attention": np.ones((L, H, 1, 1)),
+        "cross_attention": probe(True)["cross_attention"][:, :, :1],
+    }
     frames = [{"step": 1, "val_bleu": {"de-en": 0.0}, "probes": {"de-en": short}}, FRAMES[1]]
     summary = film_summary(frames, "de-en")
     assert np.isnan(summary.sharpness["decoder_self"][0]) and summary.sharpness["decoder_self"][1] == pytest.approx(1.0)

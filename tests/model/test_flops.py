@@ -12,8 +12,16 @@ from model.core.transformer import Transformer
 
 @pytest.mark.parametrize("layers", [(2, 3), (1, 1)])
 def test_training_flops_equal_flop_counter_of_forward_and_backward(layers):
-    config = TransformerConfig(vocab_size=50, d_model=32, n_heads=4, n_encoder_layers=layers[0],
-                               n_decoder_layers=layers[1], d_ff=64, dropout=0.0, attention_dropout=0.0)
+    config = TransformerConfig(
+        vocab_size=50,
+        d_model=32,
+        n_heads=4,
+        n_encoder_layers=layers[0],
+        n_decoder_layers=layers[1],
+        d_ff=64,
+        dropout=0.0,
+        attention_dropout=0.0,
+    )
     model = Transformer(config)
     src, tgt = torch.randint(4, 50, (3, 7)), torch.randint(4, 50, (3, 5))  # no padding: every token is real
     with sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as counter:  # math: attention as counted matmuls

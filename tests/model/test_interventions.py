@@ -26,9 +26,15 @@ from model.decoding.trace import ATTENTION_KINDS
 
 SENTENCE = "Zwei Hunde spielen im Schnee und ein Kind isst einen Apfel."
 STEPS = 8
-COMPARED = ["output_ids", "chosen_probs", "candidate_probs", "entropy", "logit_lens_probs",
-            *(spec.weights_field for spec in ATTENTION_KINDS.values()),
-            *(spec.scores_field for spec in ATTENTION_KINDS.values())]
+COMPARED = [
+    "output_ids",
+    "chosen_probs",
+    "candidate_probs",
+    "entropy",
+    "logit_lens_probs",
+    *(spec.weights_field for spec in ATTENTION_KINDS.values()),
+    *(spec.scores_field for spec in ATTENTION_KINDS.values()),
+]
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +50,9 @@ def intact(model, tiny_tokenizer):
 
 @pytest.mark.parametrize("layer, head", [(0, 1), (1, 3)])  # mirrors: head 2 / head 0, layer L-1 / L-2
 @pytest.mark.parametrize("kind", list(ATTENTION_KINDS))
-def test_switching_a_head_off_zeroes_its_slice_of_the_output_projection_input(model, tiny_tokenizer, intact,
-                                                                              kind, layer, head):
+def test_switching_a_head_off_zeroes_its_slice_of_the_output_projection_input(
+    model, tiny_tokenizer, intact, kind, layer, head
+):
     ablation = Ablation(**{f"{kind}_heads": {(layer, head)}})
     clone = ref.without_head(model, kind, layer, head)
     source, output = intact.source_ids, intact.output_ids
@@ -62,8 +69,9 @@ def test_switching_a_head_off_zeroes_its_slice_of_the_output_projection_input(mo
     assert trace.ablation[f"{kind}_heads"] == [[layer, head]]
 
     # Independently: the reference forward pass with that head's output zeroed before W^O.
-    expected = ref.forward(model, source, [model.config.bos_id, *trace.output_ids[:-1]],
-                           heads_off={kind: {(layer, head)}})
+    expected = ref.forward(
+        model, source, [model.config.bos_id, *trace.output_ids[:-1]], heads_off={kind: {(layer, head)}}
+    )
     probs = torch.softmax(expected.logits, dim=-1)
     np.testing.assert_allclose(trace.chosen_probs, probs[range(trace.num_steps), trace.output_ids].numpy(), atol=1e-5)
     for other_kind, spec in ATTENTION_KINDS.items():  # weights are still computed for every head
@@ -78,8 +86,11 @@ def test_several_heads_of_several_kinds_at_once(model, intact):
         for layer, head in pairs:
             clone = ref.without_head(clone, kind, layer, head)
     ablation = Ablation(**{f"{kind}_heads": pairs for kind, pairs in heads.items()})
-    np.testing.assert_allclose(token_probabilities(model, intact.source_ids, intact.output_ids, ablation),
-                               token_probabilities(clone, intact.source_ids, intact.output_ids), atol=1e-6)
+    np.testing.assert_allclose(
+        token_probabilities(model, intact.source_ids, intact.output_ids, ablation),
+        token_probabilities(clone, intact.source_ids, intact.output_ids),
+        atol=1e-6,
+    )
 
 
 def test_without_positional_encodings_equals_a_zero_pe_table(model, tiny_tokenizer, intact):

@@ -35,8 +35,9 @@ def uncached_keys_values(model, source_ids, target_ids):
     inputs = [model.embed(tgt), *decoded.layer_hiddens[:-1]]  # what each decoder layer reads
     parts = [[], [], [], []]
     for layer, x in zip(model.decoder_layers, inputs):
-        for index, tensor in enumerate((*layer.self_attention.project_key_value(x),
-                                        *layer.cross_attention.project_key_value(memory))):
+        for index, tensor in enumerate(
+            (*layer.self_attention.project_key_value(x), *layer.cross_attention.project_key_value(memory))
+        ):
             parts[index].append(tensor[0].numpy())
     return [np.stack(part) for part in parts]
 
@@ -60,7 +61,8 @@ def test_cached_keys_at_step_t_equal_the_keys_of_an_uncached_pass_over_the_prefi
     target_ids = recording.target_ids
     for step in range(recording.num_steps):
         keys, values, cross_keys, cross_values = uncached_keys_values(
-            tiny_model, trace.source_ids, target_ids[:step + 1])  # the prefix alone: t + 1 positions
+            tiny_model, trace.source_ids, target_ids[: step + 1]
+        )  # the prefix alone: t + 1 positions
         cache = recording.at(step)
         np.testing.assert_allclose(cache.self_keys, keys, atol=1e-5)
         np.testing.assert_allclose(cache.self_values, values, atol=1e-5)
@@ -82,7 +84,7 @@ def test_each_step_reads_what_the_trace_shows(trace, recording):
     np.testing.assert_allclose(recording.cross_read, trace.cross_attention, atol=1e-5)
     for step in range(recording.num_steps):
         cache = recording.at(step)
-        np.testing.assert_allclose(cache.self_read, trace.decoder_self_attention[:, :, step, :step + 1], atol=1e-5)
+        np.testing.assert_allclose(cache.self_read, trace.decoder_self_attention[:, :, step, : step + 1], atol=1e-5)
         np.testing.assert_allclose(cache.cross_read, trace.cross_attention[:, :, step], atol=1e-5)
         np.testing.assert_allclose(cache.self_read.sum(-1), 1.0, atol=1e-5)
         # what a head takes from the cache: an explicit loop over the cached rows

@@ -17,8 +17,15 @@ from model.decoding.greedy import greedy_decode
 from model.core.transformer import Transformer
 
 CONFIG = TransformerConfig(
-    vocab_size=16, d_model=32, n_heads=4, n_encoder_layers=1, n_decoder_layers=1, d_ff=64,
-    dropout=0.0, attention_dropout=0.0, max_positions=16,
+    vocab_size=16,
+    d_model=32,
+    n_heads=4,
+    n_encoder_layers=1,
+    n_decoder_layers=1,
+    d_ff=64,
+    dropout=0.0,
+    attention_dropout=0.0,
+    max_positions=16,
 )
 FIRST_WORD = 4  # ids 0..3 are [PAD] [BOS] [EOS] [UNK]
 MIN_LENGTH, MAX_LENGTH = 3, 6
@@ -58,8 +65,9 @@ def test_tiny_model_learns_to_copy(one_thread):
     for _ in range(STEPS):
         src, tgt = copy_batch(BATCH, generator)
         logits = model(src, tgt[:, :-1])  # (B, T, V): teacher forcing, inputs shifted right
-        loss = F.cross_entropy(logits.reshape(-1, CONFIG.vocab_size), tgt[:, 1:].reshape(-1),
-                               ignore_index=CONFIG.pad_id)
+        loss = F.cross_entropy(
+            logits.reshape(-1, CONFIG.vocab_size), tgt[:, 1:].reshape(-1), ignore_index=CONFIG.pad_id
+        )
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()

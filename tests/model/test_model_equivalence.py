@@ -23,8 +23,15 @@ from model.core.transformer import Transformer
 TOLERANCE = 1e-5
 PAD = 0
 CONFIG = TransformerConfig(
-    vocab_size=50, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=3, d_ff=48,
-    dropout=0.0, attention_dropout=0.0, max_positions=64,
+    vocab_size=50,
+    d_model=32,
+    n_heads=4,
+    n_encoder_layers=2,
+    n_decoder_layers=3,
+    d_ff=48,
+    dropout=0.0,
+    attention_dropout=0.0,
+    max_positions=64,
 )
 
 
@@ -64,7 +71,8 @@ def test_encoder_decoder_equals_torch_transformer(output_attentions):
         ours = model.project(hidden)  # (B, T, V)
 
         theirs_hidden = reference(
-            model.embed(src), model.embed(tgt),
+            model.embed(src),
+            model.embed(tgt),
             tgt_mask=~causal_mask(tgt.size(1))[0, 0],  # torch: True = may NOT attend
             src_key_padding_mask=src == PAD,
             tgt_key_padding_mask=tgt == PAD,
@@ -94,10 +102,17 @@ def attention_mask(name: str, batch: int, t_query: int, t_key: int, generator: t
     return masks[name]()
 
 
-@pytest.mark.parametrize("mask_name,t_query,t_key", [
-    ("none", 5, 5), ("padding", 5, 5), ("causal", 5, 5), ("causal_and_padding", 5, 5),  # self-attention
-    ("none", 3, 8), ("padding", 3, 8),  # cross-attention: T_q != T_k
-])
+@pytest.mark.parametrize(
+    "mask_name,t_query,t_key",
+    [
+        ("none", 5, 5),
+        ("padding", 5, 5),
+        ("causal", 5, 5),
+        ("causal_and_padding", 5, 5),  # self-attention
+        ("none", 3, 8),
+        ("padding", 3, 8),  # cross-attention: T_q != T_k
+    ],
+)
 def test_multi_head_attention_equals_torch(mask_name, t_query, t_key):
     torch.manual_seed(0)
     batch, config = 3, CONFIG
@@ -116,8 +131,9 @@ def test_multi_head_attention_equals_torch(mask_name, t_query, t_key):
         torch_mask = ~full.reshape(batch * config.n_heads, t_query, t_key)
     with torch.no_grad():
         output, weights, _ = ours(query, *ours.project_key_value(memory), mask, output_attentions=True)
-        expected, expected_weights = theirs(query, memory, memory, attn_mask=torch_mask,
-                                            need_weights=True, average_attn_weights=False)
+        expected, expected_weights = theirs(
+            query, memory, memory, attn_mask=torch_mask, need_weights=True, average_attn_weights=False
+        )
     assert weights.shape == expected_weights.shape == (batch, config.n_heads, t_query, t_key)
     assert (output - expected).abs().max() <= TOLERANCE
     assert (weights - expected_weights).abs().max() <= TOLERANCE

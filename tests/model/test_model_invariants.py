@@ -234,8 +234,9 @@ def test_logit_lens_reads_every_decoder_layer_through_the_projection(tiny_model,
             probs = torch.softmax(tiny_model.project(hidden[0]), dim=-1)  # (T, V)
             expected, ids = probs.topk(trace.logit_lens_probs.shape[-1], dim=-1)
             np.testing.assert_allclose(trace.logit_lens_probs[:, layer], expected.numpy(), atol=1e-5)
-            assert [[tiny_tokenizer.id_to_token(i) for i in row] for row in ids.tolist()] == \
-                [step[layer] for step in trace.logit_lens_tokens]
+            assert [[tiny_tokenizer.id_to_token(i) for i in row] for row in ids.tolist()] == [
+                step[layer] for step in trace.logit_lens_tokens
+            ]
     np.testing.assert_allclose(trace.logit_lens_probs[:, -1], trace.candidate_probs[:, :5], atol=1e-6)
 
 

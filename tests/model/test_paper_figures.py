@@ -10,15 +10,67 @@ import numpy as np
 import pytest
 
 from model.analysis.paper_figures import (
-    PAPER_FIGURES, PAPER_LAYER, PAPER_LAYERS, figure_head_search, head_search, phrase_tokens, run_paper_figures,
+    PAPER_FIGURES,
+    PAPER_LAYER,
+    PAPER_LAYERS,
+    figure_head_search,
+    head_search,
+    phrase_tokens,
+    run_paper_figures,
     words,
 )
 
 # As the shipped tokenizer splits Figure 3's sentence (cut short), specials included.
-FIGURE3_TOKENS = ["<2de>", "▁It", "▁is", "▁new", "▁law", "s", "▁s", "in", "ce", "▁2", "00", "9", "▁making",
-                  "▁the", "▁reg", "ist", "r", "ation", "▁more", "▁diff", "ic", "ult.", "[EOS]"]
-FIGURE4_TOKENS = ["<2de>", "▁The", "▁L", "aw", "▁will", "▁never", "▁be", "▁perfe", "ct", ",", "▁but", "▁its",
-                  "▁app", "l", "ic", "ation", "▁should", "▁be", "▁just", "▁", "-", "▁this", "[EOS]"]
+FIGURE3_TOKENS = [
+    "<2de>",
+    "▁It",
+    "▁is",
+    "▁new",
+    "▁law",
+    "s",
+    "▁s",
+    "in",
+    "ce",
+    "▁2",
+    "00",
+    "9",
+    "▁making",
+    "▁the",
+    "▁reg",
+    "ist",
+    "r",
+    "ation",
+    "▁more",
+    "▁diff",
+    "ic",
+    "ult.",
+    "[EOS]",
+]
+FIGURE4_TOKENS = [
+    "<2de>",
+    "▁The",
+    "▁L",
+    "aw",
+    "▁will",
+    "▁never",
+    "▁be",
+    "▁perfe",
+    "ct",
+    ",",
+    "▁but",
+    "▁its",
+    "▁app",
+    "l",
+    "ic",
+    "ation",
+    "▁should",
+    "▁be",
+    "▁just",
+    "▁",
+    "-",
+    "▁this",
+    "[EOS]",
+]
 
 
 def test_words_group_subwords_and_skip_special_tokens():
@@ -34,12 +86,15 @@ def test_words_join_byte_fallback_tokens():
     assert [(w.text, w.tokens) for w in found] == [("Grüße", (1, 2, 3, 4))]
 
 
-@pytest.mark.parametrize("phrase, expected", [
-    ("making", [12]),
-    ("more difficult", [18, 19, 20, 21]),  # "ult." matches "difficult" without its full stop
-    ("Making", [12]),
-    ("laws since", [4, 5, 6, 7, 8]),
-])
+@pytest.mark.parametrize(
+    "phrase, expected",
+    [
+        ("making", [12]),
+        ("more difficult", [18, 19, 20, 21]),  # "ult." matches "difficult" without its full stop
+        ("Making", [12]),
+        ("laws since", [4, 5, 6, 7, 8]),
+    ],
+)
 def test_phrase_tokens_on_figure3(phrase, expected):
     assert phrase_tokens(FIGURE3_TOKENS, phrase) == expected
 
@@ -80,7 +135,8 @@ def test_the_head_with_the_planted_pattern_ranks_first(planted):
     assert search.best_over_chance == pytest.approx(4.5)
     assert search.best_depth == pytest.approx((layer + 1) / 3)
     assert len(search.ranking) == 12 and [h.score for h in search.ranking] == sorted(
-        (h.score for h in search.ranking), reverse=True)
+        (h.score for h in search.ranking), reverse=True
+    )
     # every score is an independent loop over the definition
     for h in search.ranking:
         expected = np.mean([sum(stack[h.layer, h.head, q, t] for t in target) for q in query])
@@ -151,7 +207,7 @@ def test_a_poor_translation_of_a_long_sentence_is_called_poor_with_its_reasons()
     assert len(reasons) == 3
     assert f"{LONG_SOURCE_SUBWORDS + 1} subword tokens" in reasons[0] and "rare in the training data" in reasons[0]
     assert "das ist das" in reasons[1] and "[EOS]" in reasons[2]
-    assert len(translation_warnings(long[:-1][:LONG_SOURCE_SUBWORDS + 1], "Gut.", finished=True)) == 0
+    assert len(translation_warnings(long[:-1][: LONG_SOURCE_SUBWORDS + 1], "Gut.", finished=True)) == 0
 
 
 def test_the_paper_panel_says_when_its_german_is_poor(tiny_model, tiny_tokenizer):

@@ -62,21 +62,29 @@ def test_cached_steps_equal_full_recomputation_at_every_layer(model, source, tin
         chunk_mask = torch.ones(n, n, dtype=torch.bool).tril()[None, None] if start == 0 else None
         out = model.decode(chunk, memory, src_mask, chunk_mask, cache=cache, output_attentions=True)
         for layer in range(len(model.decoder_layers)):
-            np.testing.assert_allclose(out.layer_hiddens[layer][0].numpy(),
-                                       expected.layer_hiddens[layer][start:end].numpy(), atol=ATOL,
-                                       err_msg=f"positions {start}..{end - 1}, layer {layer}")
-            np.testing.assert_allclose(out.self_attentions[layer].weights[0].numpy(),
-                                       expected.decoder_self[layer].weights[:, start:end, :end].numpy(), atol=ATOL)
-            np.testing.assert_allclose(out.cross_attentions[layer].weights[0].numpy(),
-                                       expected.cross[layer].weights[:, start:end].numpy(), atol=ATOL)
+            np.testing.assert_allclose(
+                out.layer_hiddens[layer][0].numpy(),
+                expected.layer_hiddens[layer][start:end].numpy(),
+                atol=ATOL,
+                err_msg=f"positions {start}..{end - 1}, layer {layer}",
+            )
+            np.testing.assert_allclose(
+                out.self_attentions[layer].weights[0].numpy(),
+                expected.decoder_self[layer].weights[:, start:end, :end].numpy(),
+                atol=ATOL,
+            )
+            np.testing.assert_allclose(
+                out.cross_attentions[layer].weights[0].numpy(),
+                expected.cross[layer].weights[:, start:end].numpy(),
+                atol=ATOL,
+            )
         start = end
 
 
 # --------------------------------------------------------------------------- forced prefix (branching)
 @pytest.mark.parametrize("forced_text", ["A", "A woman reads"])
 @torch.no_grad()
-def test_forced_prefix_decoding_with_cache_equals_without_and_the_reference(model, source, tiny_tokenizer,
-                                                                             forced_text):
+def test_forced_prefix_decoding_with_cache_equals_without_and_the_reference(model, source, tiny_tokenizer, forced_text):
     forced = tiny_tokenizer.encode(forced_text)
     memory, src_mask = encode(model, source)
     prefix = torch.tensor([forced])  # (1, P)
@@ -94,17 +102,27 @@ def test_forced_prefix_decoding_with_cache_equals_without_and_the_reference(mode
     trace = translate(model, tiny_tokenizer, SENTENCE, "de-en", max_new_tokens=len(forced) + 6, forced_prefix=forced)
     assert trace.output_ids == forced + chosen and trace.forced_steps == len(forced)
     free = translate(model, tiny_tokenizer, SENTENCE, "de-en", max_new_tokens=len(forced) + 6)
-    assert free.output_ids[:len(forced)] != forced  # the prefix really is forced, not what greedy picks
+    assert free.output_ids[: len(forced)] != forced  # the prefix really is forced, not what greedy picks
     reference = ref.forward(model, source, [model.config.bos_id, *trace.output_ids[:-1]])
     probs = torch.softmax(reference.logits, dim=-1)
     np.testing.assert_allclose(trace.chosen_probs, probs[range(trace.num_steps), trace.output_ids].numpy(), atol=1e-5)
-    np.testing.assert_allclose(trace.decoder_self_attention,
-                               torch.stack([a.weights for a in reference.decoder_self]).numpy(), atol=2e-5)
+    np.testing.assert_allclose(
+        trace.decoder_self_attention, torch.stack([a.weights for a in reference.decoder_self]).numpy(), atol=2e-5
+    )
 
 
 # --------------------------------------------------------------------------- beam search
-TINY_VOCAB = TransformerConfig(vocab_size=6, d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=2,
-                               d_ff=32, dropout=0.0, attention_dropout=0.0, max_positions=16)
+TINY_VOCAB = TransformerConfig(
+    vocab_size=6,
+    d_model=16,
+    n_heads=2,
+    n_encoder_layers=1,
+    n_decoder_layers=2,
+    d_ff=32,
+    dropout=0.0,
+    attention_dropout=0.0,
+    max_positions=16,
+)
 TINY_SOURCE = [4, 5, 5, 4, TINY_VOCAB.eos_id]
 MAX_STEPS = 3
 
@@ -129,8 +147,9 @@ def test_beam_as_wide_as_the_space_is_exhaustive_search(alpha):
     assert abs(sum(np.exp(lp) for lp in log_probs.values()) - 1.0) < 1e-6  # the space is complete
     expected = sorted(log_probs, key=lambda ids: gnmt_score(log_probs[ids], len(ids), alpha), reverse=True)
 
-    result = beam_search(model, torch.tensor([TINY_SOURCE]), beam_size=len(hypotheses), length_penalty=alpha,
-                         max_new_tokens=MAX_STEPS)[0]
+    result = beam_search(
+        model, torch.tensor([TINY_SOURCE]), beam_size=len(hypotheses), length_penalty=alpha, max_new_tokens=MAX_STEPS
+    )[0]
     assert sorted(tuple(h.ids) for h in result.hypotheses) == sorted(log_probs)
     assert tuple(result.best.ids) == expected[0]
     for hypothesis in result.hypotheses:
@@ -161,8 +180,9 @@ def test_a_wider_beam_finds_a_strictly_more_probable_multi_step_output():
     assert first_step[greedy.ids[0]] > first_step[wide.ids[0]]  # greedy's first token was locally better
     assert greedy.log_prob == pytest.approx(ref.sequence_log_prob(model, TINY_SOURCE, greedy.ids), abs=1e-4)
     assert wide.log_prob == pytest.approx(ref.sequence_log_prob(model, TINY_SOURCE, wide.ids), abs=1e-4)
-    optimum = max(every_hypothesis(TINY_VOCAB, MAX_STEPS),
-                  key=lambda ids: ref.sequence_log_prob(model, TINY_SOURCE, ids))
+    optimum = max(
+        every_hypothesis(TINY_VOCAB, MAX_STEPS), key=lambda ids: ref.sequence_log_prob(model, TINY_SOURCE, ids)
+    )
     assert wide.ids == optimum
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import math
 
 import numpy as np
 import pytest
@@ -50,8 +49,11 @@ def stacked(reference, kind: str, part: str) -> np.ndarray:
 
 
 def test_tokens_and_ids_are_the_sentence(trace, tiny_tokenizer, model):
-    assert trace.source_ids == [tiny_tokenizer.language_tag_id("en"), *tiny_tokenizer.encode(SENTENCE),
-                                model.config.eos_id]
+    assert trace.source_ids == [
+        tiny_tokenizer.language_tag_id("en"),
+        *tiny_tokenizer.encode(SENTENCE),
+        model.config.eos_id,
+    ]
     assert len(trace.source_ids) >= 12  # long enough that a reversed axis is a different picture
     assert trace.source_tokens == tiny_tokenizer.tokens(trace.source_ids)
     assert trace.num_steps == STEPS
@@ -78,8 +80,9 @@ def test_trace_attention_equals_an_independent_forward_pass(trace, reference, ki
     for part, field in (("weights", spec.weights_field), ("scores", spec.scores_field)):
         ours, expected = getattr(trace, field), stacked(reference, kind, part)
         assert ours.shape == expected.shape
-        np.testing.assert_allclose(ours, expected, atol=ATOL if part == "weights" else 1e-4, rtol=1e-5,
-                                   err_msg=f"{kind} {part}")
+        np.testing.assert_allclose(
+            ours, expected, atol=ATOL if part == "weights" else 1e-4, rtol=1e-5, err_msg=f"{kind} {part}"
+        )
 
 
 def expected_mask(trace, kind: str) -> np.ndarray:
@@ -145,8 +148,9 @@ def test_logit_lens_is_each_layers_projection(trace, reference, model, tiny_toke
     for layer, hidden in enumerate(reference.layer_hiddens):
         probs = torch.softmax(hidden @ embedding.T, dim=-1)  # (T, V)
         top_probs, top_ids = probs.topk(k, dim=-1)  # (T, k)
-        np.testing.assert_allclose(trace.logit_lens_probs[:, layer], top_probs.numpy(), atol=1e-5,
-                                   err_msg=f"layer {layer}")
+        np.testing.assert_allclose(
+            trace.logit_lens_probs[:, layer], top_probs.numpy(), atol=1e-5, err_msg=f"layer {layer}"
+        )
         tokens = [tiny_tokenizer.tokens(row) for row in top_ids.tolist()]
         assert [step[layer] for step in trace.logit_lens_tokens] == tokens
     per_layer = trace.logit_lens_probs[:, :, 0]
@@ -171,9 +175,11 @@ def test_padded_batch_masks_padding_keys_only(model, tiny_tokenizer):
     for row, (source, target) in enumerate(zip(sources, targets)):
         s, t = len(source), len(target)
         expected = ref.forward(model, source, target)
-        pairs = [(encoded.self_attentions, expected.encoder, s, s),
-                 (decoded.self_attentions, expected.decoder_self, t, t),
-                 (decoded.cross_attentions, expected.cross, t, s)]
+        pairs = [
+            (encoded.self_attentions, expected.encoder, s, s),
+            (decoded.self_attentions, expected.decoder_self, t, t),
+            (decoded.cross_attentions, expected.cross, t, s),
+        ]
         for ours, theirs, rows, cols in pairs:
             for layer, (a, b) in enumerate(zip(ours, theirs)):
                 np.testing.assert_allclose(a.weights[row, :, :rows, :cols].numpy(), b.weights.numpy(), atol=ATOL)

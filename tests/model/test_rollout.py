@@ -11,8 +11,7 @@ from model.decoding.greedy import translate
 from model.analysis.rollout import attention_rollout, cross_rollout, residual_attention, source_flow, trace_source_flow
 
 # Layer 1 has two heads whose mean is A1; layer 2 one head A2 (given twice, so h = 2 as well).
-A1_HEADS = [[[1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]],
-            [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 1.0, 0.0]]]
+A1_HEADS = [[[1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]], [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 1.0, 0.0]]]
 # mean A1 = [[1, 0, 0], [.5, .5, 0], [0, .5, .5]]  ->  Ã1 = .5 A1 + .5 I = [[1, 0, 0], [.25, .75, 0], [0, .25, .75]]
 A2 = [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
 # Ã2 = [[.5, .5, 0], [0, .5, .5], [.5, 0, .5]]
@@ -96,17 +95,20 @@ def test_flow_of_a_real_trace_is_a_distribution_and_causal(tiny_model, tiny_toke
     assert np.allclose(np.triu(flow.to_target, 1), 0)  # no flow from target tokens not yet read
     # the method fixes the source/target split: residual ** L_dec stays on the target side
     n_layers = trace.cross_attention.shape[0]
-    np.testing.assert_allclose(flow.to_target.sum(-1), 0.5 ** n_layers, atol=1e-9)
+    np.testing.assert_allclose(flow.to_target.sum(-1), 0.5**n_layers, atol=1e-9)
     # the per-layer view equals an independent einsum of its definition
     expected = np.einsum("lts,sk->ltk", trace.cross_attention.mean(1), attention_rollout(trace.encoder_attention)[-1])
     np.testing.assert_allclose(flow.cross_rollout, expected, atol=1e-5)
 
 
-@pytest.mark.parametrize("bad, message", [
-    (np.ones((2, 3, 3)), "must be \\(L, h, Tq, Tk\\)"),
-    (np.ones((1, 1, 2, 3)), "square"),
-    (-np.ones((1, 1, 2, 2)), "non-negative"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (np.ones((2, 3, 3)), "must be \\(L, h, Tq, Tk\\)"),
+        (np.ones((1, 1, 2, 3)), "square"),
+        (-np.ones((1, 1, 2, 2)), "non-negative"),
+    ],
+)
 def test_bad_stacks_get_a_clear_message(bad, message):
     with pytest.raises(ValueError, match=message):
         attention_rollout(bad)

@@ -11,12 +11,9 @@ from model.decoding.greedy import translate
 from model.analysis.step_changes import STEP_KINDS, candidate_change, row_change, step_change
 
 # Decoder self-attention of one layer and one head over T = 3 steps (causal rows).
-SELF = np.array([[[[1.0, 0.0, 0.0],
-                   [0.6, 0.4, 0.0],
-                   [0.2, 0.3, 0.5]]]])  # (1, 1, 3, 3)
+SELF = np.array([[[[1.0, 0.0, 0.0], [0.6, 0.4, 0.0], [0.2, 0.3, 0.5]]]])  # (1, 1, 3, 3)
 # Cross-attention of one layer and two heads, T = 3 steps over S = 2 source keys.
-CROSS = np.array([[[[0.9, 0.1], [0.5, 0.5], [0.5, 0.5]],
-                   [[0.0, 1.0], [1.0, 0.0], [0.25, 0.75]]]])  # (1, 2, 3, 2)
+CROSS = np.array([[[[0.9, 0.1], [0.5, 0.5], [0.5, 0.5]], [[0.0, 1.0], [1.0, 0.0], [0.25, 0.75]]]])  # (1, 2, 3, 2)
 
 
 def test_decoder_self_row_gains_a_key():
@@ -85,14 +82,16 @@ def test_step_change_of_a_real_trace_slices_the_trace(tiny_model, tiny_tokenizer
         assert set(change.rows) == set(STEP_KINDS)
         assert change.query_token == trace.target_tokens[step] and change.chosen_token == trace.output_tokens[step]
         self_row, cross_row = change.rows["decoder_self"], change.rows["cross"]
-        np.testing.assert_array_equal(self_row.new_row, trace.decoder_self_attention[:, :, step, :step + 1])
+        np.testing.assert_array_equal(self_row.new_row, trace.decoder_self_attention[:, :, step, : step + 1])
         np.testing.assert_array_equal(cross_row.new_row, trace.cross_attention[:, :, step])
         if step:
             np.testing.assert_allclose(
-                cross_row.difference, trace.cross_attention[:, :, step] - trace.cross_attention[:, :, step - 1])
+                cross_row.difference, trace.cross_attention[:, :, step] - trace.cross_attention[:, :, step - 1]
+            )
             np.testing.assert_allclose(
-                self_row.difference, trace.decoder_self_attention[:, :, step, :step]
-                - trace.decoder_self_attention[:, :, step - 1, :step])
+                self_row.difference,
+                trace.decoder_self_attention[:, :, step, :step] - trace.decoder_self_attention[:, :, step - 1, :step],
+            )
             assert ((self_row.moved >= 0) & (self_row.moved <= 1 + 1e-6)).all()
         before = set(trace.candidate_ids[step - 1].tolist()) if step else set()
         after = set(trace.candidate_ids[step].tolist())

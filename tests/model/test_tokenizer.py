@@ -70,7 +70,11 @@ def test_encode_target_is_bos_subwords_eos(tiny_tokenizer):
 def test_special_ids_match_the_config_defaults(tiny_tokenizer):
     defaults = TransformerConfig()
     assert (tiny_tokenizer.pad_id, tiny_tokenizer.bos_id, tiny_tokenizer.eos_id, tiny_tokenizer.unk_id) == (
-        defaults.pad_id, defaults.bos_id, defaults.eos_id, defaults.unk_id)
+        defaults.pad_id,
+        defaults.bos_id,
+        defaults.eos_id,
+        defaults.unk_id,
+    )
     assert tiny_tokenizer.tokens(range(len(SPECIAL_TOKENS))) == SPECIAL_TOKENS
 
 

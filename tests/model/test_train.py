@@ -33,10 +33,13 @@ def test_readers_give_german_english_pairs(corpus, pairs):
     assert len(read_sources([str(corpus / "train"), str(corpus / "extra.tsv")])) == len(pairs) + 2
 
 
-@pytest.mark.parametrize("content, message", [
-    (None, "no data at"),
-    ("only one column\n", "expected 'English<TAB>German'"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "no data at"),
+        ("only one column\n", "expected 'English<TAB>German'"),
+    ],
+)
 def test_bad_sources_name_the_problem(tmp_path, content, message):
     path = tmp_path / "bad.tsv"
     if content is not None:
@@ -97,24 +100,59 @@ def test_token_batches_cover_every_example_once_within_budget(tiny_tokenizer, pa
 
 def test_learning_rate_follows_section_5_3():
     d_model, warmup = 512, 4000
-    assert learning_rate(warmup, d_model, warmup) == pytest.approx(d_model ** -0.5 * warmup ** -0.5)
-    assert learning_rate(100, d_model, warmup) == pytest.approx(d_model ** -0.5 * 100 * warmup ** -1.5)
-    assert learning_rate(16000, d_model, warmup) == pytest.approx(d_model ** -0.5 * 16000 ** -0.5)
+    assert learning_rate(warmup, d_model, warmup) == pytest.approx(d_model**-0.5 * warmup**-0.5)
+    assert learning_rate(100, d_model, warmup) == pytest.approx(d_model**-0.5 * 100 * warmup**-1.5)
+    assert learning_rate(16000, d_model, warmup) == pytest.approx(d_model**-0.5 * 16000**-0.5)
     rates = [learning_rate(s, d_model, warmup) for s in range(1, 20000, 500)]
     peak = rates.index(max(rates))
-    assert all(a < b for a, b in zip(rates[:peak], rates[1:peak + 1]))  # warm-up rises
-    assert all(a > b for a, b in zip(rates[peak + 1:], rates[peak + 2:]))  # then decays
+    assert all(a < b for a, b in zip(rates[:peak], rates[1 : peak + 1]))  # warm-up rises
+    assert all(a > b for a, b in zip(rates[peak + 1 :], rates[peak + 2 :]))  # then decays
 
 
-TINY = ["--d-model", "32", "--heads", "4", "--encoder-layers", "1", "--decoder-layers", "1", "--d-ff", "64",
-        "--vocab-size", "400", "--max-tokens", "400", "--warmup", "20", "--lr-factor", "2", "--bleu-sentences", "4",
-        "--log-every", "1", "--threads", "1", "--precision", "fp32"]  # fp32: the same run on every CPU
+TINY = [
+    "--d-model",
+    "32",
+    "--heads",
+    "4",
+    "--encoder-layers",
+    "1",
+    "--decoder-layers",
+    "1",
+    "--d-ff",
+    "64",
+    "--vocab-size",
+    "400",
+    "--max-tokens",
+    "400",
+    "--warmup",
+    "20",
+    "--lr-factor",
+    "2",
+    "--bleu-sentences",
+    "4",
+    "--log-every",
+    "1",
+    "--threads",
+    "1",
+    "--precision",
+    "fp32",
+]  # fp32: the same run on every CPU
 
 
 def test_tiny_training_run_learns_saves_and_resumes(corpus, tmp_path):
     out = tmp_path / "run"
-    args = ["--data", str(corpus / "train"), str(corpus / "extra.tsv"), "--val", str(corpus / "train"),
-            "--out", str(out), *TINY, "--eval-every", "15"]
+    args = [
+        "--data",
+        str(corpus / "train"),
+        str(corpus / "extra.tsv"),
+        "--val",
+        str(corpus / "train"),
+        "--out",
+        str(out),
+        *TINY,
+        "--eval-every",
+        "15",
+    ]
     assert main([*args, "--max-steps", "30", "--average-last", "2"]) == 0
 
     log = json.loads((out / "training_log.json").read_text())  # the run's log (best/ holds it as of the best step)
@@ -155,13 +193,28 @@ def test_gpu_recipe_runs_on_the_cpu_with_tiny_settings(tmp_path, pairs):
         (data / "multi30k" / f"{split}.de").write_text("\n".join(de for de, _ in pairs) + "\n", encoding="utf-8")
         (data / "multi30k" / f"{split}.en").write_text("\n".join(en for _, en in pairs) + "\n", encoding="utf-8")
     (data / "tatoeba" / "eng-deu.large.tsv").write_text("Hello.\tHallo.\n", encoding="utf-8")  # what it trains on
-    tiny = {"DATA": str(data), "D_MODEL": "32", "HEADS": "4", "LAYERS": "1", "D_FF": "64", "VOCAB": "400",
-            "MAX_TOKENS": "400", "WARMUP": "10", "EVAL_EVERY": "5", "BLEU_SENTENCES": "4", "AVERAGE_LAST": "2",
-            "MAX_MINUTES": "0", "MAX_STEPS": "10", "THREADS": "1", "PRECISION": "fp32"}
+    tiny = {
+        "DATA": str(data),
+        "D_MODEL": "32",
+        "HEADS": "4",
+        "LAYERS": "1",
+        "D_FF": "64",
+        "VOCAB": "400",
+        "MAX_TOKENS": "400",
+        "WARMUP": "10",
+        "EVAL_EVERY": "5",
+        "BLEU_SENTENCES": "4",
+        "AVERAGE_LAST": "2",
+        "MAX_MINUTES": "0",
+        "MAX_STEPS": "10",
+        "THREADS": "1",
+        "PRECISION": "fp32",
+    }
     out = tmp_path / "run"
     script = Path(__file__).resolve().parents[2] / "scripts" / "train_gpu.sh"
-    result = subprocess.run(["bash", str(script), str(out)], env={**os.environ, **tiny},
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        ["bash", str(script), str(out)], env={**os.environ, **tiny}, capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     printed = result.stdout
     assert f"best checkpoint: {out / 'best'}" in printed and f"training film:   {out / 'film.npz'}" in printed

@@ -23,8 +23,17 @@ from helpers import reference_transformer  # the weight copy onto nn.Transformer
 from model.training import train
 from model.core.config import TransformerConfig
 
-CONFIG = TransformerConfig(vocab_size=50, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=48,
-                           dropout=0.0, attention_dropout=0.0, max_positions=64)
+CONFIG = TransformerConfig(
+    vocab_size=50,
+    d_model=32,
+    n_heads=4,
+    n_encoder_layers=2,
+    n_decoder_layers=2,
+    d_ff=48,
+    dropout=0.0,
+    attention_dropout=0.0,
+    max_positions=64,
+)
 P_DROP = 0.3
 TOLERANCE = 1e-5  # float64 on both sides, but our PE table is computed in float32 (~1e-7 off)
 
@@ -48,7 +57,7 @@ class FixedMask(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         self.calls.append(tuple(x.shape))
-        seed = sum(size * 1000 ** i for i, size in enumerate(x.shape))
+        seed = sum(size * 1000**i for i, size in enumerate(x.shape))
         keep = torch.rand(x.shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64) >= P_DROP
         return x * keep.to(x.dtype) / (1 - P_DROP)
 
@@ -63,13 +72,20 @@ def replace_dropouts(module: nn.Module, calls: list, skip: str = "attention_drop
 
 def reference_logits(model, reference: nn.Transformer, embedding: torch.Tensor, dropout=None) -> torch.Tensor:
     """nn.Transformer between an independent embedding (3.4, 3.5) and the tied projection. -> (B, T, V)."""
+
     def embed(ids):
         x = embedding[ids] * math.sqrt(CONFIG.d_model) + ref.sinusoid_table(ids.size(1), CONFIG.d_model)
         return x if dropout is None else dropout(x)
 
     causal = torch.ones(TGT.size(1), TGT.size(1), dtype=torch.bool).tril()
-    hidden = reference(embed(SRC), embed(TGT), tgt_mask=~causal, src_key_padding_mask=SRC == CONFIG.pad_id,
-                       tgt_key_padding_mask=TGT == CONFIG.pad_id, memory_key_padding_mask=SRC == CONFIG.pad_id)
+    hidden = reference(
+        embed(SRC),
+        embed(TGT),
+        tgt_mask=~causal,
+        src_key_padding_mask=SRC == CONFIG.pad_id,
+        tgt_key_padding_mask=TGT == CONFIG.pad_id,
+        memory_key_padding_mask=SRC == CONFIG.pad_id,
+    )
     return hidden @ embedding.T
 
 
@@ -97,7 +113,7 @@ def compare(model, reference, embedding, ours, theirs) -> None:
         grad = ours_layer.feed_forward.linear1.weight.grad
         assert close(grad, their_layer.linear1.weight.grad)
     our_q = model.decoder_layers[0].self_attention.q_proj.weight.grad
-    their_q = reference.decoder.layers[0].self_attn.in_proj_weight.grad[:CONFIG.d_model]
+    their_q = reference.decoder.layers[0].self_attn.in_proj_weight.grad[: CONFIG.d_model]
     assert close(our_q, their_q)
 
 
@@ -158,8 +174,15 @@ def test_batch_loss_is_label_smoothed_cross_entropy_ignoring_padding(smoothing):
     labels = torch.tensor([[3, 5, 1, 0], [6, 0, 0, 0]])  # [PAD] = 0 at the end of each row
     logits[labels == 0] = torch.tensor([50.0, -50, -50, -50, -50, -50, -50])  # would dominate if counted
     model = lambda src, tgt_in: logits  # noqa: E731  batch_loss only calls the model
-    loss, count = train.batch_loss(model, torch.zeros(2, 3, dtype=torch.long), torch.zeros(2, 4, dtype=torch.long),
-                                   labels, CONFIG.pad_id, smoothing, False)
+    loss, count = train.batch_loss(
+        model,
+        torch.zeros(2, 3, dtype=torch.long),
+        torch.zeros(2, 4, dtype=torch.long),
+        labels,
+        CONFIG.pad_id,
+        smoothing,
+        False,
+    )
     expected, expected_count = hand_loss(logits, labels, smoothing)
     assert count == expected_count == 4
     assert float(loss) == pytest.approx(expected, rel=1e-5)
@@ -176,8 +199,40 @@ def test_training_uses_the_papers_label_smoothing(tmp_path, pairs, monkeypatch):
         return summed_loss(model, src, tgt_in, labels, pad_id, label_smoothing, autocast)
 
     monkeypatch.setattr(train, "summed_loss", recording)
-    tiny = ["--d-model", "16", "--heads", "2", "--encoder-layers", "1", "--decoder-layers", "1", "--d-ff", "32",
-            "--vocab-size", "400", "--max-tokens", "400", "--bleu-sentences", "2", "--threads", "1"]
-    assert train.main(["--data", str(tmp_path / "train"), "--val", str(tmp_path / "train"),
-                       "--out", str(tmp_path / "run"), *tiny, "--max-steps", "2"]) == 0
+    tiny = [
+        "--d-model",
+        "16",
+        "--heads",
+        "2",
+        "--encoder-layers",
+        "1",
+        "--decoder-layers",
+        "1",
+        "--d-ff",
+        "32",
+        "--vocab-size",
+        "400",
+        "--max-tokens",
+        "400",
+        "--bleu-sentences",
+        "2",
+        "--threads",
+        "1",
+    ]
+    assert (
+        train.main(
+            [
+                "--data",
+                str(tmp_path / "train"),
+                "--val",
+                str(tmp_path / "train"),
+                "--out",
+                str(tmp_path / "run"),
+                *tiny,
+                "--max-steps",
+                "2",
+            ]
+        )
+        == 0
+    )
     assert len(seen) >= 3 and set(seen) == {0.1}

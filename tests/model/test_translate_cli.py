@@ -35,11 +35,20 @@ def expected_shapes(trace: TranslationTrace, config) -> dict[str, tuple]:
     L_enc, L_dec, h = config.n_encoder_layers, config.n_decoder_layers, config.n_heads
     k = min(limits.TOP_K, config.vocab_size)
     return {
-        "candidate_ids": (T, k), "candidate_probs": (T, k), "chosen_probs": (T,), "entropy": (T,),
-        "encoder_attention": (L_enc, h, S, S), "decoder_self_attention": (L_dec, h, T, T),
-        "cross_attention": (L_dec, h, T, S), "encoder_scores": (L_enc, h, S, S),
-        "decoder_self_scores": (L_dec, h, T, T), "cross_scores": (L_dec, h, T, S),
-        "source_mask": (S,), "causal_mask": (T, T), "decoder_mask": (T, T), "cross_mask": (T, S),
+        "candidate_ids": (T, k),
+        "candidate_probs": (T, k),
+        "chosen_probs": (T,),
+        "entropy": (T,),
+        "encoder_attention": (L_enc, h, S, S),
+        "decoder_self_attention": (L_dec, h, T, T),
+        "cross_attention": (L_dec, h, T, S),
+        "encoder_scores": (L_enc, h, S, S),
+        "decoder_self_scores": (L_dec, h, T, T),
+        "cross_scores": (L_dec, h, T, S),
+        "source_mask": (S,),
+        "causal_mask": (T, T),
+        "decoder_mask": (T, T),
+        "cross_mask": (T, S),
     }
 
 
@@ -77,10 +86,14 @@ def test_json_prints_the_whole_trace(tiny_checkpoint, checkpoint, capsys):
     assert trace.source_tokens[0] == "<2en>" and trace.source_tokens[-1] == "[EOS]"
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["--checkpoint", "{missing}", "Hallo"], "does not exist"),
-    (["--checkpoint", "{checkpoint}", "x" * (limits.MAX_INPUT_CHARS + 1)], "characters long; the limit is"),
-], ids=["missing_checkpoint", "text_too_long"])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--checkpoint", "{missing}", "Hallo"], "does not exist"),
+        (["--checkpoint", "{checkpoint}", "x" * (limits.MAX_INPUT_CHARS + 1)], "characters long; the limit is"),
+    ],
+    ids=["missing_checkpoint", "text_too_long"],
+)
 def test_errors_exit_2_with_a_message(tiny_checkpoint, tmp_path, capsys, argv, message):
     argv = [a.format(missing=tmp_path / "nowhere", checkpoint=tiny_checkpoint) for a in argv]
     assert main(argv) == 2
@@ -102,7 +115,11 @@ def test_module_entry_point_reports_without_traceback(tmp_path):
     environment = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     result = subprocess.run(
         [sys.executable, "-m", "model.decoding.cli", "--checkpoint", str(tmp_path / "nowhere"), "Hallo"],
-        cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=120,
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 2
     assert result.stderr.startswith("error: checkpoint directory") and "Traceback" not in result.stderr
@@ -116,7 +133,7 @@ def test_trace_json_round_trip_keeps_shapes_and_values(checkpoint):
     for field in dataclasses.fields(TranslationTrace):
         before, after = getattr(trace, field.name), getattr(restored, field.name)
         if isinstance(before, np.ndarray):
-            np.testing.assert_allclose(after, before, atol=10 ** -JSON_DECIMALS, rtol=0, err_msg=field.name)
+            np.testing.assert_allclose(after, before, atol=10**-JSON_DECIMALS, rtol=0, err_msg=field.name)
         else:
             assert after == before, field.name
     assert restored.num_steps == trace.num_steps <= 7

@@ -52,8 +52,9 @@ def test_views_part(checkpoint, tiny_checkpoint):
 
 def test_gpu_part_measures_training_steps(checkpoint):
     # the CUDA code path, run on the CPU: eager, fp32, one tiny batch
-    result = gpu.measure(checkpoint.config, device="cpu", steps=1, warmup=1, max_tokens=64, seq_len=8,
-                         compile_model=False, bf16=False)
+    result = gpu.measure(
+        checkpoint.config, device="cpu", steps=1, warmup=1, max_tokens=64, seq_len=8, compile_model=False, bf16=False
+    )
     assert result["tokens_per_s"] > 0 and 0 < result["mfu"] < 1
     assert result["batch"] == 4 and result["src_len"] == 8
 
@@ -73,8 +74,25 @@ def test_gpu_part_skips_without_cuda(checkpoint):
 
 def test_command_line_writes_json_and_targets(tiny_checkpoint, tmp_path, capsys):
     out = tmp_path / "results.json"
-    assert run.main(["--checkpoint", str(tiny_checkpoint), "--parts", "model,views,gpu", "--repeats", "1",
-                     "--lengths", "5,20", "--threads", "1", "--out", str(out)]) == 0
+    assert (
+        run.main(
+            [
+                "--checkpoint",
+                str(tiny_checkpoint),
+                "--parts",
+                "model,views,gpu",
+                "--repeats",
+                "1",
+                "--lengths",
+                "5,20",
+                "--threads",
+                "1",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     results = json.loads(out.read_text(encoding="utf-8"))
     assert {"machine", "model", "views", "gpu", "targets"} <= set(results)
     assert results["machine"]["torch_threads"] == 1

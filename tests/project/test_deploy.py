@@ -49,14 +49,21 @@ HUB_LICENSES = {"mit", "apache-2.0", "bsd-3-clause", "gpl-3.0", "cc-by-4.0", "cc
 
 def tracked_files(root: Path) -> list[Path]:
     """git ls-files in a git checkout; otherwise every file outside hidden and ignored folders."""
-    listing = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True) \
-        if (root / ".git").exists() and shutil.which("git") else None
+    listing = (
+        subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True)
+        if (root / ".git").exists() and shutil.which("git")
+        else None
+    )
     if listing is not None and listing.returncode == 0:
         return [root / name for name in listing.stdout.decode().split("\0") if name and (root / name).is_file()]
     skip = {"runs", "data", "__pycache__"}
-    return [Path(d) / f for d, dirs, files in os.walk(root)
-            for f in files if not (set(Path(d).relative_to(root).parts) & skip)
-            and not any(p.startswith(".") for p in Path(d).relative_to(root).parts)]
+    return [
+        Path(d) / f
+        for d, dirs, files in os.walk(root)
+        for f in files
+        if not (set(Path(d).relative_to(root).parts) & skip)
+        and not any(p.startswith(".") for p in Path(d).relative_to(root).parts)
+    ]
 
 
 def front_matter(text: str) -> dict:
@@ -128,8 +135,9 @@ def test_cpu_spaces_install_the_cpu_build_of_the_pinned_torch(tmp_path):
     assert "--extra-index-url https://download.pytorch.org/whl/cpu" in written.read_text().splitlines()
     assert deploy_space.space_files(ROOT, "zerogpu") == {} and not (ROOT / "pre-requirements.txt").exists()
     # the local install (README) must not try a host this machine may not reach
-    assert not any("index-url" in line or "find-links" in line
-                   for line in (ROOT / "requirements.txt").read_text().splitlines())
+    assert not any(
+        "index-url" in line or "find-links" in line for line in (ROOT / "requirements.txt").read_text().splitlines()
+    )
 
 
 # --------------------------------------------------------------------------- the model card
@@ -157,8 +165,15 @@ def test_shipped_card_is_generated_and_carries_every_score():
     assert found == expected and len(found) == 8 * len(metrics["scores"]) >= 16  # 2 directions x 2 decodings x 2
     assert ("val", "de-en", "BLEU (greedy)") in found and found[("test_2016_flickr", "en-de", "BLEU (beam 4)")] == 33.6
     minutes = int(metrics["training_seconds"] // 60)
-    for phrase in (f"Trained on a CPU for {minutes} minutes", "Elliott et al. (2016)", "CC BY 2.0 FR", "Tatoeba, tatoeba.org",
-                   "MIT-licensed", "research and teaching use only", "https://www.manythings.org/anki/"):
+    for phrase in (
+        f"Trained on a CPU for {minutes} minutes",
+        "Elliott et al. (2016)",
+        "CC BY 2.0 FR",
+        "Tatoeba, tatoeba.org",
+        "MIT-licensed",
+        "research and teaching use only",
+        "https://www.manythings.org/anki/",
+    ):
         assert phrase in card.text
 
 
@@ -176,13 +191,22 @@ def test_the_card_is_written_for_a_reader_on_the_hub():
     for internal in ("../", "shared/", "lent", "session", "interim"):
         assert internal not in text
     assert "multi30k/train (29,000 pairs;" in text and "tatoeba/eng-deu.large.tsv minus a held-out slice" in text
-    assert "--data multi30k/train multi30k/train multi30k/train multi30k/train tatoeba/train.tsv --val multi30k/val" in text
+    assert (
+        "--data multi30k/train multi30k/train multi30k/train multi30k/train tatoeba/train.tsv --val multi30k/val"
+        in text
+    )
     assert "--hub --checkpoint someone/model" in text
 
 
-@pytest.mark.parametrize("path, public", [("../shared/data/multi30k/train", "multi30k/train"),
-                                          ("/home/me/data/tatoeba/eng-deu.tsv", "tatoeba/eng-deu.tsv"),
-                                          ("runs/cpu-small", "runs/cpu-small"), ("multi30k", "multi30k")])
+@pytest.mark.parametrize(
+    "path, public",
+    [
+        ("../shared/data/multi30k/train", "multi30k/train"),
+        ("/home/me/data/tatoeba/eng-deu.tsv", "tatoeba/eng-deu.tsv"),
+        ("runs/cpu-small", "runs/cpu-small"),
+        ("multi30k", "multi30k"),
+    ],
+)
 def test_public_paths_keep_the_data_set_and_drop_the_machine(path, public):
     from model.checkpoints.model_card import public_paths
 
@@ -193,11 +217,15 @@ def test_saving_a_checkpoint_writes_its_card(tmp_path, tiny_model, tiny_tokenize
     scores = {"val": {"de-en": {"greedy": {"bleu": 12.5, "chrf": 40.25}}, "en-de": {"beam4": {"bleu": 9.75}}}}
     save_checkpoint(tmp_path / "scored", tiny_model, tiny_tokenizer, {"scores": scores, "device": "cuda"})
     card = ModelCard.load(tmp_path / "scored" / "README.md")
-    values = {(r.dataset_config, r.dataset_split, r.metric_type, r.metric_name): r.metric_value
-              for r in card.data.eval_results}
-    assert values == {("de-en", "validation", "bleu", "BLEU (greedy)"): 12.5,
-                      ("de-en", "validation", "chrf", "chrF (greedy)"): 40.25,
-                      ("en-de", "validation", "bleu", "BLEU (beam 4)"): 9.75}
+    values = {
+        (r.dataset_config, r.dataset_split, r.metric_type, r.metric_name): r.metric_value
+        for r in card.data.eval_results
+    }
+    assert values == {
+        ("de-en", "validation", "bleu", "BLEU (greedy)"): 12.5,
+        ("de-en", "validation", "chrf", "chrF (greedy)"): 40.25,
+        ("en-de", "validation", "bleu", "BLEU (beam 4)"): 9.75,
+    }
     assert "Trained on a GPU" in card.text
 
     save_checkpoint(tmp_path / "unscored", tiny_model, tiny_tokenizer, {"device": "cpu"})
@@ -212,8 +240,12 @@ def test_scoring_a_checkpoint_rewrites_its_card(tmp_path, tiny_checkpoint, pairs
     (tmp_path / "tiny.de").write_text("\n".join(de for de, _ in pairs[:3]) + "\n")
     (tmp_path / "tiny.en").write_text("\n".join(en for _, en in pairs[:3]) + "\n")
     assert ModelCard.load(directory / "README.md").data.eval_results is None
-    assert score_checkpoint.main(["--checkpoint", str(directory), "--data", str(tmp_path), "--splits", "tiny",
-                                  "--decodings", "greedy"]) == 0
+    assert (
+        score_checkpoint.main(
+            ["--checkpoint", str(directory), "--data", str(tmp_path), "--splits", "tiny", "--decodings", "greedy"]
+        )
+        == 0
+    )
     scores = json.loads((directory / "metrics.json").read_text())["scores"]["tiny"]
     results = ModelCard.load(directory / "README.md").data.eval_results
     card = {(r.dataset_config, r.metric_type): r.metric_value for r in results}
@@ -223,8 +255,9 @@ def test_scoring_a_checkpoint_rewrites_its_card(tmp_path, tiny_checkpoint, pairs
 
 def hub_error(status: int, message: str) -> HfHubHTTPError:
     """The error huggingface_hub raises for a Hub answer with this status and message (its own code path)."""
-    response = httpx2.Response(status, json={"error": message},
-                               request=httpx2.Request("POST", "https://huggingface.co/api/repos/create"))
+    response = httpx2.Response(
+        status, json={"error": message}, request=httpx2.Request("POST", "https://huggingface.co/api/repos/create")
+    )
     try:
         hf_raise_for_status(response)
     except HfHubHTTPError as error:
@@ -276,22 +309,37 @@ class FakeHub:
             listing = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
             ignore = list(kwargs.get("ignore_patterns") or []) + DEFAULT_IGNORE_PATTERNS  # as upload_folder adds
             prefix = f"{kwargs['path_in_repo']}/" if kwargs.get("path_in_repo") else ""
-            for relative in filter_repo_objects(listing, allow_patterns=kwargs.get("allow_patterns"),
-                                                ignore_patterns=ignore):
+            for relative in filter_repo_objects(
+                listing, allow_patterns=kwargs.get("allow_patterns"), ignore_patterns=ignore
+            ):
                 files[prefix + relative] = folder / relative
         return files
 
     def uploaded_bytes(self) -> dict[str, bytes]:
         """Path in the repo -> content, for the upload_file calls."""
-        return {kwargs["path_in_repo"]: kwargs["path_or_fileobj"] for name, _, kwargs in self.calls
-                if name == "upload_file"}
+        return {
+            kwargs["path_in_repo"]: kwargs["path_or_fileobj"] for name, _, kwargs in self.calls if name == "upload_file"
+        }
 
 
 # --------------------------------------------------------------------------- scripts/deploy_space.py
-DECOYS = ["runs/base/best/model.safetensors", "data/train.de", "notes/pairs.tsv", "extra/train.en",
-          ".venv/lib/site.py", ".git/HEAD", "model/__pycache__/config.cpython-311.pyc", ".pytest_cache/v/x",
-          ".gradio/flagged/x.csv", "checkpoints/other/config.json", "test-results/shot.png", "weights.pt",
-          "ui/step_slider.pyi", "benchmarks/results/run.tmp", "pre-requirements.txt"]
+DECOYS = [
+    "runs/base/best/model.safetensors",
+    "data/train.de",
+    "notes/pairs.tsv",
+    "extra/train.en",
+    ".venv/lib/site.py",
+    ".git/HEAD",
+    "model/__pycache__/config.cpython-311.pyc",
+    ".pytest_cache/v/x",
+    ".gradio/flagged/x.csv",
+    "checkpoints/other/config.json",
+    "test-results/shot.png",
+    "weights.pt",
+    "ui/step_slider.pyi",
+    "benchmarks/results/run.tmp",
+    "pre-requirements.txt",
+]
 # tracked, but nothing the running app reads
 LEFT_HOME = ("tests/", "benchmarks/", "scripts/", "pytest.ini", "requirements-test.txt")
 
@@ -312,18 +360,31 @@ def project(tmp_path):
 
 def test_deploy_creates_a_zerogpu_space_and_uploads_the_app_and_checkpoint(project, capsys, socket_attempts):
     hub = FakeHub()
-    url = deploy_space.deploy("someone/attention-explorer", project / "checkpoints" / "de-en-small",
-                              api=hub, root=project)
+    url = deploy_space.deploy(
+        "someone/attention-explorer", project / "checkpoints" / "de-en-small", api=hub, root=project
+    )
     assert url == "https://huggingface.co/spaces/someone/attention-explorer"
-    assert [call[0] for call in hub.calls] == ["create_repo", "request_space_hardware", "add_space_variable",
-                                               "add_space_variable", "upload_folder"]
+    assert [call[0] for call in hub.calls] == [
+        "create_repo",
+        "request_space_hardware",
+        "add_space_variable",
+        "add_space_variable",
+        "upload_folder",
+    ]
     create = hub.calls[0][2]
-    assert create == {"repo_type": "space", "space_sdk": "gradio", "space_hardware": "zero-a10g", "private": False,
-                      "exist_ok": True}
+    assert create == {
+        "repo_type": "space",
+        "space_sdk": "gradio",
+        "space_hardware": "zero-a10g",
+        "private": False,
+        "exist_ok": True,
+    }
     assert hub.calls[1][2] == {"hardware": "zero-a10g"}  # an existing Space is moved too
     # ZeroGPU: the model stays in the server process (the GPU exists only in its @spaces.GPU calls)
-    assert hub.variables() == {"ATTENTION_EXPLORER_CHECKPOINT": "checkpoints/de-en-small",
-                               "ATTENTION_EXPLORER_WORKERS": "0"}
+    assert hub.variables() == {
+        "ATTENTION_EXPLORER_CHECKPOINT": "checkpoints/de-en-small",
+        "ATTENTION_EXPLORER_WORKERS": "0",
+    }
     upload = hub.calls[4][2]
     assert upload["repo_type"] == "space" and upload["folder_path"] == str(project)
 
@@ -334,8 +395,14 @@ def test_deploy_creates_a_zerogpu_space_and_uploads_the_app_and_checkpoint(proje
     for required in ("app.py", "README.md", "LICENSE", "requirements.txt"):
         assert required in files
     assert "pre-requirements.txt" not in files and hub.uploaded_bytes() == {}  # ZeroGPU needs PyPI's CUDA torch
-    assert not [f for f in files if f.startswith(("runs/", "data/", "checkpoints/other", *LEFT_HOME)) or
-                f.endswith((".de", ".en", ".tsv", ".pyc", ".pt", ".pyi", ".tmp")) or "/." in f or f.startswith(".")]
+    assert not [
+        f
+        for f in files
+        if f.startswith(("runs/", "data/", "checkpoints/other", *LEFT_HOME))
+        or f.endswith((".de", ".en", ".tsv", ".pyc", ".pt", ".pyi", ".tmp"))
+        or "/." in f
+        or f.startswith(".")
+    ]
     assert all(path.stat().st_size < HUB_LIMIT for path in files.values())
     assert f"{len(files)} files" in capsys.readouterr().out
     assert socket_attempts == []
@@ -343,8 +410,9 @@ def test_deploy_creates_a_zerogpu_space_and_uploads_the_app_and_checkpoint(proje
 
 def test_deploy_on_cpu_basic_pins_two_workers_and_the_cpu_torch(project, socket_attempts):
     hub = FakeHub()
-    deploy_space.deploy("someone/space", project / "checkpoints" / "de-en-small", api=hub, root=project,
-                        hardware="cpu-basic")
+    deploy_space.deploy(
+        "someone/space", project / "checkpoints" / "de-en-small", api=hub, root=project, hardware="cpu-basic"
+    )
     assert hub.calls[0][2]["space_hardware"] == "cpu-basic" and hub.calls[1][2] == {"hardware": "cpu-basic"}
     assert hub.variables()["ATTENTION_EXPLORER_WORKERS"] == "2"  # CPU Basic's 2 vCPUs
     assert [call[0] for call in hub.calls][-2:] == ["upload_folder", "upload_file"]
@@ -353,23 +421,42 @@ def test_deploy_on_cpu_basic_pins_two_workers_and_the_cpu_torch(project, socket_
     assert socket_attempts == []
 
 
-@pytest.mark.parametrize("hardware, status, said, words", [
-    ("zerogpu", 402, "Upgrade to PRO to host ZeroGPU Spaces",
-     ["PRO account (up to 10", "verified email and older than 30 days", "up to 2"]),
-    ("zerogpu", 403, "You have reached the maximum number of ZeroGPU Spaces (2)",
-     ["free a slot by deleting a ZeroGPU Space"]),
-    ("cpu-basic", 402, "Creating a Gradio Space requires a paid plan",
-     ["needs a paid plan", "--hardware zerogpu (the default)"]),
-    ("zerogpu", 401, "Invalid credentials in Authorization header", ["make one with write access"]),
-    ("zerogpu", 403, "You don't have the rights to create a space under the namespace \"acme\"",
-     ["may not create or write repositories under 'acme'", "write role"]),
-    ("zerogpu", 429, "Too many requests", ["wait a few minutes"]),
-])
-def test_a_refusal_by_the_hub_says_what_the_account_needs(hardware, status, said, words, tmp_path, tiny_checkpoint,
-                                                          capsys, socket_attempts):
+@pytest.mark.parametrize(
+    "hardware, status, said, words",
+    [
+        (
+            "zerogpu",
+            402,
+            "Upgrade to PRO to host ZeroGPU Spaces",
+            ["PRO account (up to 10", "verified email and older than 30 days", "up to 2"],
+        ),
+        (
+            "zerogpu",
+            403,
+            "You have reached the maximum number of ZeroGPU Spaces (2)",
+            ["free a slot by deleting a ZeroGPU Space"],
+        ),
+        (
+            "cpu-basic",
+            402,
+            "Creating a Gradio Space requires a paid plan",
+            ["needs a paid plan", "--hardware zerogpu (the default)"],
+        ),
+        ("zerogpu", 401, "Invalid credentials in Authorization header", ["make one with write access"]),
+        (
+            "zerogpu",
+            403,
+            'You don\'t have the rights to create a space under the namespace "acme"',
+            ["may not create or write repositories under 'acme'", "write role"],
+        ),
+        ("zerogpu", 429, "Too many requests", ["wait a few minutes"]),
+    ],
+)
+def test_a_refusal_by_the_hub_says_what_the_account_needs(
+    hardware, status, said, words, tmp_path, tiny_checkpoint, capsys, socket_attempts
+):
     hub = FakeHub(refuse={"create_repo": hub_error(status, said)})
-    assert deploy_space.main(["acme/space", "--hardware", hardware, "--checkpoint", str(tiny_checkpoint)],
-                             api=hub) == 2
+    assert deploy_space.main(["acme/space", "--hardware", hardware, "--checkpoint", str(tiny_checkpoint)], api=hub) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: Creating the Space failed. ") and f"(The Hub said: {said})" in err
     for phrase in words:
@@ -390,23 +477,36 @@ def test_gitignore_becomes_upload_patterns_that_leave_out_what_git_ignores(proje
         pytest.skip("git is not installed")
     shutil.rmtree(project / ".git")  # the fixture's decoy .git/HEAD is no repository
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-    listing = sorted(p.relative_to(project).as_posix() for p in project.rglob("*")
-                     if p.is_file() and ".git" not in p.relative_to(project).parts)
-    answer = subprocess.run(["git", "check-ignore", "--no-index", "--stdin"], cwd=project, input="\n".join(listing),
-                            capture_output=True, text=True)
+    listing = sorted(
+        p.relative_to(project).as_posix()
+        for p in project.rglob("*")
+        if p.is_file() and ".git" not in p.relative_to(project).parts
+    )
+    answer = subprocess.run(
+        ["git", "check-ignore", "--no-index", "--stdin"],
+        cwd=project,
+        input="\n".join(listing),
+        capture_output=True,
+        text=True,
+    )
     assert answer.returncode in (0, 1), answer.stderr  # 1: nothing ignored
     ignored_by_git = set(answer.stdout.split())
     patterns = deploy_space.gitignore_patterns((project / ".gitignore").read_text())
     kept = set(filter_repo_objects(listing, ignore_patterns=patterns))
-    assert {"ui/step_slider.pyi", "runs/base/best/model.safetensors", "data/train.de",
-            "model/__pycache__/config.cpython-311.pyc"} <= ignored_by_git
+    assert {
+        "ui/step_slider.pyi",
+        "runs/base/best/model.safetensors",
+        "data/train.de",
+        "model/__pycache__/config.cpython-311.pyc",
+    } <= ignored_by_git
     assert set(listing) - kept == ignored_by_git
     with pytest.raises(deploy_space.DeployError, match="negations"):
         deploy_space.gitignore_patterns("*.log\n!keep.log\n")
 
 
-def test_deploy_of_a_checkpoint_from_elsewhere_uploads_it_under_checkpoints(project, tmp_path, tiny_checkpoint,
-                                                                           socket_attempts):
+def test_deploy_of_a_checkpoint_from_elsewhere_uploads_it_under_checkpoints(
+    project, tmp_path, tiny_checkpoint, socket_attempts
+):
     """Every file of the checkpoint, its film and corpus heads included; a run's optimizer state stays home."""
     tiny = shutil.copytree(tiny_checkpoint, tmp_path / "tiny")
     for name in ("film.npz", "corpus_heads.npz"):
@@ -414,8 +514,14 @@ def test_deploy_of_a_checkpoint_from_elsewhere_uploads_it_under_checkpoints(proj
     (tiny / "optimizer.safetensors").write_bytes(b"moments")
     hub = FakeHub()
     deploy_space.deploy("someone/space", tiny, private=True, api=hub, root=project)
-    assert [call[0] for call in hub.calls] == ["create_repo", "request_space_hardware", "add_space_variable",
-                                               "add_space_variable", "upload_folder", "upload_folder"]
+    assert [call[0] for call in hub.calls] == [
+        "create_repo",
+        "request_space_hardware",
+        "add_space_variable",
+        "add_space_variable",
+        "upload_folder",
+        "upload_folder",
+    ]
     assert hub.calls[0][2]["private"] is True
     assert hub.variables()["ATTENTION_EXPLORER_CHECKPOINT"] == "checkpoints/tiny"
     files = hub.uploads()

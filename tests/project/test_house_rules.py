@@ -1,4 +1,4 @@
-"""House rules of the code itself (issue 22): no file over 400 lines and no function over 80 in the
+"""House rules of the code itself: no file over 400 lines and no function over 80 in the
 packages and scripts (model/, ui/, visualizer/, serving/, scripts/), so each reads in one sitting."""
 
 from __future__ import annotations
@@ -21,8 +21,11 @@ def test_the_checked_folders_hold_python_files():
 
 
 def test_no_file_over_400_lines():
-    long = {str(path.relative_to(ROOT)): n for path in python_files()
-            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_FILE_LINES}
+    long = {
+        str(path.relative_to(ROOT)): n
+        for path in python_files()
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_FILE_LINES
+    }
     assert not long, f"files over {MAX_FILE_LINES} lines (split them by what they hold): {long}"
 
 

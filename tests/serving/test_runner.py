@@ -1,4 +1,4 @@
-"""The page's model calls through ui/runner.py (issue 15): the worker pool wired into build_demo, a crashed
+"""The page's model calls through ui/runner.py: the worker pool wired into build_demo, a crashed
 worker answered with a message, the pipeline figure drawn only while its accordion is open, and the
 lean trace on the wire (it reads back alone), the positional-encoding table served by /positional_encoding, and
 the tables of the Positions and Masks views computed in this process.
@@ -94,7 +94,10 @@ def test_explain_runs_through_the_pool_equal_in_process(pool_demo, checkpoint):
     assert_same_trace(pooled.trace, here.trace)
     np.testing.assert_array_equal(pooled.changed_probs, here.changed_probs)
     candidate = int(trace.candidate_ids[1][1])
-    (branched, step), (expected, _) = branching.branch(model, trace, 2, candidate), branching.branch(here_runner, trace, 2, candidate)
+    (branched, step), (expected, _) = (
+        branching.branch(model, trace, 2, candidate),
+        branching.branch(here_runner, trace, 2, candidate),
+    )
     assert step == 1 and branched.output_ids[1] == candidate
     assert_same_trace(branched, expected)
     assert model.beam_versus_greedy(trace) == here_runner.beam_versus_greedy(trace)
@@ -112,6 +115,7 @@ def test_model_events_share_one_concurrency_group_of_two_slots_per_worker(pool_d
     assert single.runner.pool is None and endpoint(single, "translate").concurrency_limit == "default"
 
 
+@pytest.mark.slow  # a worker pool that starts, crashes and restarts model processes
 def test_a_crashed_worker_answers_the_page_with_a_message(tiny_checkpoint, checkpoint):
     jobs = {**JOBS, "translate": segfault_translate_job}
     with ModelPool(tiny_checkpoint, workers=1, jobs=jobs) as pool:
@@ -153,8 +157,9 @@ def test_the_pipeline_figure_is_drawn_only_while_open(attention_tab, checkpoint)
 def test_opening_the_accordion_redraws_and_closing_stops(pool_demo):
     accordion = next(block for block in pool_demo.blocks.values() if getattr(block, "elem_id", None) == "pipeline-box")
     assert accordion.open is False
-    by_trigger = {event: fn for fn in pool_demo.fns.values() for block_id, event in fn.targets
-                  if block_id == accordion._id}
+    by_trigger = {
+        event: fn for fn in pool_demo.fns.values() for block_id, event in fn.targets if block_id == accordion._id
+    }
     assert by_trigger["expand"].fn() is True and by_trigger["collapse"].fn() is False
     [state] = by_trigger["expand"].outputs
     [listener] = [fn for fn in pool_demo.fns.values() if fn.name == "redraw"]
@@ -175,7 +180,7 @@ def test_the_lean_trace_file_reads_back_alone(pool_demo):
     trace, _, path, _ = endpoint(pool_demo, "translate").fn(GERMAN, "de-en")
     again = trace_from_lean(json.loads(Path(path).read_text(encoding="utf-8")))
     assert again.output_tokens == trace.output_tokens and again.translation == trace.translation
-    np.testing.assert_allclose(again.encoder_attention, trace.encoder_attention, atol=0.5 * 10 ** -JSON_DECIMALS + 1e-6)
+    np.testing.assert_allclose(again.encoder_attention, trace.encoder_attention, atol=0.5 * 10**-JSON_DECIMALS + 1e-6)
 
 
 def test_the_views_tables_come_from_this_process(checkpoint, monkeypatch):
@@ -184,7 +189,7 @@ def test_the_views_tables_come_from_this_process(checkpoint, monkeypatch):
     monkeypatch.setattr(runner.Runner, "run", lambda *args, **kwargs: pytest.fail("a job for a table"))
     rows = model.positional_encoding(40)
     assert np.array_equal(rows, checkpoint.model.positional_encoding[:40].numpy())
-    assert model.positional_encoding(10 ** 6).shape[0] == checkpoint.config.max_positions
+    assert model.positional_encoding(10**6).shape[0] == checkpoint.config.max_positions
 
 
 @pytest.mark.slow
@@ -195,7 +200,9 @@ def test_the_api_answers_with_a_lean_trace_and_serves_the_table(tiny_checkpoint,
     from scripts.app_process import started_app
 
     with started_app(tiny_checkpoint, tmp_path / "app.log") as (url, process):
-        assert len(worker_children(process.pid)) == process_cpus()  # the model runs in a pool, one worker per usable CPU
+        assert (
+            len(worker_children(process.pid)) == process_cpus()
+        )  # the model runs in a pool, one worker per usable CPU
         client = Client(url, verbose=False, download_files=str(tmp_path), analytics_enabled=False)
         translation, path, _ = client.predict(GERMAN, "de-en", api_name="/translate")
         table = np.asarray(client.predict(api_name="/positional_encoding")["table"])
@@ -204,4 +211,4 @@ def test_the_api_answers_with_a_lean_trace_and_serves_the_table(tiny_checkpoint,
     np.testing.assert_allclose(table, checkpoint.model.positional_encoding.numpy(), atol=1e-4)
     again = trace_from_lean(Path(path).read_text(encoding="utf-8"))
     assert again.output_ids == expected.output_ids
-    np.testing.assert_allclose(again.cross_attention, expected.cross_attention, atol=0.5 * 10 ** -JSON_DECIMALS + 1e-6)
+    np.testing.assert_allclose(again.cross_attention, expected.cross_attention, atol=0.5 * 10**-JSON_DECIMALS + 1e-6)

@@ -15,13 +15,16 @@ def write(path, text):
     path.write_text(text)
 
 
-@pytest.mark.parametrize("affinity, quota, expected", [
-    (16, None, 16),  # no quota: every CPU the process may run on
-    (16, 2.0, 2),  # a Space's 2 vCPUs on a 16-core host
-    (16, 1.5, 1),  # rounded down: two workers would be throttled
-    (16, 0.5, 1),  # at least one
-    (2, 8.0, 2),  # affinity is the tighter limit
-])
+@pytest.mark.parametrize(
+    "affinity, quota, expected",
+    [
+        (16, None, 16),  # no quota: every CPU the process may run on
+        (16, 2.0, 2),  # a Space's 2 vCPUs on a 16-core host
+        (16, 1.5, 1),  # rounded down: two workers would be throttled
+        (16, 0.5, 1),  # at least one
+        (2, 8.0, 2),  # affinity is the tighter limit
+    ],
+)
 def test_usable_cpus_is_the_tighter_of_affinity_and_quota(affinity, quota, expected):
     assert cpus.usable_cpus(affinity, quota) == expected
 

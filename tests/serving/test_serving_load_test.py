@@ -17,8 +17,10 @@ ROOT = Path(__file__).resolve().parents[2]
 from scripts import load_test, process_cpu  # noqa: E402
 from scripts.app_process import started_app  # noqa: E402
 
-BURN = "import subprocess, sys; subprocess.run([sys.executable, '-c', 'import time\\nend = time.process_time() + 1.0\\n" \
-       "while time.process_time() < end: pass'])"
+BURN = (
+    "import subprocess, sys; subprocess.run([sys.executable, '-c', 'import time\\nend = time.process_time() + 1.0\\n"
+    "while time.process_time() < end: pass'])"
+)
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +62,9 @@ def test_burst_of_two_clients(app, capsys):
 @pytest.mark.slow
 def test_lecture_of_three_visitors(app, capsys):
     url, pid = app
-    result = load_test.main(["--url", url, "--server-pid", str(pid), "--scenario", "lecture", "--visitors", "3",
-                             "--window", "1"])
+    result = load_test.main(
+        ["--url", url, "--server-pid", str(pid), "--scenario", "lecture", "--visitors", "3", "--window", "1"]
+    )
     assert result["errors"] == [] and result["ok"] == result["requests"] == 3
     assert 0 < result["page_p50_s"] <= result["page_p95_s"]
     assert result["wall_s"] >= 2 / 3  # the last visitor arrived two thirds into the window
@@ -73,8 +76,11 @@ def test_a_wrong_trace_is_an_error(app, monkeypatch):
     url, _ = app
     session = load_test.User(url, verify=True)
     original = session.client.predict
-    monkeypatch.setattr(session.client, "predict",
-                        lambda text, direction, api_name: original("Wie spät ist es?", direction, api_name=api_name))
+    monkeypatch.setattr(
+        session.client,
+        "predict",
+        lambda text, direction, api_name: original("Wie spät ist es?", direction, api_name=api_name),
+    )
     with pytest.raises(AssertionError, match="got the trace of 'Wie spät ist es"):
         session.translate("Zwei Hunde spielen im Schnee.", "de-en")
     session.close()

@@ -22,8 +22,12 @@ from model.decoding.ablation import Ablation
 from model.decoding.greedy import translate
 from serving import JOBS, ModelPool, PoolClosed, WorkerCrashed
 
-SENTENCES = [("Ein Mann fährt Fahrrad.", "de-en"), ("Zwei Hunde spielen im Schnee.", "de-en"),
-             ("A woman reads a book.", "en-de"), ("Wie spät ist es?", "de-en")]
+SENTENCES = [
+    ("Ein Mann fährt Fahrrad.", "de-en"),
+    ("Zwei Hunde spielen im Schnee.", "de-en"),
+    ("A woman reads a book.", "en-de"),
+    ("Wie spät ist es?", "de-en"),
+]
 
 
 # ------------------------------------------------------------------ test-only jobs (workers import this module)
@@ -59,8 +63,14 @@ def segfault_job(checkpoint) -> None:
     time.sleep(10)
 
 
-TEST_JOBS = {**JOBS, "whoami": whoami_job, "sleep": sleep_job, "rendezvous": rendezvous_job, "exit": exit_job,
-             "segfault": segfault_job}
+TEST_JOBS = {
+    **JOBS,
+    "whoami": whoami_job,
+    "sleep": sleep_job,
+    "rendezvous": rendezvous_job,
+    "exit": exit_job,
+    "segfault": segfault_job,
+}
 
 
 @pytest.fixture(scope="module")
@@ -87,8 +97,10 @@ def live_children() -> list[int]:
 # ------------------------------------------------------------------ results equal the in-process ones
 @pytest.mark.parametrize("text, direction", SENTENCES[:3])
 def test_translate_in_a_worker_equals_translate_in_process(pool, checkpoint, text, direction):
-    assert_same_trace(pool.run("translate", text=text, direction=direction),
-                      translate(checkpoint.model, checkpoint.tokenizer, text, direction))
+    assert_same_trace(
+        pool.run("translate", text=text, direction=direction),
+        translate(checkpoint.model, checkpoint.tokenizer, text, direction),
+    )
 
 
 def test_branching_and_ablation_in_a_worker_equal_in_process(pool, checkpoint):
@@ -96,20 +108,27 @@ def test_branching_and_ablation_in_a_worker_equal_in_process(pool, checkpoint):
     original = translate(checkpoint.model, checkpoint.tokenizer, text, direction)
     forced = [*original.output_ids[:1], int(original.candidate_ids[1][1])]
     ablation = Ablation(encoder_heads={(0, 1)}, cross_heads={(1, 0)}, positional_encoding=False)
-    assert_same_trace(pool.run("translate", text=text, direction=direction, forced_prefix=forced),
-                      translate(checkpoint.model, checkpoint.tokenizer, text, direction, forced_prefix=forced))
-    assert_same_trace(pool.run("translate", text=text, direction=direction, ablation=ablation),
-                      translate(checkpoint.model, checkpoint.tokenizer, text, direction, ablation=ablation))
-    probs = pool.run("token_probabilities", source_ids=original.source_ids, output_ids=original.output_ids,
-                     ablation=ablation)
-    assert np.array_equal(probs, readouts.token_probabilities(checkpoint.model, original.source_ids,
-                                                              original.output_ids, ablation))
+    assert_same_trace(
+        pool.run("translate", text=text, direction=direction, forced_prefix=forced),
+        translate(checkpoint.model, checkpoint.tokenizer, text, direction, forced_prefix=forced),
+    )
+    assert_same_trace(
+        pool.run("translate", text=text, direction=direction, ablation=ablation),
+        translate(checkpoint.model, checkpoint.tokenizer, text, direction, ablation=ablation),
+    )
+    probs = pool.run(
+        "token_probabilities", source_ids=original.source_ids, output_ids=original.output_ids, ablation=ablation
+    )
+    assert np.array_equal(
+        probs, readouts.token_probabilities(checkpoint.model, original.source_ids, original.output_ids, ablation)
+    )
 
 
 def test_beam_versus_greedy_and_checkpoint_info_in_a_worker(pool, checkpoint, tiny_checkpoint):
     trace = translate(checkpoint.model, checkpoint.tokenizer, *SENTENCES[1])
-    assert pool.run("beam_versus_greedy", trace=trace) == readouts.beam_versus_greedy(checkpoint.model, checkpoint.tokenizer,
-                                                                                       trace)
+    assert pool.run("beam_versus_greedy", trace=trace) == readouts.beam_versus_greedy(
+        checkpoint.model, checkpoint.tokenizer, trace
+    )
     info = pool.run("checkpoint_info")
     assert info["config"] == checkpoint.config and info["metrics"] == checkpoint.metrics
     assert Path(info["path"]) == Path(tiny_checkpoint).resolve()
@@ -187,8 +206,9 @@ def test_a_worker_killed_mid_request_answers_worker_crashed_and_is_replaced(pool
     assert victim not in pool.pids and len(pool.pids) == 2
 
 
-@pytest.mark.parametrize("job, kwargs, how", [("exit", {"code": 3}, "exit code 3"),
-                                              ("segfault", {}, "killed by SIGSEGV")])
+@pytest.mark.parametrize(
+    "job, kwargs, how", [("exit", {"code": 3}, "exit code 3"), ("segfault", {}, "killed by SIGSEGV")]
+)
 def test_a_worker_that_dies_inside_a_job_is_reported_and_replaced(pool, job, kwargs, how):
     with pytest.raises(WorkerCrashed, match=f"stopped unexpectedly \\({how}\\) while running '{job}'"):
         pool.run(job, **kwargs)
@@ -212,8 +232,10 @@ def test_single_process_mode_runs_in_the_callers_thread(tiny_checkpoint, checkpo
     with ModelPool(tiny_checkpoint, workers=0, jobs=TEST_JOBS) as single:
         assert single.pids == []
         assert single.run("whoami") == (os.getpid(), threading.get_ident())
-        assert_same_trace(single.run("translate", text="Hallo Welt", direction="de-en"),
-                          translate(checkpoint.model, checkpoint.tokenizer, "Hallo Welt", "de-en"))
+        assert_same_trace(
+            single.run("translate", text="Hallo Welt", direction="de-en"),
+            translate(checkpoint.model, checkpoint.tokenizer, "Hallo Welt", "de-en"),
+        )
         with pytest.raises(ValueError, match="direction"):
             single.run("translate", text="Hallo", direction="xx")
     with pytest.raises(PoolClosed):
@@ -245,7 +267,8 @@ def test_a_bad_checkpoint_raises_its_error_and_leaves_no_process(tmp_path):
 def test_the_throughput_command_in_single_process_mode(tiny_checkpoint, capsys):
     from scripts import pool_throughput
 
-    [result] = pool_throughput.main(["--checkpoint", str(tiny_checkpoint), "--workers", "0", "--threads", "2",
-                                     "--requests", "4"])
+    [result] = pool_throughput.main(
+        ["--checkpoint", str(tiny_checkpoint), "--workers", "0", "--threads", "2", "--requests", "4"]
+    )
     assert result["requests"] == 4 and result["per_s"] > 0 and 0 < result["p50_s"] <= result["p95_s"]
     assert "workers 0: " in capsys.readouterr().out

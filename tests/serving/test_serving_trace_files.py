@@ -68,8 +68,9 @@ def trace(tiny_config, tiny_tokenizer):
     from model import Transformer
 
     torch.manual_seed(0)
-    return translate(Transformer(tiny_config).eval(), tiny_tokenizer, "Ein Mann fährt Fahrrad.", "de-en",
-                     max_new_tokens=6)
+    return translate(
+        Transformer(tiny_config).eval(), tiny_tokenizer, "Ein Mann fährt Fahrrad.", "de-en", max_new_tokens=6
+    )
 
 
 def fill(folder: Path, files: int, buckets: list[int]) -> None:
@@ -92,8 +93,7 @@ def test_a_trace_file_holds_the_traces_json_under_its_old_name(tmp_path, trace):
 
 
 @pytest.mark.parametrize("bucket_changes", [False, True])
-def test_a_calls_filesystem_work_does_not_grow_with_the_number_of_files(tmp_path, trace, monkeypatch,
-                                                                        bucket_changes):
+def test_a_calls_filesystem_work_does_not_grow_with_the_number_of_files(tmp_path, trace, monkeypatch, bucket_changes):
     counts = {}
     for files in (10, 5000):
         folder = tmp_path / str(files)
@@ -131,8 +131,9 @@ def test_the_sweep_deletes_whole_expired_buckets_once_per_bucket_change(tmp_path
     fresh = Path(traces.write(trace))
     traces.sweeper.join()
     assert not old.exists() and not old.parent.parent.exists() and fresh.exists()
-    assert sorted(int(p.name) for p in tmp_path.iterdir()) == sorted({int(t // 60) for t in
-                                                                      (1_000_020 + 40 + 3599, clock.now)})
+    assert sorted(int(p.name) for p in tmp_path.iterdir()) == sorted(
+        {int(t // 60) for t in (1_000_020 + 40 + 3599, clock.now)}
+    )
 
 
 def test_the_sweep_removes_folders_of_the_old_layout_by_age(tmp_path):

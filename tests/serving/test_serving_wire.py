@@ -66,8 +66,9 @@ def test_the_lean_json_is_much_smaller(trace):
 
 
 def test_non_finite_values_stay_floats_and_ablation_survives(tiny_model, tiny_tokenizer, tiny_config):
-    trace = translate(tiny_model, tiny_tokenizer, "Ein Hund.", "de-en", max_new_tokens=5,
-                      ablation=Ablation(cross_heads={(0, 1)}))
+    trace = translate(
+        tiny_model, tiny_tokenizer, "Ein Hund.", "de-en", max_new_tokens=5, ablation=Ablation(cross_heads={(0, 1)})
+    )
     entropy = trace.entropy.copy()
     entropy[0] = np.inf
     data = orjson.loads(wire.lean_trace_json(dataclasses.replace(trace, entropy=entropy)))

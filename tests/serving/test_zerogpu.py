@@ -1,4 +1,4 @@
-"""Where the model runs (issue 24): --device auto, and the ZeroGPU mode of ui/zerogpu.py.
+"""Where the model runs: --device auto, and the ZeroGPU mode of ui/zerogpu.py.
 
 The ZeroGPU tests run the decorated path with the `spaces` package's own behaviour off ZeroGPU (its decorator
 returns the function unchanged) and, with a recording stand-in for `spaces.GPU`, check that a ZeroGPU Space
@@ -43,7 +43,9 @@ class RecordingGPU:
             def called(**kwargs):
                 self.calls.append((name, kwargs))
                 return function(**kwargs)
+
             return called
+
         return decorate
 
 
@@ -84,8 +86,10 @@ def test_the_command_line_and_the_environment_choose_the_device(monkeypatch):
 
 
 # --------------------------------------------------------------------------- ZeroGPU
-@pytest.mark.parametrize("value, expected", [("true", True), ("True", True), ("1", True), ("t", True),
-                                             ("", False), ("false", False), ("0", False)])
+@pytest.mark.parametrize(
+    "value, expected",
+    [("true", True), ("True", True), ("1", True), ("t", True), ("", False), ("false", False), ("0", False)],
+)
 def test_zerogpu_is_detected_as_the_spaces_package_does(value, expected):
     from spaces.config import boolean
 
@@ -137,21 +141,26 @@ def test_the_decorated_jobs_with_the_spaces_package_off_zerogpu_equal_the_plain_
         pytest.skip("on a ZeroGPU Space the decorator is not a no-op")
     import spaces
 
-    plain, wrapped = Runner(checkpoint), Runner(checkpoint, jobs=zerogpu.gpu_jobs(checkpoint, gpu=spaces.GPU),
-                                                zerogpu=True)
+    plain, wrapped = (
+        Runner(checkpoint),
+        Runner(checkpoint, jobs=zerogpu.gpu_jobs(checkpoint, gpu=spaces.GPU), zerogpu=True),
+    )
     trace = wrapped.translate(GERMAN, "de-en")
     assert trace.output_ids == plain.translate(GERMAN, "de-en").output_ids
     ablation = Ablation(encoder_heads=frozenset({(0, 1)}))
     branched = wrapped.translate(GERMAN, "de-en", forced_prefix=trace.output_ids[:1], ablation=ablation)
-    assert branched.output_ids == plain.translate(GERMAN, "de-en", forced_prefix=trace.output_ids[:1],
-                                                  ablation=ablation).output_ids
+    assert (
+        branched.output_ids
+        == plain.translate(GERMAN, "de-en", forced_prefix=trace.output_ids[:1], ablation=ablation).output_ids
+    )
     results = {
         "token_probabilities": wrapped.token_probabilities(trace.source_ids, trace.output_ids, ablation),
         "beam_versus_greedy": wrapped.beam_versus_greedy(trace),
         "record_cache": wrapped.record_cache(trace),
     }
-    np.testing.assert_array_equal(results["token_probabilities"],
-                                  plain.token_probabilities(trace.source_ids, trace.output_ids, ablation))
+    np.testing.assert_array_equal(
+        results["token_probabilities"], plain.token_probabilities(trace.source_ids, trace.output_ids, ablation)
+    )
     assert results["beam_versus_greedy"] == plain.beam_versus_greedy(trace)
     assert not any(contains_tensor(value) for value in [trace, branched, *results.values()])
     with pytest.raises(ValueError) as wrapped_error:  # bad input keeps its type and message (the page shows it)
@@ -169,8 +178,14 @@ SENTENCES = [
     ("A little girl is climbing a tree.", "en-de"),
     ("Two men are working on a construction site in the rain.", "en-de"),
 ]
-WEIGHT_FIELDS = ("encoder_attention", "decoder_self_attention", "cross_attention", "chosen_probs", "candidate_probs",
-                 "logit_lens_probs")
+WEIGHT_FIELDS = (
+    "encoder_attention",
+    "decoder_self_attention",
+    "cross_attention",
+    "chosen_probs",
+    "candidate_probs",
+    "logit_lens_probs",
+)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")

@@ -41,8 +41,10 @@ def run(argv: list[str]) -> int:
     code = train.main(argv)
     model = RecordedTransformer.built[-1]
     for stage, weights in (("initial", model.initial), ("final", model.state_dict())):
-        save_file({name: tensor.contiguous() for name, tensor in weights.items()},
-                  str(Path(os.environ["PROBE_DIR"]) / f"{stage}-rank{rank}.safetensors"))
+        save_file(
+            {name: tensor.contiguous() for name, tensor in weights.items()},
+            str(Path(os.environ["PROBE_DIR"]) / f"{stage}-rank{rank}.safetensors"),
+        )
     return code
 
 

@@ -70,8 +70,10 @@ def expected_query_labels(trace, kind: str, step: int) -> list[str]:
     the token read at that position and the token predicted there (row i: y_i → y_{i+1}, y_0 = [BOS])."""
     if kind == "encoder":
         return list(trace.source_tokens)
-    return [f"{read} → {out}" for read, out in zip(decoder_inputs(trace, step), trace.output_tokens[: step + 1],
-                                                     strict=True)]
+    return [
+        f"{read} → {out}"
+        for read, out in zip(decoder_inputs(trace, step), trace.output_tokens[: step + 1], strict=True)
+    ]
 
 
 def expected_key_labels(trace, kind: str, step: int) -> list[str]:
@@ -103,8 +105,9 @@ def axis(figure: dict, ref_name: str) -> dict:
     return figure["layout"][f"{ref_name[0]}axis{ref_name[1:]}"]
 
 
-def cells(figure: dict, series: dict, trace, kind: str, step: int,
-          labels: tuple[list[str], list[str]] | None = None) -> tuple[list[int], list[int]]:
+def cells(
+    figure: dict, series: dict, trace, kind: str, step: int, labels: tuple[list[str], list[str]] | None = None
+) -> tuple[list[int], list[int]]:
     """(row positions, column positions) a heatmap series shows, checked against its tick labels.
     `labels` = (row labels, column labels) by position; None = those of a `kind` attention view."""
     rows = [position(y) for y in series["y"]]
@@ -150,9 +153,15 @@ def reference_transformer(model: Transformer) -> nn.Transformer:
     """nn.Transformer holding our weights, in post-LN form as the paper."""
     config = model.config
     reference = nn.Transformer(
-        d_model=config.d_model, nhead=config.n_heads, num_encoder_layers=config.n_encoder_layers,
-        num_decoder_layers=config.n_decoder_layers, dim_feedforward=config.d_ff, dropout=0.0,
-        layer_norm_eps=config.layer_norm_eps, batch_first=True, norm_first=False,
+        d_model=config.d_model,
+        nhead=config.n_heads,
+        num_encoder_layers=config.n_encoder_layers,
+        num_decoder_layers=config.n_decoder_layers,
+        dim_feedforward=config.d_ff,
+        dropout=0.0,
+        layer_norm_eps=config.layer_norm_eps,
+        batch_first=True,
+        norm_first=False,
     )
     # nn.Transformer always adds a LayerNorm after each whole stack. The paper (section 3.1) has
     # none: in post-LN every sub-layer already ends in LayerNorm(x + Sublayer(x)), so a stack's
@@ -165,13 +174,26 @@ def reference_transformer(model: Transformer) -> nn.Transformer:
     reference.encoder.use_nested_tensor = False
     for ours, theirs in zip(model.encoder_layers, reference.encoder.layers):
         copy_attention(ours.self_attention, theirs.self_attn)
-        copy_modules([(ours.feed_forward.linear1, theirs.linear1), (ours.feed_forward.linear2, theirs.linear2),
-                      (ours.norm1, theirs.norm1), (ours.norm2, theirs.norm2)])
+        copy_modules(
+            [
+                (ours.feed_forward.linear1, theirs.linear1),
+                (ours.feed_forward.linear2, theirs.linear2),
+                (ours.norm1, theirs.norm1),
+                (ours.norm2, theirs.norm2),
+            ]
+        )
     for ours, theirs in zip(model.decoder_layers, reference.decoder.layers):
         copy_attention(ours.self_attention, theirs.self_attn)
         copy_attention(ours.cross_attention, theirs.multihead_attn)
-        copy_modules([(ours.feed_forward.linear1, theirs.linear1), (ours.feed_forward.linear2, theirs.linear2),
-                      (ours.norm1, theirs.norm1), (ours.norm2, theirs.norm2), (ours.norm3, theirs.norm3)])
+        copy_modules(
+            [
+                (ours.feed_forward.linear1, theirs.linear1),
+                (ours.feed_forward.linear2, theirs.linear2),
+                (ours.norm1, theirs.norm1),
+                (ours.norm2, theirs.norm2),
+                (ours.norm3, theirs.norm3),
+            ]
+        )
     return reference.double().eval()
 
 
@@ -198,7 +220,6 @@ def highlight_shapes(fig: go.Figure) -> list:
     return [shape for shape in fig.layout.shapes if shape.name == "highlight"]
 
 
-
 def mask_inputs():
     """(padding, batch tokens, causal, decoder, cross) of a two-sentence batch for masks_figure."""
     longer = ["<2en>", "▁Zwei", "▁Hunde", "▁spielen", "▁im", "▁Schnee", "▁vor", "▁dem", "▁Haus", ".", "[EOS]"]
@@ -220,10 +241,15 @@ def sinusoids(positions: int, d_model: int) -> np.ndarray:
 def full_log() -> dict:
     """A training_log.json with every part the training-curves figure draws."""
     steps = list(range(0, 1000, 100))
-    return {"train": {"step": steps, "loss": [9 - i * 0.5 for i in range(10)],
-                      "learning_rate": [1e-4 * i for i in range(10)], "tokens_per_second": [1000.0] * 10},
-            "validation": {"step": [500, 1000], "loss": [5.0, 4.0], "bleu_de_en": [10.0, 20.0],
-                           "bleu_en_de": [8.0, 15.0]}}
+    return {
+        "train": {
+            "step": steps,
+            "loss": [9 - i * 0.5 for i in range(10)],
+            "learning_rate": [1e-4 * i for i in range(10)],
+            "tokens_per_second": [1000.0] * 10,
+        },
+        "validation": {"step": [500, 1000], "loss": [5.0, 4.0], "bleu_de_en": [10.0, 20.0], "bleu_en_de": [8.0, 15.0]},
+    }
 
 
 def api_function(demo, api_name: str):

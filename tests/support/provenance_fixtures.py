@@ -67,7 +67,9 @@ def linear(module: nn.Linear, x: torch.Tensor) -> torch.Tensor:
 def layer_norm(module: nn.LayerNorm, x: torch.Tensor) -> torch.Tensor:
     mean = x.mean(-1, keepdim=True)
     variance = ((x - mean) ** 2).mean(-1, keepdim=True)
-    return (x - mean) / torch.sqrt(variance + module.eps) * module.weight.detach().double() + module.bias.detach().double()
+    return (x - mean) / torch.sqrt(
+        variance + module.eps
+    ) * module.weight.detach().double() + module.bias.detach().double()
 
 
 class Attention(NamedTuple):
@@ -76,8 +78,14 @@ class Attention(NamedTuple):
     scores: torch.Tensor  # (h, Tq, Tk), before the mask
 
 
-def attention(module, n_heads: int, queries: torch.Tensor, keys: torch.Tensor, allowed: torch.Tensor,
-              heads_off: frozenset = frozenset()) -> Attention:
+def attention(
+    module,
+    n_heads: int,
+    queries: torch.Tensor,
+    keys: torch.Tensor,
+    allowed: torch.Tensor,
+    heads_off: frozenset = frozenset(),
+) -> Attention:
     """Multi-head attention of 3.2.2 head by head; allowed (Tq, Tk) True = may attend.
 
     heads_off: head indices whose output is zeroed before W^O (the ablation of model/decoding/ablation.py).
@@ -109,9 +117,15 @@ class Reference(NamedTuple):
     logits: torch.Tensor  # (T, V): last hidden @ E^T (tied projection, 3.4)
 
 
-def forward(model: Transformer, source: list[int], target: list[int], source_allowed: torch.Tensor | None = None,
-            target_allowed: torch.Tensor | None = None, heads_off: dict | None = None,
-            positions: bool = True) -> Reference:
+def forward(
+    model: Transformer,
+    source: list[int],
+    target: list[int],
+    source_allowed: torch.Tensor | None = None,
+    target_allowed: torch.Tensor | None = None,
+    heads_off: dict | None = None,
+    positions: bool = True,
+) -> Reference:
     """Post-LN encoder-decoder of Figure 1 on one sentence, float64, without dropout.
 
     source_allowed (S,): real source keys (default all); target_allowed (T, T): default causal.
@@ -162,11 +176,11 @@ def without_head(model: Transformer, kind: str, layer: int, head: int) -> Transf
     module = stack[layer].cross_attention if kind == "cross" else stack[layer].self_attention
     d_head = clone.config.d_model // clone.config.n_heads
     with torch.no_grad():
-        module.out_proj.weight[:, head * d_head:(head + 1) * d_head] = 0.0
+        module.out_proj.weight[:, head * d_head : (head + 1) * d_head] = 0.0
     return clone
 
 
-# --------------------------------------------------------------------------- views (issue 12, view half)
+# --------------------------------------------------------------------------- views
 def train_copy_model(tokenizer, pairs, *, n_encoder_layers: int = 2, steps: int = 80, seed: int = 0) -> Transformer:
     """A tiny Transformer trained to copy the fixture sentences (both directions' framing), so that its
     greedy output ends with [EOS]: a few seconds on one CPU thread (see tests/test_eos_trace.py).
@@ -177,9 +191,17 @@ def train_copy_model(tokenizer, pairs, *, n_encoder_layers: int = 2, steps: int 
 
     from model.decoding.greedy import pad_batch
 
-    config = TransformerConfig(vocab_size=tokenizer.vocab_size, d_model=32, n_heads=4,
-                               n_encoder_layers=n_encoder_layers, n_decoder_layers=2, d_ff=64, dropout=0.0,
-                               attention_dropout=0.0, max_positions=64)
+    config = TransformerConfig(
+        vocab_size=tokenizer.vocab_size,
+        d_model=32,
+        n_heads=4,
+        n_encoder_layers=n_encoder_layers,
+        n_decoder_layers=2,
+        d_ff=64,
+        dropout=0.0,
+        attention_dropout=0.0,
+        max_positions=64,
+    )
     torch.manual_seed(seed)
     model = Transformer(config)
     texts = [text for pair in pairs for text in pair]

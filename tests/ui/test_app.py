@@ -85,7 +85,7 @@ def test_trace_json_download_reads_back(checkpoint):
     trace, _, path = session.translate_text(session.Runner(checkpoint), GERMAN, "de-en")
     again = trace_from_lean(json.loads(Path(path).read_text(encoding="utf-8")))
     assert again.output_tokens == trace.output_tokens
-    np.testing.assert_allclose(again.cross_attention, trace.cross_attention, atol=10 ** -JSON_DECIMALS)
+    np.testing.assert_allclose(again.cross_attention, trace.cross_attention, atol=10**-JSON_DECIMALS)
 
 
 # --------------------------------------------------------------------------- the page
@@ -164,10 +164,17 @@ def run_step_buttons(cases: list[tuple[str, int, int, bool]]) -> list[int]:
     script = "const out = [];\n"
     for move, value, last, disabled in cases:
         slider = json.dumps({"max": str(last), "disabled": disabled})
-        script += (f"{{ const document = {{querySelector: () => ({slider})}};\n"
-                   f"  out.push(({stepping.step_js(move)})({json.dumps(value)})); }}\n")
-    result = subprocess.run(["node", "-e", script + "console.log(JSON.stringify(out));"], capture_output=True,
-                            text=True, timeout=60, check=True)
+        script += (
+            f"{{ const document = {{querySelector: () => ({slider})}};\n"
+            f"  out.push(({stepping.step_js(move)})({json.dumps(value)})); }}\n"
+        )
+    result = subprocess.run(
+        ["node", "-e", script + "console.log(JSON.stringify(out));"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     return json.loads(result.stdout)
 
 
@@ -175,9 +182,18 @@ def run_step_buttons(cases: list[tuple[str, int, int, bool]]) -> list[int]:
 def test_step_buttons_move_within_the_slider():
     """The one step rule is the JavaScript the buttons run (no Python copy): clamped to 1..last, and a disabled
     slider (no trace, or a one-step trace) stays at step 1."""
-    cases = [("prev", 1, 5, False), ("next", 1, 5, False), ("next", 5, 5, False), ("first", 3, 5, False),
-             ("last", 1, 5, False), ("prev", 4, 5, False), ("next", 2, 1, False), ("next", 7, 5, True),
-             ("next", None, 5, False), ("last", 2, 3, False)]
+    cases = [
+        ("prev", 1, 5, False),
+        ("next", 1, 5, False),
+        ("next", 5, 5, False),
+        ("first", 3, 5, False),
+        ("last", 1, 5, False),
+        ("prev", 4, 5, False),
+        ("next", 2, 1, False),
+        ("next", 7, 5, True),
+        ("next", None, 5, False),
+        ("last", 2, 3, False),
+    ]
     assert run_step_buttons(cases) == [1, 2, 5, 1, 5, 3, 1, 1, 2, 3]
 
 
@@ -196,7 +212,7 @@ def test_step_html_shows_prefix_and_chosen_token(trace):
     assert f"Step {step} of {trace.num_steps}" in text
     assert text.count('<span class="tok') == step + 1  # the prefix [BOS] y1 .. plus the chosen token
     assert f"{float(trace.entropy[step - 1]):.2f} bits" in text
-    assert f'“{html.escape(trace.translation)}”</span>' in text  # the whole translation (a phone's bar shows it)
+    assert f"“{html.escape(trace.translation)}”</span>" in text  # the whole translation (a phone's bar shows it)
 
 
 def test_candidates_view_highlights_the_greedy_choice(trace, monkeypatch):
@@ -221,6 +237,7 @@ def test_candidates_view_highlights_the_greedy_choice(trace, monkeypatch):
 @pytest.fixture
 def no_model(monkeypatch):
     """After the first translation, any further model call fails the test."""
+
     def must_not_run(*args, **kwargs):
         raise AssertionError("re-rendering must not run the model")
 
@@ -291,10 +308,14 @@ def test_pipeline_view_uses_scores_mask_and_weights_of_one_head(trace, no_model,
     step = min(2, trace.num_steps)
     figure_json(attention.pipeline_view(trace, step, kind, 1, head))
     h = 0 if head == "all" else 1
-    scores = {"encoder": trace.encoder_scores, "decoder_self": trace.decoder_self_scores, "cross": trace.cross_scores}[kind]
+    scores = {"encoder": trace.encoder_scores, "decoder_self": trace.decoder_self_scores, "cross": trace.cross_scores}[
+        kind
+    ]
     rows = len(trace.source_tokens) if kind == "encoder" else step
     np.testing.assert_array_equal(seen["scores"], scores[0, h, :rows, : seen["scores"].shape[1]])
-    assert seen["scores"].shape == seen["mask"].shape == seen["weights"].shape == (len(seen["queries"]), len(seen["keys"]))
+    assert (
+        seen["scores"].shape == seen["mask"].shape == seen["weights"].shape == (len(seen["queries"]), len(seen["keys"]))
+    )
     assert seen["mask"].dtype == bool
     assert ("head 1 stands in" in seen["title"]) == (head == "all")
 
@@ -311,7 +332,9 @@ def tab_views(checkpoint):
     with gr.Blocks():
         trace_state, step, tab = gr.State(None), gr.Slider(1, 2), gr.State("next")
         with gr.Tabs() as tabs:
-            page = Page(checkpoint, trace_state, step, tab, tabs, translate_event=None, runner=session.Runner(checkpoint))
+            page = Page(
+                checkpoint, trace_state, step, tab, tabs, translate_event=None, runner=session.Runner(checkpoint)
+            )
             views = [next_token.build(page), attention.build(page).view, *positions.build(page)]
     return {view.tab_id: view for view in views}
 
@@ -325,9 +348,13 @@ def test_only_the_open_tab_is_drawn(trace, no_model, tab_views):
         assert set(drawn) == set(tab_views[tab].outputs), tab
         assert all(value is not None and not isinstance(value, dict) for value in drawn.values())
     # without a trace (before a translation, after an error) every view of every tab is emptied
-    assert redraw.render_views(views, "next", None, 1, values) == {output: None for view in views for output in view.outputs}
+    assert redraw.render_views(views, "next", None, 1, values) == {
+        output: None for view in views for output in view.outputs
+    }
     assert redraw.render_views(views, "model", trace, 1, values) == {}  # the Model tab draws itself when opened
-    masks = redraw.render_views(views, "masks", trace, 2, {kind: "encoder", layer: 1, head: "all", pipeline_open: False})
+    masks = redraw.render_views(
+        views, "masks", trace, 2, {kind: "encoder", layer: 1, head: "all", pipeline_open: False}
+    )
     assert set(masks) == set(tab_views["masks"].outputs)
 
 
@@ -361,9 +388,15 @@ def test_model_tab_config_metrics_and_curves(checkpoint, tiny_checkpoint, tmp_pa
 
     directory = tmp_path / "with-log"
     shutil.copytree(tiny_checkpoint, directory)
-    log = {"train": {"step": [1, 2, 3], "loss": [9.0, 7.5, 6.0], "learning_rate": [1e-4, 2e-4, 3e-4],
-                     "tokens_per_second": [1000.0, 1100.0, 1050.0]},
-           "validation": {"step": [3], "loss": [6.5], "bleu_de_en": [1.2], "bleu_en_de": [0.9]}}
+    log = {
+        "train": {
+            "step": [1, 2, 3],
+            "loss": [9.0, 7.5, 6.0],
+            "learning_rate": [1e-4, 2e-4, 3e-4],
+            "tokens_per_second": [1000.0, 1100.0, 1050.0],
+        },
+        "validation": {"step": [3], "loss": [6.5], "bleu_de_en": [1.2], "bleu_en_de": [0.9]},
+    }
     (directory / model_tab.TRAINING_LOG_FILE).write_text(json.dumps(log), encoding="utf-8")
     assert figure_json(model_tab.training_view(session.load_model(str(directory))))["data"]
 
@@ -383,18 +416,20 @@ def test_importing_the_ui_loads_no_model():
     import subprocess
     import sys
 
-    code = ("import importlib, pkgutil, sys\n"
-            "import model, model.checkpoints.checkpoint as c\n"
-            "calls = []\n"
-            "c.load_checkpoint = c.load_local_checkpoint = model.load_checkpoint = lambda *a, **k: calls.append(a)\n"
-            "import ui, ui.explain\n"
-            "for package in (ui, ui.explain):\n"
-            "    for info in pkgutil.iter_modules(package.__path__):\n"
-            "        importlib.import_module(f'{package.__name__}.{info.name}')\n"
-            "from ui.session import load_model\n"
-            "assert calls == [] and load_model.cache_info().misses == 0, calls\n"
-            "assert 'app' not in sys.modules\n"
-            "print('ok')\n")
+    code = (
+        "import importlib, pkgutil, sys\n"
+        "import model, model.checkpoints.checkpoint as c\n"
+        "calls = []\n"
+        "c.load_checkpoint = c.load_local_checkpoint = model.load_checkpoint = lambda *a, **k: calls.append(a)\n"
+        "import ui, ui.explain\n"
+        "for package in (ui, ui.explain):\n"
+        "    for info in pkgutil.iter_modules(package.__path__):\n"
+        "        importlib.import_module(f'{package.__name__}.{info.name}')\n"
+        "from ui.session import load_model\n"
+        "assert calls == [] and load_model.cache_info().misses == 0, calls\n"
+        "assert 'app' not in sys.modules\n"
+        "print('ok')\n"
+    )
     root = Path(__file__).resolve().parents[2]
     result = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]

@@ -54,18 +54,23 @@ def data(corpus_checkpoint):
 
 @pytest.fixture(scope="module")
 def trace(corpus_checkpoint):
-    return translate(corpus_checkpoint.model, corpus_checkpoint.tokenizer, "Ein Mann fährt Fahrrad.", "de-en",
-                     max_new_tokens=6)
+    return translate(
+        corpus_checkpoint.model, corpus_checkpoint.tokenizer, "Ein Mann fährt Fahrrad.", "de-en", max_new_tokens=6
+    )
 
 
 # --------------------------------------------------------------------------- figures
 def test_role_grid_has_a_dot_per_head_coloured_by_role_and_sized_by_importance():
     roles = {"encoder": np.array([["previous", "mixed"], ["previous", "eos"]]), "cross": np.array([["rare", "mixed"]])}
     importance = {"encoder": np.array([[1.0, 0.0], [0.25, 0.5]]), "cross": np.array([[0.0, 1.0]])}
-    fig = figures.head_role_grid(roles, importance, kind_labels={"encoder": "Encoder", "cross": "Cross"},
-                                 selected=("cross", 0, 1)).to_plotly_json()
-    dots = {s["customdata"][i][0]: (s["legendgroup"], s["marker"]["color"], array(s["marker"]["size"])[i])
-            for s in fig["data"] for i in range(len(s["customdata"]))}
+    fig = figures.head_role_grid(
+        roles, importance, kind_labels={"encoder": "Encoder", "cross": "Cross"}, selected=("cross", 0, 1)
+    ).to_plotly_json()
+    dots = {
+        s["customdata"][i][0]: (s["legendgroup"], s["marker"]["color"], array(s["marker"]["size"])[i])
+        for s in fig["data"]
+        for i in range(len(s["customdata"]))
+    }
     assert len(dots) == 6 and dots["encoder:1:1"][0] == "previous" and dots["cross:1:1"][0] == "rare"
     assert dots["encoder:1:1"][1] == dots["encoder:2:1"][1] != dots["encoder:2:2"][1]  # one colour per role
     assert dots["encoder:1:1"][2] > dots["encoder:2:2"][2] > dots["encoder:2:1"][2] > dots["encoder:1:2"][2]
@@ -79,9 +84,15 @@ def test_role_grid_has_a_dot_per_head_coloured_by_role_and_sized_by_importance()
 
 
 def test_pruning_curves_show_importance_and_random_orders():
-    fig = figures.pruning_curves_figure(np.array([0, 4, 8]), np.array([30.0, 28, 2]), np.array([2.0, 2.2, 5]),
-                                        np.array([[30.0, 20, 2], [30.0, 18, 1]]), np.array([[2.0, 3, 5], [2.0, 3.2, 5.5]]),
-                                        total_heads=8, current=4).to_plotly_json()
+    fig = figures.pruning_curves_figure(
+        np.array([0, 4, 8]),
+        np.array([30.0, 28, 2]),
+        np.array([2.0, 2.2, 5]),
+        np.array([[30.0, 20, 2], [30.0, 18, 1]]),
+        np.array([[2.0, 3, 5], [2.0, 3.2, 5.5]]),
+        total_heads=8,
+        current=4,
+    ).to_plotly_json()
     bleu = [s for s in fig["data"] if s["yaxis"] == "y"]
     assert [s["name"] for s in bleu] == ["least important first", "random order", "random order"]
     np.testing.assert_array_equal(array(bleu[0]["y"]), [30, 28, 2])
@@ -94,17 +105,32 @@ def test_pruning_curves_show_importance_and_random_orders():
 
 def test_qk_scatter_draws_queries_keys_and_the_highlighted_sentence():
     coords = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 2.0]])
-    fig = figures.qk_scatter(coords, np.array([False, True, True]), ["▁a", "▁b", "[EOS]"], np.array([0, 0, 1]),
-                             current=np.array([[5.0, 5.0], [6.0, 6.0]]), current_is_key=np.array([False, True]),
-                             current_tokens=["▁x", "▁y"], current_positions=np.array([0, 0]),
-                             query_name="target query", key_name="source key").to_plotly_json()
+    fig = figures.qk_scatter(
+        coords,
+        np.array([False, True, True]),
+        ["▁a", "▁b", "[EOS]"],
+        np.array([0, 0, 1]),
+        current=np.array([[5.0, 5.0], [6.0, 6.0]]),
+        current_is_key=np.array([False, True]),
+        current_tokens=["▁x", "▁y"],
+        current_positions=np.array([0, 0]),
+        query_name="target query",
+        key_name="source key",
+    ).to_plotly_json()
     names = [s["name"] for s in fig["data"]]
-    assert names == ["target queries (corpus)", "source keys (corpus)", "this sentence: target queries",
-                     "this sentence: source keys"]
+    assert names == [
+        "target queries (corpus)",
+        "source keys (corpus)",
+        "this sentence: target queries",
+        "this sentence: source keys",
+    ]
     np.testing.assert_array_equal(array(fig["data"][1]["x"]), [1.0, 2.0])
-    assert list(fig["data"][3]["text"]) == ["▁y"] and fig["data"][3]["marker"]["size"] > fig["data"][1]["marker"]["size"]
-    by_position = figures.qk_scatter(coords, np.array([False, True, True]), ["a", "b", "c"], np.array([0, 0, 1]),
-                                     color_by="position").to_plotly_json()
+    assert (
+        list(fig["data"][3]["text"]) == ["▁y"] and fig["data"][3]["marker"]["size"] > fig["data"][1]["marker"]["size"]
+    )
+    by_position = figures.qk_scatter(
+        coords, np.array([False, True, True]), ["a", "b", "c"], np.array([0, 0, 1]), color_by="position"
+    ).to_plotly_json()
     np.testing.assert_array_equal(array(by_position["data"][1]["marker"]["color"]), [0, 1])
     with pytest.raises(ValueError, match="color_by"):
         figures.qk_scatter(coords, np.zeros(3, bool), ["a", "b", "c"], np.zeros(3), color_by="token")
@@ -114,23 +140,35 @@ def test_attribution_figure_rows_and_correlation_per_step():
     tokens = ["<2en>", "▁Ein", "▁Mann", "[EOS]"]
     attention = np.array([[0.1, 0.6, 0.2, 0.1], [0.0, 0.2, 0.7, 0.1]])
     rho = np.array([[0.5, 1.0, np.nan], [-0.2, 0.3, 0.8]])
-    fig = figures.attribution_figure(tokens, np.array([0.0, 2.0, -1.0, 0.5]), np.array([0.1, 0.4, 0.2, -0.8]),
-                                     attention, rho, step=1, output_tokens=["▁A", "▁man", "[EOS]"],
-                                     completeness=(1.5, 1.52)).to_plotly_json()
+    fig = figures.attribution_figure(
+        tokens,
+        np.array([0.0, 2.0, -1.0, 0.5]),
+        np.array([0.1, 0.4, 0.2, -0.8]),
+        attention,
+        rho,
+        step=1,
+        output_tokens=["▁A", "▁man", "[EOS]"],
+        completeness=(1.5, 1.52),
+    ).to_plotly_json()
     heat = fig["data"][0]
     z = array(heat["z"]).reshape(4, 4)
     np.testing.assert_allclose(z[0], [0.0, 1.0, -0.5, 0.25])  # each row scaled by its largest |value|
     np.testing.assert_allclose(z[3], attention[1] / 0.7)
-    assert list(heat["y"]) == ["#0 integrated gradients", "#1 input × gradient", "#2 attention, layer 1",
-                               "#3 attention, layer 2"]
+    assert list(heat["y"]) == [
+        "#0 integrated gradients",
+        "#1 input × gradient",
+        "#2 attention, layer 1",
+        "#3 attention, layer 2",
+    ]
     assert np.asarray(heat["customdata"])[0, 1] == "+2.0000"  # the raw value in the hover
     lines = fig["data"][1:]
     assert [s["name"] for s in lines] == ["layer 1", "layer 2"]
     np.testing.assert_allclose(array(lines[1]["y"]), rho[1])
     assert fig["layout"]["shapes"][0]["x0"] == 1
     assert any("Σ IG +1.500" in a["text"] for a in fig["layout"]["annotations"])
-    long = figures.attribution_figure([f"▁w{i}" for i in range(100)], np.ones(100), np.ones(100), np.ones((3, 100)) / 100,
-                                      np.zeros((3, 5)), step=4).to_plotly_json()
+    long = figures.attribution_figure(
+        [f"▁w{i}" for i in range(100)], np.ones(100), np.ones(100), np.ones((3, 100)) / 100, np.zeros((3, 5)), step=4
+    ).to_plotly_json()
     assert long["layout"]["width"] >= 100 * 14  # 100 source tokens: readable columns, scrolling in their box
     with pytest.raises(ValueError, match="step"):
         figures.attribution_figure(tokens, np.ones(4), np.ones(4), attention, rho, step=3)
@@ -153,14 +191,20 @@ def test_corpus_panel_views_read_the_file(data, corpus_checkpoint):
     n_points = data.maps["cross"].coords.shape[2]
     assert sum(len(array(s["x"])) for s in qk["data"]) == n_points
     head_map = data.maps["cross"]  # layer 2, head 3: the stored coordinates of that head, queries then keys
-    np.testing.assert_allclose(array(qk["data"][0]["x"]), head_map.coords[1, 2, :head_map.n_queries, 0], rtol=1e-6)
-    np.testing.assert_allclose(array(qk["data"][1]["y"]), head_map.coords[1, 2, head_map.n_queries:, 1], rtol=1e-6)
+    np.testing.assert_allclose(array(qk["data"][0]["x"]), head_map.coords[1, 2, : head_map.n_queries, 0], rtol=1e-6)
+    np.testing.assert_allclose(array(qk["data"][1]["y"]), head_map.coords[1, 2, head_map.n_queries :, 1], rtol=1e-6)
 
 
 def test_the_sentence_and_the_attribution_run_through_the_runner(data, corpus_checkpoint, trace):
     runner = Runner(corpus_checkpoint)
-    queries, keys = runner.run("corpus_sentence_vectors", source_ids=trace.source_ids, output_ids=trace.output_ids,
-                               kind="cross", layer=1, head=2)
+    queries, keys = runner.run(
+        "corpus_sentence_vectors",
+        source_ids=trace.source_ids,
+        output_ids=trace.output_ids,
+        kind="cross",
+        layer=1,
+        head=2,
+    )
     assert queries.shape[0] == trace.num_steps and keys.shape[0] == len(trace.source_tokens)
     query_tokens, key_tokens = panel.sentence_tokens(trace, "cross")
     sentence = {"queries": queries, "keys": keys, "query_tokens": query_tokens, "key_tokens": key_tokens}
@@ -172,8 +216,11 @@ def test_the_sentence_and_the_attribution_run_through_the_runner(data, corpus_ch
     kept = {"source_ids": list(trace.source_ids), "output_ids": list(trace.output_ids), "result": result}
     assert sentence_matches(trace, kept) and not sentence_matches(trace, {**kept, "output_ids": []})
     view = figure_json(attribution.attribution_view(trace, result, 2))
-    np.testing.assert_allclose(array(view["data"][0]["z"]).reshape(-1, len(trace.source_tokens))[0],
-                               result.integrated_gradients[1] / np.abs(result.integrated_gradients[1]).max(), rtol=1e-5)
+    np.testing.assert_allclose(
+        array(view["data"][0]["z"]).reshape(-1, len(trace.source_tokens))[0],
+        result.integrated_gradients[1] / np.abs(result.integrated_gradients[1]).max(),
+        rtol=1e-5,
+    )
 
 
 def test_a_missing_or_stale_corpus_file_says_how_to_make_it(tiny_checkpoint, corpus_checkpoint, tmp_path):
@@ -227,8 +274,9 @@ class Page:
         """Apply a listener's {component: value} as the browser would, then run the redraw -> {elem_id: value}."""
         for component, value in updates.items():
             if component in self.values:
-                self.values[component] = getattr(value, "value", value) if isinstance(value, gr.components.Component) \
-                    else value
+                self.values[component] = (
+                    getattr(value, "value", value) if isinstance(value, gr.components.Component) else value
+                )
         return self.draw()
 
     def draw(self) -> dict:
@@ -253,8 +301,14 @@ def test_the_explain_tab_holds_the_corpus_panels(demo, tiny_checkpoint):
     from ui.app import build_demo
 
     with_file = elem_ids(demo)
-    assert {"corpus-roles", "corpus-pruning", "corpus-qk", "corpus-prune-run", "attribution-run",
-            "attribution-plot"} <= with_file and "corpus-missing" not in with_file
+    assert {
+        "corpus-roles",
+        "corpus-pruning",
+        "corpus-qk",
+        "corpus-prune-run",
+        "attribution-run",
+        "attribution-plot",
+    } <= with_file and "corpus-missing" not in with_file
     without = build_demo(tiny_checkpoint)
     assert "corpus-missing" in elem_ids(without) and "corpus-roles" not in elem_ids(without)
     assert "attribution-run" in elem_ids(without)
@@ -301,8 +355,9 @@ def test_pruning_the_least_important_heads_goes_through_the_intervention_path(de
     page.set(on(demo, "corpus-heads", "select").fn())
     shown = page.set(on(demo, "corpus-prune-run", "click").fn(trace, 4))
     ablation = panel.pruned_ablation(data, 4)
-    again = translate(corpus_checkpoint.model, corpus_checkpoint.tokenizer, trace.source_text, trace.direction,
-                      ablation=ablation)
+    again = translate(
+        corpus_checkpoint.model, corpus_checkpoint.tokenizer, trace.source_text, trace.direction, ablation=ablation
+    )
     assert "4 least important heads off" in shown["corpus-prune-result"]
     assert html.escape(again.translation) in shown["corpus-prune-result"]  # the re-decoded sentence
     expected = readouts.token_probabilities(corpus_checkpoint.model, trace.source_ids, trace.output_ids, ablation)
@@ -344,6 +399,7 @@ def scaled_source_log_probs(model, source_ids, output_ids, token: int, factors) 
     source = torch.tensor([source_ids])
     rows = []
     for factor in factors:
+
         def scale(module, inputs, output, factor=factor):
             if inputs[0].shape == source.shape and torch.equal(inputs[0], source):
                 output = output.clone()
@@ -364,8 +420,9 @@ def scaled_source_log_probs(model, source_ids, output_ids, token: int, factors) 
     return np.array(rows)
 
 
-def test_provenance_the_attribution_shown_is_the_derivative_of_the_models_log_probability(demo, trace,
-                                                                                             corpus_checkpoint):
+def test_provenance_the_attribution_shown_is_the_derivative_of_the_models_log_probability(
+    demo, trace, corpus_checkpoint
+):
     """Input x gradient of source token s is d/da log P(y_t) with e_s scaled by a, at a = 1: a central finite
     difference through the model's own forward (not the attribution code's path), in float64, against the
     number the panel shows.
@@ -376,9 +433,13 @@ def test_provenance_the_attribution_shown_is_the_derivative_of_the_models_log_pr
     shown = page.set({page.step: step})
     model = copy.deepcopy(corpus_checkpoint.model).double()
     t, eps = step - 1, 1e-5
-    expected = np.array([np.diff(scaled_source_log_probs(model, trace.source_ids, trace.output_ids, s,
-                                                         [1 - eps, 1 + eps])[:, t])[0] / (2 * eps)
-                         for s in range(len(trace.source_ids))])
+    expected = np.array(
+        [
+            np.diff(scaled_source_log_probs(model, trace.source_ids, trace.output_ids, s, [1 - eps, 1 + eps])[:, t])[0]
+            / (2 * eps)
+            for s in range(len(trace.source_ids))
+        ]
+    )
     figure = figure_json(shown["attribution-plot"])
     hover = np.asarray(figure["data"][0]["customdata"])  # the raw values, one row per heatmap row
     assert figure["data"][0]["y"][1].endswith("input × gradient")

@@ -1,4 +1,4 @@
-"""The page's example sentences, translated by the shipped checkpoint (issue 21).
+"""The page's example sentences, translated by the shipped checkpoint.
 
 Every example a visitor can click was read and checked by a person, and its translation is pinned
 here: a new checkpoint that breaks an example fails this test, and the examples get chosen again.
@@ -15,18 +15,18 @@ from model.decoding.greedy import translate
 from ui.text import EXAMPLES
 
 PINNED = {
-    ('Ein Mann fährt mit dem Fahrrad die Straße entlang.', 'de-en'): 'A man is riding a bike down the street.',
-    ('Zwei Hunde spielen im Schnee.', 'de-en'): 'Two dogs are playing in the snow.',
-    ('Eine Frau in einem roten Kleid singt auf einer Bühne.', 'de-en'): 'A woman in a red dress is singing on a stage.',
-    ('Wo wohnst du?', 'de-en'): 'Where do you live?',
-    ('Kannst du mir helfen?', 'de-en'): 'Can you help me?',
-    ('A boy jumps into the water.', 'en-de'): 'Ein Junge springt ins Wasser.',
-    ('Two men are playing soccer in the park.', 'en-de'): 'Zwei Männer spielen Fußball im Park.',
-    ('The children are playing in the garden.', 'en-de'): 'Die Kinder spielen im Garten.',
-    ('This is my house.', 'en-de'): 'Das ist mein Haus.',
-    ('I like music.', 'en-de'): 'Ich mag Musik.',
-    ('Wo ist der Bahnhof?', 'de-en'): 'Where is the station?',
-    ('The cat is sleeping on the sofa.', 'en-de'): 'Die Katze schläft auf dem Sofa.',
+    ("Ein Mann fährt mit dem Fahrrad die Straße entlang.", "de-en"): "A man is riding a bike down the street.",
+    ("Zwei Hunde spielen im Schnee.", "de-en"): "Two dogs are playing in the snow.",
+    ("Eine Frau in einem roten Kleid singt auf einer Bühne.", "de-en"): "A woman in a red dress is singing on a stage.",
+    ("Wo wohnst du?", "de-en"): "Where do you live?",
+    ("Kannst du mir helfen?", "de-en"): "Can you help me?",
+    ("A boy jumps into the water.", "en-de"): "Ein Junge springt ins Wasser.",
+    ("Two men are playing soccer in the park.", "en-de"): "Zwei Männer spielen Fußball im Park.",
+    ("The children are playing in the garden.", "en-de"): "Die Kinder spielen im Garten.",
+    ("This is my house.", "en-de"): "Das ist mein Haus.",
+    ("I like music.", "en-de"): "Ich mag Musik.",
+    ("Wo ist der Bahnhof?", "de-en"): "Where is the station?",
+    ("The cat is sleeping on the sofa.", "en-de"): "Die Katze schläft auf dem Sofa.",
 }
 
 

@@ -96,8 +96,10 @@ def test_checkboxes_become_an_ablation():
     config = SimpleNamespace(n_encoder_layers=2, n_decoder_layers=2)
     ablation = ablation_panel.ablation_from_choices([[1], [], None, [2, 4], [], [3]], config)
     assert ablation == Ablation(encoder_heads={(0, 0)}, decoder_self_heads={(1, 1), (1, 3)}, cross_heads={(1, 2)})
-    assert panel.describe_ablation(ablation) == ("Encoder self-attention L1 H1; Masked decoder self-attention "
-                                                 "L2 H2, L2 H4; Cross-attention (encoder → decoder) L2 H3")
+    assert panel.describe_ablation(ablation) == (
+        "Encoder self-attention L1 H1; Masked decoder self-attention "
+        "L2 H2, L2 H4; Cross-attention (encoder → decoder) L2 H3"
+    )
     with pytest.raises(ValueError, match="expected 6"):
         ablation_panel.ablation_from_choices([[1]], config)
 
@@ -109,8 +111,9 @@ def test_intervention_scores_the_original_output(checkpoint, trace):
     assert result.trace.ablation["cross_heads"] == [[0, 0], [1, 1]]
     html, value = panel.intervention_views(trace, result, "Heads switched off", "x")
     assert "Original (greedy)" in html and "Heads switched off" in html
-    np.testing.assert_allclose(array(figure_json(value)["data"][0]["y"]), result.changed_probs - trace.chosen_probs,
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        array(figure_json(value)["data"][0]["y"]), result.changed_probs - trace.chosen_probs, atol=1e-6
+    )
 
 
 def test_branch_forces_the_candidate_and_keeps_the_prefix(checkpoint, trace):

@@ -1,7 +1,7 @@
 """Robustness and security of the app: bad input, many users, untrusted checkpoints, where it listens, limits.
 
 Bad input goes to the translate handler directly and through gradio_client to `python3 app.py` on the tiny
-checkpoint in a subprocess (the `server` fixture of test_browser.py). Every input gets a translation or a
+checkpoint in a subprocess (the `server` fixture of tests/conftest.py). Every input gets a translation or a
 clear message, and the next request still works. The browser side is in test_browser_security.py.
 """
 
@@ -84,11 +84,12 @@ def test_bad_input_direct(handler, name):
 
 
 @pytest.fixture(scope="module")
-def client(server, tmp_path_factory):  # noqa: F811
+def client(server, tmp_path_factory):
     from gradio_client import Client
 
-    return Client(server, verbose=False, download_files=str(tmp_path_factory.mktemp("downloads")),
-                  analytics_enabled=False)
+    return Client(
+        server, verbose=False, download_files=str(tmp_path_factory.mktemp("downloads")), analytics_enabled=False
+    )
 
 
 @pytest.mark.slow
@@ -120,7 +121,7 @@ def call_over_http(url: str, data: list) -> str:
 
 
 @pytest.mark.slow
-def test_lone_surrogate_over_raw_http_gets_a_message(server):  # noqa: F811
+def test_lone_surrogate_over_raw_http_gets_a_message(server):
     # gradio_client cannot even encode a lone surrogate; a hand-written JSON request can
     text, message = BAD_INPUTS["lone_surrogate"]
     stream = call_over_http(server, [text, "de-en"])
@@ -138,7 +139,7 @@ def test_unknown_direction_through_the_api(client):
 
 
 @pytest.mark.slow
-def test_two_users_at_once_each_get_their_own_trace(server, tmp_path):  # noqa: F811
+def test_two_users_at_once_each_get_their_own_trace(server, tmp_path):
     """Two sessions translate different sentences at the same moment, many times: nothing crosses over."""
     from gradio_client import Client
 
@@ -183,14 +184,14 @@ def listening_addresses(port: int) -> set[str]:
             if state == "0A" and int(hex_port, 16) == port:  # 0A = LISTEN
                 packed = bytes.fromhex(address)
                 # /proc prints each 32-bit word in host (little-endian) order
-                words = b"".join(packed[i:i + 4][::-1] for i in range(0, len(packed), 4))
+                words = b"".join(packed[i : i + 4][::-1] for i in range(0, len(packed), 4))
                 family = socket.AF_INET if len(words) == 4 else socket.AF_INET6
                 addresses.add(socket.inet_ntop(family, words))
     return addresses
 
 
 @pytest.mark.skipif(not Path("/proc/net/tcp").exists() or sys.byteorder != "little", reason="needs Linux /proc")
-def test_server_listens_on_loopback_only_by_default(server):  # noqa: F811
+def test_server_listens_on_loopback_only_by_default(server):
     assert listening_addresses(urlparse(server).port) == {"127.0.0.1"}
 
 
@@ -206,6 +207,7 @@ def launched(monkeypatch):
         app.main(argv)
         assert len(calls) == 1
         return calls.pop()
+
     return run
 
 
@@ -249,8 +251,7 @@ def test_app_with_a_bad_hub_id_starts_and_says_why(launched, no_network, repo_id
     session.load_model.cache_clear()
     blocks, kwargs = launched(["--hub", repo_id])
     texts = [c.get("props", {}).get("value") for c in blocks.config["components"]]
-    assert any(isinstance(t, str) and "No model loaded" in t and "not a valid Hugging Face repo id" in t
-               for t in texts)
+    assert any(isinstance(t, str) and "No model loaded" in t and "not a valid Hugging Face repo id" in t for t in texts)
     [translate_fn] = [fn for fn in blocks.fns.values() if fn.api_name == "translate"]
     with pytest.raises(gr.Error, match="No model is loaded: .*not a valid Hugging Face repo id"):
         translate_fn.fn(GERMAN, "de-en")
@@ -280,10 +281,17 @@ def test_checkpoint_with_a_pickle_is_not_loaded(tiny_checkpoint, tmp_path):
 # --------------------------------------------------------------------------- limits in one place
 def test_limits_come_from_model_limits_and_are_shown(handler, tiny_checkpoint, monkeypatch):
     demo = build_demo(tiny_checkpoint)
-    shown = " ".join(str(value) for component in demo.config["components"]
-                     for value in component.get("props", {}).values() if isinstance(value, str))
-    for number in (f"{limits.MAX_INPUT_CHARS:,}", f"**{limits.MAX_SOURCE_TOKENS} subword tokens**",
-                   f"**{limits.MAX_TARGET_TOKENS} tokens**"):
+    shown = " ".join(
+        str(value)
+        for component in demo.config["components"]
+        for value in component.get("props", {}).values()
+        if isinstance(value, str)
+    )
+    for number in (
+        f"{limits.MAX_INPUT_CHARS:,}",
+        f"**{limits.MAX_SOURCE_TOKENS} subword tokens**",
+        f"**{limits.MAX_TARGET_TOKENS} tokens**",
+    ):
         assert number in shown
 
     monkeypatch.setattr(limits, "MAX_INPUT_CHARS", 20)
@@ -299,7 +307,7 @@ def test_limits_come_from_model_limits_and_are_shown(handler, tiny_checkpoint, m
 
 # --------------------------------------------------------------------------- the load script
 @pytest.mark.slow
-def test_load_script_counts_requests_and_latency(server, capsys):  # noqa: F811
+def test_load_script_counts_requests_and_latency(server, capsys):
     from scripts import load_test
 
     result = load_test.main(["--url", server, "--clients", "4", "--requests", "2"])

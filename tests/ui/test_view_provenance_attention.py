@@ -1,4 +1,4 @@
-"""Provenance of the Attention tab's views (issue 12, view half): one head, the mean of heads, the grid
+"""Provenance of the Attention tab's views: one head, the mean of heads, the grid
 of every head and inside one head (sections 3.2-3.2.2) show the model's own weights and scores, in the right
 kind, layer, head, row and column.
 
@@ -21,8 +21,18 @@ import re
 
 import numpy as np
 import pytest
-from helpers import (VIEW_ATOL, VIEW_HEAD, VIEW_LAYER, axis, cells, expected_key_labels, expected_query_labels,
-                     figure_of, position, reference_attention)
+from helpers import (
+    VIEW_ATOL,
+    VIEW_HEAD,
+    VIEW_LAYER,
+    axis,
+    cells,
+    expected_key_labels,
+    expected_query_labels,
+    figure_of,
+    position,
+    reference_attention,
+)
 
 from model.decoding.trace import ATTENTION_KINDS
 from ui import attention
@@ -51,8 +61,9 @@ def test_one_head_is_the_models_own_weights(copy_trace, copy_reference, copy_ste
     z = np.asarray(series["z"], dtype=np.float64)
     traced = getattr(copy_trace, ATTENTION_KINDS[kind].weights_field)[VIEW_LAYER - 1, VIEW_HEAD - 1]
     np.testing.assert_array_equal(z, traced[np.ix_(rows, cols)])
-    np.testing.assert_allclose(z, reference_attention(copy_reference, kind)[VIEW_LAYER - 1, VIEW_HEAD - 1][np.ix_(rows, cols)],
-                               atol=VIEW_ATOL)
+    np.testing.assert_allclose(
+        z, reference_attention(copy_reference, kind)[VIEW_LAYER - 1, VIEW_HEAD - 1][np.ix_(rows, cols)], atol=VIEW_ATOL
+    )
     highlighted = [s for s in figure["layout"].get("shapes", []) if s.get("name") == "highlight"]
     if kind == "encoder":
         assert not highlighted
@@ -74,8 +85,11 @@ def test_mean_of_heads_is_the_mean_of_the_layers_heads(copy_trace, copy_referenc
 def grid_edge_labels(figure: dict) -> tuple[dict[float, int], dict[tuple[float, float], int]]:
     """The all-heads grid's edge labels: {column centre x: head} from the "head h" annotations above the
     columns, {row y domain: layer} from the "layer l" titles of the y axes left of the rows."""
-    heads = {round(a["x"], 9): int(match.group(1)) for a in figure["layout"]["annotations"]
-             if (match := re.fullmatch(r"head (\d+)", a["text"]))}
+    heads = {
+        round(a["x"], 9): int(match.group(1))
+        for a in figure["layout"]["annotations"]
+        if (match := re.fullmatch(r"head (\d+)", a["text"]))
+    }
     layers = {}
     for name, value in figure["layout"].items():
         title = value.get("title", {}).get("text", "") if name.startswith("yaxis") else ""
@@ -121,8 +135,9 @@ def test_every_panel_of_the_all_heads_grid_is_its_titled_head(copy_trace, copy_r
         assert rows == list(range(len(queries))) and cols == list(range(len(keys)))
         z = np.asarray(series["z"], dtype=np.float64)
         np.testing.assert_array_equal(z, traced[layer - 1, head - 1][np.ix_(rows, cols)])
-        np.testing.assert_allclose(z, weights[layer - 1, head - 1][np.ix_(rows, cols)], atol=VIEW_ATOL,
-                                   err_msg=f"layer {layer} head {head}")
+        np.testing.assert_allclose(
+            z, weights[layer - 1, head - 1][np.ix_(rows, cols)], atol=VIEW_ATOL, err_msg=f"layer {layer} head {head}"
+        )
         seen.add((layer, head))
     assert len(seen) == n_layers * n_heads
     assert ticks["x"] and ticks["y"]  # the edges name tokens at all

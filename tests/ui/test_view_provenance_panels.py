@@ -1,4 +1,4 @@
-"""Provenance of the other views (issue 12, view half): the Masks (3.2.3) and Positional-encoding (3.5) tabs,
+"""Provenance of the other views: the Masks (3.2.3) and Positional-encoding (3.5) tabs,
 the next-token candidates (3.4), the Explain panels (logit lens, alignment, head diagnostics, ablation boxes)
 and the one redraw listener that draws them.
 
@@ -23,8 +23,18 @@ import pytest
 import torch
 
 import provenance_fixtures as ref
-from helpers import (VIEW_HEAD, VIEW_LAYER, axis, cells, decoder_inputs, expected_key_labels, expected_query_labels,
-                     figure_of, position, reference_attention)
+from helpers import (
+    VIEW_HEAD,
+    VIEW_LAYER,
+    axis,
+    cells,
+    decoder_inputs,
+    expected_key_labels,
+    expected_query_labels,
+    figure_of,
+    position,
+    reference_attention,
+)
 
 from model.analysis.readouts import is_special
 from model.decoding.trace import ATTENTION_KINDS
@@ -38,8 +48,10 @@ from ui.explain import ablation as ablation_panel, diagnostics, readouts
 def test_masks_view_shows_the_masks_of_this_sentence_at_this_step(copy_runner, copy_trace, tiny_tokenizer, copy_step):
     figure = figure_of(positions.masks_view(copy_runner, copy_trace, copy_step + 1))
     batch, causal, decoder, cross = figure["data"]
-    shown = [[html.unescape(str(label).split(" ", 1)[1]) for label in row]  # "#j token" -> token
-             for row in np.asarray(batch["customdata"], dtype=object)[..., 1]]
+    shown = [
+        [html.unescape(str(label).split(" ", 1)[1]) for label in row]  # "#j token" -> token
+        for row in np.asarray(batch["customdata"], dtype=object)[..., 1]
+    ]
     # (a): this sentence (its real keys are the trace's source_mask, all True) beside the longer example
     # sentence, tokenized here, right-padded with [PAD] to the longer; the mask is False exactly on [PAD]
     example = ["<2en>", *tiny_tokenizer.tokens(tiny_tokenizer.encode(PADDING_EXAMPLES["de"])), "[EOS]"]
@@ -65,10 +77,13 @@ def test_positional_encoding_view_is_the_sinusoid_table(copy_runner, copy_trace,
     figure = figure_of(positions.positions_view(copy_runner, copy_trace))
     matrix = figure["data"][0]
     z = np.asarray(matrix["z"], dtype=np.float64)
-    assert z.shape[0] == min(max(len(copy_trace.source_tokens), copy_trace.num_steps, positions.MIN_PE_ROWS),
-                             copy_model.config.max_positions)
+    assert z.shape[0] == min(
+        max(len(copy_trace.source_tokens), copy_trace.num_steps, positions.MIN_PE_ROWS), copy_model.config.max_positions
+    )
     np.testing.assert_allclose(z, ref.sinusoid_table(z.shape[0], copy_model.config.d_model).numpy(), atol=1e-5)
-    np.testing.assert_allclose(z, copy_model.positional_encoding[: z.shape[0]].numpy(), atol=1e-6)  # the rows the model adds
+    np.testing.assert_allclose(
+        z, copy_model.positional_encoding[: z.shape[0]].numpy(), atol=1e-6
+    )  # the rows the model adds
     for p, label in enumerate(matrix["y"]):  # row p names position p and the source token there
         expected = f"{p} {copy_trace.source_tokens[p]}" if p < len(copy_trace.source_tokens) else str(p)
         assert html.unescape(label) == expected
@@ -91,14 +106,17 @@ def test_candidates_view_is_a_softmax_of_the_models_logits(copy_trace, copy_refe
     np.testing.assert_allclose(np.asarray(bars["x"], dtype=np.float64), top.values.numpy(), atol=1e-5)
     ticks = [html.unescape(re.sub(r"</?b>", "", text)) for text in figure["layout"]["yaxis"]["ticktext"]]
     assert ticks == tiny_tokenizer.tokens(top.indices.tolist())
-    bold = [html.unescape(re.sub(r"</?b>", "", t)) for t in figure["layout"]["yaxis"]["ticktext"] if t.startswith("<b>")]
+    bold = [
+        html.unescape(re.sub(r"</?b>", "", t)) for t in figure["layout"]["yaxis"]["ticktext"] if t.startswith("<b>")
+    ]
     assert bold == [copy_trace.output_tokens[copy_step]]  # greedy: the chosen token is the top one, marked
     assert f"Step {copy_step + 1}" in figure["layout"]["title"]["text"]
 
 
 # --------------------------------------------------------------------------- explain views
-def test_logit_lens_reads_each_decoder_layer_through_the_tied_projection(copy_trace, copy_reference, copy_model,
-                                                                          copy_step, tiny_tokenizer):
+def test_logit_lens_reads_each_decoder_layer_through_the_tied_projection(
+    copy_trace, copy_reference, copy_model, copy_step, tiny_tokenizer
+):
     figure = figure_of(readouts.lens_view(copy_trace, copy_step + 1))
     (cells_series,) = figure["data"]
     z = np.asarray(cells_series["z"], dtype=np.float64)  # (L, k)
@@ -117,14 +135,21 @@ def test_alignment_links_each_output_to_its_strongest_real_source_token(copy_tra
     source_row, target_row = figure["data"]
     xs, xt = np.asarray(source_row["x"], dtype=float), np.asarray(target_row["x"], dtype=float)
     assert [position(c[0])[1] for c in source_row["customdata"]] == copy_trace.source_tokens
-    assert [position(c[0])[1] for c in target_row["customdata"]] == expected_query_labels(copy_trace, "cross",
-                                                                                          copy_trace.num_steps - 1)
-    links = sorted((int(np.argmin(abs(xs - s["x0"]))), int(np.argmin(abs(xt - s["x1"]))))
-                   for s in figure["layout"]["shapes"] if s["type"] == "line")
+    assert [position(c[0])[1] for c in target_row["customdata"]] == expected_query_labels(
+        copy_trace, "cross", copy_trace.num_steps - 1
+    )
+    links = sorted(
+        (int(np.argmin(abs(xs - s["x0"]))), int(np.argmin(abs(xt - s["x1"]))))
+        for s in figure["layout"]["shapes"]
+        if s["type"] == "line"
+    )
     mean = copy_reference.cross[VIEW_LAYER - 1].weights.mean(0).numpy()  # (T, S), only the chosen layer
     real = [k for k, token in enumerate(copy_trace.source_tokens) if not is_special(token)]
-    expected = sorted((real[int(np.argmax(mean[t, real]))], t)
-                      for t, token in enumerate(copy_trace.output_tokens) if not is_special(token))
+    expected = sorted(
+        (real[int(np.argmax(mean[t, real]))], t)
+        for t, token in enumerate(copy_trace.output_tokens)
+        if not is_special(token)
+    )
     assert links == expected
     real_target = [t for t, token in enumerate(copy_trace.output_tokens) if not is_special(token)]
     numbered = sorted((real.index(s), real_target.index(t)) for s, t in expected)  # Pharaoh: specials not counted
@@ -139,14 +164,17 @@ def test_head_diagnostics_panels_are_per_layer_and_head(copy_trace, copy_referen
     w = reference_attention(copy_reference, kind).astype(np.float64)  # (L, h, Tq, Tk), whole sentence
     keys = expected_key_labels(copy_trace, kind, copy_trace.num_steps - 1)
     special = np.array([is_special(token) for token in keys])
-    expected = {"entropy": -(w * np.log2(np.clip(w, 1e-12, None))).sum(-1).mean(-1),
-                "special": w[..., special].sum(-1).mean(-1)}
+    expected = {
+        "entropy": -(w * np.log2(np.clip(w, 1e-12, None))).sum(-1).mean(-1),
+        "special": w[..., special].sum(-1).mean(-1),
+    }
     by_title = {a["text"]: a for a in figure["layout"]["annotations"]}
     for name, values in expected.items():
         title = by_title[diagnostics.TITLES[name]]
-        series = next(s for s in figure["data"]
-                      if abs(sum(axis(figure, s["xaxis"])["domain"]) / 2 - title["x"]) < 1e-9)
-        assert list(series["y"]) == list(range(1, w.shape[0] + 1)) and list(series["x"]) == list(range(1, w.shape[1] + 1))
+        series = next(s for s in figure["data"] if abs(sum(axis(figure, s["xaxis"])["domain"]) / 2 - title["x"]) < 1e-9)
+        assert list(series["y"]) == list(range(1, w.shape[0] + 1)) and list(series["x"]) == list(
+            range(1, w.shape[1] + 1)
+        )
         assert axis(figure, series["xaxis"])["ticktext"] == [f"H{h}" for h in range(1, w.shape[1] + 1)]
         np.testing.assert_allclose(np.asarray(series["z"], dtype=np.float64), values, atol=1e-4, err_msg=name)
     for label, value in dropdown.choices:  # each entry opens the head it names, with that head's numbers
@@ -167,7 +195,13 @@ def test_redraw_draws_the_view_of_the_open_tab_and_controls(copy_runner, copy_tr
     plot_component, pipeline_component = attention_tab.view.outputs
     for kind_value in ATTENTION_KINDS:
         for all_value in (False, True):
-            values = {kind: kind_value, layer: VIEW_LAYER, head: str(VIEW_HEAD), show_all: all_value, pipeline_open: True}
+            values = {
+                kind: kind_value,
+                layer: VIEW_LAYER,
+                head: str(VIEW_HEAD),
+                show_all: all_value,
+                pipeline_open: True,
+            }
             drawn = redraw.render_views(tabs, "attention", copy_trace, copy_step + 1, values)
             args = (copy_trace, copy_step + 1, kind_value, VIEW_LAYER, str(VIEW_HEAD), all_value)
             assert drawn[plot_component].plot == attention.attention_view(*args).plot

@@ -1,4 +1,4 @@
-"""Views at 100 source tokens (issue 13): readable labels, a window around the current query with a
+"""Views at 100 source tokens: readable labels, a window around the current query with a
 "show all", pipeline panels that fit, masks covering every position, an alignment matrix instead of a
 hairball, grid edge labels, "input → predicted" rows, slow PE dimensions, the punctuation diagnostic.
 
@@ -37,8 +37,11 @@ def softmax_rows(shape, seed=0):
 def tick_fonts(fig) -> list[float]:
     """Every tick font size the figure sets on its axes (the template default 12 where unset)."""
     layout = json.loads(fig.to_json())["layout"]
-    return [axis.get("tickfont", {}).get("size", 12) for key, axis in layout.items()
-            if key.startswith(("xaxis", "yaxis")) and axis.get("showticklabels", True)]
+    return [
+        axis.get("tickfont", {}).get("size", 12)
+        for key, axis in layout.items()
+        if key.startswith(("xaxis", "yaxis")) and axis.get("showticklabels", True)
+    ]
 
 
 def long_figures() -> dict:
@@ -54,8 +57,9 @@ def long_figures() -> dict:
         "grid": visualizer.attention_grid(cross, TARGET, SOURCE, window=window),
         "pipeline": visualizer.attention_pipeline(np.log(cross[0, 0]), mask, cross[0, 0], TARGET, SOURCE),
         "masks": visualizer.masks_figure(padding, batch, causal, causal, mask, SOURCE, TARGET, step=5),
-        "alignment": explain.alignment_figure(SOURCE, TARGET, [(3 * t, t) for t in range(N_TARGET)],
-                                              np.linspace(0.2, 1, N_TARGET)),
+        "alignment": explain.alignment_figure(
+            SOURCE, TARGET, [(3 * t, t) for t in range(N_TARGET)], np.linspace(0.2, 1, N_TARGET)
+        ),
         "candidates": visualizer.candidates_chart(SOURCE[:10], np.linspace(0.2, 0.01, 10), 0),
     }
 
@@ -88,7 +92,7 @@ def test_pipeline_panels_never_overlap_and_fit_the_figure():
         w = softmax_rows((12, n_keys))
         fig = visualizer.attention_pipeline(np.log(w), np.ones_like(w, bool), w, TARGET[:12], SOURCE[:n_keys])
         boxes = [(fig.layout[f"xaxis{s}"].domain, fig.layout[f"yaxis{s}"].domain) for s in ("", "2", "3")]
-        for (x, y) in boxes:
+        for x, y in boxes:
             assert 0 <= x[0] < x[1] <= 1 and 0 <= y[0] < y[1] <= 1, n_keys
         for i in range(3):
             for j in range(i + 1, 3):
@@ -135,13 +139,16 @@ def test_grid_has_edge_labels_at_100_tokens():
 
 def test_decoder_rows_read_input_then_predicted(trace):
     from ui.attention import attention_view, query_labels
+
     part = trace.attention("cross", trace.num_steps - 1)
     labels = query_labels(trace, part)
     assert labels == [f"{a} → {b}" for a, b in zip(trace.target_tokens, trace.output_tokens)]
     assert query_labels(trace, trace.attention("encoder")) == trace.source_tokens
     figure = json.loads(attention_view(trace, trace.num_steps, "decoder_self", 1, "1").plot)
     rows = figure["data"][0]["y"]
-    assert rows[-1].endswith(f"{trace.target_tokens[-1]} → {trace.output_tokens[-1]}".replace("<", "&lt;").replace(">", "&gt;"))
+    assert rows[-1].endswith(
+        f"{trace.target_tokens[-1]} → {trace.output_tokens[-1]}".replace("<", "&lt;").replace(">", "&gt;")
+    )
 
 
 def test_positional_waves_show_fast_and_slow_dimensions():
@@ -156,8 +163,10 @@ def test_positional_waves_show_fast_and_slow_dimensions():
     slow = next(s for s in fig.data if s.name == f"dim {d - 2} (sin)")
     fast = next(s for s in fig.data if s.name == "dim 0 (sin)")
     np.testing.assert_allclose(fast.customdata[:, 1].astype(float), pe[:, 0], atol=1e-6)
-    assert np.abs(np.diff(fast.customdata[:, 1].astype(float))).mean() > 10 * np.abs(
-        np.diff(slow.customdata[:, 1].astype(float))).mean()
+    assert (
+        np.abs(np.diff(fast.customdata[:, 1].astype(float))).mean()
+        > 10 * np.abs(np.diff(slow.customdata[:, 1].astype(float))).mean()
+    )
 
 
 def test_punctuation_diagnostic_counts_glued_punctuation():

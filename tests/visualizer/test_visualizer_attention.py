@@ -21,6 +21,7 @@ from visualizer.tokens import token_chips
 
 # ---- tokens ---------------------------------------------------------------------------------
 
+
 def test_display_tokens_escape_markup_keep_word_marker_and_duplicates():
     tokens = ["▁a", "<script>alert(1)</script>", "▁a", "&amp;", HOSTILE, "[EOS]"]
     labels = visualizer.display_tokens(tokens)
@@ -44,8 +45,10 @@ SPECIAL = {"[PAD]", "[BOS]", "[EOS]", "[UNK]", "<2de>", "<2en>"}  # as the calle
 
 def test_token_chips_mark_the_special_tokens_the_caller_names():
     chips = token_chips(["<2en>", "▁A", "[EOS]"], {1: "chosen"}, special_tokens=SPECIAL)
-    assert chips == ('<span class="tok special">&lt;2en&gt;</span><span class="tok chosen">▁A</span>'
-                     '<span class="tok special">[EOS]</span>')
+    assert chips == (
+        '<span class="tok special">&lt;2en&gt;</span><span class="tok chosen">▁A</span>'
+        '<span class="tok special">[EOS]</span>'
+    )
     assert "special" not in token_chips(["[EOS]", "<2en>"])  # the visualizer has no list of its own
 
 
@@ -61,6 +64,7 @@ def test_alignment_figure_mutes_the_special_tokens_the_caller_names():
 
 
 # ---- attention heatmap (3.2) ----------------------------------------------------------------
+
 
 def test_attention_heatmap_draws_weights_on_token_axes():
     weights = softmax_rows((len(TARGET), len(SOURCE)))
@@ -139,20 +143,25 @@ def test_a_one_row_heatmap_hangs_a_colour_bar_long_enough_for_its_labels():
     tall = visualizer.attention_heatmap(softmax_rows((9, 7)), ["▁x"] * 9, ["▁y"] * 7)
     assert tall.data[0].colorbar.lenmode in (None, "fraction")  # a share of a tall plot
 
-@pytest.mark.parametrize("weights, queries, keys, kwargs, message", [
-    (np.zeros((3, 4, 1)), 3, 4, {}, "2 dimensions"),
-    (np.zeros((3, 4)), 2, 4, {}, "query_tokens has 2 tokens"),
-    (np.zeros((3, 4)), 3, 5, {}, "key_tokens has 5 tokens"),
-    (np.zeros((3, 4)), 3, 4, {"highlight_query": 3}, "out of range"),
-    (np.zeros((3, 4)), 3, 4, {"highlight_query": 1.0}, "integer"),
-    (np.zeros((0, 4)), 0, 4, {}, "empty"),
-])
+
+@pytest.mark.parametrize(
+    "weights, queries, keys, kwargs, message",
+    [
+        (np.zeros((3, 4, 1)), 3, 4, {}, "2 dimensions"),
+        (np.zeros((3, 4)), 2, 4, {}, "query_tokens has 2 tokens"),
+        (np.zeros((3, 4)), 3, 5, {}, "key_tokens has 5 tokens"),
+        (np.zeros((3, 4)), 3, 4, {"highlight_query": 3}, "out of range"),
+        (np.zeros((3, 4)), 3, 4, {"highlight_query": 1.0}, "integer"),
+        (np.zeros((0, 4)), 0, 4, {}, "empty"),
+    ],
+)
 def test_attention_heatmap_rejects_mismatched_inputs(weights, queries, keys, kwargs, message):
     with pytest.raises(ValueError, match=message):
         visualizer.attention_heatmap(weights, ["▁q"] * queries, ["▁k"] * keys, **kwargs)
 
 
 # ---- grid of layers x heads (3.2.2) ----------------------------------------------------------
+
 
 def test_attention_grid_has_one_cell_per_layer_and_head():
     layers, heads = 2, 3
@@ -168,7 +177,9 @@ def test_attention_grid_has_one_cell_per_layer_and_head():
     shown_x = [fig.layout[f"xaxis{'' if i == 1 else i}"].showticklabels for i in range(1, 7)]
     assert shown_y == [True, False, False, True, False, False]
     assert shown_x == [False, False, False, True, True, True]
-    assert list(fig.layout.xaxis4.ticktext) == [f"{i} {token}" for i, token in enumerate(visualizer.display_tokens(SOURCE))]
+    assert list(fig.layout.xaxis4.ticktext) == [
+        f"{i} {token}" for i, token in enumerate(visualizer.display_tokens(SOURCE))
+    ]
     np.testing.assert_allclose(cells[4].z, weights[1, 1])  # row-major: layer 2, head 2
     assert {cell.coloraxis for cell in cells} == {"coloraxis"}
     assert (fig.layout.coloraxis.cmin, fig.layout.coloraxis.cmax) == (0, 1)
@@ -203,12 +214,15 @@ def test_large_figures_build_quickly():
     grid = visualizer.attention_grid(softmax_rows((6, 8, 40, 40)), tokens40, tokens40, highlight_query=5)
     grid_json = grid.to_json()
     end = time.perf_counter()
-    print(f"\n80x80 heatmap: {middle - start:.2f} s, {len(heatmap_json) / 1e6:.2f} MB JSON; "
-          f"6x8 grid of 40x40: {end - middle:.2f} s, {len(grid_json) / 1e6:.2f} MB JSON")
+    print(
+        f"\n80x80 heatmap: {middle - start:.2f} s, {len(heatmap_json) / 1e6:.2f} MB JSON; "
+        f"6x8 grid of 40x40: {end - middle:.2f} s, {len(grid_json) / 1e6:.2f} MB JSON"
+    )
     assert len(heatmaps(grid)) == 48
 
 
 # ---- inside one head: scores, mask, softmax (3.2.1) ------------------------------------------
+
 
 def test_attention_pipeline_shows_scores_masked_scores_and_softmax():
     n = len(TARGET)
@@ -235,11 +249,11 @@ def test_attention_pipeline_shows_scores_masked_scores_and_softmax():
 def test_attention_pipeline_rejects_a_mask_of_another_shape():
     n = len(TARGET)
     with pytest.raises(ValueError, match="mask has shape"):
-        visualizer.attention_pipeline(np.zeros((n, n)), np.ones((n, n - 1), bool), softmax_rows((n, n)),
-                                      TARGET, TARGET)
+        visualizer.attention_pipeline(np.zeros((n, n)), np.ones((n, n - 1), bool), softmax_rows((n, n)), TARGET, TARGET)
 
 
 # ---- next-token candidates (3.4) --------------------------------------------------------------
+
 
 def test_candidates_chart_ranks_bars_and_highlights_the_chosen_one():
     tokens = ["▁man", "▁woman", "<b>x", "▁person"]
@@ -261,12 +275,15 @@ def test_candidates_chart_without_a_chosen_token():
     assert list(fig.data[0].marker.color) == [PRIMARY_COLOR, PRIMARY_COLOR]
 
 
-@pytest.mark.parametrize("tokens, probs, chosen, message", [
-    (["▁a", "▁b"], [0.5, 0.3, 0.2], 0, "tokens has 2 tokens"),
-    (["▁a", "▁b"], [0.5, 0.5], 2, "out of range"),
-    (["▁a", "▁b"], [1.5, -0.5], 0, "probabilities"),
-    (["▁a", "▁b"], [[0.5, 0.5]], 0, "1 dimensions"),
-])
+@pytest.mark.parametrize(
+    "tokens, probs, chosen, message",
+    [
+        (["▁a", "▁b"], [0.5, 0.3, 0.2], 0, "tokens has 2 tokens"),
+        (["▁a", "▁b"], [0.5, 0.5], 2, "out of range"),
+        (["▁a", "▁b"], [1.5, -0.5], 0, "probabilities"),
+        (["▁a", "▁b"], [[0.5, 0.5]], 0, "1 dimensions"),
+    ],
+)
 def test_candidates_chart_rejects_bad_inputs(tokens, probs, chosen, message):
     with pytest.raises(ValueError, match=message):
         visualizer.candidates_chart(tokens, np.array(probs), chosen)
@@ -290,6 +307,11 @@ def test_pipeline_builds_for_every_size():
     for queries, keys in [(t, s) for t in range(1, 41, 3) for s in range(1, 41, 7)]:
         scores = rng.normal(size=(queries, keys)).astype(np.float32)
         weights = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)
-        figure = visualizer.attention_pipeline(scores, np.ones((queries, keys), bool), weights,
-                                               [f"q{i}" for i in range(queries)], [f"k{j}" for j in range(keys)])
+        figure = visualizer.attention_pipeline(
+            scores,
+            np.ones((queries, keys), bool),
+            weights,
+            [f"q{i}" for i in range(queries)],
+            [f"k{j}" for j in range(keys)],
+        )
         go.Figure(figure.to_dict())  # full validation, as a client loading the JSON would need

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import ast
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
 import pytest
+from browser_helpers import needs_chromium
 from helpers import HOSTILE, SOURCE, TARGET, full_log, mask_inputs, sinusoids, softmax_rows
+
+from scripts.chromium import launch
 
 import visualizer
 from visualizer import explain
@@ -21,6 +23,7 @@ VISUALIZER_DIR = Path(__file__).resolve().parents[2] / "visualizer"
 
 
 # ---- every figure ---------------------------------------------------------------------------
+
 
 def every_figure() -> dict[str, go.Figure]:
     """One of each public figure, the Explain tab's included."""
@@ -31,8 +34,9 @@ def every_figure() -> dict[str, go.Figure]:
     return {
         "heatmap": visualizer.attention_heatmap(weights, TARGET, SOURCE, highlight_query=2),
         "grid": visualizer.attention_grid(softmax_rows((2, 2, n, n)), TARGET, TARGET),
-        "pipeline": visualizer.attention_pipeline(np.zeros((n, n)), mask, softmax_rows((n, n), mask=mask),
-                                                  TARGET, TARGET),
+        "pipeline": visualizer.attention_pipeline(
+            np.zeros((n, n)), mask, softmax_rows((n, n), mask=mask), TARGET, TARGET
+        ),
         "candidates": visualizer.candidates_chart(["▁a", "▁b"], np.array([0.9, 0.1]), 0, entropy_bits=0.5),
         "masks": visualizer.masks_figure(*mask_inputs(), SOURCE, TARGET, step=1),
         "positional": visualizer.positional_encoding_figure(sinusoids(16, 8), tokens=SOURCE),
@@ -41,13 +45,20 @@ def every_figure() -> dict[str, go.Figure]:
         "probability change": explain.probability_change_figure(TARGET, rng.random(n), rng.random(n), title="t"),
         "logit lens": explain.logit_lens_figure([TARGET[:3], TARGET[2:5]], rng.random((2, 3)), TARGET[2], title="t"),
         # strongest link 0.4: 0.2 + 0.8 * 0.4 / 0.4 is 1.0000000000000002, an opacity Plotly rejects
-        "alignment": explain.alignment_figure(SOURCE, TARGET, [(i, i - 1) for i in range(1, n)],
-                                              [0.4, 0.1, 0.2, 0.3, 0.2, 0.1][: n - 1],
-                                              special_tokens={"<2en>", "[EOS]", "[BOS]"}, title="t"),
+        "alignment": explain.alignment_figure(
+            SOURCE,
+            TARGET,
+            [(i, i - 1) for i in range(1, n)],
+            [0.4, 0.1, 0.2, 0.3, 0.2, 0.1][: n - 1],
+            special_tokens={"<2en>", "[EOS]", "[BOS]"},
+            title="t",
+        ),
         "head diagnostics": explain.head_diagnostics_figure(
-            {"entropy": 3 * rng.random((2, 4)), "diagonal": rng.random((2, 4))}, selected=(1, 2), title="t"),
-        "attention comparison": explain.attention_comparison(weights, softmax_rows(weights.shape, seed=2), TARGET,
-                                                             SOURCE, names=("a", "b"), title="t"),
+            {"entropy": 3 * rng.random((2, 4)), "diagonal": rng.random((2, 4))}, selected=(1, 2), title="t"
+        ),
+        "attention comparison": explain.attention_comparison(
+            weights, softmax_rows(weights.shape, seed=2), TARGET, SOURCE, names=("a", "b"), title="t"
+        ),
     }
 
 
@@ -85,21 +96,18 @@ def test_visualizer_imports_only_numpy_and_plotly():
 
 # ---- in a browser ------------------------------------------------------------------------------
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-
 
 @pytest.mark.browser
+@needs_chromium
 def test_hostile_token_is_shown_as_text_in_ticks_and_hover(tmp_path):
     sync_api = pytest.importorskip("playwright.sync_api")
-    if not Path(CHROMIUM).exists():
-        pytest.skip("no Chromium")
     tokens = ["▁a", HOSTILE, "<script>alert(2)</script>"]
     fig = visualizer.attention_heatmap(softmax_rows((3, 3)), tokens, tokens)
     page_path = tmp_path / "figure.html"
     fig.write_html(page_path, include_plotlyjs=True, div_id="figure")
     dialogs = []
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        browser = launch(playwright)
         try:
             page = browser.new_page()
             page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))

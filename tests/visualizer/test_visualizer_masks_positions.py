@@ -15,7 +15,6 @@ import visualizer
 # ---- masks (3.2.3) ----------------------------------------------------------------------------
 
 
-
 def test_masks_figure_has_four_panels_with_attend_and_masked():
     padding, batch, causal, decoder, cross = mask_inputs()
     fig = visualizer.masks_figure(padding, batch, causal, decoder, cross, SOURCE, TARGET, step=3)
@@ -40,12 +39,15 @@ def test_masks_figure_without_a_step_shows_the_whole_look_ahead_mask():
     assert not highlight_shapes(fig)
 
 
-@pytest.mark.parametrize("broken, message", [
-    ("cross", "cross_mask has shape"),
-    ("batch_tokens", r"batch_tokens\[1\] has 3 tokens"),
-    ("causal", "causal_mask must have 2 dimensions"),
-    ("step", "step=7 is out of range"),
-])
+@pytest.mark.parametrize(
+    "broken, message",
+    [
+        ("cross", "cross_mask has shape"),
+        ("batch_tokens", r"batch_tokens\[1\] has 3 tokens"),
+        ("causal", "causal_mask must have 2 dimensions"),
+        ("step", "step=7 is out of range"),
+    ],
+)
 def test_masks_figure_rejects_mismatches(broken, message):
     padding, batch, causal, decoder, cross = mask_inputs()
     step = 3
@@ -63,8 +65,7 @@ def test_masks_figure_rejects_mismatches(broken, message):
 
 def test_mask_heatmap_labels_cells_and_highlights_a_row():
     causal = np.tril(np.ones((3, 3), dtype=bool))
-    fig = visualizer.mask_heatmap(causal, ["▁a", "▁b", "▁c"], ["▁a", "▁b", "▁c"], title="look-ahead",
-                                  highlight_row=1)
+    fig = visualizer.mask_heatmap(causal, ["▁a", "▁b", "▁c"], ["▁a", "▁b", "▁c"], title="look-ahead", highlight_row=1)
     (trace,) = fig.data
     assert trace.customdata[0, 2] == "masked" and trace.customdata[2, 0] == "attend"
     assert len(highlight_shapes(fig)) == 1
@@ -73,7 +74,6 @@ def test_mask_heatmap_labels_cells_and_highlights_a_row():
 
 
 # ---- positional encoding (3.5) ----------------------------------------------------------------
-
 
 
 def test_positional_encoding_figure_three_panels():
@@ -85,8 +85,13 @@ def test_positional_encoding_figure_three_panels():
     assert (matrix.zmin, matrix.zmax) == (-1, 1)
     np.testing.assert_allclose(similarity.z, pe @ pe.T, rtol=1e-4, atol=1e-3)
     lines = [trace for trace in fig.data if isinstance(trace, go.Scatter)]
-    assert [line.name for line in lines] == ["dim 0 (sin)", "dim 1 (cos)", "dim 4 (sin)", "dim 5 (cos)",
-                                             "dim 31 (cos)"]  # 64 >= d_model is dropped
+    assert [line.name for line in lines] == [
+        "dim 0 (sin)",
+        "dim 1 (cos)",
+        "dim 4 (sin)",
+        "dim 5 (cos)",
+        "dim 31 (cos)",
+    ]  # 64 >= d_model is dropped
     np.testing.assert_allclose(lines[2].customdata[:, 1].astype(float), pe[:, 4])
     assert list(fig.layout.yaxis.ticktext[:3]) == visualizer.display_tokens(tokens)
     assert list(fig.layout.yaxis.tickvals[:3]) == [0, 1, 2]
@@ -107,7 +112,6 @@ def test_positional_encoding_figure_without_tokens_and_with_too_many():
 # ---- training log and metrics ----------------------------------------------------------------
 
 
-
 def no_data_annotations(fig: go.Figure) -> list:
     return [annotation for annotation in fig.layout.annotations if annotation.text == "no data"]
 
@@ -121,13 +125,16 @@ def test_training_curves_figure_draws_loss_learning_rate_and_bleu():
     assert not no_data_annotations(fig)
 
 
-@pytest.mark.parametrize("log, empty_panels", [
-    ({}, 3),
-    (None, 3),
-    ({"train": {"step": [], "loss": [], "learning_rate": []}, "validation": {}}, 3),
-    ({"train": {"step": [1, 2, 3], "loss": [3.0, None, 2.0], "learning_rate": [1e-4]}}, 1),
-    ({"validation": {"step": [1, 2], "bleu_de_en": [1.0, float("nan")]}, "train": "broken"}, 2),
-])
+@pytest.mark.parametrize(
+    "log, empty_panels",
+    [
+        ({}, 3),
+        (None, 3),
+        ({"train": {"step": [], "loss": [], "learning_rate": []}, "validation": {}}, 3),
+        ({"train": {"step": [1, 2, 3], "loss": [3.0, None, 2.0], "learning_rate": [1e-4]}}, 1),
+        ({"validation": {"step": [1, 2], "bleu_de_en": [1.0, float("nan")]}, "train": "broken"}, 2),
+    ],
+)
 def test_training_curves_figure_tolerates_missing_parts(log, empty_panels):
     fig = visualizer.training_curves_figure(log)
     assert len(no_data_annotations(fig)) == empty_panels
@@ -138,9 +145,13 @@ def test_training_curves_figure_tolerates_missing_parts(log, empty_panels):
 
 
 def test_metrics_table_markdown():
-    metrics = {"step": 10, "scores": {
-        "val": {"de-en": {"greedy": {"bleu": 30.123, "chrf": 55.5}, "beam4": {"bleu": 31}}},
-        "test_2016_flickr": {"en-de": {"greedy": {"bleu": 20, "chrf": 50}}}}}
+    metrics = {
+        "step": 10,
+        "scores": {
+            "val": {"de-en": {"greedy": {"bleu": 30.123, "chrf": 55.5}, "beam4": {"bleu": 31}}},
+            "test_2016_flickr": {"en-de": {"greedy": {"bleu": 20, "chrf": 50}}},
+        },
+    }
     lines = visualizer.metrics_table_markdown(metrics).splitlines()
     assert lines[0] == "| split | direction | decoding | BLEU | chrF |"
     assert lines[2] == "| val | de-en | greedy | 30.12 | 55.50 |"

@@ -1,6 +1,6 @@
-"""The five views of issue 16: their figures show exactly the numbers of the computations they claim
-(rollout, paper-figure head search, training film, KV cache, step changes), and their panels' handlers
-work on the tiny checkpoint, a tiny CPU training run's film, and say so when there is no film.
+"""Five Explain views show exactly the numbers of the computations they claim (flow to the source by rollout,
+the paper's figures by a head search, the training film, the KV cache, the step changes), and their panels'
+handlers work on the tiny checkpoint, a tiny CPU training run's film, and say so when there is no film.
 """
 
 from __future__ import annotations
@@ -88,7 +88,9 @@ def test_paper_panel_runs_once_and_draws_the_best_head(checkpoint, monkeypatch):
 
 
 def test_paper_sentences_too_long_for_the_tokenizer_get_a_clear_message(checkpoint):
-    store = paper_panel.PaperResults(session.Runner(checkpoint))  # the paper's full sentences: the tiny tokenizer cuts them
+    store = paper_panel.PaperResults(
+        session.Runner(checkpoint)
+    )  # the paper's full sentences: the tiny tokenizer cuts them
     with pytest.raises(gr.Error, match="cannot be searched"):
         store.get()
 
@@ -128,7 +130,7 @@ def test_a_checkpoint_without_film_says_how_to_record_one(tiny_checkpoint):
     frames, message = film_view.load(tiny_checkpoint)
     assert frames is None
     assert "no training film" in message and "--film on" in message and "film.npz" in message
-    assert str(tiny_checkpoint) not in message and "/tmp" not in message  # no server path on the page (issue 23)
+    assert str(tiny_checkpoint) not in message and "/tmp" not in message  # no server path on the page
 
 
 # --------------------------------------------------------------------------- KV cache
@@ -156,8 +158,16 @@ def test_a_kept_cache_of_another_translation_is_not_shown(checkpoint, trace):
     kept = cache_panel.record(session.Runner(checkpoint), trace)
     assert cache_panel.recording_for(kept, other) is None and cache_panel.recording_for(None, trace) is None
     with pytest.raises(ValueError, match="cached rows"):
-        cache_figures.cache_figure(np.zeros((3, 4)), np.zeros((3, 4)), np.zeros(2), np.zeros((5, 4)),
-                                   np.zeros((5, 4)), np.zeros(5), ["a"] * 3, ["b"] * 5)
+        cache_figures.cache_figure(
+            np.zeros((3, 4)),
+            np.zeros((3, 4)),
+            np.zeros(2),
+            np.zeros((5, 4)),
+            np.zeros((5, 4)),
+            np.zeros(5),
+            ["a"] * 3,
+            ["b"] * 5,
+        )
 
 
 # --------------------------------------------------------------------------- step changes
@@ -168,7 +178,9 @@ def test_changes_view_shows_the_new_and_previous_rows(trace):
     data = figure_json(views["rows"])["data"]
     previous_self, new_self, previous_cross, new_cross = (array(series["y"]) for series in data)
     np.testing.assert_allclose(new_self, trace.decoder_self_attention[1, :, step - 1, :step].mean(0), atol=1e-6)
-    np.testing.assert_allclose(previous_self, trace.decoder_self_attention[1, :, step - 2, :step - 1].mean(0), atol=1e-6)
+    np.testing.assert_allclose(
+        previous_self, trace.decoder_self_attention[1, :, step - 2, : step - 1].mean(0), atol=1e-6
+    )
     np.testing.assert_allclose(new_cross, trace.cross_attention[1, :, step - 1].mean(0), atol=1e-6)
     np.testing.assert_allclose(previous_cross, trace.cross_attention[1, :, step - 2].mean(0), atol=1e-6)
     assert data[1]["marker"]["color"][-1] == ACCENT_COLOR  # the key that just appeared
@@ -200,8 +212,18 @@ def test_the_tab_holds_the_five_panels_and_the_film_controls_only_with_a_film(fi
     from ui.app import build_demo
 
     with_film = elem_ids(build_demo(film_run / "best"))
-    assert {"film-frame", "film-heatmap", "film-entropy", "paper-run", "paper-lines", "rollout-plot", "cache-run",
-            "cache-plot", "changes-rows", "changes-candidates"} <= with_film
+    assert {
+        "film-frame",
+        "film-heatmap",
+        "film-entropy",
+        "paper-run",
+        "paper-lines",
+        "rollout-plot",
+        "cache-run",
+        "cache-plot",
+        "changes-rows",
+        "changes-candidates",
+    } <= with_film
     assert "film-missing" not in with_film
     without = elem_ids(build_demo(tiny_checkpoint))
     assert "film-missing" in without and "film-frame" not in without and "rollout-plot" in without

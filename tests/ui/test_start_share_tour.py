@@ -1,4 +1,4 @@
-"""The first minute of a visitor (issue 14), handlers called directly on the tiny checkpoint: the page opens
+"""The first minute of a visitor, handlers called directly on the tiny checkpoint: the page opens
 on an example computed once, share links round-trip, the tour's stops, the guard rails, clean state after
 errors, and the /translate endpoint's description.
 """
@@ -34,19 +34,27 @@ def by_id(updates: dict) -> dict:
 
 
 # --------------------------------------------------------------------------- guard rails (model/text/language.py)
-@pytest.mark.parametrize("text, direction, kind", [
-    ("A little girl is climbing into a wooden playhouse.", "de-en", "language"),
-    ("Ein Mann fährt mit dem Fahrrad die Straße entlang.", "en-de", "language"),
-])
+@pytest.mark.parametrize(
+    "text, direction, kind",
+    [
+        ("A little girl is climbing into a wooden playhouse.", "de-en", "language"),
+        ("Ein Mann fährt mit dem Fahrrad die Straße entlang.", "en-de", "language"),
+    ],
+)
 def test_wrong_language_is_flagged_with_the_direction_that_fits(text, direction, kind):
     [rail] = language.guard_rails(text, ["<2x>", "▁a", "[EOS]"], direction)
     assert rail.kind == kind and rail.switch_to == "-".join(reversed(direction.split("-")))
 
 
-@pytest.mark.parametrize("text, direction", [("Ein Mann fährt mit dem Fahrrad die Straße entlang.", "de-en"),
-                                             ("Two men are playing soccer in the park.", "en-de"),
-                                             ("Hallo", "en-de"),  # too few letters to judge
-                                             ("1234567890", "de-en")])
+@pytest.mark.parametrize(
+    "text, direction",
+    [
+        ("Ein Mann fährt mit dem Fahrrad die Straße entlang.", "de-en"),
+        ("Two men are playing soccer in the park.", "en-de"),
+        ("Hallo", "en-de"),  # too few letters to judge
+        ("1234567890", "de-en"),
+    ],
+)
 def test_right_language_or_too_little_text_is_not_flagged(text, direction):
     assert language.guard_rails(text, ["<2x>", "▁a", "[EOS]"], direction) == []
 
@@ -64,10 +72,14 @@ def test_byte_tokens_and_long_inputs_are_flagged():
 
 
 def test_notice_and_switch_follow_the_trace(checkpoint):
-    english = session.translate_text(session.Runner(checkpoint), "A little girl is climbing into a wooden playhouse.", "de-en")[0]
+    english = session.translate_text(
+        session.Runner(checkpoint), "A little girl is climbing into a wooden playhouse.", "de-en"
+    )[0]
     assert "looks like **English**" in session.notice_markdown(english)
     assert session.switch_direction(english) == "en-de"
-    german = session.translate_text(session.Runner(checkpoint), "Ein Mann fährt mit dem Fahrrad die Straße entlang.", "de-en")[0]
+    german = session.translate_text(
+        session.Runner(checkpoint), "Ein Mann fährt mit dem Fahrrad die Straße entlang.", "de-en"
+    )[0]
     assert session.switch_direction(german) is None and "looks like" not in session.notice_markdown(german)
 
 
@@ -82,8 +94,12 @@ def test_page_loads_share_one_precomputed_example(tiny_checkpoint, monkeypatch):
     request = SimpleNamespace(query_params={}, headers={})
     shown = [by_id(on_load(request)) for _ in range(100)]
     assert len(calls) == 1  # a hundred page loads: no model call
-    traces = {id(value) for updates in shown for key, value in updates.items() if isinstance(key, gr.State)
-              and value is not None and hasattr(value, "num_steps")}
+    traces = {
+        id(value)
+        for updates in shown
+        for key, value in updates.items()
+        if isinstance(key, gr.State) and value is not None and hasattr(value, "num_steps")
+    }
     assert len(traces) == 1
     first = shown[0]
     assert first["source"] == EXAMPLES[0][0] and first["translation"]
@@ -113,8 +129,7 @@ def test_share_link_round_trip():
 def test_a_shared_link_restores_its_view(tiny_checkpoint):
     demo = build_demo(tiny_checkpoint)
     on_load = listener(demo, "on_load").fn
-    params = {"text": GERMAN, "dir": "en-de", "step": "2", "tab": "masks", "kind": "encoder", "layer": "2",
-              "head": "3"}
+    params = {"text": GERMAN, "dir": "en-de", "step": "2", "tab": "masks", "kind": "encoder", "layer": "2", "head": "3"}
     shown = by_id(on_load(SimpleNamespace(query_params=params, headers={})))
     assert shown["source"] == GERMAN and shown["direction"] == "en-de"
     assert shown["step"].value == 2 and shown["views"].selected == "masks"
@@ -146,8 +161,11 @@ def test_tour_stops_set_their_views(trace):
 
 def test_tour_buttons_move_along_the_stops(tiny_checkpoint, trace):
     demo = build_demo(tiny_checkpoint)
-    [forward] = [fn for fn in demo.fns.values() if fn.name == "handler" and "tour-next" in
-                 {demo.blocks[target].elem_id for target, _ in fn.targets}]
+    [forward] = [
+        fn
+        for fn in demo.fns.values()
+        if fn.name == "handler" and "tour-next" in {demo.blocks[target].elem_id for target, _ in fn.targets}
+    ]
     shown = by_id(forward.fn(trace, 0))  # stop 1 -> stop 2: cross-attention at the sharpest head
     assert shown["views"].selected == "attention" and shown["attention-kind"] == "cross"
     assert "Stop 2 of 5" in shown["tour-text"]
@@ -241,5 +259,6 @@ def test_redraw_draws_only_the_views_whose_key_changed(tiny_checkpoint, trace):
 def translate_other(checkpoint_dir):
     from model.checkpoints.checkpoint import load_checkpoint
     from model.decoding.greedy import translate
+
     loaded = load_checkpoint(checkpoint_dir)
     return translate(loaded.model, loaded.tokenizer, "Ein Mann fährt Fahrrad.", "de-en")  # not GERMAN

@@ -1,4 +1,4 @@
-"""The first minute in headless Chromium (issue 14): the bare URL shows a translated example, a shared link
+"""The first minute in headless Chromium: the bare URL shows a translated example, a shared link
 restores its view in a fresh browser context, the tour's stops show their views, the guard-rail notices
 appear, and a refused input leaves no stale result. The app runs on the tiny checkpoint (test_browser.py).
 """
@@ -17,7 +17,7 @@ from ui.text import EXAMPLES
 pytestmark = [pytest.mark.browser, needs_chromium]
 
 
-def open_page(browser, url: str):  # noqa: F811
+def open_page(browser, url: str):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(30_000)
@@ -29,13 +29,13 @@ def selected_value(page, elem_id: str) -> str:
     return page.locator(f"#{elem_id} input:checked").first.get_attribute("value")
 
 
-def test_bare_url_shows_a_translated_example_with_its_plots(browser, server):  # noqa: F811
+def test_bare_url_shows_a_translated_example_with_its_plots(browser, server):
     from playwright.sync_api import expect
 
     started = time.monotonic()
     context, page = open_page(browser, server)
     page.wait_for_selector("#attention-plot .js-plotly-plot")
-    page.locator("#pipeline-box").get_by_text("Inside one head").click()  # drawn only while open (issue 15)
+    page.locator("#pipeline-box").get_by_text("Inside one head").click()  # drawn only while open
     page.wait_for_selector("#pipeline-plot .js-plotly-plot")
     print(f"plots after {time.monotonic() - started:.1f} s")
     expect(page.locator("#source textarea")).to_have_value(EXAMPLES[0][0])
@@ -51,7 +51,7 @@ def containing(part: str):
     return re.compile(".*" + re.escape(part) + ".*")
 
 
-def test_shared_link_restores_the_view_in_a_fresh_context(browser, server):  # noqa: F811
+def test_shared_link_restores_the_view_in_a_fresh_context(browser, server):
     from playwright.sync_api import expect
 
     context, page = open_page(browser, server)
@@ -71,18 +71,26 @@ def test_shared_link_restores_the_view_in_a_fresh_context(browser, server):  # n
     context, page = open_page(browser, url)
     expect(page.locator("#attention-plot .gtitle")).to_contain_text("Encoder self-attention, layer 2, head 3")
     expect(page.locator("#step input[type=number]")).to_have_value("2")
-    assert (selected_value(page, "attention-kind"), selected_value(page, "layer"), selected_value(page, "head")) \
-        == ("encoder", "2", "3")
+    assert (selected_value(page, "attention-kind"), selected_value(page, "layer"), selected_value(page, "head")) == (
+        "encoder",
+        "2",
+        "3",
+    )
     context.close()
 
 
-def test_the_tour_stops_show_their_views(browser, server):  # noqa: F811
+def test_the_tour_stops_show_their_views(browser, server):
     from playwright.sync_api import expect
 
     context, page = open_page(browser, server)
     page.wait_for_selector("#attention-plot .js-plotly-plot")
-    expected = [("Next token", "#candidates-plot"), ("Attention", "#attention-plot"), ("Attention", "#pipeline-plot"),
-                ("Masks", "#mask-plot"), ("Explain", "#branch-candidate")]
+    expected = [
+        ("Next token", "#candidates-plot"),
+        ("Attention", "#attention-plot"),
+        ("Attention", "#pipeline-plot"),
+        ("Masks", "#mask-plot"),
+        ("Explain", "#branch-candidate"),
+    ]
     for number, (tab, selector) in enumerate(expected, start=1):
         page.click("#tour-next")
         expect(page.locator("#tour-text")).to_contain_text(f"Stop {number} of 5")
@@ -94,7 +102,7 @@ def test_the_tour_stops_show_their_views(browser, server):  # noqa: F811
     context.close()
 
 
-def test_wrong_language_and_long_input_notices(browser, server):  # noqa: F811
+def test_wrong_language_and_long_input_notices(browser, server):
     from playwright.sync_api import expect
 
     context, page = open_page(browser, server)
@@ -116,7 +124,7 @@ def test_wrong_language_and_long_input_notices(browser, server):  # noqa: F811
     context.close()
 
 
-def test_a_refused_input_leaves_no_stale_result(browser, server):  # noqa: F811
+def test_a_refused_input_leaves_no_stale_result(browser, server):
     from playwright.sync_api import expect
 
     context, page = open_page(browser, server)

@@ -1,0 +1,86 @@
+"""The browser lane's fixtures: one headless Chromium per test run, pages on the served apps of tests/conftest.py
+(one app per checkpoint per run: `server`, `corpus_server`, `copy_server`, `shipped_server`), and the screens a
+module's checks share. Tests open their own pages, so their sessions never cross (each page is a Gradio session
+with its own gr.State).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from browser_helpers import GERMAN, THEMES, VIEWPORTS, rects, settled_scroll, to_empty_page, wait_step
+
+PAGE_TIMEOUT_MS = 30_000  # the server shares two busy CPU cores
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Chromium for the whole run (each test opens and closes its own pages)."""
+    from browser_helpers import CHROMIUM
+    from playwright.sync_api import expect, sync_playwright
+
+    from scripts.chromium import launch
+
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is not installed")
+    expect.set_options(timeout=PAGE_TIMEOUT_MS)
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    """A 1400x1000 page on the app, emptied (browser_helpers.to_empty_page); any alert() lands in page.dialogs."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.dialogs = []  # any alert() would land here
+    page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
+    page.set_default_timeout(PAGE_TIMEOUT_MS)
+    page.goto(server)
+    to_empty_page(page)
+    yield page
+    page.close()
+
+
+@pytest.fixture(
+    scope="module",
+    params=[(size, theme) for size in VIEWPORTS for theme in THEMES],
+    ids=lambda param: f"{param[0][0]}x{param[0][1]}-{param[1]}",
+)
+def screen(request, browser, server):
+    """A page at one viewport and theme, on the Attention tab, GERMAN translated by Enter in the sentence box;
+    `page.after` holds where things were right after the translation (one page per module and screen)."""
+    from playwright.sync_api import expect
+
+    (width, height), theme = request.param
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.set_default_timeout(PAGE_TIMEOUT_MS)
+    page.goto(server + f"?__theme={theme}")
+    page.wait_for_selector("#attention-plot .js-plotly-plot")  # the start-up example, on the Attention tab
+    expect(page.locator("#translation textarea")).not_to_have_value("")
+    page.fill("#source textarea", GERMAN)
+    page.press("#source textarea", "Enter")
+    expect(page.locator("#source textarea")).to_have_value(GERMAN)
+    page.wait_for_function(
+        "(text) => document.querySelector('#translation textarea').value !== '' && "
+        "document.querySelector('#tokens').textContent.includes('Fahrrad')",
+        arg=GERMAN,
+    )
+    wait_step(page, 1)
+    settled_scroll(page)
+    page.wait_for_selector("#attention-plot .js-plotly-plot .heatmaplayer")
+    page.after = rects(
+        page,
+        "#player-bar",
+        "#step-next",
+        "#attention-kind",
+        "#layer",
+        "#head",
+        "#attention-plot",
+        "#attention-plot .js-plotly-plot .main-svg",
+        "#step-info .step-output",
+    )
+    page.size, page.theme = (width, height), theme
+    yield page
+    page.close()
