@@ -18,7 +18,7 @@ from pathlib import Path
 
 from model.decoding.greedy import translate
 
-from .common import ROOT, started_app, summarize
+from .common import started_app, summarize
 from .memory import tree_rss_mib
 
 from scripts import load_test

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .checks import as_array, as_probabilities, labels_for
+from .checks import as_probabilities, labels_for
 from .grid import on_axes, set_axes, subplot_grid
 from .heatmap import indexed, tick_font_size
 from .theme import ACCENT_COLOR, GRID_COLOR, MUTED_COLOR, PRIMARY_COLOR, axis_title, figure
