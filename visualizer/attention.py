@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 from .checks import as_array, check_index, labels_for
 from .grid import axis_name, on_axes, set_axes, spacing, subplot_grid
 from .heatmap import (
-    MIN_COLUMN_PX, MIN_FONT, Window, cell_gap, cell_px, fit_width, full_window, heatmap_size, highlight_rows,
+    MIN_COLUMN_PX, Window, cell_gap, cell_px, fit_width, full_window, heatmap_size, highlight_rows,
     hover_template, indexed, short_plot_bar, token_axes, token_heatmap, token_margins,
 )
 from .theme import ATTENTION_SCALE, DIVERGING_SCALE, MASKED_COLOR, MUTED_COLOR, colorbar, corner_note, figure
