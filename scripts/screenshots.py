@@ -5,7 +5,7 @@ Starts `app.py` on the shipped checkpoint (or --checkpoint), opens headless Chro
 per screen and tab into --out:
 
     python3 scripts/screenshots.py --out /tmp/shots                      # every screen, theme and tab
-    python3 scripts/screenshots.py --readme                               # the three in docs/screenshots
+    python3 scripts/screenshots.py --readme                               # the three first screens in docs/screenshots
     python3 scripts/screenshots.py --text "$(python3 -c 'print("Ein Mann fährt Rad. " * 20)')" --out /tmp/long
 """
 
@@ -55,6 +55,19 @@ def translated_page(browser, url: str, screen: str, theme: str, text: str, steps
     return page
 
 
+def first_screen(browser, url: str, screen: str, theme: str, path: Path) -> None:
+    """The page as it opens, before any click or scroll: the form, the player and the start-up example's figure."""
+    size = SCREENS[screen]
+    page = browser.new_page(viewport={"width": size[0], "height": size[1]})
+    page.set_default_timeout(120_000)
+    page.goto(url + f"?__theme={theme}")
+    page.wait_for_selector("#attention-plot .js-plotly-plot .heatmaplayer")
+    page.wait_for_timeout(1500)
+    page.mouse.move(0, 0)
+    page.screenshot(path=str(path), full_page=False)
+    page.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoint", default=str(ROOT / "checkpoints" / "de-en-small"))
@@ -81,7 +94,10 @@ def main(argv: list[str] | None = None) -> int:
             sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         pages: dict = {}
-        for name, screen, theme, tab in shots:
+        for name, screen, theme, tab in shots if args.readme else ():
+            first_screen(browser, url, screen, theme, args.out / name)
+            print(args.out / name, flush=True)
+        for name, screen, theme, tab in () if args.readme else shots:
             if (screen, theme) not in pages:
                 pages[(screen, theme)] = translated_page(browser, url, screen, theme, args.text, args.steps)
             page = pages[(screen, theme)]

@@ -15,11 +15,24 @@ from . import attention, explain, model_tab, next_token, positions, redraw, runn
 from . import zerogpu
 from .common import PRIVATE, Page
 from .page_script import SHOW_VIEW_JS, page_script
+from .text import ABOUT_APP
 
 
 def find(demo: gr.Blocks, elem_id: str):
     """The component with this elem_id (None if the page has none)."""
     return next((block for block in demo.blocks.values() if getattr(block, "elem_id", None) == elem_id), None)
+
+
+def below_figure(header) -> gr.Textbox:
+    """What the first screen leaves out, under the views: the token chips, the download and share link, and the
+    rest of the introduction (folded) -> the share link's box."""
+    header.tokens.render()
+    with gr.Row(equal_height=False, elem_id="below-figure"):
+        header.download.render()
+        link = share.link_row()
+    with gr.Accordion("About this app, the model and its limits", open=False, elem_id="about-app"):
+        gr.Markdown(ABOUT_APP)
+    return link
 
 
 def build_demo(checkpoint: str | Path, hub: bool = False, workers: int = 0,
@@ -46,7 +59,6 @@ def build_demo(checkpoint: str | Path, hub: bool = False, workers: int = 0,
     with gr.Blocks(title="Attention Explorer", delete_cache=(3600, 3600), analytics_enabled=False) as demo:
         header = session.build(model_runner, load_error)
         trace, translate_event = header.trace, header.event
-        link = share.link_row()  # first-minute: the share link
         steps = stepping.build(trace)
         tour_parts = tour.build()  # right under the player bar: a stop's text sits above the view it sets (issue 23)
         tab_state = gr.State(next_token.TAB_ID)  # the open tab: only its views are drawn
@@ -57,6 +69,7 @@ def build_demo(checkpoint: str | Path, hub: bool = False, workers: int = 0,
             attention_tab = attention.build(page)
             views = [first, attention_tab.view, *positions.build(page)]
             views += [model_tab.build(page), *explain.build(page, attention_tab.opener)]
+        link = below_figure(header)  # the tokens, download, share link and the folded introduction
         targets = share.Targets(header, steps.slider, tabs, tab_state, *attention_tab.opener.outputs[:4])
         views.append(share.link_view(targets, link))
         redraw.wire(page, steps.info, views)  # one listener draws them all (and empties them without a trace)

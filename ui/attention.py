@@ -25,6 +25,7 @@ from .common import PRIVATE, Page, TabView, clamp, plot, step_index
 from .text import ABOUT_ATTENTION, ABOUT_HEADS, ABOUT_PIPELINE
 
 TAB_ID = "attention"
+GRID_COLUMNS = 4  # "all heads": a layer's heads in rows of this many panels (8 heads: two rows)
 
 
 def attention_slice(trace: TranslationTrace, step: float | None, kind: str) -> AttentionSlice:
@@ -70,11 +71,11 @@ def attention_view(trace: TranslationTrace, step: float | None, kind: str, layer
     weights, queries, keys = part.weights, query_labels(trace, part), part.keys
     highlight = None if kind == "encoder" else len(queries) - 1
     name, shown = part.kind.label, dict(window=view_window(trace, step, part, show_all), highlight_query=highlight)
-    if head == "all":
-        figure = visualizer.attention_grid(weights, queries, keys, **shown,
-                                           title=f"{name}: every layer (rows) and head (columns)")
-        return plot(figure, f"{kind}-attention-all-heads")
     l = clamp(layer, weights.shape[0])
+    if head == "all":  # one layer at a time: its heads as small multiples that fit the figure's box
+        figure = visualizer.attention_grid(weights, queries, keys, **shown, layer=l, columns=GRID_COLUMNS,
+                                           title=f"{name}, layer {l + 1}: every head")
+        return plot(figure, f"{kind}-attention-layer{l + 1}-all-heads")
     if head == "mean":
         figure = visualizer.attention_heatmap(weights[l].mean(axis=0), queries, keys, **shown,
                                               title=f"{name}, layer {l + 1}, mean of {weights.shape[1]} heads")
@@ -184,8 +185,7 @@ def build(page: Page) -> AttentionTab:
             with gr.Column(scale=1, min_width=280, elem_classes="view-side"):
                 kind = gr.Radio([(spec.label, name) for name, spec in ATTENTION_KINDS.items()], value="cross",
                                 label="Attention", elem_id="attention-kind")
-                layer = gr.Radio(layer_choices(page.checkpoint, "cross"), value=1, label="Layer", elem_id="layer",
-                                 info="not used by all heads")
+                layer = gr.Radio(layer_choices(page.checkpoint, "cross"), value=1, label="Layer", elem_id="layer")
                 head = gr.Radio([("all heads", "all"), ("mean of heads", "mean")]
                                 + [(f"head {h}", str(h)) for h in range(1, n_heads + 1)],
                                 value="1", label="Head", elem_id="head")

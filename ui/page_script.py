@@ -4,7 +4,8 @@ Keys: Left/Right = Back/Next, Home/End = First/Last, Space = Play/Pause. They cl
 (so they do exactly what a click does) and never fire while typing in a text box or on a slider, with a
 modifier held, or while the buttons are disabled (no trace yet). After Enter in the sentence box they step
 until the visitor types or clicks there again; on a radio (a head, a layer, a kind) they step instead of
-moving the choice (issue 23).
+moving the choice; a click on a tab leaves the focus on the page, so they step after it too. The step
+line's prefix strip keeps the current token in view.
 
 One screen (issue 23): after Translate the page scrolls the player bar to the top of the window with the
 tabs, the view's controls and its figure under it (on a phone, where the controls fill the screen, the figure);
@@ -203,7 +204,25 @@ _SCRIPT = """
   }, true);
   document.addEventListener('input', (event) => { if (event.target === armed) armed = null; }, true);
   document.addEventListener('pointerdown', (event) => { if (event.target === armed) armed = null; }, true);
-  const TYPING = 'textarea, select, [contenteditable=""], [contenteditable="true"], [role="tab"], ' +
+  // a click on a tab (the views' or the Explain panels') leaves the focus on the page: the keys step after it
+  document.addEventListener('click', (event) => {
+    const tab = event.target instanceof Element && event.target.closest('[role="tab"]');
+    if (tab && event.detail > 0) setTimeout(() => { if (document.activeElement === tab) tab.blur(); }, 0);
+  }, true);
+  // the step line's prefix strip scrolls to keep the current token (the query) in view
+  const showQuery = () => {
+    const strip = document.querySelector('#step-info .step-prefix');
+    const token = strip && strip.querySelector('.tok.query');
+    if (!token) return;
+    const left = token.getBoundingClientRect().left - strip.getBoundingClientRect().left + strip.scrollLeft;
+    const right = left + token.getBoundingClientRect().width;
+    if (right > strip.scrollLeft + strip.clientWidth) strip.scrollLeft = right - strip.clientWidth + 4;
+    else if (left < strip.scrollLeft) strip.scrollLeft = Math.max(left - 4, 0);
+  };
+  new MutationObserver(showQuery).observe(document.getElementById('step-info') || document.body,
+                                         {childList: true, subtree: true, characterData: true});
+  window.addEventListener('resize', showQuery);
+  const TYPING = 'textarea, select, [contenteditable=""], [contenteditable="true"], ' +
                  'input:not([type=radio]):not([type=checkbox])';
   document.addEventListener('keydown', (event) => {
     const id = keys[event.key];

@@ -2,7 +2,8 @@
 
 Translate runs the model once (`model.decoding.greedy.translate`, Figure 1 of "Attention Is All You Need")
 and keeps the whole `TranslationTrace` in the user's `gr.State`; every tab then draws from that
-trace. `build` lays out the header (sentence, direction, examples, translation, download, tokens)
+trace. `build` lays out the header (a one-line introduction, the examples menu, sentence, translation,
+direction; the download and the tokens are placed below the figure)
 and wires the one public endpoint, api_name="translate".
 """
 
@@ -21,7 +22,7 @@ from model.text.language import GuardRail, guard_rails
 
 from .common import PRIVATE, chips
 from .runner import Runner, model_event, write_trace_file
-from .text import API_DESCRIPTION, DIRECTION_LABELS, EXAMPLES, INTRO
+from .text import API_DESCRIPTION, DIRECTION_LABELS, EXAMPLES, INTRO, example_label
 
 NO_MODEL_HINT = "Train one, or point the app at one with --checkpoint DIR, --hub REPO_ID, " \
                 "$ATTENTION_EXPLORER_CHECKPOINT or $ATTENTION_EXPLORER_HUB."
@@ -162,50 +163,49 @@ class Header:
                 self.tokens: "", self.notice: notice, self.switch: gr.Button(visible=False)}
 
 
-def input_row() -> tuple[gr.Textbox, gr.Radio, gr.Button, list]:
-    """The sentence box, the direction and the Translate button, then the examples of each direction."""
-    with gr.Row(equal_height=False):
-        with gr.Column(scale=3):
-            # lines=1: Enter translates (Gradio submits on Enter only for one-line boxes); Shift+Enter breaks a line
-            source = gr.Textbox(
-                label="Sentence", lines=1, max_lines=8, elem_id="source", placeholder="Type a German sentence…",
-                info=f"Enter translates, Shift+Enter starts a new line. Up to {limits.MAX_INPUT_CHARS:,} characters; "
-                     f"longer sources are cut to {limits.MAX_SOURCE_TOKENS} subword tokens.",
-            )
-        with gr.Column(scale=1, min_width=220):
-            direction = gr.Radio([(label, code) for code, label in DIRECTION_LABELS.items()], value="de-en",
-                                 label="Direction", elem_id="direction")
-            button = gr.Button("Translate", variant="primary", elem_id="translate")
-    example_sets = []
-    with gr.Row():
-        for code, label in DIRECTION_LABELS.items():
-            sentences = [[text] for text, example_direction in EXAMPLES if example_direction == code]
-            with gr.Column(min_width=300):
-                examples = gr.Examples(sentences, inputs=[source], examples_per_page=len(sentences),
-                                       label=f"{label} examples (click one to translate it)")
-            example_sets.append((code, examples))
-    return source, direction, button, example_sets
+def input_row() -> tuple[gr.Textbox, gr.Radio, gr.Button, gr.Textbox]:
+    """One row: the sentence box, the translation, the direction and the Translate button (on a phone they
+    stack, the translation hidden: the player bar says it there)."""
+    with gr.Row(equal_height=False, elem_id="input-row"):
+        # lines=1: Enter translates (Gradio submits on Enter only for one-line boxes); Shift+Enter breaks a line
+        source = gr.Textbox(label="Sentence", lines=1, max_lines=8, elem_id="source", scale=4, min_width=300,
+                            placeholder="Type a German sentence…")
+        translation = gr.Textbox(label="Translation (greedy)", interactive=False, elem_id="translation", scale=4,
+                                 min_width=300, max_lines=2)  # a long one scrolls in its box
+        direction = gr.Radio([(label, code) for code, label in DIRECTION_LABELS.items()], value="de-en",
+                             label="Direction", elem_id="direction", scale=0, min_width=360)
+        button = gr.Button("Translate", variant="primary", elem_id="translate", scale=0, min_width=130)
+    return source, direction, button, translation
+
+
+def examples_menu() -> gr.Dropdown:
+    """The examples as one menu (its value: an index into EXAMPLES); picking one translates it."""
+    choices = [(example_label(text, code), str(index)) for index, (text, code) in enumerate(EXAMPLES)]
+    return gr.Dropdown([("Try an example…", "")] + choices, value="", label="Examples", show_label=False, container=False,
+                       elem_id="examples", scale=2, min_width=260, filterable=False)
 
 
 def build(runner: Runner | None, load_error: str) -> Header:
-    """The header and the Translate action (api_name="translate")."""
+    """The header and the Translate action (api_name="translate"). The download button and the token chips
+    are made unrendered: the page places them below the figure (ui/app.py renders them)."""
     trace, go = gr.State(None), gr.State(0)
-    gr.Markdown(INTRO)
+    with gr.Row(equal_height=False, elem_id="intro-row"):
+        gr.Markdown(INTRO, elem_id="intro")
+        examples = examples_menu()
     gr.Markdown(f"⚠️ **No model loaded.** {html.escape(load_error)}", elem_id="checkpoint-error",
                 visible=bool(load_error))
-    source, direction, button, example_sets = input_row()
-    with gr.Row(equal_height=False):
-        translation = gr.Textbox(label="Translation (greedy)", interactive=False, elem_id="translation", scale=4)
-        download = gr.DownloadButton("Download trace (JSON)", interactive=False, elem_id="download-trace",
-                                     scale=1, min_width=180)
-    tokens = gr.HTML(elem_id="tokens")
+    source, direction, button, translation = input_row()
+    download = gr.DownloadButton("Download trace (JSON)", interactive=False, elem_id="download-trace",
+                                 scale=1, min_width=180, render=False)
+    tokens = gr.HTML(elem_id="tokens", render=False)
     notice = gr.Markdown(label="Notices", elem_id="notice")  # the label names it for API clients (not shown)
     switch = gr.Button("Switch direction", visible=False, elem_id="switch-direction", size="sm", variant="secondary")
     partial = Header(trace, source, direction, translation, download, tokens, notice, switch, go, button, None)
     header = Header(**{**partial.__dict__, "event": wire(partial, runner, load_error, button)})
-    for code, examples in example_sets:  # an example sets its direction and translates
-        examples.load_input_event.then(lambda count, code=code: {direction: code, go: count + 1}, go,
-                                       [direction, go], show_progress="hidden", **PRIVATE)
+    # an example sets the sentence and its direction, and translates
+    examples.input(lambda choice, count: {source: EXAMPLES[int(choice)][0], direction: EXAMPLES[int(choice)][1],
+                                          go: count + 1} if choice not in (None, "") else {},
+                   [examples, go], [source, direction, go], show_progress="hidden", **PRIVATE)
     switch.click(lambda value, count: {direction: "en-de" if parse_direction(value) == "de-en" else "de-en",
                                        go: count + 1}, [direction, go], [direction, go], **PRIVATE)
     return header
@@ -226,6 +226,10 @@ def wire(header: Header, runner: Runner | None, load_error: str, button: gr.Butt
             The translation, the trace file (every attention weight), and the notices the page shows (Markdown,
             empty when there are none): the sentence looks like the other language, the source was cut, no [EOS].
         """
+        try:
+            check_input(runner, text, direction, load_error)
+        except gr.Error as error:  # the page's notice says it already (`before`): no toast over the next result
+            raise gr.Error(error.message, visible=False, print_exception=False) from None
         trace, translation, path = translate_text(runner, text, direction, load_error)
         return trace, translation, path, notice_markdown(trace)  # the notice: API callers see what the page says
 

@@ -34,16 +34,24 @@ EXAMPLES = [  # each one read and checked with the shipped checkpoint; tests/tes
     ["The cat is sleeping on the sofa.", "en-de"],
 ]
 
-INTRO = f"""
-# Attention Explorer
-A from-scratch **Transformer** ("Attention Is All You Need", Vaswani et al., 2017) trained to translate
-German ↔ English. Type a sentence, translate it, then step through greedy decoding and open the model:
-the next-token probabilities, every attention head, the positional encodings and the masks.
+INTRO = ('**Attention Explorer**<span class="intro-tail"> · the Transformer of "Attention Is All You Need" '
+         'translating German ↔ English</span>')  # a phone shows the name only (style.css)
+
+ABOUT_APP = f"""
+Type a sentence, translate it, then step through greedy decoding and open the model: the next-token
+probabilities, every attention head, the positional encodings and the masks (Vaswani et al., 2017).
 The model is **post-LN, like the paper**: every sub-layer is `LayerNorm(x + Sublayer(x))` (section 3.1).
 
 Limits: at most **{limits.MAX_INPUT_CHARS:,} characters** of input; the source is cut to
 **{limits.MAX_SOURCE_TOKENS} subword tokens** and the output stops after **{limits.MAX_TARGET_TOKENS} tokens**.
+Enter in the sentence box translates; Shift+Enter starts a new line.
 """
+
+
+def example_label(text: str, direction: str) -> str:
+    """An example as the examples menu lists it: its source language, then the sentence."""
+    return f"{direction[:2].upper()} · {text}"
+
 
 ABOUT_NEXT = """
 **Greedy decoding.** The decoder is auto-regressive (section 3): at step *t* it reads the tokens
@@ -69,8 +77,7 @@ ABOUT_ATTENTION = {
 ABOUT_HEADS = """
 Each cell is a softmax weight, `softmax(QKᵀ/√d_k)` (scaled dot-product attention, section 3.2.1):
 rows are queries (top to bottom), columns are keys (left to right); each row sums to 1.
-*All heads* shows every layer (rows) and head (columns) at once; *mean of heads* averages the heads of
-one layer. Multi-head attention (section 3.2.2) runs the heads in parallel on d_k-sized slices.
+*All heads* shows every head of the chosen layer side by side; *mean of heads* averages them. Multi-head attention (section 3.2.2) runs the heads in parallel on d_k-sized slices.
 """ + paper("3.2.2", "Multi-Head Attention")
 
 ABOUT_PIPELINE = """

@@ -71,14 +71,13 @@ def stop_markdown(index: int) -> str:
 
 
 def build() -> tuple[gr.Markdown, gr.Button, gr.Button, gr.State]:
-    """The tour's box (an open accordion right under the player bar): its Back / Next buttons and text."""
-    with gr.Accordion("Guided tour: five stops through the paper", open=True, elem_id="tour"):
-        with gr.Row(elem_id="tour-row", equal_height=False):  # the buttons beside the text: one short box
-            with gr.Column(scale=0, min_width=230), gr.Row(elem_id="tour-buttons"):
-                back = gr.Button("‹ Back", elem_id="tour-back", size="sm", min_width=80, scale=0, interactive=False)
-                forward = gr.Button("Start the tour ›", elem_id="tour-next", size="sm", min_width=130, scale=0)
-            text = gr.Markdown("Press **Start the tour ›** to step through five views of the sentence above, each "
-                               "with what to notice and its section of the paper.", elem_id="tour-text")
+    """The tour's box (one short row right under the player bar): its Back / Next buttons and text."""
+    with gr.Row(elem_id="tour-row", equal_height=False):  # the buttons beside the text: one line on a wide screen
+        with gr.Column(scale=0, min_width=230), gr.Row(elem_id="tour-buttons"):
+            back = gr.Button("‹ Back", elem_id="tour-back", size="sm", min_width=80, scale=0, interactive=False)
+            forward = gr.Button("Start the tour ›", elem_id="tour-next", size="sm", min_width=130, scale=0)
+        text = gr.Markdown('<span class="tour-intro">**Guided tour**: five views of this sentence, each with what to '
+                           'notice and its section of the paper.</span>', elem_id="tour-text")  # a phone: the button only
     return text, back, forward, gr.State(-1)
 
 

@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 from .checks import as_array, check_index, labels_for
 from .grid import axis_name, on_axes, set_axes, spacing, subplot_grid
 from .heatmap import (
-    MIN_COLUMN_PX, MIN_FONT, Window, cell_gap, cell_px, fit_width, full_window, heatmap_size, highlight_rows,
+    MIN_COLUMN_PX, Window, cell_gap, cell_px, fit_width, full_window, heatmap_size, highlight_rows,
     hover_template, indexed, short_plot_bar, token_axes, token_heatmap, token_margins,
 )
 from .theme import ATTENTION_SCALE, DIVERGING_SCALE, MASKED_COLOR, MUTED_COLOR, colorbar, corner_note, figure
@@ -28,12 +28,13 @@ ROWS_PX = 270  # one head's heatmap: its rows together at most this tall (cells 
 TITLE_PAD_PX = 36  # a title's distance below the figure's top: clear of Plotly's toolbar
 TITLE_DROP_PX = 24  # what moving the title down adds to the top margin (and the height)
 # the grid of every head (section 3.2.2)
-GRID_WIDTH_PX = 1000  # the heads of a layer share about this width (8 heads: 125 px, room to name 11 keys each) ...
-HEAD_PX = (64, 150)  # ... each head's panel within this range
+GRID_WIDTH_PX = 700  # a row of panels is drawn for about this width (what a 1280 px screen gives the figure) ...
+HEAD_PX = (64, 200)  # ... each head's panel within this range (the figure has no width: its panels shrink to fit)
 HEAD_ASPECT = (0.4, 1.5)  # a panel's height / width follows queries / keys within this range
 HEAD_GAP_PX = (8.0, 12.0)  # between panels: across, down
-HEAD_TITLE_FONT = 12  # px: "head h" and "layer l"
-GRID_CHAR_PX = 6.2  # a tick label character's width
+HEAD_TITLE_FONT = 14  # px: "head h" and "layer l"
+GRID_TICK_FONT = 14  # px: the token labels (projector type)
+GRID_CHAR_PX = 8.7  # a tick label character's width
 GRID_LEFT_PX, GRID_LEFT_MARGIN_PX = 50, (80, 260)  # beside the query labels; the left margin's range
 GRID_BOTTOM_PX, GRID_BOTTOM_MARGIN_PX = 20, (50, 200)  # below the key labels; the bottom margin's range
 GRID_TOP_MARGIN_PX = (60, 90)  # without, with a title
@@ -118,21 +119,37 @@ def attention_heatmap(weights: np.ndarray, query_tokens: Sequence[str], key_toke
                                  annotations=window_note(window, full.shape), **size), title))
 
 
-def thinned_ticks(labels: Sequence[str], panel_px: float, first: int = 0, min_px: float = MIN_FONT + 1) -> dict:
+def thinned_ticks(labels: Sequence[str], panel_px: float, first: int = 0, min_px: float = GRID_TICK_FONT + 1,
+                  font: int = GRID_TICK_FONT) -> dict:
     """Tick settings naming every k-th position of a small panel so labels sit >= ``min_px`` apart."""
     n = len(labels)
     every = max(1, int(np.ceil(min_px * n / max(panel_px, 1))))
     shown = np.arange(0, n, every)
     return dict(tickmode="array", tickvals=shown, ticktext=[f"{first + i} {labels[i]}" for i in shown],
-                tickfont=dict(size=MIN_FONT), showticklabels=True)
+                tickfont=dict(size=font), showticklabels=True)
+
+
+def grid_cells(n_layers: int, n_heads: int, layer: int | None, columns: int | None):
+    """The panels of the grid: (rows, columns, {(row, col): (layer, head)}), 1-based rows and columns, 0-based
+    layers and heads; each layer's heads fill rows of ``columns`` panels."""
+    columns = min(columns or n_heads, n_heads)
+    rows_per_layer = -(-n_heads // columns)
+    layers = range(n_layers) if layer is None else [layer]
+    cells = {(index * rows_per_layer + head // columns + 1, head % columns + 1): (l, head)
+             for index, l in enumerate(layers) for head in range(n_heads)}
+    return len(layers) * rows_per_layer, columns, cells
 
 
 def attention_grid(weights: np.ndarray, query_tokens: Sequence[str], key_tokens: Sequence[str], *,
-                   title: str = "", highlight_query: int | None = None, window: Window | None = None) -> go.Figure:
-    """Every layer and head in one figure (rows = layers, columns = heads), one shared 0-1 scale.
+                   title: str = "", highlight_query: int | None = None, window: Window | None = None,
+                   layer: int | None = None, columns: int | None = None) -> go.Figure:
+    """Every head of every layer (or of one ``layer``) in one figure of small multiples, one shared 0-1 scale.
 
-    Labelled at its edges: "head h" above each column, "layer l" left of each row, key tokens under
-    the bottom row and query tokens left of the first column (every k-th where cells are small).
+    A layer's heads fill rows of ``columns`` panels (default: all of them in one row, a row per layer).
+    Labelled at its edges: "head h" above each panel (above the top row where a layer is one row), "layer l"
+    left of a layer's first row, key tokens under the bottom row and query tokens left of the first column
+    (every k-th where cells are small; the hover names every cell). The figure has no fixed width: its
+    panels shrink or grow with the box the page gives it.
 
     Args:
         weights: (L, H, Tq, Tk) attention weights.
@@ -141,50 +158,62 @@ def attention_grid(weights: np.ndarray, query_tokens: Sequence[str], key_tokens:
         title: plain text (escaped).
         highlight_query: a query row to outline in every cell.
         window: the rows and columns shown (long sentences); None = all.
+        layer: draw this layer only (0-based); None = every layer.
+        columns: panels per row; None = every head of a layer in one row.
 
     Raises:
-        ValueError: weights not 4-D, their last two axes do not match the token counts, or the window lies outside.
+        ValueError: weights not 4-D, their last two axes do not match the token counts, the window lies outside,
+            or the layer does not exist.
     """
     full, queries, keys, highlight = _checked(weights, query_tokens, key_tokens, 4, highlight_query)
     window, queries, keys, highlight = _shown(window, full.shape, queries, keys, highlight)
     w = window.of(full)
     n_layers, n_heads, n_queries, n_keys = w.shape
-    panel_w = float(np.clip(GRID_WIDTH_PX / n_heads, *HEAD_PX))
+    if layer is not None and not 0 <= layer < n_layers:
+        raise ValueError(f"layer {layer} is outside 0..{n_layers - 1}")
+    n_rows, n_cols, cells = grid_cells(n_layers, n_heads, layer, columns)
+    one_row_per_layer = n_cols == n_heads
+    panel_w = float(np.clip(GRID_WIDTH_PX / n_cols, *HEAD_PX))
     panel_h = panel_w * float(np.clip(n_queries / n_keys, *HEAD_ASPECT))
-    gap_x, gap_y = HEAD_GAP_PX
-    plot_w = n_heads * panel_w + (n_heads - 1) * gap_x
-    plot_h = n_layers * panel_h + (n_layers - 1) * gap_y
+    gap_x, gap_y = HEAD_GAP_PX[0], HEAD_GAP_PX[1] + (0 if one_row_per_layer else HEAD_TITLE_FONT + 6)
+    plot_w = n_cols * panel_w + (n_cols - 1) * gap_x
+    plot_h = n_rows * panel_h + (n_rows - 1) * gap_y
+    specs = [[{} if (row, col) in cells else None for col in range(1, n_cols + 1)] for row in range(1, n_rows + 1)]
+    titles = [f"head {cells[cell][1] + 1}" for cell in sorted(cells)]
     layout, refs = subplot_grid(
-        n_layers, n_heads, titles=[f"head {head + 1}" for head in range(n_heads)], title_size=HEAD_TITLE_FONT,
-        horizontal_spacing=spacing(gap_x, plot_w, n_heads), vertical_spacing=spacing(gap_y, plot_h, n_layers),
+        n_rows, n_cols, specs=specs, titles=titles[:n_cols] if one_row_per_layer else titles,
+        title_size=HEAD_TITLE_FONT, horizontal_spacing=spacing(gap_x, plot_w, n_cols),
+        vertical_spacing=spacing(gap_y, plot_h, n_rows),
     )
     # The axes are categories named "#i token" (unique per position): the hover reads the tokens
     # from x and y instead of a (Tq, Tk) customdata per cell, which keeps the JSON ten times smaller.
     x, y = indexed(keys, window.cols.start), indexed(queries, window.rows.start)
     template = hover_template("query", "key", "weight", "%{z:.4f}")
-    series = [on_axes(dict(type="heatmap", z=w[layer, head], x=x, y=y, coloraxis="coloraxis",
-                           hovertemplate=f"layer {layer + 1} · head {head + 1}<br>{template}"),
-                      refs[layer + 1, head + 1])
-              for layer in range(n_layers) for head in range(n_heads)]
+    series = [on_axes(dict(type="heatmap", z=w[l, head], x=x, y=y, coloraxis="coloraxis",
+                           hovertemplate=f"layer {l + 1} · head {head + 1}<br>{template}"), refs[cell])
+              for cell, (l, head) in sorted(cells.items())]
     hidden = dict(type="category", showticklabels=False, showgrid=False, zeroline=False, ticks="")
     key_ticks = thinned_ticks(keys, panel_w, window.cols.start)
-    query_ticks = thinned_ticks(queries, panel_h, window.rows.start, min_px=13)  # horizontal labels: a line each
-    for (row, col), cell in refs.items():
-        xaxis = dict(hidden, **key_ticks, tickangle=-90) if row == n_layers else hidden
+    query_ticks = thinned_ticks(queries, panel_h, window.rows.start)  # horizontal labels: a line each
+    bottom = {col: max(row for row, c in cells if c == col) for col in range(1, n_cols + 1)}
+    for (row, col), cell in sorted(refs.items()):
+        xaxis = dict(hidden, **key_ticks, tickangle=-90) if row == bottom[col] else hidden
         yaxis = dict(hidden, autorange="reversed")
         if col == 1:
-            yaxis.update(query_ticks, title=dict(text=f"layer {row}", font=dict(size=HEAD_TITLE_FONT, color=MUTED_COLOR)))
+            yaxis.update(query_ticks)
+            l, head = cells[row, col]
+            if head == 0:
+                yaxis["title"] = dict(text=f"layer {l + 1}", font=dict(size=HEAD_TITLE_FONT, color=MUTED_COLOR))
         set_axes(layout, cell, xaxis, yaxis)
     longest_query, longest_key = (max(map(len, ticks["ticktext"])) for ticks in (query_ticks, key_ticks))
     margin = dict(l=int(np.clip(GRID_CHAR_PX * longest_query + GRID_LEFT_PX, *GRID_LEFT_MARGIN_PX)), r=COLORBAR_PX,
                   t=GRID_TOP_MARGIN_PX[bool(title)],
                   b=int(np.clip(GRID_CHAR_PX * longest_key + GRID_BOTTOM_PX, *GRID_BOTTOM_MARGIN_PX)))
-    sides = margin["l"] + margin["r"]
     return below_toolbar(figure(series, dict(
-        layout, shapes=highlight_rows(highlight, n_keys, list(refs.values()), width=GRID_HIGHLIGHT_WIDTH),
+        layout, shapes=highlight_rows(highlight, n_keys, [refs[cell] for cell in sorted(refs)],
+                                      width=GRID_HIGHLIGHT_WIDTH),
         annotations=layout.get("annotations", []) + window_note(window, full.shape, yshift=WINDOW_NOTE_SHIFT_PX),
         height=int(plot_h + margin["t"] + margin["b"]), margin=margin,
-        **fit_width(n_heads * HEAD_PX[0] + sides, plot_w + sides),
         coloraxis=dict(cmin=0, cmax=1, colorscale=ATTENTION_SCALE,
                        colorbar=colorbar("weight", len=min(1.0, COLORBAR_SPAN_PX / plot_h))),
     ), title))

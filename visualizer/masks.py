@@ -20,9 +20,11 @@ from .heatmap import (
     token_margins,
 )
 from .theme import MASKED_COLOR, PRIMARY_COLOR, colorbar, figure
-from .tokens import display_tokens
+from .tokens import display_tokens, shown_length
 
 ATTEND, MASKED = "attend", "masked"
+CELL_CHAR_PX = 6.5  # a character's width in panel (a)'s cells (font size MIN_FONT)
+BATCH_CHARS = 14  # panel (a)'s cells are wide enough for tokens of up to this many characters
 MASK_SCALE = [[0, MASKED_COLOR], [0.5, MASKED_COLOR], [0.5, PRIMARY_COLOR], [1, PRIMARY_COLOR]]
 MASK_COLORAXIS = dict(cmin=0, cmax=1, colorscale=MASK_SCALE,
                       colorbar=colorbar("", tickvals=[0.25, 0.75], ticktext=[MASKED, ATTEND], len=0.35,
@@ -135,7 +137,9 @@ def masks_figure(batch_padding_mask: np.ndarray, batch_tokens: list[list[str]], 
     gap, gap_y = 70.0, 110.0  # the vertical gaps hold (a)'s position labels and the titles below them
     source_cell = 8.0 if n_source > 60 else 14.0  # (a), (d): 8 px cells with every 2nd label beyond 60 tokens
     row_h = [30.0 * batch.shape[0], n_target * cell, n_target * cell * 0.6]
-    plot_w = max(2 * n_target * cell + gap, n_source * source_cell, batch.shape[1] * source_cell)
+    longest = max((shown_length(label) for sentence in batch_tokens for label in display_tokens(sentence)), default=1)
+    batch_cell = max(source_cell, min(longest, BATCH_CHARS) * CELL_CHAR_PX + 6)  # (a): every token whole in its cell
+    plot_w = max(2 * n_target * cell + gap, n_source * source_cell, batch.shape[1] * batch_cell)
     plot_h = sum(row_h) + 2 * gap_y
     at_step = "" if t is None else f" at step {t + 1}"
     layout, refs = subplot_grid(
@@ -148,7 +152,7 @@ def masks_figure(batch_padding_mask: np.ndarray, batch_tokens: list[list[str]], 
             "(d) cross-attention mask",
         ),
     )
-    cell_chars = int(plot_w / batch.shape[1] / 6.5)  # ~6.5 px per character at font size 10
+    cell_chars = int((plot_w / batch.shape[1] - 6) / CELL_CHAR_PX)
     series = [on_axes(batch_series(batch, batch_tokens, cell_chars), refs[1, 1])]
     set_axes(layout, refs[1, 1], *batch_axes(*batch.shape, plot_w))
 

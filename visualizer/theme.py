@@ -82,8 +82,8 @@ def outline(x0: float, x1: float, y0: float, y1: float, *, width: float = 3, **s
 
 def colorbar(title: str = "", **kwargs) -> dict:
     """Colour-bar settings; keyword arguments (x, len, tickvals, ...) override the defaults."""
-    return {"title": dict(text=title, side="right", font=dict(size=11)), "thickness": 12, "len": 0.8,
-            "outlinewidth": 0, "tickfont": dict(size=10), **kwargs}
+    return {"title": dict(text=title, side="right", font=dict(size=14)), "thickness": 12, "len": 0.8,
+            "outlinewidth": 0, "tickfont": dict(size=14), **kwargs}
 
 
 def house_layout(title: str = "", **layout) -> dict:

@@ -134,8 +134,12 @@ def test_translate_endpoint_from_gradio_client(server, tmp_path):
 def test_clicking_an_example_fills_text_and_direction(page):
     from playwright.sync_api import expect
 
-    page.get_by_text("This is my house.").click()
+    from ui.text import example_label
+
+    page.locator("#examples input").click()  # the examples menu
+    page.get_by_role("option", name=example_label("This is my house.", "en-de"), exact=True).click()
     expect(page.locator("#source textarea")).to_have_value("This is my house.")
     expect(page.locator("#direction").get_by_label("English → German")).to_be_checked()
-    page.get_by_text("Wo wohnst du?").click()
+    page.locator("#examples input").click()
+    page.get_by_role("option", name=example_label("Wo wohnst du?", "de-en"), exact=True).click()
     expect(page.locator("#direction").get_by_label("German → English")).to_be_checked()

@@ -122,7 +122,7 @@ def test_opening_a_grid_head_shows_that_heads_weights(browser, copy_server, gree
         page.get_by_role("tab", name="Attention").click()
         page.locator("#attention-kind").get_by_text("Cross-attention").click()
         page.locator("#head").get_by_text("all heads", exact=True).click()
-        expect(page.locator("#attention-plot .gtitle").first).to_contain_text("every layer (rows) and head (columns)")
+        expect(page.locator("#attention-plot .gtitle").first).to_contain_text("every head")
         page.locator("#grid-open-head input").click()
         page.get_by_role("option", name=f"layer {LAYER} · head {HEAD}", exact=True).click()
         expect(page.locator("#layer input[type=radio]:checked")).to_have_value(str(LAYER))

@@ -12,7 +12,7 @@ import pytest
 
 from model.text import limits
 from browser_helpers import needs_chromium
-from ui.text import EXAMPLES
+from ui.text import EXAMPLES, example_label
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -117,7 +117,8 @@ def test_wrong_language_and_long_input_notices(browser, server):
     page.fill("#source textarea", "Der Hund läuft schnell über die große grüne Wiese. " * 6)
     page.click("#translate")
     expect(page.locator("#notice")).to_contain_text("99.9 % of the training sentences")
-    page.get_by_text("This is my house.").click()  # an example translates when clicked
+    page.locator("#examples input").click()  # an example translates when picked from the menu
+    page.get_by_role("option", name=example_label("This is my house.", "en-de"), exact=True).click()
     expect(page.locator("#tokens")).to_contain_text("house")
     expect(page.locator("#notice")).not_to_contain_text("99.9 %")
     expect(page.locator("#translation textarea")).not_to_have_value("")

@@ -82,19 +82,19 @@ def test_mean_of_heads_is_the_mean_of_the_layers_heads(copy_trace, copy_referenc
     np.testing.assert_allclose(np.asarray(series["z"], dtype=np.float64), expected, atol=VIEW_ATOL)
 
 
-def grid_edge_labels(figure: dict) -> tuple[dict[float, int], dict[tuple[float, float], int]]:
-    """The all-heads grid's edge labels: {column centre x: head} from the "head h" annotations above the
-    columns, {row y domain: layer} from the "layer l" titles of the y axes left of the rows."""
+def grid_edge_labels(figure: dict) -> tuple[dict[tuple[float, float], int], set[int]]:
+    """The all-heads grid's edge labels: {(panel centre x, panel top y): head} from the "head h" annotations above
+    the panels, and the layers named by the "layer l" titles of the y axes left of the rows."""
     heads = {
-        round(a["x"], 9): int(match.group(1))
+        (round(a["x"], 9), round(a["y"], 9)): int(match.group(1))
         for a in figure["layout"]["annotations"]
         if (match := re.fullmatch(r"head (\d+)", a["text"]))
     }
-    layers = {}
+    layers = set()
     for name, value in figure["layout"].items():
         title = value.get("title", {}).get("text", "") if name.startswith("yaxis") else ""
         if match := re.fullmatch(r"layer (\d+)", title):
-            layers[tuple(round(d, 9) for d in value["domain"])] = int(match.group(1))
+            layers.add(int(match.group(1)))
     return heads, layers
 
 
@@ -110,22 +110,22 @@ def grid_ticks(layout_axis: dict, items: list[tuple[int, str]], labels: list[str
 
 @pytest.mark.parametrize("kind", list(ATTENTION_KINDS))
 def test_every_panel_of_the_all_heads_grid_is_its_titled_head(copy_trace, copy_reference, copy_step, kind):
+    """ "All heads" draws the chosen layer's heads: each panel holds the head titled above it."""
     figure = figure_of(attention.attention_view(copy_trace, copy_step + 1, kind, VIEW_LAYER, "all"))
     weights = reference_attention(copy_reference, kind)
     traced = getattr(copy_trace, ATTENTION_KINDS[kind].weights_field)
-    n_layers, n_heads = weights.shape[:2]
-    assert len(figure["data"]) == n_layers * n_heads
+    n_heads = weights.shape[1]
+    assert len(figure["data"]) == n_heads
     heads, layers = grid_edge_labels(figure)
     assert sorted(heads.values()) == list(range(1, n_heads + 1))
-    assert sorted(layers.values()) == list(range(1, n_layers + 1))
+    assert layers == {VIEW_LAYER} and f"layer {VIEW_LAYER}" in figure["layout"]["title"]["text"]
     assert not window_notes(figure)  # the short sentence fits the window
     queries, keys = expected_query_labels(copy_trace, kind, copy_step), expected_key_labels(copy_trace, kind, copy_step)
     seen, ticks = set(), {"x": 0, "y": 0}
     for series in figure["data"]:
         x_axis, y_axis = axis(figure, series["xaxis"]), axis(figure, series["yaxis"])
-        head = heads[round(sum(x_axis["domain"]) / 2, 9)]  # the "head h" above this panel's column
-        layer = layers[tuple(round(d, 9) for d in y_axis["domain"])]  # the "layer l" left of its row
-        assert f"layer {layer} · head {head}" in series["hovertemplate"]
+        head = heads[round(sum(x_axis["domain"]) / 2, 9), round(y_axis["domain"][1], 9)]  # the title above it
+        assert f"layer {VIEW_LAYER} · head {head}" in series["hovertemplate"]
         rows, cols = [position(y) for y in series["y"]], [position(x) for x in series["x"]]
         assert [token for _, token in rows] == [queries[i] for i, _ in rows]
         assert [token for _, token in cols] == [keys[i] for i, _ in cols]
@@ -134,12 +134,15 @@ def test_every_panel_of_the_all_heads_grid_is_its_titled_head(copy_trace, copy_r
         rows, cols = [p for p, _ in rows], [p for p, _ in cols]
         assert rows == list(range(len(queries))) and cols == list(range(len(keys)))
         z = np.asarray(series["z"], dtype=np.float64)
-        np.testing.assert_array_equal(z, traced[layer - 1, head - 1][np.ix_(rows, cols)])
+        np.testing.assert_array_equal(z, traced[VIEW_LAYER - 1, head - 1][np.ix_(rows, cols)])
         np.testing.assert_allclose(
-            z, weights[layer - 1, head - 1][np.ix_(rows, cols)], atol=VIEW_ATOL, err_msg=f"layer {layer} head {head}"
+            z,
+            weights[VIEW_LAYER - 1, head - 1][np.ix_(rows, cols)],
+            atol=VIEW_ATOL,
+            err_msg=f"layer {VIEW_LAYER} head {head}",
         )
-        seen.add((layer, head))
-    assert len(seen) == n_layers * n_heads
+        seen.add(head)
+    assert len(seen) == n_heads
     assert ticks["x"] and ticks["y"]  # the edges name tokens at all
 
 

@@ -59,6 +59,12 @@ def attribution_view(trace: TranslationTrace, attribution: Attribution, step: fl
     return plot(figure, f"attribution-step-{t + 1}")
 
 
+def code(token: str) -> str:
+    """A token as a Markdown code span, shown as it is (a code span would show an entity such as &lt; literally,
+    so nothing is escaped; Gradio sanitizes the HTML)."""
+    return f"`` {token} ``" if "`" in token else f"`{token}`"
+
+
 def attribution_facts(trace: TranslationTrace, attribution: Attribution, step: float | None) -> str:
     """Markdown under the figure: at this step, the source token each measure ranks first, and rho per layer."""
     t = step_index(trace, step)
@@ -66,7 +72,7 @@ def attribution_facts(trace: TranslationTrace, attribution: Attribution, step: f
 
     def strongest(values: np.ndarray) -> str:
         s = int(np.argmax(np.abs(values)))
-        return f"`{html.escape(trace.source_tokens[s])}` ({values[s]:+.4f})"
+        return f"{code(trace.source_tokens[s])} ({values[s]:+.4f})"
 
     attention = trace.cross_attention[:, :, t].mean(1)  # (L, h, T, S) -> (L, S)
     read = int(np.argmax(attention[-1]))
@@ -75,7 +81,7 @@ def attribution_facts(trace: TranslationTrace, attribution: Attribution, step: f
     return (f"Step {t + 1}, “{html.escape(trace.output_tokens[t])}”: integrated gradients point most to "
             f"{strongest(attribution.integrated_gradients[t])}, input × gradient to "
             f"{strongest(attribution.input_x_gradient[t])}; the last layer's cross-attention reads most "
-            f"`{html.escape(trace.source_tokens[read])}` ({attention[-1, read]:.2f}). Spearman ρ between |IG| and "
+            f"{code(trace.source_tokens[read])} ({attention[-1, read]:.2f}). Spearman ρ between |IG| and "
             f"attention: {correlations}.")
 
 

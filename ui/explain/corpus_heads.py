@@ -191,8 +191,8 @@ def placed_sentence(trace: TranslationTrace | None, placed: dict | None, kind: s
             "key_tokens": key_tokens}
 
 
-WAITING_PRUNED = ("Press **Re-decode my sentence without them** (after translating one) to see it decoded with "
-                  "these heads off.")
+WAITING_PRUNED = ("<p>Press <strong>Re-decode my sentence without them</strong> to see it decoded with these heads "
+                  "off.</p>")  # an HTML component: HTML, not Markdown
 
 
 # =========================================================================== WIRING

@@ -1,0 +1,126 @@
+"""The first screen is the figure: on load, before any click or scroll, at 1280x720 (a projector), 1400x1000
+and a 390x844 phone, light and dark, the window shows the sentence box, Translate, the step player and a drawn
+attention figure of the start-up example; a shared link opens with its view there too. And on that page: the
+step slider's track lies inside its block, the keys step after a click on a tab, the step line keeps the
+current token in view, and the page's text shows no raw entity or Markdown asterisks.
+
+One page per (viewport, theme), loaded once and reused by its checks (in the order below).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from browser_helpers import VIEWPORTS, THEMES, needs_chromium, rects, step_of, wait_step
+
+pytestmark = [pytest.mark.browser, needs_chromium]
+
+PHONE_FIGURE_PX = 150  # a phone shows at least this much of the figure on load
+WIDE_FIGURE_SHARE = 0.55  # a larger screen: more than half of the figure, or of 60% of the window for a taller one
+
+VISIBLE = """(selector) => {
+  const element = document.querySelector(selector);
+  if (!element) return null;
+  const box = element.getBoundingClientRect();
+  return {top: box.top, bottom: box.bottom, height: box.height, left: box.left, right: box.right,
+          visible: Math.max(0, Math.min(box.bottom, window.innerHeight) - Math.max(box.top, 0))};
+}"""
+
+
+@pytest.fixture(scope="module", params=[(size, theme) for size in VIEWPORTS for theme in THEMES],
+                ids=lambda param: f"{param[0][0]}x{param[0][1]}-{param[1]}")
+def loaded(request, browser, server):
+    """The bare URL at one viewport and theme, the start-up example drawn; nothing clicked or scrolled."""
+    (width, height), theme = request.param
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.set_default_timeout(60_000)
+    page.goto(server + f"?__theme={theme}")
+    page.wait_for_selector("#attention-plot .js-plotly-plot .heatmaplayer")
+    page.wait_for_function("() => /Step \\d+ of/.test(document.querySelector('#step-info').textContent)")
+    page.size, page.theme = (width, height), theme
+    yield page
+    page.close()
+
+
+def visible(page, selector: str) -> dict:
+    box = page.evaluate(VISIBLE, selector)
+    assert box is not None, selector
+    return box
+
+
+def test_on_load_the_window_shows_the_form_the_player_and_the_figure(loaded):
+    width, height = loaded.size
+    assert loaded.evaluate("window.scrollY") == 0
+    for control in ("#source textarea", "#translate", "#step-next", "#step-info"):
+        box = visible(loaded, control)
+        assert box["top"] >= 0 and box["bottom"] <= height, (control, box)
+    figure = visible(loaded, "#attention-plot .js-plotly-plot .main-svg")
+    if width < 640:
+        assert figure["visible"] >= PHONE_FIGURE_PX, figure
+    else:
+        assert figure["visible"] >= WIDE_FIGURE_SHARE * min(figure["height"], 0.6 * height), figure
+    # what the first screen leaves out sits below the figure: the tokens, the download and the share link
+    for later in ("#tokens", "#download-trace", "#share-link"):
+        assert visible(loaded, later)["top"] >= figure["top"], later
+
+
+def test_the_step_slider_has_its_track_inside_its_block(loaded):
+    track = visible(loaded, "#step input[type=range]")
+    block = visible(loaded, "#step")
+    assert track["right"] - track["left"] >= 60, track
+    assert block["left"] - 0.5 <= track["left"] and track["right"] <= block["right"] + 0.5, (track, block)
+
+
+QUERY_IN_VIEW = """() => {
+  const strip = document.querySelector('#step-info .step-prefix');
+  const token = strip && strip.querySelector('.tok.query');
+  if (!token) return false;
+  const a = strip.getBoundingClientRect(), b = token.getBoundingClientRect();
+  return b.left >= a.left - 1 && b.right <= a.right + 1 && b.right <= window.innerWidth;
+}"""
+
+
+def test_the_step_line_keeps_the_current_token_in_view(loaded):
+    """At the first steps, the last and a step back from it, the highlighted query token lies inside the prefix
+    strip's visible box (the strip scrolls to it)."""
+    loaded.click("#step-first")
+    wait_step(loaded, 1)
+    total = step_of(loaded)[1]
+    for key, step in (("ArrowRight", 2), ("ArrowRight", 3), ("End", total), ("ArrowLeft", total - 1)):
+        loaded.keyboard.press(key)
+        wait_step(loaded, min(max(step, 1), total))
+        assert loaded.wait_for_function(QUERY_IN_VIEW)
+
+
+def test_keys_step_after_a_click_on_a_tab(loaded):
+    tabs = loaded.locator("#views > .tab-wrapper")
+    loaded.click("#step-first")
+    wait_step(loaded, 1)
+    tabs.get_by_role("tab", name="Next token", exact=True).click()
+    loaded.keyboard.press("ArrowRight")
+    wait_step(loaded, 2)
+    tabs.get_by_role("tab", name="Attention", exact=True).click()
+    loaded.keyboard.press("ArrowRight")
+    wait_step(loaded, 3)
+    loaded.keyboard.press("ArrowLeft")
+    wait_step(loaded, 2)
+
+
+def test_the_page_text_has_no_raw_entities_or_markdown_asterisks(loaded):
+    text = loaded.evaluate("document.body.innerText")
+    for raw in ("&#x", "&lt;", "&gt;", "&amp;", "**"):
+        assert raw not in text, raw
+
+
+def test_a_shared_link_opens_with_its_view_on_the_first_screen(browser, server):
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.set_default_timeout(60_000)
+    try:
+        page.goto(server + "?text=Zwei+Hunde+spielen+im+Schnee.&dir=de-en&step=2&tab=masks")
+        page.wait_for_selector("#mask-plot .js-plotly-plot .main-svg")
+        page.wait_for_function("() => /Step 2 of/.test(document.querySelector('#step-info').textContent)")
+        figure = visible(page, "#mask-plot .js-plotly-plot .main-svg")
+        assert figure["visible"] >= 200, figure
+        assert rects(page, "#step-next")["#step-next"]["bottom"] <= 720
+    finally:
+        page.close()

@@ -1,0 +1,45 @@
+"""Figures that fit the box the page gives them: the all-heads grid of one layer has no fixed width (its small
+multiples shrink with the box), names its tokens at projector size, and wraps a layer's heads into rows; the
+masks' batch panel shows every token whole, [PAD] included.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import SOURCE, TARGET, heatmaps, mask_inputs, softmax_rows
+
+import visualizer
+from visualizer.attention import GRID_TICK_FONT, grid_cells
+
+
+def test_one_layer_of_the_grid_wraps_its_heads_into_rows_of_panels():
+    rows, columns, cells = grid_cells(3, 8, layer=1, columns=4)
+    assert (rows, columns) == (2, 4)
+    assert cells == {(1 + h // 4, 1 + h % 4): (1, h) for h in range(8)}
+    assert grid_cells(2, 3, None, None)[:2] == (2, 3)  # default: a row per layer
+
+
+def test_the_grid_of_one_layer_fits_its_box_and_names_tokens_at_projector_size():
+    weights = softmax_rows((3, 8, len(TARGET), len(SOURCE)))
+    fig = visualizer.attention_grid(weights, TARGET, SOURCE, layer=2, columns=4, title="layer 3")
+    cells = heatmaps(fig)
+    assert len(cells) == 8 and fig.layout.width is None  # no width: Plotly fills the figure's box
+    np.testing.assert_allclose(cells[5].z, weights[2, 5])
+    assert "layer 3 · head 6" in cells[5].hovertemplate
+    titles = sorted(a.text for a in fig.layout.annotations if a.text.startswith("head"))
+    assert titles == sorted(f"head {h}" for h in range(1, 9))  # every panel titled: heads wrap into rows
+    fonts = [fig.layout[name].tickfont.size for name in fig.layout.to_plotly_json()
+             if name.startswith(("xaxis", "yaxis")) and fig.layout[name].showticklabels]
+    assert fonts and min(fonts) >= GRID_TICK_FONT >= 14
+    with pytest.raises(ValueError, match="layer 3 is outside"):
+        visualizer.attention_grid(weights, TARGET, SOURCE, layer=3)
+
+
+def test_the_masks_batch_panel_shows_every_token_whole():
+    padding, batch, causal, decoder, cross = mask_inputs()
+    fig = visualizer.masks_figure(padding, batch, causal, decoder, cross, SOURCE, TARGET, step=3)
+    batch_panel = heatmaps(fig)[0]
+    shown = [[str(text) for text in row] for row in batch_panel.text]
+    assert shown == [visualizer.display_tokens(sentence) for sentence in batch]
+    assert "[PAD]" in shown[0] and not any("…" in text for row in shown for text in row)
