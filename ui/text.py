@@ -19,7 +19,7 @@ API_DESCRIPTION = ("Translate German ↔ English with the Transformer of 'Attent
 
 DIRECTION_LABELS = {"de-en": "German → English", "en-de": "English → German"}
 
-EXAMPLES = [  # each one read and checked with the shipped checkpoint; tests/test_examples.py pins its translation
+EXAMPLES = [  # each one read and checked with the shipped checkpoint; tests/ui/test_examples.py pins its translation
     ["Ein Mann fährt mit dem Fahrrad die Straße entlang.", "de-en"],
     ["Zwei Hunde spielen im Schnee.", "de-en"],
     ["Eine Frau in einem roten Kleid singt auf einer Bühne.", "de-en"],
@@ -32,6 +32,8 @@ EXAMPLES = [  # each one read and checked with the shipped checkpoint; tests/tes
     ["I like music.", "en-de"],
     ["Wo ist der Bahnhof?", "de-en"],
     ["The cat is sleeping on the sofa.", "en-de"],
+    ["My brother lives in Hamburg.", "en-de"],
+    ["Ich habe heute keine Zeit.", "de-en"],
 ]
 
 INTRO = ('**Attention Explorer**<span class="intro-tail"> · the Transformer of "Attention Is All You Need" '
