@@ -22,26 +22,24 @@ def find(demo: gr.Blocks, elem_id: str):
     return next((block for block in demo.blocks.values() if getattr(block, "elem_id", None) == elem_id), None)
 
 
-def build_demo(checkpoint: str | Path, hub: bool = False, workers: int = 0,
-               device: str | None = "cpu") -> gr.Blocks:
+def build_demo(checkpoint: str | Path, hub: bool = False, device: str | None = "cpu") -> gr.Blocks:
     """The app over one checkpoint (a local directory, or a Hugging Face Hub repo id with hub=True).
 
-    workers: model worker processes (ui/runner.py); 0 = single-process mode. `demo.runner` holds them.
+    `demo.runner` holds the runner of its model computations (ui/runner.py).
     device: where the jobs run: "cpu", "cuda", "auto" or None ($ATTENTION_EXPLORER_DEVICE, else auto;
         serving/device.py).
-    On a ZeroGPU Space (ui/zerogpu.py) the model goes to cuda here, every job runs through @spaces.GPU and
-    there are no workers, whatever the arguments say.
+    On a ZeroGPU Space (ui/zerogpu.py) the model goes to cuda here and every job runs through @spaces.GPU,
+    whatever the arguments say.
     A checkpoint that is missing or broken does not stop the app: the page says what is wrong.
     """
     on_zerogpu = zerogpu.on_zerogpu()
     if on_zerogpu:
         zerogpu.load_spaces()  # it patches torch for ZeroGPU: before the model goes to cuda
-        device, workers = zerogpu.MODEL_DEVICE, 0
+        device = zerogpu.MODEL_DEVICE
     else:
         device = choose_device(device)
-    # the pool's workers load their own copies on `device`; this process's copy then only serves the page
-    loaded, load_error = session.open_checkpoint(checkpoint, hub, device if workers == 0 else "cpu")
-    model_runner = runner.Runner.start(loaded, workers, device, on_zerogpu) if loaded else None  # None: no model
+    loaded, load_error = session.open_checkpoint(checkpoint, hub, device)
+    model_runner = runner.Runner.start(loaded, on_zerogpu) if loaded else None  # None: no model
     # analytics off: no telemetry or version checks from an offline demo
     with gr.Blocks(title="Attention Explorer", delete_cache=(3600, 3600), analytics_enabled=False) as demo:
         header = session.build(model_runner, load_error)
@@ -68,7 +66,5 @@ def build_demo(checkpoint: str | Path, hub: bool = False, workers: int = 0,
                                 [header.download, header.tokens, header.switch, steps.slider],
                                 show_progress="hidden", **PRIVATE).then(None, js=SHOW_VIEW_JS, **PRIVATE)
         demo.load(None, None, None, js=page_script(), **PRIVATE)  # step keys, figures in the page's theme
-    if model_runner is not None:
-        model_runner.limit_events(demo)
     demo.runner = model_runner
     return demo

@@ -3,19 +3,12 @@ translate (Figure 1, greedy decoding; also share links and the start-up example)
 ablations (sections 3 and 3.2.2), teacher-forced token probabilities, beam search (section 6.1), the KV-cache
 recording (3.1) and the paper's Figures 3-5 (Appendix).
 
-Three modes (issues 15 and 24), chosen once in `Runner.start`:
-- pool mode (workers >= 1): the jobs run in N worker processes (serving.ModelPool, each holding the
-  checkpoint), so translations do not contend for the Gradio process's GIL. Every listener that runs the
-  model is declared with `model_event(...)`, which puts it in the one Gradio concurrency group MODEL_EVENTS;
-  `limit_events` gives that group 2N slots. Requests beyond it wait in Gradio's queue, which shows the page
-  its position. A worker that dies mid-request is replaced and the request is answered with a gr.Error
-  carrying WorkerCrashed's message.
-- single-process mode (workers=0, tests and small machines): the same jobs run in the caller's thread
-  on the checkpoint this process loaded.
-
-- ZeroGPU mode (on a ZeroGPU Space, ui/zerogpu.py): single-process mode whose `jobs` are serving.JOBS each
-  wrapped in `@spaces.GPU` with its duration (zerogpu.gpu_jobs): one place, every job. The model was put on
-  cuda when the checkpoint loaded (ui/app.py), and nothing runs it before a visitor's request.
+Two modes, chosen once in `Runner.start`:
+- in-process: the jobs run in the caller's thread on the checkpoint this process loaded. Every listener that
+  runs the model is declared with `model_event(...)`, which puts it in the one Gradio concurrency group
+  MODEL_EVENTS of MODEL_SLOTS slots; requests beyond it wait in Gradio's queue, which shows the page its
+  position. A job that fails is answered with one gr.Error with a title.
+- ZeroGPU mode (on a ZeroGPU Space, ui/zerogpu.py): the same, with `jobs` each wrapped in `@spaces.GPU`.
 
 The jobs run on `device` (serving/device.py: --device auto is cuda when there is one); the traces they return
 are plain numpy data on the CPU either way.
@@ -41,59 +34,44 @@ from model.analysis.kv_cache import CacheRecording
 from model.analysis.paper_figures import FigureResult, PaperFigure
 from model.core.positional import sinusoidal_positional_encoding
 from model.text.inputs import PaddedBatch, padding_example
-from serving import JOBS, Job, ModelPool, PoolClosed, TraceFiles, WorkerCrashed, default_workers, lean_trace_json
+from serving import JOBS, Job, TraceFiles, lean_trace_json
 from serving.wire import positional_encoding_json
 
-SLOTS_PER_WORKER = 2  # requests of MODEL_EVENTS in progress per worker; the rest wait in Gradio's queue
+MODEL_SLOTS = 8  # model computations at once (threads; PyTorch releases the GIL); the rest wait in the queue
 MODEL_EVENTS = "model-runs"  # the Gradio concurrency group of every event that runs the model (model_event)
 TRACE_FILES = TraceFiles()  # <tmp>/attention-explorer-traces, expired in the background
 
 
 def model_event(**options) -> dict:
     """Keyword arguments of a Gradio listener that runs the model (with `options`): it joins MODEL_EVENTS,
-    the one group that Runner.limit_events sizes in pool mode."""
-    return {**options, "concurrency_id": MODEL_EVENTS}
+    the one group of MODEL_SLOTS slots shared by every model computation."""
+    return {**options, "concurrency_id": MODEL_EVENTS, "concurrency_limit": MODEL_SLOTS}
 
 
 class Runner:
-    """Model computations for the page, in a pool of worker processes or in this process.
+    """Model computations for the page, in this process.
 
     Args:
-        checkpoint: the checkpoint this process loaded (single-process mode runs on it).
-        pool: a started ModelPool over the same checkpoint, or None for single-process mode.
-        jobs: the named jobs single-process mode runs (serving.JOBS; ZeroGPU mode: each wrapped in @spaces.GPU).
+        checkpoint: the checkpoint this process loaded (the jobs run on it).
+        jobs: the named jobs (serving.JOBS; ZeroGPU mode: each wrapped in @spaces.GPU).
         zerogpu: ZeroGPU mode: the GPU exists only within a visitor's request, so nothing runs the model at start-up.
     """
 
-    def __init__(self, checkpoint: Checkpoint, pool: ModelPool | None = None,
-                 jobs: Mapping[str, Job] = JOBS, zerogpu: bool = False) -> None:
-        self.checkpoint, self.pool, self.jobs, self.zerogpu = checkpoint, pool, jobs, zerogpu
+    def __init__(self, checkpoint: Checkpoint, jobs: Mapping[str, Job] = JOBS, zerogpu: bool = False) -> None:
+        self.checkpoint, self.jobs, self.zerogpu = checkpoint, jobs, zerogpu
 
     @classmethod
-    def start(cls, checkpoint: Checkpoint, workers: int | None = None, device: str = "cpu",
-              zerogpu: bool = False) -> "Runner":
-        """workers: processes (None = default_workers(): $ATTENTION_EXPLORER_WORKERS or one per core; 0 = none),
-        each with the model on `device`; zerogpu: ZeroGPU mode (no workers: the jobs through @spaces.GPU)."""
+    def start(cls, checkpoint: Checkpoint, zerogpu: bool = False) -> "Runner":
+        """zerogpu: ZeroGPU mode (the jobs through @spaces.GPU)."""
         if zerogpu:
             from .zerogpu import gpu_jobs
 
             return cls(checkpoint, jobs=gpu_jobs(checkpoint), zerogpu=True)
-        workers = default_workers() if workers is None else int(workers)
-        return cls(checkpoint, ModelPool(checkpoint.path, workers, device=device) if workers > 0 else None)
-
-    @property
-    def workers(self) -> int:
-        """Worker processes (0 in single-process mode)."""
-        return self.pool.workers if self.pool else 0
+        return cls(checkpoint)
 
     def run(self, job: str, **kwargs) -> object:
-        """Run a named job (serving/jobs.py); a crashed worker or a closed pool is a gr.Error for the page."""
-        if self.pool is None:
-            return self.jobs[job](self.checkpoint, **kwargs)
-        try:
-            return self.pool.run(job, **kwargs)
-        except (WorkerCrashed, PoolClosed) as error:
-            raise gr.Error(str(error)) from None
+        """Run a named job (serving/jobs.py) on this process's checkpoint."""
+        return self.jobs[job](self.checkpoint, **kwargs)
 
     def translate(self, text: str, direction: str, forced_prefix: Sequence[int] | None = None,
                   ablation: Ablation | None = None) -> TranslationTrace:
@@ -130,22 +108,6 @@ class Runner:
         (model.text.inputs.padding_example; section 3.2.3). Tokenizer only, in this process: no job."""
         return padding_example(self.checkpoint.tokenizer, trace.source_ids, trace.direction,
                                self.checkpoint.config.pad_id)
-
-    def limit_events(self, demo: gr.Blocks) -> None:
-        """Pool mode: the model events (model_event: /translate, the start-up example and share links, the
-        Explain runs) get SLOTS_PER_WORKER slots per worker: while one request's Gradio work (queue, files,
-        answer) runs in this process, a worker already computes the next one (with one slot per worker the
-        workers idled; issue 15)."""
-        if self.pool is None:
-            return
-        for block_fn in demo.fns.values():
-            if block_fn.concurrency_id == MODEL_EVENTS:
-                block_fn.concurrency_limit = self.pool.workers * SLOTS_PER_WORKER
-
-    def close(self) -> None:
-        """Stop the worker processes (nothing to do in single-process mode)."""
-        if self.pool is not None:
-            self.pool.close()
 
 
 def write_trace_file(trace: TranslationTrace) -> str:

@@ -336,15 +336,13 @@ def test_deploy_creates_a_zerogpu_space_and_uploads_the_app_and_checkpoint(proje
                               api=hub, root=project)
     assert url == "https://huggingface.co/spaces/someone/attention-explorer"
     assert [call[0] for call in hub.calls] == ["create_repo", "request_space_hardware", "add_space_variable",
-                                               "add_space_variable", "upload_folder"]
+                                               "upload_folder"]
     create = hub.calls[0][2]
     assert create == {"repo_type": "space", "space_sdk": "gradio", "space_hardware": "zero-a10g", "private": False,
                       "exist_ok": True}
     assert hub.calls[1][2] == {"hardware": "zero-a10g"}  # an existing Space is moved too
-    # ZeroGPU: the model stays in the server process (the GPU exists only in its @spaces.GPU calls)
-    assert hub.variables() == {"ATTENTION_EXPLORER_CHECKPOINT": "checkpoints/de-en-small",
-                               "ATTENTION_EXPLORER_WORKERS": "0"}
-    upload = hub.calls[4][2]
+    assert hub.variables() == {"ATTENTION_EXPLORER_CHECKPOINT": "checkpoints/de-en-small"}
+    upload = hub.calls[3][2]
     assert upload["repo_type"] == "space" and upload["folder_path"] == str(project)
 
     files = hub.uploads()
@@ -361,12 +359,12 @@ def test_deploy_creates_a_zerogpu_space_and_uploads_the_app_and_checkpoint(proje
     assert socket_attempts == []
 
 
-def test_deploy_on_cpu_basic_pins_two_workers_and_the_cpu_torch(project, socket_attempts):
+def test_deploy_on_cpu_basic_uploads_the_cpu_torch(project, socket_attempts):
     hub = FakeHub()
     deploy_space.deploy("someone/space", project / "checkpoints" / "de-en-small", api=hub, root=project,
                         hardware="cpu-basic")
     assert hub.calls[0][2]["space_hardware"] == "cpu-basic" and hub.calls[1][2] == {"hardware": "cpu-basic"}
-    assert hub.variables()["ATTENTION_EXPLORER_WORKERS"] == "2"  # CPU Basic's 2 vCPUs
+    assert hub.variables() == {"ATTENTION_EXPLORER_CHECKPOINT": "checkpoints/de-en-small"}
     assert [call[0] for call in hub.calls][-2:] == ["upload_folder", "upload_file"]
     assert hub.uploaded_bytes() == deploy_space.space_files(ROOT, "cpu-basic")
     assert b"torch==2.13.0+cpu" in hub.uploaded_bytes()["pre-requirements.txt"]
@@ -429,7 +427,7 @@ def test_deploy_of_a_checkpoint_from_elsewhere_uploads_it_under_checkpoints(proj
     hub = FakeHub()
     deploy_space.deploy("someone/space", tiny_checkpoint, private=True, api=hub, root=project)
     assert [call[0] for call in hub.calls] == ["create_repo", "request_space_hardware", "add_space_variable",
-                                               "add_space_variable", "upload_folder", "upload_folder"]
+                                               "upload_folder", "upload_folder"]
     assert hub.calls[0][2]["private"] is True
     assert hub.variables()["ATTENTION_EXPLORER_CHECKPOINT"] == "checkpoints/tiny"
     files = hub.uploads()

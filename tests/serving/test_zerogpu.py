@@ -113,12 +113,12 @@ def zerogpu_space(monkeypatch):
     return gpu
 
 
-def test_on_zerogpu_every_job_runs_through_spaces_gpu_without_workers(zerogpu_space, tiny_checkpoint):
+def test_on_zerogpu_every_job_runs_through_spaces_gpu(zerogpu_space, tiny_checkpoint):
     from helpers import api_function  # noqa: PLC0415 - the one helper that finds an endpoint
 
-    demo = build_demo(tiny_checkpoint, workers=2)  # ZeroGPU overrides the worker count: no pool of our own
+    demo = build_demo(tiny_checkpoint)
     runner = demo.runner
-    assert runner.pool is None and runner.zerogpu and runner.workers == 0
+    assert runner.zerogpu
     assert zerogpu_space.durations == zerogpu.DURATIONS  # every JOBS entry wrapped, with its duration
     assert zerogpu_space.calls == []  # nothing ran the model at start-up: no GPU outside a request there
     trace, translation = api_function(demo, "translate").fn(GERMAN, "de-en")[:2]
