@@ -13,7 +13,7 @@ Environment: ATTENTION_EXPLORER_HUB (a Hub repo id: Spaces has no command line),
 ATTENTION_EXPLORER_CHECKPOINT (a local checkpoint directory), ATTENTION_EXPLORER_HOST (0.0.0.0 listens
 on all interfaces, as on Spaces), ATTENTION_EXPLORER_THREADS, ATTENTION_EXPLORER_DEVICE (auto, cpu or cuda),
 GRADIO_SERVER_PORT. On a ZeroGPU Space (SPACES_ZERO_GPU, set by the Hub) the model goes to cuda at start-up and
-every model computation runs through @spaces.GPU (ui/zerogpu.py).
+every model computation runs through @spaces.GPU (serving/zerogpu.py).
 """
 
 from __future__ import annotations

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import gradio as gr
 
+from serving import Runner, zerogpu
 from serving.device import choose_device
 
 from . import attention, explain, model_tab, next_token, positions, redraw, runner, session, share, stepping, tour
-from . import zerogpu
 from .common import PRIVATE, Page
 from .page_script import SHOW_VIEW_JS, page_script
 
@@ -25,21 +25,21 @@ def find(demo: gr.Blocks, elem_id: str):
 def build_demo(checkpoint: str | Path, hub: bool = False, device: str | None = "cpu") -> gr.Blocks:
     """The app over one checkpoint (a local directory, or a Hugging Face Hub repo id with hub=True).
 
-    `demo.runner` holds the runner of its model computations (ui/runner.py).
+    `demo.runner` holds the runner of its model computations (serving/runner.py).
     device: where the jobs run: "cpu", "cuda", "auto" or None ($ATTENTION_EXPLORER_DEVICE, else auto;
         serving/device.py).
-    On a ZeroGPU Space (ui/zerogpu.py) the model goes to cuda here and every job runs through @spaces.GPU,
-    whatever the arguments say.
+    On a ZeroGPU Space (serving/zerogpu.py) the page's checkpoint stays on the CPU, the runner puts a copy on cuda
+    and every job runs through its one @spaces.GPU dispatcher, whatever `device` says.
     A checkpoint that is missing or broken does not stop the app: the page says what is wrong.
     """
     on_zerogpu = zerogpu.on_zerogpu()
     if on_zerogpu:
         zerogpu.load_spaces()  # it patches torch for ZeroGPU: before the model goes to cuda
-        device = zerogpu.MODEL_DEVICE
+        device = "cpu"
     else:
         device = choose_device(device)
     loaded, load_error = session.open_checkpoint(checkpoint, hub, device)
-    model_runner = runner.Runner.start(loaded, on_zerogpu) if loaded else None  # None: no model
+    model_runner = Runner.start(loaded, on_zerogpu) if loaded else None  # None: no model
     # analytics off: no telemetry or version checks from an offline demo
     with gr.Blocks(title="Attention Explorer", delete_cache=(3600, 3600), analytics_enabled=False) as demo:
         header = session.build(model_runner, load_error)
