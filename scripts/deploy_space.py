@@ -14,8 +14,8 @@ are not uploaded are deleted, so the Space mirrors the app. A Space variable tel
 (ATTENTION_EXPLORER_CHECKPOINT).
 `--dry-run` lists what would be uploaded and contacts nothing.
 
-Everything is checked before the first request: the Space id, the checkpoint (it must load), the
-token, and that every uploaded file is under the Hub's 10 MB limit for plain git pushes. When the Hub
+Everything is checked before the first request: the Space id, the checkpoint (it must load), that ZeroGPU
+supports the torch that requirements.txt pins, the token, and that every uploaded file is under the Hub's 10 MB limit for plain git pushes. When the Hub
 refuses (no plan for the hardware, a token without write access, a rate limit), the error says in
 plain words what the account needs.
 """
@@ -129,6 +129,38 @@ def torch_pin(requirements: Path) -> str:
     raise DeployError(f"{requirements} does not pin torch (torch==X.Y.Z)")
 
 
+def zerogpu_torch_problem(version: str) -> str | None:
+    """Why ZeroGPU cannot run this torch version (None if it can).
+
+    The `spaces` package (spaces/zero/torch/) hooks torch internals (TorchFunctionMode, torch._C._cuda_init,
+    torch.cuda._exchange_device) and reads torch.version.cuda as 12.x or 13.x; it names no version list of its
+    own. Hugging Face's ZeroGPU page lists the versions it supports: 2.1.0 and later, except 2.3.x (a PyTorch
+    bug, pytorch/pytorch#122085). ZeroGPU needs the CUDA build that PyPI serves, so no local build (+cpu).
+    """
+    parts = version.split("+")[0].split(".")
+    try:
+        major, minor = int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):
+        return f"torch=={version} is not a version number ZeroGPU can check"
+    if "+" in version:
+        return f"torch=={version} is a local build; ZeroGPU installs the CUDA build from PyPI (torch=={parts[0]}.{parts[1]}...)"
+    if (major, minor) < (2, 1):
+        return f"torch=={version} is older than 2.1.0, the oldest version ZeroGPU supports"
+    if (major, minor) == (2, 3):
+        return f"torch=={version}: ZeroGPU does not support 2.3.x (PyTorch bug pytorch/pytorch#122085)"
+    return None
+
+
+def check_torch_for(root: Path, hardware: str) -> None:
+    """DeployError when requirements.txt pins a torch the hardware cannot run (ZeroGPU: zerogpu_torch_problem)."""
+    if hardware != "zerogpu":
+        return
+    problem = zerogpu_torch_problem(torch_pin(root / "requirements.txt"))
+    if problem:
+        raise DeployError(f"{problem}. Pin a supported torch in requirements.txt (see "
+                          "https://huggingface.co/docs/hub/spaces-zerogpu), or deploy with --hardware cpu-basic")
+
+
 def space_files(root: Path, hardware: str) -> dict[str, bytes]:
     """Files the Space gets that the folder does not hold, per hardware: path in the Space -> content.
 
@@ -238,6 +270,7 @@ def deploy(space_id: str, checkpoint: Path, private: bool = False, api=None, roo
         load_local_checkpoint(checkpoint)
     except CheckpointError as error:
         raise DeployError(str(error).replace("repo id", "Space id")) from None
+    check_torch_for(root, hardware)
     write_model_card(checkpoint)  # the card matches metrics.json (unchanged if it already did)
     calls = plan(root, checkpoint)
     checkpoint_in_space = f"{CHECKPOINTS_DIR}/{checkpoint.resolve().name}"
