@@ -2,7 +2,10 @@
 
 The launcher: the page itself is built by `ui.build_demo(checkpoint)` (the ui/ package); this file
 reads the settings (command line, then environment) and serves it with ui/server.py's limits.
-`demo` at module level is what Hugging Face Spaces and `gradio app.py` look for.
+
+`demo` exists at module level however the file runs: Hugging Face Spaces and `gradio app.py` look for it, and
+`gradio app.py` (hot reload) re-executes this file as `__main__` after every change and serves the new `demo`
+(the launch inside that re-run returns at once: the server is already up).
 
     python3 app.py                                  # checkpoints/de-en-small on 127.0.0.1:7860
     python3 app.py --checkpoint /tmp/dev-checkpoint --port 7861
@@ -12,14 +15,17 @@ reads the settings (command line, then environment) and serves it with ui/server
 Environment: ATTENTION_EXPLORER_HUB (a Hub repo id: Spaces has no command line),
 ATTENTION_EXPLORER_CHECKPOINT (a local checkpoint directory), ATTENTION_EXPLORER_HOST (0.0.0.0 listens
 on all interfaces, as on Spaces), ATTENTION_EXPLORER_THREADS, ATTENTION_EXPLORER_DEVICE (auto, cpu or cuda),
-GRADIO_SERVER_PORT. On a ZeroGPU Space (SPACES_ZERO_GPU, set by the Hub) the model goes to cuda at start-up and
-every model computation runs through @spaces.GPU (serving/zerogpu.py).
+GRADIO_SERVER_PORT. On a ZeroGPU Space (SPACES_ZERO_GPU, set by the Hub) every model computation runs through
+one @spaces.GPU dispatcher (serving/zerogpu.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
+
+import gradio as gr
 
 from model.checkpoints.paths import DEFAULT_CHECKPOINT
 from serving.device import DEVICE_ENV, DEVICES
@@ -27,7 +33,6 @@ from ui import build_demo, server
 
 CHECKPOINT_ENV = "ATTENTION_EXPLORER_CHECKPOINT"
 HUB_ENV = "ATTENTION_EXPLORER_HUB"
-RELOAD_ENV = "GRADIO_WATCH_DIRS"  # set by `gradio app.py` (hot reload), which re-runs this file on every change
 
 
 def checkpoint_source(checkpoint: str | None = None, hub: str | None = None) -> tuple[str, bool]:
@@ -59,13 +64,27 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    app = build_demo(*checkpoint_source(args.checkpoint, args.hub), device=args.device)
+def page(args: argparse.Namespace) -> gr.Blocks:
+    """The page for the parsed settings (ui.build_demo)."""
+    return build_demo(*checkpoint_source(args.checkpoint, args.hub), device=args.device)
+
+
+def serve(app: gr.Blocks, args: argparse.Namespace) -> None:
     server.launch(app, host=args.host, port=args.port, threads=args.threads)
 
 
+def main(argv: list[str] | None = None) -> gr.Blocks:
+    """Parse `argv`, build the page and serve it -> the page."""
+    args = parse_args(argv)
+    app = page(args)
+    serve(app, args)
+    return app
+
+
+# Run as a program (`python3 app.py [options]`, Spaces, `gradio app.py [-- options]`), the command line applies;
+# imported (tests), the environment alone.
+ARGS = parse_args(sys.argv[1:] if __name__ == "__main__" else [])
+demo = page(ARGS)
+
 if __name__ == "__main__":
-    main()
-else:  # imported (tests, `gradio app.py`)
-    demo = build_demo(*checkpoint_source(), device=None)  # None: $ATTENTION_EXPLORER_DEVICE or auto
+    serve(demo, ARGS)
