@@ -67,7 +67,7 @@ def model_job(cpu_seconds: float) -> Callable[[Callable[Concatenate[Checkpoint, 
 
 
 # --------------------------------------------------------------------------- decoding (Figure 1, section 3)
-@model_job(cpu_seconds=1.5)
+@model_job(cpu_seconds=1.0)
 def translate(checkpoint: Checkpoint, text: str, direction: str, forced_prefix: Sequence[int] | None = None,
               ablation: Ablation | None = None) -> TranslationTrace:
     """Greedy translation with its full trace (model.decoding.greedy.translate), optionally branched or ablated;
@@ -77,28 +77,28 @@ def translate(checkpoint: Checkpoint, text: str, direction: str, forced_prefix: 
                             ablation=ablation)
 
 
-@model_job(cpu_seconds=0.5)
+@model_job(cpu_seconds=0.1)
 def token_probabilities(checkpoint: Checkpoint, source_ids: Sequence[int], output_ids: Sequence[int],
                         ablation: Ablation | None = None) -> np.ndarray:
     """(T,) probabilities of a given output teacher-forced under an ablation (model.analysis.readouts)."""
     return readouts.token_probabilities(checkpoint.model, list(source_ids), list(output_ids), ablation)
 
 
-@model_job(cpu_seconds=6.0)
+@model_job(cpu_seconds=2.0)
 def beam_versus_greedy(checkpoint: Checkpoint, trace: TranslationTrace, beam_size: int = 4,
                        length_penalty: float = 0.6) -> readouts.BeamComparison:
     """Beam search (section 6.1) beside the greedy output kept in `trace` (model.analysis.readouts)."""
     return readouts.beam_versus_greedy(checkpoint.model, checkpoint.tokenizer, trace, beam_size, length_penalty)
 
 
-@model_job(cpu_seconds=1.0)
+@model_job(cpu_seconds=0.8)
 def record_cache(checkpoint: Checkpoint, trace: TranslationTrace) -> CacheRecording:
     """The decoder's KV cache at every step of `trace`'s greedy run, replayed through the cached decoder (3.1)."""
     return record_trace_cache(checkpoint.model, trace)
 
 
 # --------------------------------------------------------------------------- analyses
-@model_job(cpu_seconds=0.5)
+@model_job(cpu_seconds=1.3)
 def paper_figures(checkpoint: Checkpoint, figures: Sequence[PaperFigure]) -> list[FigureResult]:
     """The paper's Figures 3-5 sentences through the encoder, the best-matching head of each (Appendix)."""
     return run_paper_figures(checkpoint.model, checkpoint.tokenizer, list(figures))
