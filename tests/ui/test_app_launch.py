@@ -2,7 +2,7 @@
 
 The reload test runs the real `gradio app.py` on the tiny checkpoint (ATTENTION_EXPLORER_CHECKPOINT, the variable
 app.py reads), edits a watched file, and waits on the server's own messages: its output ("Changes detected in",
-or "Reloading ... failed") and the page's reload stream (/dev/reload, the events a browser tab follows:
+or "Reloading ... failed") and the page's reload stream (/gradio_api/dev/reload, the events a browser tab follows:
 `reload` when the new page is swapped in, `error` when the re-run failed).
 """
 
@@ -90,8 +90,10 @@ def reloading_app(tiny_checkpoint, tmp_path):
 @pytest.mark.slow
 def test_gradio_hot_reload_survives_an_edit(reloading_app):
     url, output, watched = reloading_app
-    with httpx.Client(timeout=httpx.Timeout(10, read=None)) as http, http.stream("GET", f"{url}/dev/reload") as stream:
-        events = Lines(stream.iter_lines(), "/dev/reload", [])
+    reloads = f"{url}/gradio_api/dev/reload"
+    with httpx.Client(timeout=httpx.Timeout(10, read=None)) as http, http.stream("GET", reloads) as stream:
+        stream.raise_for_status()
+        events = Lines(stream.iter_lines(), "/gradio_api/dev/reload", [])
         edited = watched / "edited.py"
         for attempt in range(1, 11):  # the watcher notes mtimes on its first pass: an edit before it goes unseen
             edited.write_text(f"EDITS = {attempt}\n", encoding="utf-8")
