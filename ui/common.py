@@ -34,7 +34,7 @@ class Page:
     tab: gr.State  # id of the open top-level tab: only its views are drawn
     tabs: gr.Tabs  # the top-level tabs (a tab may open another)
     translate_event: object  # the Translate event; its .success follows every new trace
-    runner: object = None  # ui.runner.Runner: every model computation (worker pool or this process)
+    runner: object = None  # serving.Runner: runs every model computation (serving/jobs.py)
 
     def track(self, tab: gr.Tab, tab_id: str) -> None:
         """Selecting `tab` makes `tab_id` the open tab (and so redraws its views)."""

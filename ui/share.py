@@ -26,7 +26,9 @@ from model.decoding.trace import ATTENTION_KINDS
 from .attention import layer_choices
 from .common import PAGE_URL, PRIVATE, TabView
 from .page_script import KEEP_TYPED_JS
-from .runner import Runner, model_event
+from serving import Runner
+
+from .runner import model_event
 from .session import Header, parse_direction, translate_text
 from .text import ABOUT_ATTENTION, EXAMPLES
 

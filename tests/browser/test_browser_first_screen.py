@@ -27,8 +27,11 @@ VISIBLE = """(selector) => {
 }"""
 
 
-@pytest.fixture(scope="module", params=[(size, theme) for size in VIEWPORTS for theme in THEMES],
-                ids=lambda param: f"{param[0][0]}x{param[0][1]}-{param[1]}")
+@pytest.fixture(
+    scope="module",
+    params=[(size, theme) for size in VIEWPORTS for theme in THEMES],
+    ids=lambda param: f"{param[0][0]}x{param[0][1]}-{param[1]}",
+)
 def loaded(request, browser, server):
     """The bare URL at one viewport and theme, the start-up example drawn; nothing clicked or scrolled."""
     (width, height), theme = request.param

@@ -60,7 +60,7 @@ def test_too_long_input_is_refused_naming_the_limit(checkpoint, monkeypatch):
     def must_not_run(*args, **kwargs):
         raise AssertionError("the model must not run on refused input")
 
-    monkeypatch.setattr(session.Runner, "run", must_not_run)  # every model computation of the page
+    monkeypatch.setattr(session.Runner, "call", must_not_run)  # every model computation of the page
     with pytest.raises(gr.Error, match=f"{limits.MAX_INPUT_CHARS:,} characters") as raised:
         session.translate_text(session.Runner(checkpoint), "a" * (limits.MAX_INPUT_CHARS + 1), "de-en")
     assert f"{limits.MAX_INPUT_CHARS + 1:,}" in str(raised.value)
@@ -241,7 +241,7 @@ def no_model(monkeypatch):
     def must_not_run(*args, **kwargs):
         raise AssertionError("re-rendering must not run the model")
 
-    monkeypatch.setattr(session.Runner, "run", must_not_run)  # every model computation of the page
+    monkeypatch.setattr(session.Runner, "call", must_not_run)  # every model computation of the page
 
 
 @pytest.fixture

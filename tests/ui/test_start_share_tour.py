@@ -11,7 +11,7 @@ import gradio as gr
 import pytest
 
 from model.text import language, limits
-from ui.runner import Runner
+from serving import Runner
 from ui import build_demo, session, share, tour
 from ui.text import EXAMPLES
 
@@ -86,10 +86,12 @@ def test_notice_and_switch_follow_the_trace(checkpoint):
 # --------------------------------------------------------------------------- the first view, computed once
 def test_page_loads_share_one_precomputed_example(tiny_checkpoint, monkeypatch):
     calls = []
-    real = Runner.translate  # every model call of the page goes through the runner (ui/runner.py)
-    monkeypatch.setattr(Runner, "translate", lambda *args, **kwargs: calls.append(args) or real(*args, **kwargs))
+    real = Runner.call  # every model call of the page goes through the runner (serving/runner.py)
+    monkeypatch.setattr(
+        Runner, "call", lambda self, job, *args, **kwargs: calls.append(job.name) or real(self, job, *args, **kwargs)
+    )
     demo = build_demo(tiny_checkpoint)
-    assert len(calls) == 1  # the example, at start-up
+    assert calls == ["translate"]  # the example, at start-up
     on_load = listener(demo, "on_load").fn
     request = SimpleNamespace(query_params={}, headers={})
     shown = [by_id(on_load(request)) for _ in range(100)]
