@@ -20,7 +20,7 @@ import pytest
 from model.decoding.ablation import Ablation
 from model.decoding.greedy import translate
 from model.decoding.trace import JSON_DECIMALS
-from serving import trace_from_lean
+from serving import Runner, trace_from_lean
 from helpers import assert_same_trace
 from ui import attention, build_demo, redraw, runner
 from ui.common import Page
@@ -97,10 +97,10 @@ def attention_tab(checkpoint):
 def test_the_pipeline_figure_is_drawn_only_while_open(attention_tab, checkpoint):
     view = attention_tab.view
     attention_plot, pipeline_plot = view.outputs
-    kind, layer, head, _show_all, pipeline_open = view.controls
+    kind, layer, head, _show_all, pipeline_open, view_as, _keep_token = view.controls
     assert isinstance(pipeline_open, gr.State) and pipeline_open.value is False  # closed at first
     trace = translate(checkpoint.model, checkpoint.tokenizer, GERMAN, "de-en")
-    values = {kind: "cross", layer: 1, head: "2", pipeline_open: False}
+    values = {kind: "cross", layer: 1, head: "2", pipeline_open: False, view_as: "heatmap"}
     for step in (1, 2, 3):  # stepping with the accordion closed redraws one figure
         assert set(redraw.render_views([view], attention.TAB_ID, trace, step, values)) == {attention_plot}
     drawn = redraw.render_views([view], attention.TAB_ID, trace, 2, {**values, pipeline_open: True})
@@ -139,8 +139,8 @@ def test_the_lean_trace_file_reads_back_alone(page_demo):
 
 def test_the_views_tables_come_from_this_process(checkpoint, monkeypatch):
     """The PE rows and the padded batch of the Positions and Masks views: no job, equal to the model's own."""
-    model = runner.Runner(checkpoint)
-    monkeypatch.setattr(runner.Runner, "run", lambda *args, **kwargs: pytest.fail("a job for a table"))
+    model = Runner(checkpoint)
+    monkeypatch.setattr(Runner, "call", lambda *args, **kwargs: pytest.fail("a job for a table"))
     rows = model.positional_encoding(40)
     assert np.array_equal(rows, checkpoint.model.positional_encoding[:40].numpy())
     assert model.positional_encoding(10**6).shape[0] == checkpoint.config.max_positions
