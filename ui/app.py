@@ -58,9 +58,9 @@ def build_demo(checkpoint: str | Path, hub: bool = False, device: str | None = "
         header = session.build(model_runner, load_error)
         trace, translate_event = header.trace, header.event
         steps = stepping.build(trace)
-        tour_parts = tour.build()  # right under the player bar: a stop's text sits above the view it sets (issue 23)
+        tour_parts = tour.build()  # right under the player bar: a stop's text sits above the view it sets
         tab_state = gr.State(next_token.TAB_ID)  # the open tab: only its views are drawn
-        # wrap: every tab shows on every screen (a phone hid four behind Gradio's "..." menu, issue 23)
+        # wrap: every tab shows on every screen (a phone hid four behind Gradio's "..." menu)
         with gr.Tabs(elem_id="views", overflow_behavior="wrap") as tabs:
             page = Page(loaded, trace, steps.slider, tab_state, tabs, translate_event, model_runner)
             first = next_token.build(page)

@@ -87,7 +87,7 @@ def clamp(value: float | None, count: int) -> int:
 def figure_tab(page: Page, label: str, tab_id: str, about: str, elem_id: str, view) -> TabView:
     """A tab of one explanation and one figure, view(trace, step) -> its gr.Plot value."""
     with gr.Tab(label, id=tab_id, elem_id=f"{tab_id}-tab") as tab:
-        # the prose beside the figure, as on the Attention tab: the figure in one place on every tab (issue 23)
+        # the prose beside the figure, as on the Attention tab: the figure in one place on every tab
         with gr.Row(equal_height=False, elem_classes="view-row"):
             with gr.Column(scale=1, min_width=280, elem_classes="view-side"):
                 with gr.Accordion("About this view", open=True, elem_classes="view-about"):

@@ -234,7 +234,7 @@ def wire(header: Header, runner: Runner | None, load_error: str, button: gr.Butt
 
     def before(text, direction):
         """A refused input clears the old result and says why in the notice area (and as a toast). A good one
-        keeps the result on screen until the new one replaces it (every view at once, one redraw: issue 15);
+        keeps the result on screen until the new one replaces it (every view at once, one redraw);
         if the run then fails, `.failure` below clears it."""
         try:
             check_input(runner, text, direction, load_error)

@@ -1,4 +1,4 @@
-"""Issue 25's figures and panels: each figure shows exactly the numbers it is given (shapes, labels,
+"""The corpus figures and panels: each figure shows exactly the numbers it is given (shapes, labels,
 the highlighted sentence and step), and the panels' pure views work on the tiny checkpoint's corpus file,
 say plainly when the file is missing or stale, and run the live parts through the runner's jobs; the
 panels on the page (build_demo) draw only through the one redraw, and a number they show equals an independent
