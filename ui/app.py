@@ -11,8 +11,21 @@ import gradio as gr
 
 from serving.device import choose_device
 
-from . import attention, compare, explain, model_tab, next_token, positions, redraw, runner, session, share, stepping
-from . import tour, zerogpu
+from . import (
+    attention,
+    compare,
+    explain,
+    model_tab,
+    next_token,
+    positions,
+    redraw,
+    runner,
+    session,
+    share,
+    stepping,
+    tour,
+    zerogpu,
+)
 from .common import PRIVATE, Page
 from .page_script import SHOW_VIEW_JS, page_script
 

@@ -18,7 +18,13 @@ from gradio.components.plot import PlotData
 
 import visualizer
 from model import Checkpoint, TranslationTrace
-from model.analysis.compare import Comparison, HeadDifference, TokenLooks, compare_token, shared_source_tokens
+from model.analysis.compare import (
+    Comparison,
+    HeadDifference,
+    TokenLooks,
+    compare_token,
+    shared_source_tokens,
+)
 from model.decoding.trace import ATTENTION_KINDS
 
 from .attention import VIEWS, attention_view, layer_choices, lines_view

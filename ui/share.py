@@ -25,8 +25,8 @@ from model.analysis.readouts import trace_head_diagnostics
 from model.decoding.trace import ATTENTION_KINDS
 
 from .attention import layer_choices
-from .compare import CompareTab, Second, compare_with
 from .common import PAGE_URL, PRIVATE, TabView
+from .compare import CompareTab, Second, compare_with
 from .page_script import KEEP_TYPED_JS
 from .runner import Runner, model_event
 from .session import Header, parse_direction, translate_text
