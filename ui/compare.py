@@ -183,9 +183,9 @@ def side_view(trace: TranslationTrace, step: float | None, looks: TokenLooks | N
 def caption(number: int, trace: TranslationTrace, step: int, looks: TokenLooks | None) -> str:
     where = "" if looks is None else (f" · {html.escape(trace.source_tokens[looks.position])} is translated at step "
                                       f"{looks.translating.step + 1}")
-    return (f'<div class="compare-caption"><b>Sentence {number}</b> {html.escape(trace.source_text)} → '
-            f'<i>{html.escape(trace.translation)}</i><div class="facts">step {step} of {trace.num_steps}{where}'
-            f'</div></div>')
+    return (f'<div class="compare-caption"><b>Sentence {number}</b> {html.escape(trace.source_text)}'
+            f'<div class="translation">→ {html.escape(trace.translation)}</div>'
+            f'<div class="facts">step {step} of {trace.num_steps}{where}</div></div>')
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from browser_helpers import (  # noqa: F401  (screen: the module's pages, a fixt
     GERMAN, STEP, inside, needs_chromium, open_panel, open_tab, rects, screen, step_of, wait_step,
 )
 
-TABS = ["Next token", "Attention", "Positional encoding", "Masks", "Model", "Explain"]
+TABS = ["Next token", "Attention", "Compare", "Positional encoding", "Masks", "Model", "Explain"]
 pytestmark = [pytest.mark.browser, needs_chromium]
 
 
