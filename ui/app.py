@@ -12,7 +12,7 @@ import gradio as gr
 from serving import Runner, zerogpu
 from serving.device import choose_device
 
-from . import attention, explain, model_tab, next_token, positions, redraw, runner, session, share, stepping, tour
+from . import attention, compare, explain, model_tab, next_token, positions, redraw, runner, session, share, stepping, tour
 from .common import PRIVATE, Page
 from .page_script import SHOW_VIEW_JS, page_script
 from .text import ABOUT_APP
@@ -65,10 +65,11 @@ def build_demo(checkpoint: str | Path, hub: bool = False, device: str | None = "
             page = Page(loaded, trace, steps.slider, tab_state, tabs, translate_event, model_runner)
             first = next_token.build(page)
             attention_tab = attention.build(page)
-            views = [first, attention_tab.view, *positions.build(page)]
+            compare_tab = compare.build(page)
+            views = [first, attention_tab.view, *compare_tab.views, *positions.build(page)]
             views += [model_tab.build(page), *explain.build(page, attention_tab.opener)]
         link = below_figure(header)  # the tokens, download, share link and the folded introduction
-        targets = share.Targets(header, steps.slider, tabs, tab_state, *attention_tab.opener.outputs[:4])
+        targets = share.Targets(header, steps.slider, tabs, tab_state, *attention_tab.opener.outputs[:4], compare_tab)
         views.append(share.link_view(targets, link))
         redraw.wire(page, steps.info, views)  # one listener draws them all (and empties them without a trace)
         tour.wire(loaded, targets, share.wire(model_runner, targets, link, demo), tour_parts, find(demo, "explain-panels"),

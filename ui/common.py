@@ -64,6 +64,7 @@ class TabView:
     inputs: Sequence[gr.components.Component] = ()
     follows_step: bool = True
     follows_trace: bool = True
+    empty: Callable[[], dict] | None = None  # what it shows without a trace (None: every output emptied)
 
 
 def plot(figure, name: str) -> PlotData:

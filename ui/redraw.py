@@ -58,7 +58,10 @@ def render_views(views: Sequence[TabView], tab: str, trace: TranslationTrace | N
             if drawn.get(index) == key:
                 continue
             drawn[index] = key
-        updates.update({output: None for output in view.outputs} if empty else view.render(trace, step, values))
+        if empty:
+            updates.update(view.empty() if view.empty else {output: None for output in view.outputs})
+        else:
+            updates.update(view.render(trace, step, values))
     return updates
 
 
