@@ -20,6 +20,7 @@ from lines_figure import drawn_lines
 from model.analysis.compare import translating_step
 from model.decoding.greedy import translate
 from model.text.tokenizer import SPECIAL_TOKENS
+from serving import jobs
 from ui import build_demo, compare, redraw, session, share
 from ui.common import Page
 from ui.text import BLOG_PAIR
@@ -54,17 +55,35 @@ def tab(checkpoint, runner):
 def token(independent):
     """A source token both sentences have (the tiny tokenizer may not know "▁it"), read from the direct traces."""
     first, second = independent
-    shared = [t for t in first.source_tokens if t in second.source_tokens and t not in SPECIAL_TOKENS
-              and not t.startswith("<2")]
+    shared = [
+        t
+        for t in first.source_tokens
+        if t in second.source_tokens and t not in SPECIAL_TOKENS and not t.startswith("<2")
+    ]
     return shared[len(shared) // 2]
 
 
-def values(tab: compare.CompareTab, second: compare.Second, token, kind="encoder", layer=1, head="all",
-           draw="lines", at_token=True) -> dict:
+def values(
+    tab: compare.CompareTab,
+    second: compare.Second,
+    token,
+    kind="encoder",
+    layer=1,
+    head="all",
+    draw="lines",
+    at_token=True,
+) -> dict:
     [figures, _] = tab.views
     draw_control, at_token_control = figures.controls[5:7]
-    return {tab.second: second, tab.token: token, tab.kind: kind, tab.layer: layer, tab.head: head,
-            draw_control: draw, at_token_control: at_token}
+    return {
+        tab.second: second,
+        tab.token: token,
+        tab.kind: kind,
+        tab.layer: layer,
+        tab.head: head,
+        draw_control: draw,
+        at_token_control: at_token,
+    }
 
 
 def shown(tab, first, second, token, step=1, **controls) -> dict:
@@ -81,12 +100,14 @@ def top_keys(row, tokens, k=compare.KEYS_SHOWN) -> list[tuple[str, str]]:
 
 def distance(a, a_tokens, b, b_tokens) -> float:
     """Total variation over keys named (token, how many times it came before)."""
+
     def named(row, tokens):
         weights, seen = {}, {}
         for weight, t in zip(row, tokens):
             weights[t, seen.get(t, 0)] = float(weight)
             seen[t] = seen.get(t, 0) + 1
         return weights
+
     x, y = named(a, a_tokens), named(b, b_tokens)
     return 0.5 * sum(abs(x.get(key, 0.0) - y.get(key, 0.0)) for key in {*x, *y})
 
@@ -98,8 +119,14 @@ def shown_table(text: str) -> list[tuple[str, str, list, list]]:
     table = []
     for head, row in rows:
         cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
-        table.append((head, cells[2], [(html.unescape(t), w) for t, w in keys.findall(cells[3])],
-                      [(html.unescape(t), w) for t, w in keys.findall(cells[4])]))
+        table.append(
+            (
+                head,
+                cells[2],
+                [(html.unescape(t), w) for t, w in keys.findall(cells[3])],
+                [(html.unescape(t), w) for t, w in keys.findall(cells[4])],
+            )
+        )
     return table
 
 
@@ -119,18 +146,31 @@ def assert_shows(page: dict, independent, token) -> None:
         labels, probs, title = candidates_of(page[f"compare-candidates-{n}-plot"])
         step = int(re.search(r"step (\d+)", title)[1]) - 1
         assert step == translating_step(trace, position).step
-        assert labels == list(trace.candidate_tokens[step][:len(labels)])
+        assert labels == list(trace.candidate_tokens[step][: len(labels)])
         np.testing.assert_array_equal(probs, trace.candidate_probs[step][: len(labels)])
         assert f"step {step + 1} of sentence {n} (p = {trace.candidate_probs[step][0]:.3f}" in page["compare-message"]
         steps.append(step)
     expected = []
-    for kind, a, b in (("encoder", first.encoder_attention[:, :, at[0]], second.encoder_attention[:, :, at[1]]),
-                       ("cross", first.cross_attention[:, :, steps[0]], second.cross_attention[:, :, steps[1]])):
+    for kind, a, b in (
+        ("encoder", first.encoder_attention[:, :, at[0]], second.encoder_attention[:, :, at[1]]),
+        ("cross", first.cross_attention[:, :, steps[0]], second.cross_attention[:, :, steps[1]]),
+    ):
         for layer, head in np.ndindex(a.shape[:2]):
             d = distance(a[layer, head], first.source_tokens, b[layer, head], second.source_tokens)
-            expected.append((-d, ("encoder", "cross").index(kind), layer, head,
-                             (f"{kind}/{layer + 1}/{head + 1}", f"{d:.3f}", top_keys(a[layer, head], first.source_tokens),
-                              top_keys(b[layer, head], second.source_tokens))))
+            expected.append(
+                (
+                    -d,
+                    ("encoder", "cross").index(kind),
+                    layer,
+                    head,
+                    (
+                        f"{kind}/{layer + 1}/{head + 1}",
+                        f"{d:.3f}",
+                        top_keys(a[layer, head], first.source_tokens),
+                        top_keys(b[layer, head], second.source_tokens),
+                    ),
+                )
+            )
     assert shown_table(page["compare-looks"]) == [row for *_, row in sorted(expected)]
     ranked = [value for _, value in page["compare-ranking"].choices]
     assert ranked == [row[0] for *_, row in sorted(expected)][: compare.RANKED]
@@ -138,7 +178,7 @@ def assert_shows(page: dict, independent, token) -> None:
 
 # --------------------------------------------------------------------------- provenance
 def test_the_numbers_shown_equal_two_independent_translations(tab, runner, independent, token):
-    first = runner.translate(TIRED, DIRECTION)  # the page's way: the first through the runner, the second here
+    first = jobs.translate(runner, TIRED, DIRECTION)  # the page's way: the first through the runner, the second here
     second = compare.compare_with(runner, first, WIDE)
     assert second.trace is not None and second.trace.direction == DIRECTION
     page = shown(tab, first, second, token)
@@ -165,8 +205,11 @@ def test_both_figures_draw_the_same_head_each_from_its_own_sentence(tab, runner,
         assert figure["layout"]["title"]["text"].endswith("layer 2, head 3")
         weights = trace.encoder_attention if kind == "encoder" else trace.cross_attention
         query = position if kind == "encoder" else step  # the token's lines only
-        expected = {(2, query, k): float(weights[1, 2, query, k]) for k in range(len(trace.source_tokens))
-                    if weights[1, 2, query, k] >= LINE_THRESHOLD}
+        expected = {
+            (2, query, k): float(weights[1, 2, query, k])
+            for k in range(len(trace.source_tokens))
+            if weights[1, 2, query, k] >= LINE_THRESHOLD
+        }
         assert drawn_lines(figure) == expected
         assert f"step {step + 1} of {trace.num_steps}" in page[f"compare-caption-{n}"]
 
@@ -179,8 +222,12 @@ def test_a_ranked_head_sets_the_kind_layer_and_head_of_both_figures():
 
 # --------------------------------------------------------------------------- bad input
 def cleared(page: dict) -> bool:
-    return (page["compare-looks"] == "" and page["compare-ranking"].choices == []
-            and page["compare-candidates-1-plot"] is None and page["compare-candidates-2-plot"] is None)
+    return (
+        page["compare-looks"] == ""
+        and page["compare-ranking"].choices == []
+        and page["compare-candidates-1-plot"] is None
+        and page["compare-candidates-2-plot"] is None
+    )
 
 
 def test_bad_input_gives_one_message_and_a_cleared_result(tab, runner, independent, token):
@@ -190,11 +237,11 @@ def test_bad_input_gives_one_message_and_a_cleared_result(tab, runner, independe
         assert message in page["compare-message"] and cleared(page)
         assert page["compare-plot-1"] is None and page["compare-plot-2"] is None
     assert "first sentence" in compare.compare_with(runner, None, WIDE).note
-    other = compare.Second(runner.translate("Ein Mann fährt Fahrrad.", "de-en"))
+    other = compare.Second(jobs.translate(runner, "Ein Mann fährt Fahrrad.", "de-en"))
     page = shown(tab, first, other, token)
     assert "English → German and the second German → English" in page["compare-message"] and cleared(page)
     # nothing in common but the special tokens: the figures stay, the token's comparison goes
-    apart = compare.Second(runner.translate("Wow", "en-de"))
+    apart = compare.Second(jobs.translate(runner, "Wow", "en-de"))
     assert compare.shared_source_tokens(first, apart.trace) == []
     page = shown(tab, first, apart, token)
     assert "share no source token" in page["compare-message"] and cleared(page)
@@ -222,8 +269,11 @@ def test_a_share_link_restores_a_comparison(tiny_checkpoint, independent, token)
 
 def test_the_blog_pair_opens_with_one_click(tiny_checkpoint, independent):
     demo = build_demo(tiny_checkpoint)
-    [click] = [fn for fn in demo.fns.values()
-               if "compare-example" in {getattr(demo.blocks.get(t), "elem_id", None) for t, _ in fn.targets}]
+    [click] = [
+        fn
+        for fn in demo.fns.values()
+        if "compare-example" in {getattr(demo.blocks.get(t), "elem_id", None) for t, _ in fn.targets}
+    ]
     page = {getattr(c, "elem_id", None) or c: v for c, v in click.fn().items()}
     assert (page["source"], page["direction"], page["compare-second"]) == (TIRED, DIRECTION, WIDE)
     assert page["views"].selected == "compare" and page["compare-head"] == "all"
@@ -233,7 +283,13 @@ def test_the_blog_pair_opens_with_one_click(tiny_checkpoint, independent):
 
 def test_the_link_names_the_comparison_on_the_compare_tab(tab, independent, token):
     first, second_trace = independent
-    link = share.link(first, 1, "compare", page_url="http://h/?x=1", **tab.link_fields(
-        values(tab, compare.Second(second_trace), token, kind="cross", layer=2, head="3")))
-    assert link == "http://h/" + share.query_string(share.View(TIRED, DIRECTION, 1, "compare", "cross", 2, "3", WIDE,
-                                                                token))
+    link = share.link(
+        first,
+        1,
+        "compare",
+        page_url="http://h/?x=1",
+        **tab.link_fields(values(tab, compare.Second(second_trace), token, kind="cross", layer=2, head="3")),
+    )
+    assert link == "http://h/" + share.query_string(
+        share.View(TIRED, DIRECTION, 1, "compare", "cross", 2, "3", WIDE, token)
+    )
