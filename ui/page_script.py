@@ -13,8 +13,8 @@ a tour stop brings its text to the same place (`SHOW_VIEW_JS`, `SHOW_TOUR_JS`, r
 typed into the sentence box before the start-up example arrives is put back (`KEEP_TYPED_JS`).
 
 Figures: a figure's width is what its labels need at projector size: where its box is wider it fills the box;
-where narrower (a phone) it takes the box's width, in the narrow layout the figure carries (`layout.meta.narrow`:
-stacked panels, smaller margins) and with the labels across thinned to stay apart, so nothing scrolls sideways.
+where narrower it takes the box's width, on a phone in the narrow layout the figure carries (`layout.meta.narrow`:
+stacked panels, smaller margins), and with the labels across thinned to stay apart, so nothing scrolls sideways.
 A figure still wider than its box (a very long sentence) scrolls in its box with a cue, its row labels kept in
 view on a halo.
 
@@ -100,8 +100,9 @@ _SCRIPT = """
     const bytes = Uint8Array.from(atob(value.bdata), (c) => c.charCodeAt(0));
     return Array.from(new TYPED[value.dtype](bytes.buffer));
   };
+  const NARROW_PX = 640;  // a box this narrow (a phone) takes the figure's narrow layout
   const narrowed = (layout, boxWidth) => {
-    const out = merged(layout, layout.meta && layout.meta.narrow);
+    const out = boxWidth < NARROW_PX ? merged(layout, layout.meta && layout.meta.narrow) : {...layout};
     out.autosize = true;
     const margin = out.margin || {};
     const plotWidth = Math.max(boxWidth - (margin.l ?? 80) - (margin.r ?? 80), 40);
