@@ -240,9 +240,12 @@ def listener(demo, name: str):
 
 
 def on(demo, elem_id: str, event: str):
-    """The listener of `event` on the component with `elem_id` (or a gr.Tab's id)."""
+    """The server listener of `event` on the component with `elem_id` (or a gr.Tab's id); browser-only (js)
+    listeners, such as the one that scrolls a result into view, are left out."""
     [block] = [b for b in demo.blocks.values() if elem_id in (getattr(b, "elem_id", None), getattr(b, "id", None))]
-    [fn] = [f for f in demo.fns.values() if (block._id, event) in [(t[0], t[1]) for t in f.targets]]
+    [fn] = [
+        f for f in demo.fns.values() if f.fn is not None and (block._id, event) in [(t[0], t[1]) for t in f.targets]
+    ]
     return fn
 
 

@@ -11,9 +11,9 @@ from model.decoding.ablation import Ablation
 from model.decoding.trace import ATTENTION_KINDS
 
 from ..common import PRIVATE, Page
-from ..text import EXPLAIN_ABLATION
+from ..text import EXPLAIN_ABLATION, EXPLAIN_ABLATION_LEAD
 from ..common import TabView
-from .panel import MODEL_RUN, cleared_view, intervene, intervention_views, require
+from .panel import MODEL_RUN, cleared_view, intervene, intervention_views, lead, more_about, require, show_result
 
 
 def ablation_from_choices(choices: list[list[int] | None], config: TransformerConfig) -> Ablation:
@@ -36,7 +36,7 @@ def head_boxes(config: TransformerConfig) -> list[gr.CheckboxGroup]:
     with gr.Row(equal_height=False):
         for name, kind in ATTENTION_KINDS.items():
             with gr.Column(min_width=240, elem_classes="head-grid"):
-                gr.Markdown(f"**{kind.label}**")
+                gr.Markdown(kind.label, elem_id=f"ablate-{name}-title")
                 for layer in range(1, kind.num_layers(config) + 1):
                     boxes.append(gr.CheckboxGroup([(f"H{h}", h) for h in range(1, config.n_heads + 1)],
                                                   label=f"layer {layer}", elem_id=f"ablate-{name}-{layer}",
@@ -47,7 +47,7 @@ def head_boxes(config: TransformerConfig) -> list[gr.CheckboxGroup]:
 def build(page: Page) -> list[TabView]:
     checkpoint: Checkpoint = page.checkpoint
     with gr.Tab("Switch heads off", id="ablate"):
-        gr.Markdown(EXPLAIN_ABLATION)
+        lead(EXPLAIN_ABLATION_LEAD)
         boxes = head_boxes(checkpoint.config)
         with gr.Row():
             run = gr.Button("Re-decode without these heads", variant="primary", elem_id="ablate-run", scale=0,
@@ -55,6 +55,8 @@ def build(page: Page) -> list[TabView]:
             clear = gr.Button("Clear", elem_id="ablate-clear", scale=0, min_width=100)
         result = gr.HTML(elem_id="ablate-result")
         figure = gr.Plot(elem_id="ablate-plot", show_label=False)
+        more_about(EXPLAIN_ABLATION)
+    show_result(run, figure)
 
     def on_ablate(trace, *choices):
         require(checkpoint, trace)

@@ -9,7 +9,6 @@ registers with the page's one redraw (ui/redraw.py) and follows the step with no
 
 from __future__ import annotations
 
-import html
 
 import gradio as gr
 import numpy as np
@@ -21,14 +20,17 @@ from serving import jobs
 from visualizer.corpus import attribution_figure
 
 from ..common import Page, TabView, plot, step_index
-from .panel import MODEL_RUN, cleared_view, kept_for, require, sentence_matches, view
+from .panel import (MODEL_RUN, cleared_view, code, kept_for, lead, markdown_text, more_about, require,
+                    sentence_matches, show_result, view)
 
 IG_STEPS = 32  # integration steps live (completeness error is shown on the figure)
 
+LEAD = ("Attribution vs attention: for each output token, which source tokens the prediction depends on (gradients) "
+        "beside where cross-attention reads; ρ near 1 means the two agree.")
 ABOUT = """
-**Attribution vs attention.** Attention says where a layer *reads*; attribution measures what the output
+Attention says where a layer *reads*; attribution measures what the output
 *depends on*. For the chosen output token, the gradient of its log-probability with respect to each source
-token's embedding, times the embedding (**input × gradient**), and **integrated gradients** (Sundararajan et
+token's embedding, times the embedding (*input × gradient*), and *integrated gradients* (Sundararajan et
 al. 2017, "Axiomatic Attribution for Deep Networks": the same product averaged along the path from a zero
 embedding, so the attributions add up to the change in log-probability, shown in the corner), beside each
 layer's cross-attention averaged over heads. Below: Spearman's rank correlation between |integrated
@@ -43,7 +45,7 @@ weight on [EOS] as a no-op. Neither measure is the ground truth; agreement acros
 disagreement a warning.
 """
 
-WAITING = ("Press **Attribute this translation** once per translation: one batched forward and backward "
+WAITING = ("Press *Attribute this translation* once per translation: one batched forward and backward "
            "pass per output token; the step slider then moves through the steps with no model call.")
 
 
@@ -60,12 +62,6 @@ def attribution_view(trace: TranslationTrace, attribution: Attribution, step: fl
     return plot(figure, f"attribution-step-{t + 1}")
 
 
-def code(token: str) -> str:
-    """A token as a Markdown code span, shown as it is (a code span would show an entity such as &lt; literally,
-    so nothing is escaped; Gradio sanitizes the HTML)."""
-    return f"`` {token} ``" if "`" in token else f"`{token}`"
-
-
 def attribution_facts(trace: TranslationTrace, attribution: Attribution, step: float | None) -> str:
     """Markdown under the figure: at this step, the source token each measure ranks first, and rho per layer."""
     t = step_index(trace, step)
@@ -77,9 +73,9 @@ def attribution_facts(trace: TranslationTrace, attribution: Attribution, step: f
 
     attention = trace.cross_attention[:, :, t].mean(1)  # (L, h, T, S) -> (L, S)
     read = int(np.argmax(attention[-1]))
-    correlations = ", ".join(f"layer {l + 1} **{value:+.2f}**" if np.isfinite(value) else f"layer {l + 1} n/a"
+    correlations = ", ".join(f"layer {l + 1} {value:+.2f}" if np.isfinite(value) else f"layer {l + 1} n/a"
                              for l, value in enumerate(rho))
-    return (f"Step {t + 1}, “{html.escape(trace.output_tokens[t])}”: integrated gradients point most to "
+    return (f"Step {t + 1}, “{markdown_text(trace.output_tokens[t])}”: integrated gradients point most to "
             f"{strongest(attribution.integrated_gradients[t])}, input × gradient to "
             f"{strongest(attribution.input_x_gradient[t])}; the last layer's cross-attention reads most "
             f"{code(trace.source_tokens[read])} ({attention[-1, read]:.2f}). Spearman ρ between |IG| and "
@@ -90,11 +86,13 @@ def build(page: Page) -> list[TabView]:
     """Sub-tab "Attribution vs attention" -> its views (the kept attribution, drawn at every step)."""
     checkpoint: Checkpoint = page.checkpoint
     with gr.Tab("Attribution vs attention", id="attribution"):
-        gr.Markdown(ABOUT)
+        lead(LEAD)
         run = gr.Button("Attribute this translation (every step)", variant="primary", elem_id="attribution-run")
         facts = gr.Markdown(WAITING, elem_id="attribution-facts")
         figure = gr.Plot(elem_id="attribution-plot", show_label=False)
         kept = gr.State(None)  # this user's attribution: {"source_ids", "output_ids", "result" (Attribution)}
+        more_about(ABOUT)
+    show_result(run, figure)
 
     def on_run(trace):  # kept: a new `kept` redraws the view
         require(checkpoint, trace)

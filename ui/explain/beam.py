@@ -12,9 +12,9 @@ from model.analysis import readouts
 from serving import jobs
 
 from ..common import Page, chips
-from ..text import EXPLAIN_BEAM
+from ..text import EXPLAIN_BEAM, EXPLAIN_BEAM_LEAD
 from ..common import TabView
-from .panel import MODEL_RUN, cleared_view, require
+from .panel import MODEL_RUN, cleared_view, lead, more_about, require, show_result
 
 
 def beam_row(name: str, output: readouts.RankedOutput) -> str:
@@ -46,11 +46,13 @@ def beam_html(comparison: readouts.BeamComparison) -> str:
 def build(page: Page) -> list[TabView]:
     checkpoint = page.checkpoint
     with gr.Tab("Beam vs greedy", id="beam"):
-        gr.Markdown(EXPLAIN_BEAM)
+        lead(EXPLAIN_BEAM_LEAD)
         with gr.Row():
             run = gr.Button("Run beam search (beam 4, α = 0.6)", variant="primary", elem_id="beam-run", scale=0,
                             min_width=320)
         result = gr.HTML(elem_id="beam-result")
+        more_about(EXPLAIN_BEAM)
+    show_result(run, result)
 
     def on_beam(trace):
         require(checkpoint, trace)

@@ -10,9 +10,10 @@ from model import TranslationTrace
 
 from ..common import Page, step_index
 from serving import Runner, jobs
-from ..text import EXPLAIN_BRANCH
+
+from ..text import EXPLAIN_BRANCH, EXPLAIN_BRANCH_LEAD
 from ..common import TabView
-from .panel import MODEL_RUN, cleared_view, comparison_html, require, view
+from .panel import MODEL_RUN, cleared_view, comparison_html, lead, more_about, require, show_result, view
 
 
 def branch_choices(trace: TranslationTrace | None, step: float | None) -> gr.Dropdown:
@@ -40,11 +41,13 @@ def branch(runner: Runner, trace: TranslationTrace, step: float | None, candidat
 def build(page: Page) -> list[TabView]:
     checkpoint = page.checkpoint
     with gr.Tab("Branch", id="branch"):
-        gr.Markdown(EXPLAIN_BRANCH)
+        lead(EXPLAIN_BRANCH_LEAD)
         with gr.Row(equal_height=True):
             candidate = gr.Dropdown([], label="Candidate to force", elem_id="branch-candidate", scale=3)
             run = gr.Button("Force it and continue", variant="primary", elem_id="branch-run", scale=1)
         result = gr.HTML(elem_id="branch-result")
+        more_about(EXPLAIN_BRANCH)
+    show_result(run, result)
 
     def on_branch(trace, step, candidate_id):
         require(checkpoint, trace)

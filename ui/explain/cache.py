@@ -18,19 +18,22 @@ from visualizer.cache import cache_figure
 
 from ..common import Page, TabView, clamp, plot, step_index
 from serving import Runner, jobs
-from .panel import MODEL_RUN, cleared_view, require, view
 
+from .panel import MODEL_RUN, cleared_view, code, lead, more_about, require, show_result, view
+
+LEAD = ("KV cache: what the decoder keeps from earlier steps (keys and values) and which cached rows this step's "
+        "query reads; record it once, then move the step.")
 ABOUT = """
-**The KV cache while stepping.** Decoding is auto-regressive (section 3.1): one new token per step. Thanks to
+Decoding is auto-regressive (section 3.1): one new token per step. Thanks to
 the look-ahead mask (3.2.3) the keys and values of earlier target positions never change, so each decoder layer
-keeps them in a cache instead of recomputing them: the **masked self-attention** keys and values grow by one
-row per step (outlined: the row this step wrote), and the **encoder-decoder** keys and values are projected
+keeps them in a cache instead of recomputing them: the *masked self-attention* keys and values grow by one
+row per step (outlined: the row this step wrote), and the *encoder-decoder* keys and values are projected
 once from the encoder's output and reused at every step. The bars are what this step's query *reads*: its
 softmax weights over the cached keys (3.2.1); the head's output is those weights times the cached values.
 Press the button once per translation: it replays the decoding through the cached decoder and keeps what the
 cache held at every step, so moving the step slider afterwards needs no model call.
 """
-WAITING = "Press **Record the cache** to replay this translation through the cached decoder."
+WAITING = "Press *Record the cache* to replay this translation through the cached decoder."
 
 
 def record(runner: Runner, trace: TranslationTrace) -> tuple:
@@ -59,19 +62,19 @@ def cache_views(trace: TranslationTrace, recording: CacheRecording, step: float 
     rows = t + 1
     numbers = 2 * n_layers * n_heads * d_head
     top = int(np.argmax(now.self_read[l, h]))
-    facts = (f"Step {t + 1}: the self-attention cache holds **{rows}** row{'s' * (rows > 1)} per layer and head "
+    facts = (f"Step {t + 1}: the self-attention cache holds {rows} row{'s' * (rows > 1)} per layer and head "
              f"({numbers * rows:,} numbers: keys and values of {n_layers} layers × {n_heads} heads × {d_head} dims); "
-             f"the cross cache holds **{n_source}** rows ({numbers * n_source:,} numbers), computed once at step 1 "
+             f"the cross cache holds {n_source} rows ({numbers * n_source:,} numbers), computed once at step 1 "
              f"and {'reused at every step' if recording.cross_reused else 'NOT reused (recomputed)'}. "
              f"This head's query reads most from cached row {top + 1} "
-             f"(`{trace.target_tokens[top]}`, weight {now.self_read[l, h, top]:.2f}).")
+             f"({code(trace.target_tokens[top])}, weight {now.self_read[l, h, top]:.2f}).")
     return plot(figure, f"kv-cache-step-{t + 1}"), facts
 
 
 def build(page: Page) -> list[TabView]:
     checkpoint, config = page.checkpoint, page.checkpoint.config
     with gr.Tab("KV cache", id="cache"):
-        gr.Markdown(ABOUT)
+        lead(LEAD)
         with gr.Row():
             run = gr.Button("Record the cache", variant="primary", elem_id="cache-run", scale=0, min_width=220)
             layer = gr.Radio(list(range(1, config.n_decoder_layers + 1)), value=1, label="Decoder layer",
@@ -80,6 +83,8 @@ def build(page: Page) -> list[TabView]:
         kept = gr.State(None)  # this user's (source ids, output ids, CacheRecording)
         facts = gr.Markdown(WAITING, elem_id="cache-facts")
         figure = gr.Plot(elem_id="cache-plot", show_label=False)
+        more_about(ABOUT)
+    show_result(run, figure)
 
     def draw(trace, step, values) -> dict:
         recording = recording_for(values[kept], trace)

@@ -15,10 +15,12 @@ from visualizer.explain import head_diagnostics_figure
 from visualizer.fluid import fluid
 
 from ..common import Page, TabView, chips, clamp, plot, step_index
-from .panel import view
+from .panel import lead, more_about, view
 
+LEAD = ("Step changes: what one more decoding step changed: the new attention row beside the previous one (grey), "
+        "how far each head's row moved, and the top candidates.")
 ABOUT = """
-**What changed from step t−1 to t.** Each decoding step (section 3.1) adds one query row to the decoder's two
+Each decoding step (section 3.1) adds one query row to the decoder's two
 attention kinds (3.2.3); the encoder's attention is computed once and never changes. Top: the new row (bars)
 beside the row of the step before (grey), over the same keys; in masked self-attention the key that just
 appeared (the token read at this step) is orange. The grid gives, for every layer and head, how far its row
@@ -76,7 +78,7 @@ def changes_views(trace: TranslationTrace, step: float | None, layer: float | No
 def build(page: Page) -> list[TabView]:
     config = page.checkpoint.config
     with gr.Tab("Step changes", id="changes"):
-        gr.Markdown(ABOUT)
+        lead(LEAD)
         with gr.Row():
             layer = gr.Radio(list(range(1, config.n_decoder_layers + 1)), value=config.n_decoder_layers,
                              label="Decoder layer", elem_id="changes-layer")
@@ -86,6 +88,7 @@ def build(page: Page) -> list[TabView]:
         rows = gr.Plot(elem_id="changes-rows", show_label=False)
         moved = gr.Plot(elem_id="changes-moved", show_label=False)
         candidates = gr.Plot(elem_id="changes-candidates", show_label=False)
+        more_about(ABOUT)
     names = {"summary": summary, "rows": rows, "moved": moved, "candidates": candidates}
 
     def draw(trace, step, values) -> dict:

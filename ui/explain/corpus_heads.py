@@ -35,26 +35,28 @@ from visualizer.corpus import head_role_grid, pruning_curves_figure, qk_scatter
 
 from ..attention import TAB_ID as ATTENTION_TAB, HeadOpener
 from ..common import PRIVATE, Page, TabView, clamp, plot
-from .panel import MODEL_RUN, cleared_view, intervene, intervention_views, kept_for, require, sentence_matches, view
+from .panel import (MODEL_RUN, cleared_view, intervene, intervention_views, kept_for, lead, more_about, require,
+                    sentence_matches, show_result, view)
 
 COMMAND = "python3 -m scripts.corpus_heads --checkpoint {checkpoint}"
 
+LEAD_CORPUS = ("Heads across the corpus: every head over many sentences, coloured by its role and sized by its "
+               "importance, what switching the least important off costs, and one head's queries and keys.")
 ABOUT_CORPUS = """
-**What every head does across a corpus.** Every other view explains one sentence; these read Multi30k val
-(both directions), computed once per checkpoint.
+Every other view explains one sentence; these read Multi30k val (both directions), computed once per checkpoint.
 
-- **Roles** (Voita et al. 2019, "Analyzing Multi-Head Self-Attention: Specialized Heads Do the Heavy Lifting,
+- *Roles* (Voita et al. 2019, "Analyzing Multi-Head Self-Attention: Specialized Heads Do the Heavy Lifting,
   the Rest Can Be Pruned"): for every head, the share of queries whose strongest key is the previous, same or
   next token (*positional* heads; for cross-attention the source position in proportion to the target
   position), or the rarest token in reach (*rare-token* heads); the weight on [EOS] and on punctuation; and
   *confidence*, the mean maximum weight. A head takes a role when a majority of its queries (or of its weight)
   does so; Voita et al. call a head positional at 90 %, and the hover gives the shares to read it that way.
-- **Importance** (Michel et al. 2019, "Are Sixteen Heads Really Better than One?"): each head's output is
+- *Importance* (Michel et al. 2019, "Are Sixteen Heads Really Better than One?"): each head's output is
   multiplied by a gate ξ = 1; importance is the mean |∂ loss / ∂ξ| over the sentences (teacher-forced),
-  normalised per layer. Dots are sized by it. The **pruning curves** switch heads off least important first
+  normalised per layer. Dots are sized by it. The *pruning curves* switch heads off least important first
   against a random order, and score val BLEU and loss at each point; below, switch off the *k* least
   important heads and re-decode your sentence.
-- **Query-key map** (AttentionViz, Yeh et al. 2023): one head's query and key vectors of a few hundred
+- *Query-key map* (AttentionViz, Yeh et al. 2023): one head's query and key vectors of a few hundred
   sentences in one plane (PCA), after shifting the keys onto the queries' centre and balancing their norms,
   which changes no softmax. AttentionViz drew self-attention; here cross-attention works too: its queries are
   target-language states and its keys source-language ones.
@@ -340,11 +342,15 @@ def build_corpus(page: Page, opener: HeadOpener) -> list[TabView]:
     config = page.checkpoint.config
     data, message = CorpusData(page.checkpoint).get()
     with gr.Tab("Heads across the corpus", id="corpus-heads") as tab:
-        gr.Markdown(ABOUT_CORPUS)
+        lead(LEAD_CORPUS)
         if data is None:
             gr.HTML(message, elem_id="corpus-missing")
+            more_about(ABOUT_CORPUS)
             return []
         controls = layout(data, max(config.n_encoder_layers, config.n_decoder_layers), config.n_heads)
+        more_about(ABOUT_CORPUS)
+    show_result(controls.run, controls.pruned_plot)
+    show_result(controls.place, controls.qk_plot)
     tab.select(lambda: {controls.opened: True}, None, [controls.opened], **PRIVATE)
     wire(page, opener, data, controls)
     return corpus_views(data, controls)

@@ -15,8 +15,8 @@ from visualizer import explain as figures
 
 from ..attention import TAB_ID as ATTENTION_TAB, HeadOpener
 from ..common import PRIVATE, Page, TabView, plot
-from ..text import EXPLAIN_DIAGNOSTICS
-from .panel import view
+from ..text import EXPLAIN_DIAGNOSTICS, EXPLAIN_DIAGNOSTICS_LEAD
+from .panel import lead, more_about, view
 
 TITLES = {"entropy": "entropy (bits)", "diagonal": "diagonal (%)", "special": "to [EOS]/specials (%)",
           "punctuation": "to tokens ending in punctuation (%)"}
@@ -45,13 +45,14 @@ def parse_head(value: str | None) -> tuple[int, int]:
 
 def build(page: Page, opener: HeadOpener) -> list[TabView]:
     with gr.Tab("Head diagnostics", id="diagnostics"):
-        gr.Markdown(EXPLAIN_DIAGNOSTICS)
+        lead(EXPLAIN_DIAGNOSTICS_LEAD)
         with gr.Row():
             kind = gr.Radio([(spec.label, name) for name, spec in ATTENTION_KINDS.items()], value="encoder",
                             label="Attention", elem_id="diag-kind")
             head = gr.Dropdown([], label="Open a head in the Attention tab",
                                info="choose a layer and head: the Attention tab opens on it", elem_id="diag-head")
         figure = gr.Plot(elem_id="diag-plot", show_label=False)
+        more_about(EXPLAIN_DIAGNOSTICS)
 
     def draw(trace, step, values) -> dict:
         heatmaps, heads = diagnostics_views(trace, values[kind])

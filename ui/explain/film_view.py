@@ -21,10 +21,12 @@ from visualizer.film import entropy_multiples_figure
 from visualizer.fluid import fluid
 
 from ..common import Page, TabView, chips, clamp, plot
-from .panel import view
+from .panel import lead, more_about, view
 
+LEAD = ("Heads forming: slide through the training run's evaluations to watch a head sharpen from a blur into a "
+        "pattern; below, every head's entropy falls as it learns where to look.")
 ABOUT = """
-**Watch the heads form.** While `python -m model.training.train` trains (section 5), it translates two fixed probe
+While `python -m model.training.train` trains (section 5), it translates two fixed probe
 sentences at every evaluation and keeps their attention in a *training film* (`film.npz` in the run directory).
 Slide over the evaluations: the probe's translation and the validation BLEU at that step, one attention head
 (section 3.2.2; the three kinds of 3.2.3) as it sharpens from near-uniform to aligned, and below, every head's
@@ -89,9 +91,10 @@ def film_views(frames: list[dict], summary: FilmSummary, frame: float | None, ki
 def build(page: Page) -> list[TabView]:
     frames, message = load(Path(page.checkpoint.path))
     with gr.Tab("Heads forming", id="film"):
-        gr.Markdown(ABOUT)
+        lead(LEAD)
         if frames is None:
             gr.HTML(message, elem_id="film-missing")
+            more_about(ABOUT)
             return []
         directions = list(frames[0]["probes"])
         summaries = {direction: film_summary(frames, direction) for direction in directions}
@@ -109,6 +112,7 @@ def build(page: Page) -> list[TabView]:
         facts = gr.HTML(elem_id="film-facts")
         heatmap = gr.Plot(elem_id="film-heatmap", show_label=False)
         multiples = gr.Plot(elem_id="film-entropy", show_label=False)
+        more_about(ABOUT)
     controls, outputs = [direction, kind, frame, layer, head], [facts, heatmap, multiples]
 
     def draw(trace, step, values) -> dict:  # the film, not the trace: drawn with or without one

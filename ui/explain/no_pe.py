@@ -12,8 +12,9 @@ from model.decoding.ablation import Ablation
 from visualizer import explain as figures
 
 from ..common import Page, TabView, clamp, plot
-from ..text import EXPLAIN_POSITIONS
-from .panel import MODEL_RUN, Intervention, cleared_view, intervene, intervention_views, require, view
+from ..text import EXPLAIN_POSITIONS, EXPLAIN_POSITIONS_LEAD
+from .panel import (MODEL_RUN, Intervention, cleared_view, intervene, intervention_views, lead, more_about, require,
+                    show_result, view)
 
 HEADING = "Without positional encodings"
 
@@ -34,7 +35,7 @@ def positions_views(trace: TranslationTrace, result: Intervention | None, layer:
 def build(page: Page) -> list[TabView]:
     checkpoint, config = page.checkpoint, page.checkpoint.config
     with gr.Tab("Without positions", id="positions"):
-        gr.Markdown(EXPLAIN_POSITIONS)
+        lead(EXPLAIN_POSITIONS_LEAD)
         with gr.Row():
             run = gr.Button("Translate without positional encodings", variant="primary", elem_id="nope-run",
                             scale=0, min_width=340)
@@ -46,6 +47,8 @@ def build(page: Page) -> list[TabView]:
                              elem_id="nope-layer")
             head = gr.Radio(list(range(1, config.n_heads + 1)), value=1, label="Head", elem_id="nope-head")
         attention = gr.Plot(elem_id="nope-attention", show_label=False)
+        more_about(EXPLAIN_POSITIONS)
+    show_result(run, probabilities)
 
     def on_run(trace):  # the run's result: a new result_state redraws the head below
         require(checkpoint, trace)

@@ -1,11 +1,14 @@
-"""What the Explain tab's panels share: their views (`view`, `cleared_view`), interventions (a re-run of the user's
-sentence with heads or positional encodings switched off, section 3.2.2 and 3.5) and the side-by-side
-comparison of two outputs.
+"""What the Explain tab's panels share: their opening (`lead`: one sentence saying what the panel shows and how
+to read it; `more_about`: the rest of its prose, folded), bringing a button's result into view (`show_result`),
+their views (`view`, `cleared_view`), interventions (a re-run of the user's sentence with heads or positional
+encodings switched off, section 3.2.2 and 3.5) and the side-by-side comparison of two outputs.
 """
 
 from __future__ import annotations
 
 import html
+import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -30,6 +33,61 @@ MODEL_RUN = model_event(**PRIVATE)
 
 
 TAB_ID = "explain"
+MORE_ABOUT = "More about this"
+MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>&#|~!])")
+
+# After a button's run, the result (`id`) is scrolled just into view once it has rendered: a watcher started by
+# the click waits for the result's box to change and settle (a drawn figure, or text), then scrolls it the
+# least distance that shows it (below the sticky player bar). Nothing scrolls on page load, and a run that
+# fails changes nothing in the box, so nothing scrolls; the watcher gives up after two minutes.
+_SHOW_RESULT_JS = """
+() => {
+  const box = document.getElementById(%s);
+  if (!box) return;
+  const drawn = () => box.querySelector('.js-plotly-plot .main-svg') || (box.innerText || '').trim();
+  let settle = null;
+  const stop = () => { watcher.disconnect(); clearTimeout(settle); clearTimeout(giveUp); };
+  const show = () => {
+    if (!drawn() || box.querySelector('.wrap.pending, .wrap.generating')) return;
+    stop();
+    const bar = document.getElementById('player-bar');
+    box.style.scrollMarginTop = `${(bar ? bar.getBoundingClientRect().height : 0) + 8}px`;
+    box.scrollIntoView({block: 'nearest', behavior: 'instant'});
+  };
+  const watcher = new MutationObserver(() => { clearTimeout(settle); settle = setTimeout(show, 150); });
+  watcher.observe(box, {childList: true, subtree: true, characterData: true});
+  const giveUp = setTimeout(stop, 120000);
+}
+"""
+
+
+def markdown_text(text: str) -> str:
+    """`text` for a Markdown value, shown as written: Markdown's special characters backslash-escaped (an HTML
+    entity would show literally, and `<2de>` would be read as a tag)."""
+    return MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
+def code(token: str) -> str:
+    """A token as a Markdown code span, shown as it is (a code span shows an entity such as &lt; literally, so
+    nothing is escaped; Gradio sanitizes the HTML)."""
+    return f"`` {token} ``" if "`" in token else f"`{token}`"
+
+
+def lead(text: str) -> gr.Markdown:
+    """A panel's first line: one sentence saying what it shows and how to read it."""
+    return gr.Markdown(text, elem_classes="explain-lead")
+
+
+def more_about(text: str) -> gr.Accordion:
+    """The rest of a panel's prose, folded under its figure."""
+    with gr.Accordion(MORE_ABOUT, open=False, elem_classes="explain-more") as folded:
+        gr.Markdown(text)
+    return folded
+
+
+def show_result(button: gr.Button, result: gr.components.Component) -> None:
+    """After `button`'s run, scroll `result` (its figure, or its text) just into view once it has rendered."""
+    button.click(None, None, None, js=_SHOW_RESULT_JS % json.dumps(result.elem_id), **PRIVATE)
 
 
 def view(outputs: Sequence, render: Callable[[TranslationTrace | None, float | None, dict], dict], *,

@@ -10,7 +10,6 @@ controls (the best head of the figure), which redraw.
 
 from __future__ import annotations
 
-import html
 import threading
 
 import gradio as gr
@@ -23,10 +22,13 @@ from visualizer.paper import paper_lines_figure
 
 from ..common import PRIVATE, Page, TabView, clamp, plot
 from serving import Runner, jobs
-from .panel import MODEL_RUN, view
 
+from .panel import MODEL_RUN, lead, markdown_text, more_about, show_result, view
+
+LEAD = ("Paper's figures: runs the sentences of the paper's Figures 3–5 through this model's encoder and draws the "
+        "head that best matches each figure; darker lines = more attention.")
 ABOUT = """
-**The paper's Figures 3–5 on this model.** The paper's appendix shows encoder self-attention heads in layer 5
+The paper's appendix shows encoder self-attention heads in layer 5
 of 6 on two English sentences: in Figure 3 heads attend from "making" to "more difficult" (a long-distance
 dependency); in Figures 4–5 heads resolve the anaphora "its" (to "Law" and "application"). The same sentences go
 through this model's encoder (English → German). Every head is scored by the attention mass the figure's word
@@ -61,22 +63,22 @@ def verdict(result: FigureResult, layer: int, head: int) -> str:
     best = search.best
     n_layers = search.scores.shape[0]
     chosen = float(search.scores[layer, head])
-    return (f"**Figure{'s' if len(figure.figures) > 1 else ''} {'–'.join(map(str, figure.figures))}** — "
-            f"{html.escape(figure.description)}  \nBest head here: **layer {best.layer + 1} of {n_layers}, head "
-            f"{best.head + 1}**: {best.score:.0%} of the attention of “{html.escape(figure.query)}” goes to "
-            f"“{html.escape(' / '.join(figure.targets))}”, {search.best_over_chance:.1f}× chance "
+    return (f"Figure{'s' if len(figure.figures) > 1 else ''} {'–'.join(map(str, figure.figures))}: "
+            f"{markdown_text(figure.description)}  \nBest head here: layer {best.layer + 1} of {n_layers}, head "
+            f"{best.head + 1}: {best.score:.0%} of the attention of “{markdown_text(figure.query)}” goes to "
+            f"“{markdown_text(' / '.join(figure.targets))}”, {search.best_over_chance:.1f}× chance "
             f"({search.chance:.0%}, a uniform head). The paper's heads sit in layer {search.paper_layer} of "
             f"{search.paper_layers} (depth {search.paper_layer / search.paper_layers:.2f}); this one at depth "
             f"{search.best_depth:.2f}. Shown: layer {layer + 1}, head {head + 1} ({chosen:.0%}).  \n"
-            f"This model's German: “{html.escape(result.translation)}”" + translation_caveat(result))
+            f"This model's German: “{markdown_text(result.translation)}”" + translation_caveat(result))
 
 
 def translation_caveat(result: FigureResult) -> str:
     """Said plainly under the German when it is poor, with the reasons (model/language.py)."""
     if not result.translation_warnings:
         return ""
-    reasons = "; ".join(html.escape(reason) for reason in result.translation_warnings)
-    return (f"  \n**This translation is poor, not a fair sample of the model:** {reasons}. The attention drawn "
+    reasons = markdown_text("; ".join(result.translation_warnings))
+    return (f"  \n*This translation is poor, not a fair sample of the model:* {reasons}. The attention drawn "
             "above is still this model's own, computed on the paper's sentence.")
 
 
@@ -103,7 +105,7 @@ def paper_views(results: list[FigureResult], name: str, layer: float | None, hea
 def build(page: Page) -> list[TabView]:
     config, store = page.checkpoint.config, PaperResults(page.runner)
     with gr.Tab("Paper's figures", id="paper"):
-        gr.Markdown(ABOUT)
+        lead(LEAD)
         with gr.Row():
             run = gr.Button("Run the paper's sentences", variant="primary", elem_id="paper-run", scale=0,
                             min_width=260)
@@ -119,8 +121,10 @@ def build(page: Page) -> list[TabView]:
         lines = gr.Plot(elem_id="paper-lines", show_label=False)
         heatmap = gr.Plot(elem_id="paper-heatmap", show_label=False)
         scores = gr.Plot(elem_id="paper-scores", show_label=False)
+        more_about(ABOUT)
         ran = gr.State(False)  # this page pressed the button (inside the Tab: see ui/explain/tab.py)
     views = [text, lines, heatmap, scores]
+    show_result(run, lines)
 
     def best_head(name) -> dict:
         """The layer and head radios at the figure's best head (the redraw then draws it)."""

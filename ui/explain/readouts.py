@@ -14,8 +14,8 @@ from model.text.tokenizer import SPECIAL_TOKENS
 from visualizer import explain as figures
 
 from ..common import Page, TabView, plot, step_index
-from ..text import EXPLAIN_ALIGNMENT, EXPLAIN_LENS
-from .panel import view
+from ..text import EXPLAIN_ALIGNMENT, EXPLAIN_ALIGNMENT_LEAD, EXPLAIN_LENS, EXPLAIN_LENS_LEAD
+from .panel import lead, more_about, view
 
 
 def lens_view(trace: TranslationTrace, step: float | None) -> PlotData:
@@ -41,15 +41,16 @@ def alignment_views(trace: TranslationTrace, layers: list[int] | None, level: st
 
 def build_lens(page: Page) -> list[TabView]:
     with gr.Tab("Logit lens", id="lens"):
-        gr.Markdown(EXPLAIN_LENS)
+        lead(EXPLAIN_LENS_LEAD)
         lens = gr.Plot(elem_id="lens-plot", show_label=False)
+        more_about(EXPLAIN_LENS)
     return [view([lens], lambda trace, step, values: {lens: lens_view(trace, step)}, follows_step=True)]
 
 
 def build_alignment(page: Page) -> list[TabView]:
     n_layers = page.checkpoint.config.n_decoder_layers
     with gr.Tab("Word alignment", id="align"):
-        gr.Markdown(EXPLAIN_ALIGNMENT)
+        lead(EXPLAIN_ALIGNMENT_LEAD)
         with gr.Row():
             layers = gr.CheckboxGroup([(str(l), l) for l in range(1, n_layers + 1)], value=list(range(1, n_layers + 1)),
                                       label="Decoder layers to average", elem_id="align-layers")
@@ -58,6 +59,7 @@ def build_alignment(page: Page) -> list[TabView]:
         figure = gr.Plot(elem_id="align-plot", show_label=False)
         pharaoh = gr.Textbox(label="Pharaoh alignment (source-target, 0-based)", interactive=False,
                              buttons=["copy"], elem_id="align-pharaoh")
+        more_about(EXPLAIN_ALIGNMENT)
 
     def draw(trace, step, values) -> dict:
         links, pairs = alignment_views(trace, values[layers], values[level])

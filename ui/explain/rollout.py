@@ -13,10 +13,12 @@ from visualizer.rollout import rollout_figure
 
 from ..common import Page, plot, step_index
 from ..common import TabView
-from .panel import view
+from .panel import lead, more_about, view
 
+LEAD = ("Flow to the source: for each output token (row), which source tokens it draws on once the encoder's mixing "
+        "is followed down (left), beside raw cross-attention (right); darker = more.")
 ABOUT = f"""
-**Flow to the source.** Raw cross-attention (section 3.2.3) says where one decoder layer reads in the encoder's
+Raw cross-attention (section 3.2.3) says where one decoder layer reads in the encoder's
 output, but every encoder position has already mixed the whole sentence. *Attention rollout* (Abnar & Zuidema
 2020, "Quantifying Attention Flow in Transformers") follows the mixing down the stack to the source tokens.
 Left: for each output token (row), the share of each source token (rows sum to 1); right: the last decoder
@@ -40,6 +42,7 @@ def rollout_view(trace: TranslationTrace, step: float | None) -> PlotData:
 
 def build(page: Page) -> list[TabView]:
     with gr.Tab("Flow to the source", id="rollout"):
-        gr.Markdown(ABOUT)
+        lead(LEAD)
         figure = gr.Plot(elem_id="rollout-plot", show_label=False)
+        more_about(ABOUT)
     return [view([figure], lambda trace, step, values: {figure: rollout_view(trace, step)}, follows_step=True)]

@@ -1,0 +1,73 @@
+"""The Explain panels as a newcomer meets them, at 1280x720 (a projector) and a 390x844 phone, light and dark:
+a panel opens with its one sentence, the rest of its text folded; after its button's run, the panel's figure is
+in the window (below the sticky player bar), and nothing on the page shows an HTML entity or Markdown's
+asterisks. The start-up example is the sentence; one page per screen.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+import pytest
+
+from browser_helpers import THEMES, needs_chromium, open_panel
+
+pytestmark = [pytest.mark.browser, needs_chromium]
+
+SCREENS = [((1280, 720), theme) for theme in THEMES] + [((390, 844), theme) for theme in THEMES]
+SHOTS = os.environ.get("EXPLAIN_SHOTS")  # a folder: each screen's window after the run is saved there
+
+# where the figure is: its box, and the window's room under the sticky player bar
+BOX = """(selector) => {
+  const box = document.querySelector(selector).getBoundingClientRect();
+  const under = Math.max(document.getElementById('player-bar').getBoundingClientRect().bottom, 0);
+  return {top: box.top, bottom: box.bottom, height: box.height, under, window: window.innerHeight};
+}"""
+# in view: a figure that fits the room under the bar lies wholly inside it; a taller one starts right under the bar
+IN_VIEW = """(box) => box.height > 100 && box.top >= box.under - 0.5 &&
+  (box.height <= box.window - box.under ? box.bottom <= box.window + 0.5 : box.top <= box.under + 16)"""
+
+
+def in_view(page, selector: str) -> bool:
+    return page.evaluate(f"(selector) => ({IN_VIEW})(({BOX})(selector))", selector)
+
+
+@pytest.mark.parametrize("size, theme", SCREENS, ids=[f"{w}x{h}-{theme}" for (w, h), theme in SCREENS])
+def test_a_panel_opens_with_its_sentence_and_its_figure_is_in_view_after_run(browser, server, size, theme):
+    from playwright.sync_api import TimeoutError, expect
+
+    width, height = size
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.set_default_timeout(60_000)
+    try:
+        page.goto(server + f"?__theme={theme}")
+        page.wait_for_selector("#attention-plot .js-plotly-plot .heatmaplayer")  # the start-up example, translated
+        page.wait_for_function("() => /Step \\d+ of/.test(document.querySelector('#step-info').textContent)")
+        page.get_by_role("tab", name="Explain").click()
+
+        open_panel(page, "Paper's figures")  # a first panel: its sentence, its prose folded
+        panel = page.locator("#explain-panels [role=tabpanel]:visible")
+        expect(panel.locator(".explain-lead").first).to_contain_text("Paper's figures: runs the sentences")
+        expect(panel.get_by_text("More about this")).to_be_visible()
+        expect(panel.get_by_text("The paper's appendix shows")).to_be_hidden()
+
+        open_panel(page, "Attribution vs attention")  # a second: press its button
+        expect(page.locator("#explain-panels .explain-lead:visible").first).to_contain_text("Attribution vs attention:")
+        page.click("#attribution-run")  # Playwright scrolls the button into view; the result lands below it
+        page.wait_for_selector("#attribution-plot .js-plotly-plot .main-svg")
+        with contextlib.suppress(TimeoutError):  # the script scrolls once the figure has settled; else the box says why
+            page.wait_for_function(
+                f"(selector) => ({IN_VIEW})(({BOX})(selector))", arg="#attribution-plot", timeout=10_000
+            )
+        box = page.evaluate(BOX, "#attribution-plot")
+        assert in_view(page, "#attribution-plot"), box
+        expect(page.locator("#attribution-facts")).to_contain_text("Step ")
+        if SHOTS:
+            page.screenshot(path=os.path.join(SHOTS, f"explain-run-{width}x{height}-{theme}.png"))
+
+        text = page.evaluate("document.body.innerText")
+        for raw in ("&#x", "&lt;", "&gt;", "**"):
+            assert raw not in text, (raw, text[max(text.find(raw) - 80, 0) : text.find(raw) + 80])
+    finally:
+        page.close()
