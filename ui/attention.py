@@ -179,7 +179,7 @@ class AttentionTab:
 def build(page: Page) -> AttentionTab:
     n_heads = page.checkpoint.config.n_heads if page.checkpoint else 1
     with gr.Tab("Attention", id=TAB_ID) as tab:
-        # controls and prose beside the figure (issue 23: at 1280x720 the player bar, the controls and the figure
+        # controls and prose beside the figure (at 1280x720 the player bar, the controls and the figure
         # fit one screen); on a narrow screen the columns stack, controls first
         with gr.Row(equal_height=False, elem_classes="view-row"):
             with gr.Column(scale=1, min_width=280, elem_classes="view-side"):
@@ -202,7 +202,7 @@ def build(page: Page) -> AttentionTab:
                     gr.Markdown(ABOUT_HEADS)
             with gr.Column(scale=3, min_width=340, elem_classes="view-main"):
                 attention_plot = gr.Plot(elem_id="attention-plot", show_label=False)
-                # drawn only while open (issue 15): a step redraws one figure, not two
+                # drawn only while open: a step redraws one figure, not two
                 with gr.Accordion("Inside one head: scores → + mask → softmax", open=False,
                                   elem_id="pipeline-box") as pipeline_box:
                     gr.Markdown(ABOUT_PIPELINE)

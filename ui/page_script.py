@@ -7,7 +7,7 @@ until the visitor types or clicks there again; on a radio (a head, a layer, a ki
 moving the choice; a click on a tab leaves the focus on the page, so they step after it too. The step
 line's prefix strip keeps the current token in view.
 
-One screen (issue 23): after Translate the page scrolls the player bar to the top of the window with the
+One screen: after Translate the page scrolls the player bar to the top of the window with the
 tabs, the view's controls and its figure under it (on a phone, where the controls fill the screen, the figure);
 a tour stop brings its text to the same place (`SHOW_VIEW_JS`, `SHOW_TOUR_JS`, run after those events). Text
 typed into the sentence box before the start-up example arrives is put back (`KEEP_TYPED_JS`).
@@ -71,7 +71,7 @@ _SCRIPT = """
     return [data, layout];
   };
   // a figure's width is the least its labels need: in a wider box it fills the box (cells grow), in a
-  // narrower one it keeps that width and scrolls sideways (issue 23: one place for the figure)
+  // narrower one it keeps that width and scrolls sideways (one place for the figure)
   const boxOf = (element) => element && (element.closest('.block') || element.parentElement);
   const fitWidth = (element, layout) => {
     const box = boxOf(element);

@@ -240,7 +240,7 @@ def wire(runner: Runner | None, targets: Targets, url: gr.Textbox, demo: gr.Bloc
     if targets.compare is not None:  # the blog post's pair: both sentences translated, compared on "it"
         targets.compare.example.click(lambda: open_view(runner, example, targets, BLOG_VIEW), None, targets.outputs(),
                                       **model_event(show_progress="minimal", **PRIVATE))
-    # text typed while the example was on its way is put back (the page script kept it; issue 23)
+    # text typed while the example was on its way is put back (the page script kept it)
     loaded.then(None, targets.header.source, targets.header.source, js=KEEP_TYPED_JS, **PRIVATE)
 
     return example

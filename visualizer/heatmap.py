@@ -26,7 +26,7 @@ MIN_FONT = 10  # px: the smallest tick label any token figure draws
 WINDOW_HALF = 20  # a window shows the centre key and up to this many keys either side
 PHONE_PX = 360  # a figure needing more width than this gets a fixed width and scrolls in its box
 MIN_COLUMN_PX = 14  # narrowest column whose rotated 10 px label does not overlap its neighbour
-PROJECTOR_FONT = 14  # px: the tick labels of a sentence of up to PROJECTOR_SENTENCE tokens (a projector, issue 23)
+PROJECTOR_FONT = 14  # px: the tick labels of a sentence of up to PROJECTOR_SENTENCE tokens (a projector)
 PROJECTOR_SENTENCE = 16  # tokens
 SHORT_FONT = 12  # px: the tick labels of a sentence of up to SHORT_SENTENCE tokens
 SHORT_SENTENCE = 24  # tokens
@@ -111,7 +111,7 @@ def token_heatmap(z: np.ndarray, row_labels: Sequence[str], col_labels: Sequence
 
 
 def tick_font_size(n: int) -> int:
-    """PROJECTOR_FONT for short sentences (readable on a projector, issue 23), SHORT_FONT up to SHORT_SENTENCE
+    """PROJECTOR_FONT for short sentences (readable on a projector), SHORT_FONT up to SHORT_SENTENCE
     tokens, never below MIN_FONT (long ones are windowed or scroll instead)."""
     return PROJECTOR_FONT if n <= PROJECTOR_SENTENCE else SHORT_FONT if n <= SHORT_SENTENCE else MIN_FONT
 
@@ -138,7 +138,7 @@ def token_axes(row_labels: Sequence[str], col_labels: Sequence[str], yref: str =
     """(x, y) axis settings: rows down (first at the top), columns across with rotated labels, square cells.
 
     Square cells (x scaled to ``yref``) keep the matrix readable whatever size the page gives the figure;
-    ``square=False`` lets the columns grow to fill the figure's width (one head's heatmap, issue 23).
+    ``square=False`` lets the columns grow to fill the figure's width (one head's heatmap).
     """
     angle = -45 if len(col_labels) > ROTATE_ABOVE else 0
     x = token_axis(col_labels, show=show_cols, angle=angle, title=col_title)

@@ -1,4 +1,4 @@
-"""Explain panel "Attribution vs attention" (issue 25): for each output token, what the output depends on
+"""Explain panel "Attribution vs attention": for each output token, what the output depends on
 (integrated gradients, Sundararajan et al. 2017; input x gradient) beside where each layer's cross-attention
 reads (section 3.2.3), and their rank correlation at every step (Jain & Wallace 2019).
 

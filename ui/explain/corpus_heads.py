@@ -1,4 +1,4 @@
-"""Explain panel "Heads across the corpus" (issue 25): what every head does across a whole corpus.
+"""Explain panel "Heads across the corpus": what every head does across a whole corpus.
 
 It reads the corpus file that `python3 -m scripts.corpus_heads` writes beside the checkpoint once
 (model/analysis/corpus/store.py): head roles (Voita et al. 2019), importance and pruning curves (Michel et al. 2019)

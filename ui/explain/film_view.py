@@ -35,13 +35,13 @@ mean entropy over training (bits; a falling line is a head learning to look some
 
 
 def public_place(path: Path, checkpoint_dir: Path) -> str:
-    """A film's place as the page may say it: relative to the checkpoint's folder, never the server's path
-    (issue 23): "beside the checkpoint" or "in its run directory"."""
+    """A film's place as the page may say it: relative to the checkpoint's folder, never the server's path:
+    "beside the checkpoint" or "in its run directory"."""
     return "beside the checkpoint" if path.parent == checkpoint_dir else "in its run directory"
 
 
 def no_film_message(checkpoint_dir: Path, problem: str = "") -> str:
-    """HTML: why there is no film and how to record one; no path of the server appears (issue 23)."""
+    """HTML: why there is no film and how to record one; no path of the server appears."""
     places = " or ".join(public_place(path, checkpoint_dir) for path in film.film_candidates(checkpoint_dir))
     reason = html.escape(problem) if problem else f"no <code>{film.FILM_FILE}</code> {places}"
     command = "python -m model.training.train \\\n    --data DATA/train --val DATA/val \\\n    --out runs/mine --film on"

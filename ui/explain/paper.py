@@ -93,7 +93,7 @@ def paper_views(results: list[FigureResult], name: str, layer: float | None, hea
     lines = paper_lines_figure(weights[l, h], tokens, query_tokens=search.query_tokens,
                                target_tokens=search.target_tokens, only_queries=not all_queries,
                                title=f"Layer {l + 1}, head {h + 1}, in the paper's style")
-    # its own width (~50 subwords need room): it fills a wider box and scrolls in a narrower one (issue 23)
+    # its own width (~50 subwords need room): it fills a wider box and scrolls in a narrower one
     heatmap = attention_heatmap(weights[l, h], tokens, tokens, highlight_query=search.query_tokens[0],
                                 title=f"Layer {l + 1}, head {h + 1}")
     scores = fluid(head_diagnostics_figure({"mass": search.scores}, {"mass": f"mass on the targets (chance "

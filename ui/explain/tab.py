@@ -1,9 +1,9 @@
 """The "Explain" tab: what other attention viewers do not show, in fourteen panels over the user's trace
 ("Attention Is All You Need"): switch heads off (3.2.2), branch at a step (3, greedy decoding), the
 logit lens (3.1, 3.4), beam vs greedy (6.1), word alignment (3.2.3), head diagnostics (3.2.2) and
-translation without positional encodings (3.5); and five views of issue 16: heads forming during training
+translation without positional encodings (3.5); and five more views: heads forming during training
 (5), the paper's Figures 3-5 on this model (Appendix), attention rollout to the source (Abnar & Zuidema 2020),
-the KV cache while stepping (3.1) and what changed from one step to the next (3.1, 3.4); and two of issue 25:
+the KV cache while stepping (3.1) and what changed from one step to the next (3.1, 3.4); and two more:
 every head across a corpus (roles, importance and pruning, query-key maps) and attribution vs attention.
 
 Each panel module builds and wires itself and returns its views (`TabView`s of the page's one redraw,
@@ -32,7 +32,7 @@ def build(page: Page, opener: HeadOpener) -> list[TabView]:
         if page.checkpoint is None:
             gr.Markdown("No model is loaded, so there is nothing to explain.")
             return []
-        # every panel in view (issue 23); only gr.Tab children: Gradio places a tab's button by its index among
+        # every panel in view; only gr.Tab children: Gradio places a tab's button by its index among
         # all the children, so a gr.State here would put one panel's button over the next one's
         with gr.Tabs(elem_id="explain-panels", overflow_behavior="wrap"):
             panels = [ablation.build(page), branching.build(page), readouts.build_lens(page), beam.build(page),
