@@ -48,19 +48,34 @@ def checkpoint_source(checkpoint: str | None = None, hub: str | None = None) -> 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="Attention Explorer: look inside a Transformer translator.")
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--checkpoint", help=f"local checkpoint directory (default: ${CHECKPOINT_ENV} or "
-                                            f"{DEFAULT_CHECKPOINT})")
-    where.add_argument("--hub", metavar="REPO_ID", help=f"load the checkpoint from this Hugging Face Hub repo "
-                                                        f"(default: ${HUB_ENV}, if set)")
-    parser.add_argument("--host", help=f"interface to listen on (default: ${server.HOST_ENV}, $GRADIO_SERVER_NAME "
-                                       "or 127.0.0.1; 0.0.0.0 = all interfaces)")
+    where.add_argument(
+        "--checkpoint", help=f"local checkpoint directory (default: ${CHECKPOINT_ENV} or {DEFAULT_CHECKPOINT})"
+    )
+    where.add_argument(
+        "--hub",
+        metavar="REPO_ID",
+        help=f"load the checkpoint from this Hugging Face Hub repo (default: ${HUB_ENV}, if set)",
+    )
+    parser.add_argument(
+        "--host",
+        help=f"interface to listen on (default: ${server.HOST_ENV}, $GRADIO_SERVER_NAME "
+        "or 127.0.0.1; 0.0.0.0 = all interfaces)",
+    )
     parser.add_argument("--port", type=int, help="port (default: $GRADIO_SERVER_PORT or the first free from 7860)")
-    parser.add_argument("--threads", type=int, default=server.default_threads(),
-                        help=f"PyTorch CPU threads per request (default: ${server.THREADS_ENV} or 1: several "
-                             "requests run at once, and on a small CPU one thread each is fastest)")
-    parser.add_argument("--device", choices=DEVICES, default=None,
-                        help=f"where the model runs (default: ${DEVICE_ENV} or auto: cuda if PyTorch sees a GPU, "
-                             "else cpu); on a ZeroGPU Space always cuda, through @spaces.GPU")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=server.default_threads(),
+        help=f"PyTorch CPU threads per request (default: ${server.THREADS_ENV} or 1: several "
+        "requests run at once, and on a small CPU one thread each is fastest)",
+    )
+    parser.add_argument(
+        "--device",
+        choices=DEVICES,
+        default=None,
+        help=f"where the model runs (default: ${DEVICE_ENV} or auto: cuda if PyTorch sees a GPU, "
+        "else cpu); on a ZeroGPU Space always cuda, through @spaces.GPU",
+    )
     return parser.parse_args(argv)
 
 

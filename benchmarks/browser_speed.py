@@ -122,5 +122,10 @@ def measure(checkpoint, checkpoint_dir: str, repeats: int = 10, n_tokens: int = 
             result[key] = summarize(values) if values else None
         return result
 
-    return {"source_tokens": n_tokens, "sources": texts, "direction": direction, "translate_ms": stats(translations),
-            "step_ms": stats(steps)}
+    return {
+        "source_tokens": n_tokens,
+        "sources": texts,
+        "direction": direction,
+        "translate_ms": stats(translations),
+        "step_ms": stats(steps),
+    }

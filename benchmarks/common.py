@@ -23,18 +23,22 @@ from scripts.app_process import started_app  # noqa: E402
 # Fixed source texts (written for these benchmarks, in the style of the training data), long enough
 # to give 80+ subword tokens with any tokenizer; sentences of exactly N tokens are cut from them.
 TEXTS = {
-    "de": ("Ein älterer Mann mit einem blauen Hut sitzt auf einer Bank im Park und füttert die Tauben, "
-           "während zwei kleine Kinder neben ihm mit einem roten Ball spielen und laut lachen. Auf der "
-           "anderen Seite des Weges verkauft eine junge Frau frisches Obst und Gemüse an einem hölzernen "
-           "Stand, und ein Hund wartet geduldig darauf, dass sein Besitzer vom Einkaufen zurückkommt. "
-           "Später am Nachmittag beginnt es zu regnen, die Menschen öffnen ihre Regenschirme und laufen "
-           "schnell zur nächsten Haltestelle, um den Bus in die Stadt nicht zu verpassen."),
-    "en": ("An older man wearing a blue hat is sitting on a bench in the park and feeding the pigeons, "
-           "while two small children play next to him with a red ball and laugh loudly. On the other side "
-           "of the path a young woman is selling fresh fruit and vegetables at a wooden stand, and a dog "
-           "waits patiently for its owner to come back from shopping. Later in the afternoon it starts to "
-           "rain, the people open their umbrellas and run quickly to the next stop so that they do not "
-           "miss the bus into the city."),
+    "de": (
+        "Ein älterer Mann mit einem blauen Hut sitzt auf einer Bank im Park und füttert die Tauben, "
+        "während zwei kleine Kinder neben ihm mit einem roten Ball spielen und laut lachen. Auf der "
+        "anderen Seite des Weges verkauft eine junge Frau frisches Obst und Gemüse an einem hölzernen "
+        "Stand, und ein Hund wartet geduldig darauf, dass sein Besitzer vom Einkaufen zurückkommt. "
+        "Später am Nachmittag beginnt es zu regnen, die Menschen öffnen ihre Regenschirme und laufen "
+        "schnell zur nächsten Haltestelle, um den Bus in die Stadt nicht zu verpassen."
+    ),
+    "en": (
+        "An older man wearing a blue hat is sitting on a bench in the park and feeding the pigeons, "
+        "while two small children play next to him with a red ball and laugh loudly. On the other side "
+        "of the path a young woman is selling fresh fruit and vegetables at a wooden stand, and a dog "
+        "waits patiently for its owner to come back from shopping. Later in the afternoon it starts to "
+        "rain, the people open their umbrellas and run quickly to the next stop so that they do not "
+        "miss the bus into the city."
+    ),
 }
 SOURCE_LANGUAGE = {"de-en": "de", "en-de": "en"}
 
@@ -52,8 +56,9 @@ def summarize(samples_ms: list[float]) -> dict:
     }
 
 
-def time_interleaved(functions: dict[str, Callable[[], object]], repeats: int,
-                     warmup: int = 1) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+def time_interleaved(
+    functions: dict[str, Callable[[], object]], repeats: int, warmup: int = 1
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """Call each function `repeats` times, round-robin (so load changes hit every variant alike).
 
     -> ({name: wall-clock ms per call}, {name: CPU ms of this process per call}); `warmup`
@@ -101,8 +106,10 @@ def text_of_tokens(tokenizer, language: str, n_tokens: int, skip_words: int = 0)
 @contextlib.contextmanager
 def app_server(checkpoint: str | Path) -> Iterator[tuple[str, int]]:
     """`python app.py --checkpoint DIR` on a free port (scripts/app_process.py) -> (url, pid); always stopped."""
-    with tempfile.TemporaryDirectory(prefix="benchmark-app-") as folder, \
-            started_app(checkpoint, Path(folder) / "app.log") as (url, process):
+    with (
+        tempfile.TemporaryDirectory(prefix="benchmark-app-") as folder,
+        started_app(checkpoint, Path(folder) / "app.log") as (url, process),
+    ):
         yield url, process.pid
 
 

@@ -29,21 +29,37 @@ from .common import SOURCE_LANGUAGE, ratio, summarize, text_of_tokens, time_inte
 def measure(checkpoint_dir, n_tokens: int = 20, repeats: int = 20) -> dict:
     """-> {"machine": {...}, "rows": [{direction, steps, cpu_ms, cuda_ms, speedup, same_output}]}."""
     cuda = torch.cuda.is_available()
-    machine = {"cpu": cpu_model(), "torch_threads": torch.get_num_threads(), "torch": torch.__version__,
-               "python": platform.python_version(), "gpu": torch.cuda.get_device_name(0) if cuda else "no GPU"}
+    machine = {
+        "cpu": cpu_model(),
+        "torch_threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "gpu": torch.cuda.get_device_name(0) if cuda else "no GPU",
+    }
     on = {"cpu": load_checkpoint(checkpoint_dir)}
     if cuda:
         on["cuda"] = load_checkpoint(checkpoint_dir, device="cuda")
     rows = []
     for direction in ("de-en", "en-de"):
         text = text_of_tokens(on["cpu"].tokenizer, SOURCE_LANGUAGE[direction], n_tokens)
-        traces = {device: JOBS["translate"](checkpoint, text=text, direction=direction)
-                  for device, checkpoint in on.items()}
-        wall, _ = time_interleaved({device: (lambda c=checkpoint: JOBS["translate"](c, text=text, direction=direction))
-                                    for device, checkpoint in on.items()}, repeats, warmup=3)
+        traces = {
+            device: JOBS["translate"](checkpoint, text=text, direction=direction) for device, checkpoint in on.items()
+        }
+        wall, _ = time_interleaved(
+            {
+                device: (lambda c=checkpoint: JOBS["translate"](c, text=text, direction=direction))
+                for device, checkpoint in on.items()
+            },
+            repeats,
+            warmup=3,
+        )
         stats = {device: summarize(values) for device, values in wall.items()}
-        row = {"direction": direction, "source_tokens": n_tokens, "steps": traces["cpu"].num_steps,
-               **{f"{device}_ms": stats[device] for device in on}}
+        row = {
+            "direction": direction,
+            "source_tokens": n_tokens,
+            "steps": traces["cpu"].num_steps,
+            **{f"{device}_ms": stats[device] for device in on},
+        }
         if cuda:
             row["speedup"] = ratio(stats["cpu"]["median"], stats["cuda"]["median"])
             row["same_output"] = traces["cuda"].output_ids == traces["cpu"].output_ids
@@ -63,16 +79,23 @@ def main(argv: list[str] | None = None) -> dict:
         torch.set_num_threads(args.threads)
     result = measure(args.checkpoint, args.tokens, args.repeats)
     machine = result["machine"]
-    print(f"CPU: {machine['cpu']} ({machine['torch_threads']} torch threads); GPU: {machine['gpu']}; "
-          f"torch {machine['torch']}, Python {machine['python']}")
+    print(
+        f"CPU: {machine['cpu']} ({machine['torch_threads']} torch threads); GPU: {machine['gpu']}; "
+        f"torch {machine['torch']}, Python {machine['python']}"
+    )
     if machine["gpu"] == "no GPU":
         print("no GPU: the CPU figures only")
     for row in result["rows"]:
-        cells = [f"{row['direction']}, {row['source_tokens']} source tokens, {row['steps']} steps:",
-                 f"cpu median {row['cpu_ms']['median']:.1f} ms (p95 {row['cpu_ms']['p95']:.1f})"]
+        cells = [
+            f"{row['direction']}, {row['source_tokens']} source tokens, {row['steps']} steps:",
+            f"cpu median {row['cpu_ms']['median']:.1f} ms (p95 {row['cpu_ms']['p95']:.1f})",
+        ]
         if "cuda_ms" in row:
-            cells += [f"cuda median {row['cuda_ms']['median']:.1f} ms (p95 {row['cuda_ms']['p95']:.1f})",
-                      f"x{row['speedup']} faster on cuda", "same output" if row["same_output"] else "OUTPUT DIFFERS"]
+            cells += [
+                f"cuda median {row['cuda_ms']['median']:.1f} ms (p95 {row['cuda_ms']['p95']:.1f})",
+                f"x{row['speedup']} faster on cuda",
+                "same output" if row["same_output"] else "OUTPUT DIFFERS",
+            ]
         print("  ".join(cells))
     if args.json:
         print(json.dumps(result, indent=2))

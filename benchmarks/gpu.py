@@ -33,22 +33,34 @@ def step_flops(model: Transformer, batch: int, src_len: int, tgt_len: int) -> fl
     n_dec = sum(p.numel() for p in model.decoder_layers.parameters())
     projection = config.vocab_size * config.d_model
     dense = 6 * (n_enc * src_len + (n_dec + projection) * tgt_len)
-    attention = 12 * config.d_model * (config.n_encoder_layers * src_len ** 2
-                                       + config.n_decoder_layers * (tgt_len ** 2 + tgt_len * src_len))
+    attention = (
+        12
+        * config.d_model
+        * (config.n_encoder_layers * src_len**2 + config.n_decoder_layers * (tgt_len**2 + tgt_len * src_len))
+    )
     return float(batch * (dense + attention))
 
 
-def measure(config, device: str = "cuda", steps: int = 50, warmup: int = 10, max_tokens: int = 8000,
-            seq_len: int = 32, peak_flops: float = H100_SXM_BF16_DENSE, compile_model: bool = True,
-            bf16: bool = True) -> dict:
+def measure(
+    config,
+    device: str = "cuda",
+    steps: int = 50,
+    warmup: int = 10,
+    max_tokens: int = 8000,
+    seq_len: int = 32,
+    peak_flops: float = H100_SXM_BF16_DENSE,
+    compile_model: bool = True,
+    bf16: bool = True,
+) -> dict:
     """Time `steps` training steps after `warmup` on `device` (CUDA normally; the CPU for smoke tests)."""
     if device == "cuda" and not torch.cuda.is_available():
         return {"skipped": "no CUDA device"}
     torch.manual_seed(0)
     model = Transformer(config).to(device).train()
     cuda = device.startswith("cuda")
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9,
-                                 **({"fused": True} if cuda else {}))
+    optimizer = torch.optim.Adam(
+        model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9, **({"fused": True} if cuda else {})
+    )
     training_model = torch.compile(model) if compile_model else model
     batch = max(1, max_tokens // (2 * seq_len))
     low = max(config.pad_id, config.bos_id, config.eos_id, config.unk_id) + 1  # no special ids in the data
@@ -84,8 +96,12 @@ def measure(config, device: str = "cuda", steps: int = 50, warmup: int = 10, max
     return {
         "device": torch.cuda.get_device_name() if cuda else device,
         "parameters": model.num_parameters(),
-        "batch": batch, "src_len": seq_len, "tgt_len": seq_len,
-        "compile": compile_model, "bf16": bf16, "steps": steps,
+        "batch": batch,
+        "src_len": seq_len,
+        "tgt_len": seq_len,
+        "compile": compile_model,
+        "bf16": bf16,
+        "steps": steps,
         "step_ms": round(seconds / steps * 1000, 2),
         "tokens_per_s": round(tokens_per_step * steps / seconds),
         "model_tflops_per_s": round(achieved / 1e12, 2),

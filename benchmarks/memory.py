@@ -19,8 +19,11 @@ from .model_speed import DIRECTIONS, LENGTHS
 def tree_rss_mib(pid: int) -> dict:
     """VmRSS of the server and each descendant (the model workers), and their sum, in MiB."""
     members = {member: read_memory_kib(member)["VmRSS"] / 1024 for member in [pid, *descendants(pid)]}
-    return {"server_mib": round(members[pid], 1), "workers_mib": [round(v, 1) for m, v in members.items() if m != pid],
-            "total_mib": round(sum(members.values()), 1)}
+    return {
+        "server_mib": round(members[pid], 1),
+        "workers_mib": [round(v, 1) for m, v in members.items() if m != pid],
+        "total_mib": round(sum(members.values()), 1),
+    }
 
 
 def to_mib(kib: int) -> float:

@@ -42,26 +42,31 @@ def measure(checkpoint, repeats: int, lengths=LENGTHS, directions=DIRECTIONS) ->
             text = text_of_tokens(tokenizer, SOURCE_LANGUAGE[direction], n_tokens)
             trace = translate(model, tokenizer, text, direction)
             plain_ids = plain_greedy(model, tokenizer, text, direction)
-            wall, cpu = time_interleaved({
-                "traced": lambda: translate(model, tokenizer, text, direction),
-                "plain": lambda: plain_greedy(model, tokenizer, text, direction),
-                "no_cache": lambda: plain_greedy(model, tokenizer, text, direction, use_cache=False),
-            }, repeats)
+            wall, cpu = time_interleaved(
+                {
+                    "traced": lambda: translate(model, tokenizer, text, direction),
+                    "plain": lambda: plain_greedy(model, tokenizer, text, direction),
+                    "no_cache": lambda: plain_greedy(model, tokenizer, text, direction, use_cache=False),
+                },
+                repeats,
+            )
             stats = {name: summarize(values) for name, values in wall.items()}
             traced = stats["traced"]["median"]
-            rows.append({
-                "direction": direction,
-                "source_tokens": n_tokens,
-                "output_steps": trace.num_steps,
-                "same_output": plain_ids == trace.output_ids,
-                "traced_ms": stats["traced"],
-                "plain_ms": stats["plain"],
-                "no_cache_ms": stats["no_cache"],
-                "traced_cpu_ms": summarize(cpu["traced"]),  # process CPU time, steadier under load
-                "plain_cpu_ms": summarize(cpu["plain"]),
-                "traced_ms_per_step": round(traced / trace.num_steps, 3),
-                "plain_ratio": ratio(stats["plain"]["median"], traced),  # plain / traced
-                "no_cache_ratio": ratio(stats["no_cache"]["median"], traced),  # no cache / traced
-                "trace_overhead": ratio(traced, stats["plain"]["median"]),  # traced / plain (target <= 1.3)
-            })
+            rows.append(
+                {
+                    "direction": direction,
+                    "source_tokens": n_tokens,
+                    "output_steps": trace.num_steps,
+                    "same_output": plain_ids == trace.output_ids,
+                    "traced_ms": stats["traced"],
+                    "plain_ms": stats["plain"],
+                    "no_cache_ms": stats["no_cache"],
+                    "traced_cpu_ms": summarize(cpu["traced"]),  # process CPU time, steadier under load
+                    "plain_cpu_ms": summarize(cpu["plain"]),
+                    "traced_ms_per_step": round(traced / trace.num_steps, 3),
+                    "plain_ratio": ratio(stats["plain"]["median"], traced),  # plain / traced
+                    "no_cache_ratio": ratio(stats["no_cache"]["median"], traced),  # no cache / traced
+                    "trace_overhead": ratio(traced, stats["plain"]["median"]),  # traced / plain (target <= 1.3)
+                }
+            )
     return {"rows": rows}

@@ -52,16 +52,27 @@ AT_LEAST: dict[str, tuple[float, str]] = {}  # a value >= limit meets these
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.splitlines()[0])
-    parser.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT), help="checkpoint directory "
-                        f"(default {DEFAULT_CHECKPOINT}); a copy is benchmarked, so a training run may overwrite it")
+    parser.add_argument(
+        "--checkpoint",
+        default=str(DEFAULT_CHECKPOINT),
+        help="checkpoint directory "
+        f"(default {DEFAULT_CHECKPOINT}); a copy is benchmarked, so a training run may overwrite it",
+    )
     parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated subset of {','.join(PARTS)}")
     parser.add_argument("--repeats", type=int, default=20, help="timed runs per model variant and per view")
     parser.add_argument("--browser-repeats", type=int, default=10, help="timed clicks per browser measurement")
     parser.add_argument("--translations", type=int, default=100, help="translations before reading the app's RSS")
-    parser.add_argument("--lengths", default=",".join(map(str, model_speed.LENGTHS)),
-                        help="source lengths in subword tokens for the model part")
-    parser.add_argument("--threads", type=int, default=torch.get_num_threads(),
-                        help="torch CPU threads in this process (default: torch's default here, as app.py gets)")
+    parser.add_argument(
+        "--lengths",
+        default=",".join(map(str, model_speed.LENGTHS)),
+        help="source lengths in subword tokens for the model part",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=torch.get_num_threads(),
+        help="torch CPU threads in this process (default: torch's default here, as app.py gets)",
+    )
     parser.add_argument("--api-repeats", type=int, default=20, help="serving: timed single /translate calls")
     parser.add_argument("--clients", type=int, default=32, help="serving: burst clients (each --requests calls)")
     parser.add_argument("--requests", type=int, default=5, help="serving: translations per burst client")
@@ -70,8 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--gpu-steps", type=int, default=50)
     parser.add_argument("--gpu-max-tokens", type=int, default=8000, help="source+target tokens per training batch")
     parser.add_argument("--gpu-seq-len", type=int, default=32, help="source and target length of the synthetic batch")
-    parser.add_argument("--gpu-peak-tflops", type=float, default=gpu.H100_SXM_BF16_DENSE / 1e12,
-                        help="peak dense bf16 TFLOP/s of the GPU for MFU (default: H100 SXM, 989)")
+    parser.add_argument(
+        "--gpu-peak-tflops",
+        type=float,
+        default=gpu.H100_SXM_BF16_DENSE / 1e12,
+        help="peak dense bf16 TFLOP/s of the GPU for MFU (default: H100 SXM, 989)",
+    )
     parser.add_argument("--gpu-no-compile", action="store_true", help="train eagerly (no torch.compile)")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results.json"), help="JSON results file")
     return parser
@@ -79,21 +94,39 @@ def build_parser() -> argparse.ArgumentParser:
 
 # --------------------------------------------------------------------------- machine and targets
 def machine_info(threads: int, checkpoint) -> dict:
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else ""
+    cpu = (
+        next(
+            (
+                line.split(":", 1)[1].strip()
+                for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")
+            ),
+            platform.processor(),
+        )
+        if Path("/proc/cpuinfo").exists()
+        else ""
+    )
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                                text=True, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         commit = "unknown"
     import gradio
 
     return {
         "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "cpu": cpu, "cpu_count": os.cpu_count(), "load_average_start": list(os.getloadavg()),
-        "torch_threads": threads, "python": platform.python_version(), "torch": torch.__version__,
-        "gradio": gradio.__version__, "git_commit": commit, "checkpoint": str(checkpoint.path),
-        "parameters": checkpoint.model.num_parameters(), "config": checkpoint.config.to_dict(),
+        "cpu": cpu,
+        "cpu_count": os.cpu_count(),
+        "load_average_start": list(os.getloadavg()),
+        "torch_threads": threads,
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "gradio": gradio.__version__,
+        "git_commit": commit,
+        "checkpoint": str(checkpoint.path),
+        "parameters": checkpoint.model.num_parameters(),
+        "config": checkpoint.config.to_dict(),
     }
 
 
@@ -122,18 +155,25 @@ def evaluate_targets(results: dict) -> list[dict]:
         values["lecture hall: page alive p95"] = round(part["lecture"]["page_p95_s"], 2)
         values["lecture hall: errors"] = len(part["lecture"]["errors"])
         values["RSS of every app process"] = part["rss"]["total_mib"]
-    rows = [{"target": name, "value": values[name], "limit": round(limit, 1), "unit": unit,
-             "met": values[name] <= limit} for name, (limit, unit) in TARGETS.items() if name in values]
-    return rows + [{"target": name, "value": values[name], "limit": limit, "unit": unit, "met": values[name] >= limit}
-                   for name, (limit, unit) in AT_LEAST.items() if name in values]
+    rows = [
+        {"target": name, "value": values[name], "limit": round(limit, 1), "unit": unit, "met": values[name] <= limit}
+        for name, (limit, unit) in TARGETS.items()
+        if name in values
+    ]
+    return rows + [
+        {"target": name, "value": values[name], "limit": limit, "unit": unit, "met": values[name] >= limit}
+        for name, (limit, unit) in AT_LEAST.items()
+        if name in values
+    ]
 
 
 # --------------------------------------------------------------------------- printing
 def table(headers: list[str], rows: list[list]) -> str:
     cells = [[str(c) for c in headers]] + [[str(c) for c in row] for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
-             for row in cells]
+    lines = [
+        "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))) for row in cells
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
@@ -142,18 +182,60 @@ def print_results(results: dict) -> None:
     part = results.get("model", {})
     if "rows" in part:
         print(f"\n## model (CPU, {results['machine']['torch_threads']} torch threads), ms")
-        print(table(["direction", "tokens", "steps", "traced med", "traced p95", "traced cpu", "per step",
-                     "plain med", "no-cache med", "plain/traced", "no-cache/traced", "traced/plain"],
-                    [[r["direction"], r["source_tokens"], r["output_steps"], r["traced_ms"]["median"],
-                      r["traced_ms"]["p95"], r["traced_cpu_ms"]["median"], r["traced_ms_per_step"],
-                      r["plain_ms"]["median"], r["no_cache_ms"]["median"], r["plain_ratio"], r["no_cache_ratio"],
-                      r["trace_overhead"]] for r in part["rows"]]))
+        print(
+            table(
+                [
+                    "direction",
+                    "tokens",
+                    "steps",
+                    "traced med",
+                    "traced p95",
+                    "traced cpu",
+                    "per step",
+                    "plain med",
+                    "no-cache med",
+                    "plain/traced",
+                    "no-cache/traced",
+                    "traced/plain",
+                ],
+                [
+                    [
+                        r["direction"],
+                        r["source_tokens"],
+                        r["output_steps"],
+                        r["traced_ms"]["median"],
+                        r["traced_ms"]["p95"],
+                        r["traced_cpu_ms"]["median"],
+                        r["traced_ms_per_step"],
+                        r["plain_ms"]["median"],
+                        r["no_cache_ms"]["median"],
+                        r["plain_ratio"],
+                        r["no_cache_ratio"],
+                        r["trace_overhead"],
+                    ]
+                    for r in part["rows"]
+                ],
+            )
+        )
     part = results.get("views", {})
     if "rows" in part:
         print("\n## views: server-side re-render from a kept trace (app callbacks), ms")
-        print(table(["view", "tokens", "steps", "median", "p95", "cpu median"],
-                    [[r["view"], r["source_tokens"], r["steps"], r["ms"]["median"], r["ms"]["p95"],
-                      r["cpu_ms"]["median"]] for r in part["rows"]]))
+        print(
+            table(
+                ["view", "tokens", "steps", "median", "p95", "cpu median"],
+                [
+                    [
+                        r["view"],
+                        r["source_tokens"],
+                        r["steps"],
+                        r["ms"]["median"],
+                        r["ms"]["p95"],
+                        r["cpu_ms"]["median"],
+                    ]
+                    for r in part["rows"]
+                ],
+            )
+        )
     part = results.get("browser", {})
     if "translate_ms" in part:
         print(f"\n## browser (headless Chromium, {part['source_tokens']}-token source), ms after the click")
@@ -167,35 +249,81 @@ def print_results(results: dict) -> None:
     if "single_call" in part:
         call = part["single_call"]
         lean = call.get("api_no_download_ms", {}).get("median", "-")
-        print(f"\n## serving: one /translate call {call['api_ms']['median']} ms median (bare model "
-              f"{call['bare_model_ms']['median']} ms = {call['model_share']:.0%}; without downloading the trace "
-              f"{lean} ms); RSS of all processes "
-              f"{part['rss']['total_mib']} MiB")
-        print(table(["run", "ok", "errors", "p50 s", "p95 s", "calls/s", "page p95 s", "server cores", "load avg"],
-                    [[name, r["ok"], len(r["errors"]), round(r["p50_s"], 2), round(r["p95_s"], 2),
-                      round(r["throughput_per_s"], 2), round(r["page_p95_s"], 2) if r["scenario"] == "lecture" else "-",
-                      round(r["server_cores"], 2), r["machine"]["load_average"][0]]
-                     for name, r in (("burst", part["burst"]), ("lecture", part["lecture"]))]))
+        print(
+            f"\n## serving: one /translate call {call['api_ms']['median']} ms median (bare model "
+            f"{call['bare_model_ms']['median']} ms = {call['model_share']:.0%}; without downloading the trace "
+            f"{lean} ms); RSS of all processes "
+            f"{part['rss']['total_mib']} MiB"
+        )
+        print(
+            table(
+                ["run", "ok", "errors", "p50 s", "p95 s", "calls/s", "page p95 s", "server cores", "load avg"],
+                [
+                    [
+                        name,
+                        r["ok"],
+                        len(r["errors"]),
+                        round(r["p50_s"], 2),
+                        round(r["p95_s"], 2),
+                        round(r["throughput_per_s"], 2),
+                        round(r["page_p95_s"], 2) if r["scenario"] == "lecture" else "-",
+                        round(r["server_cores"], 2),
+                        r["machine"]["load_average"][0],
+                    ]
+                    for name, r in (("burst", part["burst"]), ("lecture", part["lecture"]))
+                ],
+            )
+        )
     for name in ("browser", "memory", "gpu"):
         if "skipped" in results.get(name, {}):
             print(f"\n## {name}: skipped: {results[name]['skipped']}")
     part = results.get("memory", {})
     if "peak_rss_mib" in part:
         print(f"\n## memory: app.py after {part['translations']} translations (gradio_client), MiB")
-        print(table(["RSS at start", "RSS at end", "peak RSS (VmHWM)", "API round trip med ms"],
-                    [[part["rss_start_mib"], part["rss_end_mib"], part["peak_rss_mib"],
-                      part["api_round_trip_ms"]["median"]]]))
+        print(
+            table(
+                ["RSS at start", "RSS at end", "peak RSS (VmHWM)", "API round trip med ms"],
+                [
+                    [
+                        part["rss_start_mib"],
+                        part["rss_end_mib"],
+                        part["peak_rss_mib"],
+                        part["api_round_trip_ms"]["median"],
+                    ]
+                ],
+            )
+        )
     part = results.get("gpu", {})
     if "tokens_per_s" in part:
         print(f"\n## gpu: training on {part['device']} ({part['parameters']:,} parameters)")
-        print(table(["batch", "len", "compile", "step ms", "tokens/s", "model TFLOP/s", "peak TFLOP/s", "MFU"],
-                    [[part["batch"], part["src_len"], part["compile"], part["step_ms"], part["tokens_per_s"],
-                      part["model_tflops_per_s"], part["peak_tflops"], f"{part['mfu']:.1%}"]]))
+        print(
+            table(
+                ["batch", "len", "compile", "step ms", "tokens/s", "model TFLOP/s", "peak TFLOP/s", "MFU"],
+                [
+                    [
+                        part["batch"],
+                        part["src_len"],
+                        part["compile"],
+                        part["step_ms"],
+                        part["tokens_per_s"],
+                        part["model_tflops_per_s"],
+                        part["peak_tflops"],
+                        f"{part['mfu']:.1%}",
+                    ]
+                ],
+            )
+        )
     if results.get("targets"):
         print("\n## targets (medians)")
-        print(table(["target", "value", "limit", "unit", ""],
-                    [[t["target"], t["value"], t["limit"], t["unit"], "met" if t["met"] else "MISSED"]
-                     for t in results["targets"]]))
+        print(
+            table(
+                ["target", "value", "limit", "unit", ""],
+                [
+                    [t["target"], t["value"], t["limit"], t["unit"], "met" if t["met"] else "MISSED"]
+                    for t in results["targets"]
+                ],
+            )
+        )
 
 
 # --------------------------------------------------------------------------- main
@@ -224,13 +352,19 @@ def run(args: argparse.Namespace) -> dict:
         if "memory" in parts:
             results["memory"] = memory.measure(checkpoint, str(copy), args.translations)
         if "serving" in parts:
-            results["serving"] = serving.measure(checkpoint, str(copy), args.api_repeats, args.clients, args.requests,
-                                                 args.visitors, args.window)
+            results["serving"] = serving.measure(
+                checkpoint, str(copy), args.api_repeats, args.clients, args.requests, args.visitors, args.window
+            )
         if "gpu" in parts:
-            results["gpu"] = gpu.measure(checkpoint.config, "cuda", steps=args.gpu_steps,
-                                         max_tokens=args.gpu_max_tokens, seq_len=args.gpu_seq_len,
-                                         peak_flops=args.gpu_peak_tflops * 1e12,
-                                         compile_model=not args.gpu_no_compile)
+            results["gpu"] = gpu.measure(
+                checkpoint.config,
+                "cuda",
+                steps=args.gpu_steps,
+                max_tokens=args.gpu_max_tokens,
+                seq_len=args.gpu_seq_len,
+                peak_flops=args.gpu_peak_tflops * 1e12,
+                compile_model=not args.gpu_no_compile,
+            )
     results["machine"]["load_average_end"] = list(os.getloadavg())
     results["targets"] = evaluate_targets(results)
     return results

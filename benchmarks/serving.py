@@ -50,16 +50,28 @@ def single_call(url: str, checkpoint, repeats: int) -> dict:
         if index >= 2:
             bare.append((time.perf_counter() - start) * 1000)
     api_ms, bare_ms = summarize(api), summarize(bare)
-    return {"api_ms": api_ms, "api_no_download_ms": summarize(no_download), "bare_model_ms": bare_ms,
-            "model_share": round(bare_ms["median"] / api_ms["median"], 3), "machine": load_test.machine()}
+    return {
+        "api_ms": api_ms,
+        "api_no_download_ms": summarize(no_download),
+        "bare_model_ms": bare_ms,
+        "model_share": round(bare_ms["median"] / api_ms["median"], 3),
+        "machine": load_test.machine(),
+    }
 
 
 def burst_options(clients: int, requests: int) -> dict:
     return {"clients": clients, "requests": requests, "visitors": 1, "window": 0.0, "verify": True}
 
 
-def measure(checkpoint, checkpoint_dir: str, repeats: int = 20, clients: int = 32, requests: int = 5,
-            visitors: int = 100, window_s: float = 10.0) -> dict:
+def measure(
+    checkpoint,
+    checkpoint_dir: str,
+    repeats: int = 20,
+    clients: int = 32,
+    requests: int = 5,
+    visitors: int = 100,
+    window_s: float = 10.0,
+) -> dict:
     results: dict = {}
     with tempfile.TemporaryDirectory(prefix="benchmark-serving-") as folder:
         with started_app(checkpoint_dir, Path(folder) / "app.log") as (url, process):

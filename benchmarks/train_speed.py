@@ -78,10 +78,16 @@ def tensor_batches(examples: list, batches: list[list[int]], config: Transformer
     for indices in batches:
         src, tgt_in, labels = collate(examples, indices, config.pad_id)  # (B, S), (B, T), (B, T)
         source_lengths, target_lengths = (src != config.pad_id).sum(1), (labels != config.pad_id).sum(1)
-        result.append({"src": src, "tgt_in": tgt_in, "labels": labels,
-                       "real": int(source_lengths.sum() + target_lengths.sum()),
-                       "padded": src.numel() + labels.numel(),
-                       "flops": training_flops(config, source_lengths, target_lengths)})
+        result.append(
+            {
+                "src": src,
+                "tgt_in": tgt_in,
+                "labels": labels,
+                "real": int(source_lengths.sum() + target_lengths.sum()),
+                "padded": src.numel() + labels.numel(),
+                "flops": training_flops(config, source_lengths, target_lengths),
+            }
+        )
     return result
 
 
@@ -108,9 +114,14 @@ class Variant:
             group["lr"] = learning_rate(self.step_count, config.d_model, 600, 0.5)
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
-        return {"seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu_start,
-                "real": batch["real"], "padded": batch["padded"], "flops": batch["flops"],
-                "loss": float(loss_sum.detach()) / target_tokens}
+        return {
+            "seconds": time.perf_counter() - start,
+            "cpu_seconds": time.process_time() - cpu_start,
+            "real": batch["real"],
+            "padded": batch["padded"],
+            "flops": batch["flops"],
+            "loss": float(loss_sum.detach()) / target_tokens,
+        }
 
     def warm_up(self, count: int) -> None:
         """The first steps (compilation, allocator, kernels), timed apart and not counted."""
@@ -122,19 +133,32 @@ class Variant:
         real, padded, flops = (sum(s[key] for s in self.timed) for key in ("real", "padded", "flops"))
         per_step = [s["real"] / s["seconds"] for s in self.timed]
         peak = peak_per_core * self.threads if peak_per_core else None
-        return {"variant": self.name, "steps": len(self.timed), "tokens_per_second": round(real / seconds),
-                "median_step_tokens_per_second": round(statistics.median(per_step)),
-                "tokens_per_cpu_second": round(real / sum(s["cpu_seconds"] for s in self.timed)),
-                "real_tokens_per_batch": round(real / len(self.timed)), "padding_share": round(1 - real / padded, 3),
-                "mfu": round(flops / seconds / peak, 4) if peak else None,
-                "mfu_per_cpu_second": round(flops / sum(s["cpu_seconds"] for s in self.timed) / peak, 4) if peak else None,
-                "warmup_seconds": round(self.warmup_seconds, 1), "compiled": self.compiled, "threads": self.threads}
+        return {
+            "variant": self.name,
+            "steps": len(self.timed),
+            "tokens_per_second": round(real / seconds),
+            "median_step_tokens_per_second": round(statistics.median(per_step)),
+            "tokens_per_cpu_second": round(real / sum(s["cpu_seconds"] for s in self.timed)),
+            "real_tokens_per_batch": round(real / len(self.timed)),
+            "padding_share": round(1 - real / padded, 3),
+            "mfu": round(flops / seconds / peak, 4) if peak else None,
+            "mfu_per_cpu_second": round(flops / sum(s["cpu_seconds"] for s in self.timed) / peak, 4) if peak else None,
+            "warmup_seconds": round(self.warmup_seconds, 1),
+            "compiled": self.compiled,
+            "threads": self.threads,
+        }
 
 
 def build_variants(args, tokenizer: SubwordTokenizer, examples: list) -> list[Variant]:
     torch.manual_seed(0)
-    config = TransformerConfig(vocab_size=tokenizer.vocab_size, d_model=args.d_model, n_heads=args.heads,
-                               n_encoder_layers=args.layers, n_decoder_layers=args.layers, d_ff=args.d_ff)
+    config = TransformerConfig(
+        vocab_size=tokenizer.vocab_size,
+        d_model=args.d_model,
+        n_heads=args.heads,
+        n_encoder_layers=args.layers,
+        n_decoder_layers=args.layers,
+        d_ff=args.d_ff,
+    )
     config = dataclasses.replace(config, dropout=args.dropout, attention_dropout=args.dropout)
     base = Transformer(config).train()
     variants = []
@@ -145,17 +169,24 @@ def build_variants(args, tokenizer: SubwordTokenizer, examples: list) -> list[Va
         needed = args.warmup + args.steps
         if len(batches) < needed:
             raise SystemExit(f"{name}: {len(batches)} batches, {needed} needed: raise --pairs")
-        variants.append(Variant(name, copy.deepcopy(base), compiled, threads, tensor_batches(examples, batches[:needed],
-                                                                                              config)))
+        variants.append(
+            Variant(name, copy.deepcopy(base), compiled, threads, tensor_batches(examples, batches[:needed], config))
+        )
     return variants
 
 
 def machine() -> dict:
     flags = cpu_flags()
-    return {"cpu": cpu_model(), "clock_hz": cpu_clock_hz(), "fp32_lanes": cpu_fp32_lanes(flags),
-            "simd_flags": sorted(f for f in flags if f.startswith(("avx", "fma", "amx"))),
-            "peak_flops_per_core": cpu_peak_flops(1, flags=flags), "torch": torch.__version__,
-            "python": platform.python_version(), "cores": torch.get_num_threads()}
+    return {
+        "cpu": cpu_model(),
+        "clock_hz": cpu_clock_hz(),
+        "fp32_lanes": cpu_fp32_lanes(flags),
+        "simd_flags": sorted(f for f in flags if f.startswith(("avx", "fma", "amx"))),
+        "peak_flops_per_core": cpu_peak_flops(1, flags=flags),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "cores": torch.get_num_threads(),
+    }
 
 
 def run(args):
@@ -169,27 +200,42 @@ def run(args):
         variant.warm_up(args.warmup)
         print(f"{variant.name}: {args.warmup} warm-up steps in {variant.warmup_seconds:.1f} s", flush=True)
     info = machine()
-    config = {"d_model": args.d_model, "heads": args.heads, "layers": args.layers, "d_ff": args.d_ff,
-              "vocab": tokenizer.vocab_size, "dropout": args.dropout, "pairs": len(pairs), "warmup_steps": args.warmup}
+    config = {
+        "d_model": args.d_model,
+        "heads": args.heads,
+        "layers": args.layers,
+        "d_ff": args.d_ff,
+        "vocab": tokenizer.vocab_size,
+        "dropout": args.dropout,
+        "pairs": len(pairs),
+        "warmup_steps": args.warmup,
+    }
     for index in range(args.warmup, args.warmup + args.steps):  # round-robin: each variant's next batch in turn
         for variant in variants:
             variant.timed.append(variant.step(variant.batches[index]))
-        yield {"machine": info, "config": {**config, "timed_steps": len(variants[0].timed)},
-               "load_average": Path("/proc/loadavg").read_text().split()[:3],
-               "losses": {v.name: [round(s["loss"], 4) for s in v.timed] for v in variants},
-               "rows": [variant.summary(info["peak_flops_per_core"]) for variant in variants]}
+        yield {
+            "machine": info,
+            "config": {**config, "timed_steps": len(variants[0].timed)},
+            "load_average": Path("/proc/loadavg").read_text().split()[:3],
+            "losses": {v.name: [round(s["loss"], 4) for s in v.timed] for v in variants},
+            "rows": [variant.summary(info["peak_flops_per_core"]) for variant in variants],
+        }
 
 
 def table(result: dict) -> str:
     """The rows as a Markdown table."""
-    header = ("| variant | tokens/s | median step tokens/s | tokens per CPU-second | real tokens/batch | padding "
-              "| MFU | warm-up s |")
+    header = (
+        "| variant | tokens/s | median step tokens/s | tokens per CPU-second | real tokens/batch | padding "
+        "| MFU | warm-up s |"
+    )
     lines = [header, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for row in result["rows"]:
         mfu = f"{row['mfu']:.1%}" if row["mfu"] is not None else "n/a"
-        lines.append(f"| {row['variant']} | {row['tokens_per_second']:,} | {row['median_step_tokens_per_second']:,} | "
-                     f"{row['tokens_per_cpu_second']:,} | {row['real_tokens_per_batch']:,} | "
-                     f"{row['padding_share']:.1%} | {mfu} | {row['warmup_seconds']} |")
+        lines.append(
+            f"| {row['variant']} | {row['tokens_per_second']:,} | {row['median_step_tokens_per_second']:,} | "
+            f"{row['tokens_per_cpu_second']:,} | {row['real_tokens_per_batch']:,} | "
+            f"{row['padding_share']:.1%} | {mfu} | {row['warmup_seconds']} |"
+        )
     return "\n".join(lines)
 
 
@@ -204,7 +250,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--d-ff", type=int, default=1024)
     parser.add_argument("--steps", type=int, default=8, help="timed steps per variant")
     parser.add_argument("--warmup", type=int, default=3, help="untimed steps per variant (compilation included)")
-    parser.add_argument("--dropout", type=float, default=0.1, help="dropout and attention dropout (0: losses comparable)")
+    parser.add_argument(
+        "--dropout", type=float, default=0.1, help="dropout and attention dropout (0: losses comparable)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--out", help="write the JSON results here")
@@ -216,9 +264,11 @@ def main(argv: list[str] | None = None) -> int:
             Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     info = result["machine"]
     peak = f"{info['peak_flops_per_core'] / 1e9:.1f} GFLOP/s" if info["peak_flops_per_core"] else "unknown (no clock)"
-    print(f"CPU: {info['cpu']}; clock {(info['clock_hz'] or 0) / 1e9:.3f} GHz; {info['fp32_lanes']} fp32 lanes "
-          f"({' '.join(info['simd_flags'])}); peak per core 2 FMA x {info['fp32_lanes']} lanes x 2 x clock = {peak}; "
-          f"torch {info['torch']}; load average {' '.join(result['load_average'])}")
+    print(
+        f"CPU: {info['cpu']}; clock {(info['clock_hz'] or 0) / 1e9:.3f} GHz; {info['fp32_lanes']} fp32 lanes "
+        f"({' '.join(info['simd_flags'])}); peak per core 2 FMA x {info['fp32_lanes']} lanes x 2 x clock = {peak}; "
+        f"torch {info['torch']}; load average {' '.join(result['load_average'])}"
+    )
     print(table(result))
     return 0
 

@@ -27,21 +27,28 @@ def tab_views(tab: str, runner: Runner, trace, step, kind: str, layer, head: str
     masks views ask `runner` for the table and the padded batch (the trace no longer holds them)."""
     if tab == "attention":
         return [attention_view(trace, step, kind, layer, head), pipeline_view(trace, step, kind, layer, head)]
-    return [{"next": lambda: candidates_view(trace, step), "positions": lambda: positions_view(runner, trace),
-             "masks": lambda: masks_view(runner, trace, step)}[tab]()]
+    return [
+        {
+            "next": lambda: candidates_view(trace, step),
+            "positions": lambda: positions_view(runner, trace),
+            "masks": lambda: masks_view(runner, trace, step),
+        }[tab]()
+    ]
 
 
 def view_calls(runner: Runner, trace, n_heads: int, n_layers: int) -> dict:
     """{view name: a zero-argument callable that redraws it}, each cycling through its inputs."""
     last = trace.num_steps
     steps = itertools.cycle(range(1, last + 1))
-    layer_head = itertools.cycle([(layer, str(head)) for layer in range(1, n_layers + 1)
-                                  for head in range(1, n_heads + 1)])
+    layer_head = itertools.cycle(
+        [(layer, str(head)) for layer in range(1, n_layers + 1) for head in range(1, n_heads + 1)]
+    )
 
     def step(tab, kind="cross", head="1"):
         def call():
             s = next(steps)
             return step_html(trace, s), tab_views(tab, runner, trace, s, kind, 1, head)
+
         return call
 
     def layer_or_head():
@@ -72,6 +79,13 @@ def measure(checkpoint, checkpoint_dir: str, repeats: int, lengths=TRACE_LENGTHS
         for name, call in view_calls(runner, trace, config.n_heads, config.n_decoder_layers).items():
             call()  # warm-up (imports, plotly validators)
             wall, cpu = time_interleaved({name: call}, repeats, warmup=0)
-            rows.append({"view": name, "source_tokens": n_tokens, "steps": trace.num_steps,
-                         "ms": summarize(wall[name]), "cpu_ms": summarize(cpu[name])})
+            rows.append(
+                {
+                    "view": name,
+                    "source_tokens": n_tokens,
+                    "steps": trace.num_steps,
+                    "ms": summarize(wall[name]),
+                    "cpu_ms": summarize(cpu[name]),
+                }
+            )
     return {"direction": direction, "rows": rows}

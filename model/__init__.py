@@ -18,6 +18,15 @@ from model.decoding.trace import TranslationTrace
 from model.core.transformer import Transformer
 
 __all__ = [
-    "Checkpoint", "CheckpointError", "ConfigError", "DIRECTIONS", "SubwordTokenizer", "Transformer",
-    "TransformerConfig", "TranslationTrace", "greedy_decode", "load_checkpoint", "save_checkpoint",
+    "Checkpoint",
+    "CheckpointError",
+    "ConfigError",
+    "DIRECTIONS",
+    "SubwordTokenizer",
+    "Transformer",
+    "TransformerConfig",
+    "TranslationTrace",
+    "greedy_decode",
+    "load_checkpoint",
+    "save_checkpoint",
 ]

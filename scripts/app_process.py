@@ -29,8 +29,9 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def started_app(checkpoint: str | Path | None, log_path: Path,
-                timeout_s: float = START_TIMEOUT_S) -> Iterator[tuple[str, subprocess.Popen]]:
+def started_app(
+    checkpoint: str | Path | None, log_path: Path, timeout_s: float = START_TIMEOUT_S
+) -> Iterator[tuple[str, subprocess.Popen]]:
     """Start app.py (working directory: the log's folder), wait until it answers -> (url, process).
 
     Raises RuntimeError, with the end of the log, if it exits or does not answer in time.
@@ -46,8 +47,9 @@ def started_app(checkpoint: str | Path | None, log_path: Path,
         command += ["--checkpoint", checkpoint]
     url = f"http://127.0.0.1:{port}/"
     with log_path.open("w") as log:
-        process = subprocess.Popen(command, cwd=log_path.parent, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
+        process = subprocess.Popen(
+            command, cwd=log_path.parent, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
     try:
         deadline = time.monotonic() + timeout_s
         while True:

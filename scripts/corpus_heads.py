@@ -30,8 +30,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkpoint", required=True, help="checkpoint directory")
     parser.add_argument("--data", default=str(DEFAULT_DATA), help="PREFIX of line-aligned PREFIX.de / PREFIX.en")
-    parser.add_argument("--sentences", type=int, default=None,
-                        help="pairs for head roles (default: all; each pair is read in both directions)")
+    parser.add_argument(
+        "--sentences",
+        type=int,
+        default=None,
+        help="pairs for head roles (default: all; each pair is read in both directions)",
+    )
     parser.add_argument("--importance-sentences", type=int, default=200, help="pairs for head importance")
     parser.add_argument("--prune-sentences", type=int, default=50, help="pairs decoded at each pruning point")
     parser.add_argument("--map-sentences", type=int, default=100, help="pairs whose queries and keys are mapped")
@@ -52,9 +56,17 @@ def main(argv=None) -> int:
     try:
         checkpoint = load_checkpoint(args.checkpoint)
         pairs = read_aligned(args.data)
-        settings = CorpusSettings(args.sentences, args.importance_sentences, args.prune_sentences, args.map_sentences,
-                                  args.importance_batch, args.prune_points, args.random_orders, args.batch_size,
-                                  args.seed)
+        settings = CorpusSettings(
+            args.sentences,
+            args.importance_sentences,
+            args.prune_sentences,
+            args.map_sentences,
+            args.importance_batch,
+            args.prune_points,
+            args.random_orders,
+            args.batch_size,
+            args.seed,
+        )
     except (CheckpointError, DataError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -63,8 +75,9 @@ def main(argv=None) -> int:
     data = compute_corpus_heads(checkpoint.model, checkpoint.tokenizer, pairs, settings, source=str(args.data))
     path = save_corpus(args.out or corpus_path(args.checkpoint), data)
     size = path.stat().st_size
-    print(f"wrote {path} ({size / 1e6:.2f} MB, {data.settings['examples']} examples, "
-          f"{time.perf_counter() - start:.0f} s)")
+    print(
+        f"wrote {path} ({size / 1e6:.2f} MB, {data.settings['examples']} examples, {time.perf_counter() - start:.0f} s)"
+    )
     if size > MAX_BYTES:
         print(f"warning: {path} is over {MAX_BYTES / 1e6:.0f} MB; use fewer --map-sentences", file=sys.stderr)
         return 1

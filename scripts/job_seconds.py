@@ -70,8 +70,10 @@ def main(argv: list[str] | None = None) -> dict:
     long_text = text_of_tokens(checkpoint.tokenizer, "de", limits.MAX_SOURCE_TOKENS)
     short_calls, short_trace = job_calls(checkpoint, *SHORT)
     long_calls, long_trace = job_calls(checkpoint, long_text, "de-en")
-    print(f"short: {len(short_trace.source_ids)} source / {short_trace.num_steps} output tokens; "
-          f"limits: {len(long_trace.source_ids)} / {long_trace.num_steps}; torch threads 1")
+    print(
+        f"short: {len(short_trace.source_ids)} source / {short_trace.num_steps} output tokens; "
+        f"limits: {len(long_trace.source_ids)} / {long_trace.num_steps}; torch threads 1"
+    )
     print("| job | CPU s, short | CPU s, limits | declared `cpu_seconds` | ZeroGPU duration, s |")
     print("| --- | ---: | ---: | ---: | ---: |")
     results = {}

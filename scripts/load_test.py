@@ -48,8 +48,11 @@ HTTP_TIMEOUT_S = 600  # a request under heavy load may wait long in the queue: c
 SENTENCES = [  # (text, direction): short and long, both directions
     ("Ein Mann fährt mit dem Fahrrad die Straße entlang.", "de-en"),
     ("Zwei Hunde spielen im Schnee.", "de-en"),
-    ("Eine Frau in einem roten Kleid singt auf einer Bühne, während hinter ihr eine Band spielt "
-     "und viele Menschen zuschauen.", "de-en"),
+    (
+        "Eine Frau in einem roten Kleid singt auf einer Bühne, während hinter ihr eine Band spielt "
+        "und viele Menschen zuschauen.",
+        "de-en",
+    ),
     ("A little girl is climbing into a wooden playhouse.", "en-de"),
     ("Two men are playing soccer in the park.", "en-de"),
     ("Where is the train station?", "en-de"),
@@ -66,8 +69,14 @@ class User:
 
         self.url, self.verify = url, verify
         self.http = httpx.Client(timeout=HTTP_TIMEOUT_S)
-        self.client = Client(url, verbose=False, download_files=False, analytics_enabled=False, max_workers=2,
-                             httpx_kwargs={"timeout": HTTP_TIMEOUT_S})
+        self.client = Client(
+            url,
+            verbose=False,
+            download_files=False,
+            analytics_enabled=False,
+            max_workers=2,
+            httpx_kwargs={"timeout": HTTP_TIMEOUT_S},
+        )
 
     def translate(self, text: str, direction: str) -> float:
         """One /translate call -> its latency; checking the trace (when verify) is not timed."""
@@ -198,12 +207,21 @@ def run_load(url: str, scenario: str, options: dict, server_pid: int | None = No
     wall, latencies = measured["wall_s"], measured["latency"]
     expected = options["clients"] * options["requests"] if scenario == "burst" else options["visitors"]
     return {
-        "scenario": scenario, "requests": expected, "ok": len(latencies), "errors": measured["error"],
-        "p50_s": percentile(latencies, 50), "p95_s": percentile(latencies, 95),
-        "max_s": max(latencies, default=float("nan")), "wall_s": wall, "throughput_per_s": len(latencies) / wall,
-        "page_p50_s": percentile(measured["page"], 50), "page_p95_s": percentile(measured["page"], 95),
-        "server_cpu_s": cpu_s, "server_cores": None if cpu_s is None else cpu_s / wall,
-        "client_cpu_s": measured["client_cpu_s"], "client_cores": measured["client_cpu_s"] / wall,
+        "scenario": scenario,
+        "requests": expected,
+        "ok": len(latencies),
+        "errors": measured["error"],
+        "p50_s": percentile(latencies, 50),
+        "p95_s": percentile(latencies, 95),
+        "max_s": max(latencies, default=float("nan")),
+        "wall_s": wall,
+        "throughput_per_s": len(latencies) / wall,
+        "page_p50_s": percentile(measured["page"], 50),
+        "page_p95_s": percentile(measured["page"], 95),
+        "server_cpu_s": cpu_s,
+        "server_cores": None if cpu_s is None else cpu_s / wall,
+        "client_cpu_s": measured["client_cpu_s"],
+        "client_cores": measured["client_cpu_s"] / wall,
         **{key: options[key] for key in (("clients",) if scenario == "burst" else ("visitors", "window"))},
         "machine": {**before, "load_average_end": machine()["load_average"]},
     }
@@ -211,15 +229,24 @@ def run_load(url: str, scenario: str, options: dict, server_pid: int | None = No
 
 def report(result: dict) -> str:
     lines = [f"  error: {error}" for error in result["errors"][:10]]
-    lines.append(f"{result['ok']}/{result['requests']} ok, {len(result['errors'])} errors; latency p50 "
-                 f"{result['p50_s']:.2f}s, p95 {result['p95_s']:.2f}s, max {result['max_s']:.2f}s; "
-                 f"{result['throughput_per_s']:.1f} translations/s over {result['wall_s']:.1f}s")
+    lines.append(
+        f"{result['ok']}/{result['requests']} ok, {len(result['errors'])} errors; latency p50 "
+        f"{result['p50_s']:.2f}s, p95 {result['p95_s']:.2f}s, max {result['max_s']:.2f}s; "
+        f"{result['throughput_per_s']:.1f} translations/s over {result['wall_s']:.1f}s"
+    )
     if result["scenario"] == "lecture":
-        lines.append(f"page alive (GET / and /config): p50 {result['page_p50_s']:.2f}s, p95 {result['page_p95_s']:.2f}s")
-    server = ("not measured (give --server-pid)" if result["server_cpu_s"] is None else
-              f"{result['server_cpu_s']:.1f} CPU s = {result['server_cores']:.2f} cores")
-    lines.append(f"server: {server}; clients: {result['client_cpu_s']:.1f} CPU s = {result['client_cores']:.2f} "
-                 f"cores (of {os.cpu_count()})")
+        lines.append(
+            f"page alive (GET / and /config): p50 {result['page_p50_s']:.2f}s, p95 {result['page_p95_s']:.2f}s"
+        )
+    server = (
+        "not measured (give --server-pid)"
+        if result["server_cpu_s"] is None
+        else f"{result['server_cpu_s']:.1f} CPU s = {result['server_cores']:.2f} cores"
+    )
+    lines.append(
+        f"server: {server}; clients: {result['client_cpu_s']:.1f} CPU s = {result['client_cores']:.2f} "
+        f"cores (of {os.cpu_count()})"
+    )
     return "\n".join(lines)
 
 
@@ -229,14 +256,24 @@ def main(argv: list[str] | None = None) -> dict:
     where.add_argument("--url", help="a running app (default: start app.py on 127.0.0.1 and a free port)")
     where.add_argument("--checkpoint", help="checkpoint for the app this script starts (default: app.py's)")
     parser.add_argument("--server-pid", type=int, help="with --url: the server's process id, to measure its CPU")
-    parser.add_argument("--scenario", choices=("burst", "lecture"), default="burst",
-                        help="burst: --clients x --requests at once (default); lecture: --visitors within --window")
+    parser.add_argument(
+        "--scenario",
+        choices=("burst", "lecture"),
+        default="burst",
+        help="burst: --clients x --requests at once (default); lecture: --visitors within --window",
+    )
     parser.add_argument("--clients", type=int, default=32, help="burst: concurrent users (default 32)")
     parser.add_argument("--requests", type=int, default=5, help="burst: translations per user (default 5)")
     parser.add_argument("--visitors", type=int, default=100, help="lecture: visitors (default 100)")
-    parser.add_argument("--window", type=float, default=10.0, help="lecture: seconds over which they arrive (default 10)")
-    parser.add_argument("--no-verify", dest="verify", action="store_false",
-                        help="do not fetch each trace file to check it is the sentence asked for")
+    parser.add_argument(
+        "--window", type=float, default=10.0, help="lecture: seconds over which they arrive (default 10)"
+    )
+    parser.add_argument(
+        "--no-verify",
+        dest="verify",
+        action="store_false",
+        help="do not fetch each trace file to check it is the sentence asked for",
+    )
     args = parser.parse_args(argv)
     if min(args.clients, args.requests, args.visitors) < 1 or args.window < 0:
         parser.error("--clients, --requests and --visitors must be at least 1, --window not negative")
@@ -251,8 +288,11 @@ def main(argv: list[str] | None = None) -> dict:
         else:
             url, process = stack.enter_context(started_app(args.checkpoint, Path(folder) / "app.log", START_TIMEOUT_S))
             server_pid = process.pid
-        what = (f"{args.clients} clients x {args.requests} translations" if args.scenario == "burst"
-                else f"{args.visitors} visitors within {args.window:g} s")
+        what = (
+            f"{args.clients} clients x {args.requests} translations"
+            if args.scenario == "burst"
+            else f"{args.visitors} visitors within {args.window:g} s"
+        )
         print(f"{what} against {url}", flush=True)
         result = run_load(url, args.scenario, options, server_pid)
     print(report(result))

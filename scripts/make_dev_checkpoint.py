@@ -47,8 +47,15 @@ def main(argv: list[str] | None = None) -> int:
     texts = [line for path in files for line in read_lines(path, args.lines)]
     tokenizer = SubwordTokenizer.train(texts, vocab_size=args.vocab_size)
     config = TransformerConfig(
-        vocab_size=tokenizer.vocab_size, d_model=64, n_heads=4, n_encoder_layers=2, n_decoder_layers=2,
-        d_ff=128, dropout=0.1, attention_dropout=0.1, max_positions=256,
+        vocab_size=tokenizer.vocab_size,
+        d_model=64,
+        n_heads=4,
+        n_encoder_layers=2,
+        n_decoder_layers=2,
+        d_ff=128,
+        dropout=0.1,
+        attention_dropout=0.1,
+        max_positions=256,
     )
     torch.manual_seed(args.seed)
     model = Transformer(config).eval()

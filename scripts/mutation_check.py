@@ -39,22 +39,46 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-OLD_MODEL_TESTS = ["tests/model/test_model_equivalence.py", "tests/model/test_model_invariants.py", "tests/model/test_beam.py",
-                   "tests/model/test_analysis.py", "tests/model/test_train.py", "tests/model/test_learning.py"]
-PROVENANCE_TESTS = ["tests/model/test_provenance_trace.py", "tests/model/test_interventions.py", "tests/model/test_provenance_decoding.py",
-                    "tests/model/test_training_math.py", "tests/model/test_eos_trace.py"]  # fastest to fail first
-VIEW_TESTS = ["tests/ui/test_view_provenance_attention.py", "tests/ui/test_view_provenance_panels.py", "tests/model/test_rollout.py",
-              "tests/model/test_step_changes.py", "tests/model/test_kv_cache_view.py", "tests/model/test_film.py", "tests/ui/test_start_share_tour.py",
-              "tests/model/test_flops.py", "tests/visualizer/test_visualizer_attention.py"]  # the views, the page's redraw and the newer model modules
+OLD_MODEL_TESTS = [
+    "tests/model/test_model_equivalence.py",
+    "tests/model/test_model_invariants.py",
+    "tests/model/test_beam.py",
+    "tests/model/test_analysis.py",
+    "tests/model/test_train.py",
+    "tests/model/test_learning.py",
+]
+PROVENANCE_TESTS = [
+    "tests/model/test_provenance_trace.py",
+    "tests/model/test_interventions.py",
+    "tests/model/test_provenance_decoding.py",
+    "tests/model/test_training_math.py",
+    "tests/model/test_eos_trace.py",
+]  # fastest to fail first
+VIEW_TESTS = [
+    "tests/ui/test_view_provenance_attention.py",
+    "tests/ui/test_view_provenance_panels.py",
+    "tests/model/test_rollout.py",
+    "tests/model/test_step_changes.py",
+    "tests/model/test_kv_cache_view.py",
+    "tests/model/test_film.py",
+    "tests/ui/test_start_share_tour.py",
+    "tests/model/test_flops.py",
+    "tests/visualizer/test_visualizer_attention.py",
+]  # the views, the page's redraw and the newer model modules
 
 # Independent test files: a fault is caught by "both" exactly when "old" or "new" catches it.
-SUITES = {"old": OLD_MODEL_TESTS, "new": PROVENANCE_TESTS + VIEW_TESTS, "views": VIEW_TESTS,
-          "both": PROVENANCE_TESTS + VIEW_TESTS + OLD_MODEL_TESTS}
+SUITES = {
+    "old": OLD_MODEL_TESTS,
+    "new": PROVENANCE_TESTS + VIEW_TESTS,
+    "views": VIEW_TESTS,
+    "both": PROVENANCE_TESTS + VIEW_TESTS + OLD_MODEL_TESTS,
+}
 
 
 if str(ROOT) not in sys.path:  # run as a file: import scripts.mutation_faults as the package module
     sys.path.insert(0, str(ROOT))
 from scripts.mutation_faults import FAULTS  # noqa: E402
+
 
 def copy_repository(destination: Path) -> None:
     ignore = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".pytest_cache", "runs")
@@ -76,13 +100,19 @@ def run_tests(workdir: Path, tests: list[str], timeout: float) -> tuple[str, flo
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--suite", choices=sorted(SUITES), default="both",
-                        help="old: the model tests; new: provenance tests; both (default)")
+    parser.add_argument(
+        "--suite",
+        choices=sorted(SUITES),
+        default="both",
+        help="old: the model tests; new: provenance tests; both (default)",
+    )
     parser.add_argument("--tests", nargs="+", help="explicit pytest selection (overrides --suite)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per fault run")
     parser.add_argument("--only", default="", help="comma-separated name prefixes of faults to run")
     parser.add_argument("--list", action="store_true", help="list the faults and exit")
-    parser.add_argument("--stale", action="store_true", help="list faults whose snippet is not exactly once in its file")
+    parser.add_argument(
+        "--stale", action="store_true", help="list faults whose snippet is not exactly once in its file"
+    )
     args = parser.parse_args(argv)
     args.tests = args.tests or SUITES[args.suite]
 
@@ -92,8 +122,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{fault.name:40s} {fault.file:22s} {fault.description}")
         return 0
     if args.stale:
-        stale = [f for f in faults if not (ROOT / f.file).exists()
-                 or (ROOT / f.file).read_text(encoding="utf-8").count(f.old) != 1]
+        stale = [
+            f
+            for f in faults
+            if not (ROOT / f.file).exists() or (ROOT / f.file).read_text(encoding="utf-8").count(f.old) != 1
+        ]
         for fault in stale:
             print(f"stale     {fault.name:40s} {fault.file}")
         print(f"{len(stale)} of {len(faults)} faults stale")
@@ -132,8 +165,9 @@ def main(argv: list[str] | None = None) -> int:
 
     caught = len(results["caught"]) + len(results["timeout"])
     ran = caught + len(results["SURVIVED"])
-    print(f"\nscore: {caught}/{ran} caught ({100 * caught / max(ran, 1):.0f}%); "
-          f"stale (not run): {len(results['stale'])}")
+    print(
+        f"\nscore: {caught}/{ran} caught ({100 * caught / max(ran, 1):.0f}%); stale (not run): {len(results['stale'])}"
+    )
     for status in ("SURVIVED", "stale"):
         if results[status]:
             print(f"{status}: {', '.join(results[status])}")

@@ -30,8 +30,9 @@ from model.training.train import git_commit  # noqa: E402
 DECODINGS = {"greedy": 1, "beam4": 4}
 
 
-def score_checkpoint(checkpoint_dir: Path, data_dir: Path, splits: list[str], decodings: list[str],
-                     device: str = "cpu") -> dict:
+def score_checkpoint(
+    checkpoint_dir: Path, data_dir: Path, splits: list[str], decodings: list[str], device: str = "cpu"
+) -> dict:
     checkpoint = load_checkpoint(checkpoint_dir, device=device)
     scores: dict = {}
     for split in splits:
@@ -42,35 +43,51 @@ def score_checkpoint(checkpoint_dir: Path, data_dir: Path, splits: list[str], de
         for direction, sources, references in (("de-en", german, english), ("en-de", english, german)):
             for decoding in decodings:
                 start = time.time()
-                hypotheses = translate_batch(checkpoint.model, checkpoint.tokenizer, sources, direction,
-                                             beam_size=DECODINGS[decoding])
+                hypotheses = translate_batch(
+                    checkpoint.model, checkpoint.tokenizer, sources, direction, beam_size=DECODINGS[decoding]
+                )
                 result = score(hypotheses, references)
                 result["seconds"] = round(time.time() - start, 1)
                 scores.setdefault(split, {}).setdefault(direction, {})[decoding] = result
-                print(f"{split:18s} {direction} {decoding:6s} BLEU {result['bleu']:6.2f}  chrF {result['chrf']:6.2f}"
-                      f"  ({len(sources)} sentences, {result['seconds']} s)", flush=True)
+                print(
+                    f"{split:18s} {direction} {decoding:6s} BLEU {result['bleu']:6.2f}  chrF {result['chrf']:6.2f}"
+                    f"  ({len(sources)} sentences, {result['seconds']} s)",
+                    flush=True,
+                )
     return scores
 
 
 def markdown_table(scores: dict) -> str:
-    lines = ["| split | direction | greedy BLEU | beam-4 BLEU | greedy chrF | beam-4 chrF |",
-             "| --- | --- | ---: | ---: | ---: | ---: |"]
+    lines = [
+        "| split | direction | greedy BLEU | beam-4 BLEU | greedy chrF | beam-4 chrF |",
+        "| --- | --- | ---: | ---: | ---: | ---: |",
+    ]
     for split, directions in scores.items():
         for direction, by_decoding in directions.items():
             greedy, beam = by_decoding.get("greedy", {}), by_decoding.get("beam4", {})
-            lines.append(f"| {split} | {direction} | {greedy.get('bleu', '–')} | {beam.get('bleu', '–')} | "
-                         f"{greedy.get('chrf', '–')} | {beam.get('chrf', '–')} |")
+            lines.append(
+                f"| {split} | {direction} | {greedy.get('bleu', '–')} | {beam.get('bleu', '–')} | "
+                f"{greedy.get('chrf', '–')} | {beam.get('chrf', '–')} |"
+            )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoint", type=Path, required=True)
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "multi30k",
-                        help="folder with SPLIT.de / SPLIT.en files")
-    parser.add_argument("--splits", nargs="+", default=["val", "test_2016_flickr"],
-                        help="splits of --data, or path prefixes PREFIX (PREFIX.de / PREFIX.en; named by their "
-                             "last two parts, e.g. tatoeba/holdout)")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=ROOT.parent / "shared" / "data" / "multi30k",
+        help="folder with SPLIT.de / SPLIT.en files",
+    )
+    parser.add_argument(
+        "--splits",
+        nargs="+",
+        default=["val", "test_2016_flickr"],
+        help="splits of --data, or path prefixes PREFIX (PREFIX.de / PREFIX.en; named by their "
+        "last two parts, e.g. tatoeba/holdout)",
+    )
     parser.add_argument("--decodings", nargs="+", choices=sorted(DECODINGS), default=["greedy", "beam4"])
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--device", default="auto", help="auto (cuda when there is one), cpu, cuda")
@@ -81,8 +98,11 @@ def main(argv: list[str] | None = None) -> int:
     path = args.checkpoint / METRICS_FILE
     metrics = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     metrics["scores"] = scores
-    metrics["scored_by"] = {"command": "python scripts/score_checkpoint.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-                            "commit": git_commit(), "bleu": "sacreBLEU corpus_bleu, cased, 13a, detokenized"}
+    metrics["scored_by"] = {
+        "command": "python scripts/score_checkpoint.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "commit": git_commit(),
+        "bleu": "sacreBLEU corpus_bleu, cased, 13a, detokenized",
+    }
     path.write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
     write_model_card(args.checkpoint)  # the card's model-index follows the new scores
     print(markdown_table(scores))

@@ -22,10 +22,14 @@ if str(ROOT) not in sys.path:  # run as a file
 
 from scripts.app_process import started_app  # noqa: E402
 from scripts.chromium import CHROMIUM, CHROMIUM_ARGS, open_tab  # noqa: E402  (one Chromium set-up for all)
+
 SCREENS = {"wide": (1400, 1000), "projector": (1280, 720), "phone": (390, 844)}
 TABS = ["Next token", "Attention", "Positional encoding", "Masks", "Model", "Explain"]
-README_SHOTS = {"light-wide.png": ("wide", "light"), "dark-1280x720.png": ("projector", "dark"),
-                "phone-390.png": ("phone", "light")}
+README_SHOTS = {
+    "light-wide.png": ("wide", "light"),
+    "dark-1280x720.png": ("projector", "dark"),
+    "phone-390.png": ("phone", "light"),
+}
 
 
 # the open tab's strip just under the sticky player bar; where that leaves the tab's first figure in the lower
@@ -85,13 +89,18 @@ def main(argv: list[str] | None = None) -> int:
         args.out = ROOT / "docs" / "screenshots"
         shots = [(name, screen, theme, "Attention") for name, (screen, theme) in README_SHOTS.items()]
     else:
-        shots = [(f"{screen}-{theme}-{tab.lower().replace(' ', '-')}.png", screen, theme, tab)
-                 for screen in args.screens.split(",") for theme in args.themes.split(",")
-                 for tab in args.tabs.split(",")]
+        shots = [
+            (f"{screen}-{theme}-{tab.lower().replace(' ', '-')}.png", screen, theme, tab)
+            for screen in args.screens.split(",")
+            for theme in args.themes.split(",")
+            for tab in args.tabs.split(",")
+        ]
     args.out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as folder, \
-            started_app(args.checkpoint, Path(folder) / "app.log") as (url, _process), \
-            sync_playwright() as playwright:
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        started_app(args.checkpoint, Path(folder) / "app.log") as (url, _process),
+        sync_playwright() as playwright,
+    ):
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         pages: dict = {}
         for name, screen, theme, tab in shots if args.readme else ():

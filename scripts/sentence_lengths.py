@@ -23,14 +23,21 @@ def length_percentiles(lengths: list[int]) -> dict[str, int]:
     """Nearest-rank percentiles: the length that this share of sentences does not exceed."""
     ordered = np.sort(np.asarray(lengths))
     rank = lambda share: int(ordered[min(len(ordered) - 1, int(np.ceil(share * len(ordered))) - 1)])  # noqa: E731
-    return {"sentences": len(ordered), "median": rank(0.5), "p99": rank(0.99), "p99.9": rank(0.999),
-            "max": int(ordered[-1])}
+    return {
+        "sentences": len(ordered),
+        "median": rank(0.5),
+        "p99": rank(0.99),
+        "p99.9": rank(0.999),
+        "max": int(ordered[-1]),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m scripts.sentence_lengths", description=__doc__.splitlines()[0])
     parser.add_argument("--tokenizer", required=True, help="a checkpoint's tokenizer.json")
-    parser.add_argument("--data", nargs="+", required=True, help="training sources (as model.training.train reads them)")
+    parser.add_argument(
+        "--data", nargs="+", required=True, help="training sources (as model.training.train reads them)"
+    )
     args = parser.parse_args(argv)
     tokenizer = SubwordTokenizer.load(args.tokenizer)
     sentences = {text for pair in read_sources(args.data) for text in pair}

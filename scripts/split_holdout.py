@@ -30,7 +30,9 @@ def read_pairs(path: Path) -> list[Pair]:
     return pairs
 
 
-def split_holdout(pairs: list[Pair], size: int, seed: int = 0, exclude: set[str] = frozenset()) -> tuple[list[Pair], list[Pair]]:
+def split_holdout(
+    pairs: list[Pair], size: int, seed: int = 0, exclude: set[str] = frozenset()
+) -> tuple[list[Pair], list[Pair]]:
     """-> (training pairs, held-out pairs): `size` held-out pairs, no sentence on either side shared.
 
     Pairs with a sentence in `exclude` are never held out (they stay in training).
@@ -95,8 +97,10 @@ def main(argv: list[str] | None = None) -> int:
         fresh = unseen(held_out, read_pairs(args.unseen_by))
         write_aligned(args.out / "holdout-unseen", fresh)
         print(f"{len(fresh)} held-out pairs share no sentence with {args.unseen_by}")
-    print(f"{len(pairs)} pairs -> {len(training)} training + {len(held_out)} held out "
-          f"({len(pairs) - len(training) - len(held_out)} dropped for sharing a sentence with the holdout)")
+    print(
+        f"{len(pairs)} pairs -> {len(training)} training + {len(held_out)} held out "
+        f"({len(pairs) - len(training) - len(held_out)} dropped for sharing a sentence with the holdout)"
+    )
     return 0
 
 

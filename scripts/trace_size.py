@@ -1,6 +1,6 @@
 """Size of one sentence's trace JSON: the full TranslationTrace.to_json() against the lean wire form.
 
-    python3 scripts/trace_size.py --checkpoint checkpoints/de-en-small "Zwei Hunde spielen im Schnee."
+python3 scripts/trace_size.py --checkpoint checkpoints/de-en-small "Zwei Hunde spielen im Schnee."
 """
 
 from __future__ import annotations
@@ -27,10 +27,16 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     checkpoint = load_checkpoint(args.checkpoint)
     trace = translate(checkpoint.model, checkpoint.tokenizer, args.text, args.direction)
-    sizes = {"source_tokens": len(trace.source_tokens), "steps": trace.num_steps,
-             "full_bytes": len(trace.to_json().encode()), "lean_bytes": len(wire.lean_trace_json(trace).encode())}
-    print(f"{sizes['source_tokens']} source tokens, {sizes['steps']} steps: full {sizes['full_bytes']:,} bytes, "
-          f"lean {sizes['lean_bytes']:,} bytes ({sizes['lean_bytes'] / sizes['full_bytes']:.0%})")
+    sizes = {
+        "source_tokens": len(trace.source_tokens),
+        "steps": trace.num_steps,
+        "full_bytes": len(trace.to_json().encode()),
+        "lean_bytes": len(wire.lean_trace_json(trace).encode()),
+    }
+    print(
+        f"{sizes['source_tokens']} source tokens, {sizes['steps']} steps: full {sizes['full_bytes']:,} bytes, "
+        f"lean {sizes['lean_bytes']:,} bytes ({sizes['lean_bytes'] / sizes['full_bytes']:.0%})"
+    )
     return sizes
 
 

@@ -15,5 +15,13 @@ from .runner import Runner
 from .trace_files import TraceFiles
 from .wire import lean_trace_json, positional_encoding_json, trace_from_lean
 
-__all__ = ["JOBS", "ModelJob", "Runner", "TraceFiles", "lean_trace_json", "model_job", "positional_encoding_json",
-           "trace_from_lean"]
+__all__ = [
+    "JOBS",
+    "ModelJob",
+    "Runner",
+    "TraceFiles",
+    "lean_trace_json",
+    "model_job",
+    "positional_encoding_json",
+    "trace_from_lean",
+]

@@ -16,7 +16,7 @@ DEVICES = ("auto", "cpu", "cuda")
 
 
 def choose_device(requested: str | None = None) -> str:
-    """"cpu" or "cuda" for --device (None: $ATTENTION_EXPLORER_DEVICE, else "auto").
+    """ "cpu" or "cuda" for --device (None: $ATTENTION_EXPLORER_DEVICE, else "auto").
 
     auto: cuda if torch.cuda.is_available(), else cpu. ValueError for an unknown choice, or for cuda on a
     machine without CUDA (asked for explicitly, it should not quietly run on the CPU).

@@ -68,25 +68,37 @@ def model_job(cpu_seconds: float) -> Callable[[Callable[Concatenate[Checkpoint, 
 
 # --------------------------------------------------------------------------- decoding (Figure 1, section 3)
 @model_job(cpu_seconds=1.0)
-def translate(checkpoint: Checkpoint, text: str, direction: str, forced_prefix: Sequence[int] | None = None,
-              ablation: Ablation | None = None) -> TranslationTrace:
+def translate(
+    checkpoint: Checkpoint,
+    text: str,
+    direction: str,
+    forced_prefix: Sequence[int] | None = None,
+    ablation: Ablation | None = None,
+) -> TranslationTrace:
     """Greedy translation with its full trace (model.decoding.greedy.translate), optionally branched or ablated;
     ValueError for bad input."""
-    return greedy_translate(checkpoint.model, checkpoint.tokenizer, text, direction,
-                            forced_prefix=None if forced_prefix is None else [int(i) for i in forced_prefix],
-                            ablation=ablation)
+    return greedy_translate(
+        checkpoint.model,
+        checkpoint.tokenizer,
+        text,
+        direction,
+        forced_prefix=None if forced_prefix is None else [int(i) for i in forced_prefix],
+        ablation=ablation,
+    )
 
 
 @model_job(cpu_seconds=0.1)
-def token_probabilities(checkpoint: Checkpoint, source_ids: Sequence[int], output_ids: Sequence[int],
-                        ablation: Ablation | None = None) -> np.ndarray:
+def token_probabilities(
+    checkpoint: Checkpoint, source_ids: Sequence[int], output_ids: Sequence[int], ablation: Ablation | None = None
+) -> np.ndarray:
     """(T,) probabilities of a given output teacher-forced under an ablation (model.analysis.readouts)."""
     return readouts.token_probabilities(checkpoint.model, list(source_ids), list(output_ids), ablation)
 
 
 @model_job(cpu_seconds=2.0)
-def beam_versus_greedy(checkpoint: Checkpoint, trace: TranslationTrace, beam_size: int = 4,
-                       length_penalty: float = 0.6) -> readouts.BeamComparison:
+def beam_versus_greedy(
+    checkpoint: Checkpoint, trace: TranslationTrace, beam_size: int = 4, length_penalty: float = 0.6
+) -> readouts.BeamComparison:
     """Beam search (section 6.1) beside the greedy output kept in `trace` (model.analysis.readouts)."""
     return readouts.beam_versus_greedy(checkpoint.model, checkpoint.tokenizer, trace, beam_size, length_penalty)
 
@@ -105,16 +117,18 @@ def paper_figures(checkpoint: Checkpoint, figures: Sequence[PaperFigure]) -> lis
 
 
 @model_job(cpu_seconds=20.0)
-def corpus_attribution(checkpoint: Checkpoint, source_ids: Sequence[int], output_ids: Sequence[int],
-                       steps: int = 32) -> Attribution:
+def corpus_attribution(
+    checkpoint: Checkpoint, source_ids: Sequence[int], output_ids: Sequence[int], steps: int = 32
+) -> Attribution:
     """Attributions of every output token's log-probability to the source tokens (T, S): input x gradient and
     integrated gradients (model.analysis.corpus.attribution)."""
     return attribute(checkpoint.model, [int(i) for i in source_ids], [int(i) for i in output_ids], int(steps))
 
 
 @model_job(cpu_seconds=0.5)
-def corpus_sentence_vectors(checkpoint: Checkpoint, source_ids: Sequence[int], output_ids: Sequence[int], kind: str,
-                            layer: int, head: int) -> tuple[np.ndarray, np.ndarray]:
+def corpus_sentence_vectors(
+    checkpoint: Checkpoint, source_ids: Sequence[int], output_ids: Sequence[int], kind: str, layer: int, head: int
+) -> tuple[np.ndarray, np.ndarray]:
     """(queries (Tq, d_k), keys (Tk, d_k)) of one head on the user's sentence, to place it on the corpus
     query-key map (model.analysis.corpus.live.sentence_vectors)."""
     return sentence_vectors(checkpoint.model, source_ids, output_ids, kind, int(layer), int(head))

@@ -67,8 +67,11 @@ class Runner:
             raise gr.Error(str(error), title=BAD_INPUT_TITLE, print_exception=False) from None
         except Exception as error:
             LOG.exception("model job %s failed", job.name)
-            raise gr.Error(f"{job.name.replace('_', ' ')} stopped with {type(error).__name__}: {error}. "
-                           "Try again; if it happens again, try a shorter sentence.", title=FAILED_TITLE) from error
+            raise gr.Error(
+                f"{job.name.replace('_', ' ')} stopped with {type(error).__name__}: {error}. "
+                "Try again; if it happens again, try a shorter sentence.",
+                title=FAILED_TITLE,
+            ) from error
 
     def positional_encoding(self, rows: int) -> np.ndarray:
         """(min(rows, max_positions), d_model): the first rows of the sinusoidal table the model adds (3.5)."""
@@ -78,8 +81,9 @@ class Runner:
     def padding_example(self, trace: TranslationTrace) -> PaddedBatch:
         """The trace's source batched with a longer sentence and padded and masked as the encoder's batches are
         (model.text.inputs.padding_example; section 3.2.3)."""
-        return padding_example(self.checkpoint.tokenizer, trace.source_ids, trace.direction,
-                               self.checkpoint.config.pad_id)
+        return padding_example(
+            self.checkpoint.tokenizer, trace.source_ids, trace.direction, self.checkpoint.config.pad_id
+        )
 
 
 @functools.lru_cache(maxsize=4)

@@ -35,8 +35,13 @@ class TraceFiles:
         clock: seconds since the epoch (injectable for tests).
     """
 
-    def __init__(self, folder: str | Path | None = None, max_age_s: float = MAX_AGE_S, bucket_s: float = BUCKET_S,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        folder: str | Path | None = None,
+        max_age_s: float = MAX_AGE_S,
+        bucket_s: float = BUCKET_S,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         if bucket_s <= 0 or max_age_s < 0:
             raise ValueError(f"bucket_s must be positive and max_age_s not negative, got {bucket_s}, {max_age_s}")
         self.folder = Path(folder) if folder is not None else DEFAULT_FOLDER

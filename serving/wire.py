@@ -21,7 +21,7 @@ from model import TranslationTrace
 from model.decoding.trace import JSON_DECIMALS
 
 LEAN_FORMAT = "attention-explorer/lean-trace/2"  # /2: the trace no longer carries the PE table nor a padded batch
-FLOAT_SCALE = 10.0 ** -JSON_DECIMALS
+FLOAT_SCALE = 10.0**-JSON_DECIMALS
 ORJSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY
 
 
@@ -53,15 +53,16 @@ def positional_encoding_json(table: np.ndarray) -> str:
     if table.ndim != 2:
         raise ValueError(f"the positional-encoding table must be (positions, d_model), got shape {table.shape}")
     rounded = np.ascontiguousarray(np.round(table, JSON_DECIMALS))
-    return orjson.dumps({"rows": table.shape[0], "d_model": table.shape[1], "table": rounded},
-                        option=ORJSON_OPTIONS).decode("utf-8")
+    return orjson.dumps(
+        {"rows": table.shape[0], "d_model": table.shape[1], "table": rounded}, option=ORJSON_OPTIONS
+    ).decode("utf-8")
 
 
 def trace_from_lean(data: str | bytes | dict) -> TranslationTrace:
     """Rebuild the full TranslationTrace from lean JSON; floats come back within FLOAT_SCALE / 2 of the original."""
     values = orjson.loads(data) if isinstance(data, (str, bytes)) else dict(data)
     if values.pop("format", None) != LEAN_FORMAT:
-        raise ValueError(f"not a lean trace: expected \"format\": {LEAN_FORMAT!r}")
+        raise ValueError(f'not a lean trace: expected "format": {LEAN_FORMAT!r}')
     scale = float(values.pop("float_scale"))
     for name in values.pop("fixed"):
         values[name] = np.asarray(values[name], dtype=np.float64) * scale

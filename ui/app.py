@@ -12,7 +12,20 @@ import gradio as gr
 from serving import Runner, zerogpu
 from serving.device import choose_device
 
-from . import attention, compare, explain, model_tab, next_token, positions, redraw, runner, session, share, stepping, tour
+from . import (
+    attention,
+    compare,
+    explain,
+    model_tab,
+    next_token,
+    positions,
+    redraw,
+    runner,
+    session,
+    share,
+    stepping,
+    tour,
+)
 from .common import PRIVATE, Page
 from .page_script import SHOW_VIEW_JS, page_script
 from .text import ABOUT_APP
@@ -72,13 +85,23 @@ def build_demo(checkpoint: str | Path, hub: bool = False, device: str | None = "
         targets = share.Targets(header, steps.slider, tabs, tab_state, *attention_tab.opener.outputs[:4], compare_tab)
         views.append(share.link_view(targets, link))
         redraw.wire(page, steps.info, views)  # one listener draws them all (and empties them without a trace)
-        tour.wire(loaded, targets, share.wire(model_runner, targets, link, demo), tour_parts, find(demo, "explain-panels"),
-                  attention_tab.pipeline)
+        tour.wire(
+            loaded,
+            targets,
+            share.wire(model_runner, targets, link, demo),
+            tour_parts,
+            find(demo, "explain-panels"),
+            attention_tab.pipeline,
+        )
         runner.add_endpoints(loaded)
         # one listener after a translation: the header's tokens and switch, and step 1 of the new sentence
-        translate_event.success(lambda value: {**header.after_translate(value), steps.slider: 1}, header.trace,
-                                [header.download, header.tokens, header.switch, steps.slider],
-                                show_progress="hidden", **PRIVATE).then(None, js=SHOW_VIEW_JS, **PRIVATE)
+        translate_event.success(
+            lambda value: {**header.after_translate(value), steps.slider: 1},
+            header.trace,
+            [header.download, header.tokens, header.switch, steps.slider],
+            show_progress="hidden",
+            **PRIVATE,
+        ).then(None, js=SHOW_VIEW_JS, **PRIVATE)
         demo.load(None, None, None, js=page_script(), **PRIVATE)  # step keys, figures in the page's theme
     demo.runner = model_runner
     return demo

@@ -69,8 +69,11 @@ class TabView:
 
 def plot(figure, name: str) -> PlotData:
     """A Plotly figure for gr.Plot with the toolbar always shown; its camera icon saves `name`.png."""
-    config = {"displayModeBar": True, "displaylogo": False,
-              "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}}
+    config = {
+        "displayModeBar": True,
+        "displaylogo": False,
+        "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2},
+    }
     # gr.Plot's front end passes a "config" key of the figure JSON to Plotly; splice it in front.
     return PlotData(type="plotly", plot='{"config": %s, %s' % (json.dumps(config), figure.to_json()[1:]))
 

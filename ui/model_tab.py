@@ -45,11 +45,13 @@ def config_markdown(checkpoint: Checkpoint) -> str:
         ("longest sequence", "", config.max_positions, ""),
         ("parameters", "", f"{checkpoint.model.num_parameters():,}", "≈65 million"),
     ]
-    table = "\n".join(f"| {name} | {f'`{symbol}`' if symbol else ''} | {value} | {base} |"
-                      for name, symbol, value, base in rows)
-    return (f"**This model: {checkpoint.model.num_parameters():,} parameters**, post-LN, checkpoint "
-            f"`{checkpoint.path}`\n\n| | paper | this model | base model (Table 3) |\n| --- | --- | ---: | ---: |\n"
-            + table)
+    table = "\n".join(
+        f"| {name} | {f'`{symbol}`' if symbol else ''} | {value} | {base} |" for name, symbol, value, base in rows
+    )
+    return (
+        f"**This model: {checkpoint.model.num_parameters():,} parameters**, post-LN, checkpoint "
+        f"`{checkpoint.path}`\n\n| | paper | this model | base model (Table 3) |\n| --- | --- | ---: | ---: |\n" + table
+    )
 
 
 def training_view(checkpoint: Checkpoint | None) -> PlotData | None:
@@ -67,15 +69,20 @@ def build(page: Page) -> TabView:
         else:
             with gr.Row(equal_height=False):
                 gr.Markdown(config_markdown(checkpoint), elem_id="model-config")
-                gr.Markdown("**BLEU and chrF (metrics.json)**\n\n"
-                            + visualizer.metrics_table_markdown(checkpoint.metrics), elem_id="metrics")
+                gr.Markdown(
+                    "**BLEU and chrF (metrics.json)**\n\n" + visualizer.metrics_table_markdown(checkpoint.metrics),
+                    elem_id="metrics",
+                )
         curves = gr.Plot(elem_id="curves-plot", show_label=False)
         curves_note = gr.Markdown()
 
     def render(trace, step, values) -> dict:
         figure = training_view(checkpoint)
-        note = "" if figure is not None or checkpoint is None else \
-            f"No `{TRAINING_LOG_FILE}` beside this checkpoint, so there are no training curves to show."
+        note = (
+            ""
+            if figure is not None or checkpoint is None
+            else f"No `{TRAINING_LOG_FILE}` beside this checkpoint, so there are no training curves to show."
+        )
         return {curves: figure, curves_note: note}
 
     page.track(tab, TAB_ID)

@@ -20,7 +20,10 @@ def candidates_view(trace: TranslationTrace, step: float | None) -> PlotData:
     ids = trace.candidate_ids[t].tolist()
     chosen = ids.index(trace.output_ids[t]) if trace.output_ids[t] in ids else None
     figure = visualizer.candidates_chart(
-        trace.candidate_tokens[t], trace.candidate_probs[t], chosen, entropy_bits=float(trace.entropy[t]),
+        trace.candidate_tokens[t],
+        trace.candidate_probs[t],
+        chosen,
+        entropy_bits=float(trace.entropy[t]),
         title=f"Step {t + 1}: the {len(ids)} most probable next tokens",
     )
     return plot(figure, f"candidates-step-{t + 1}")

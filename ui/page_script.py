@@ -34,8 +34,7 @@ import json
 
 from visualizer.theme import dark_theme
 
-KEYS = {"ArrowLeft": "step-prev", "ArrowRight": "step-next", "Home": "step-first", "End": "step-last",
-        " ": "play"}
+KEYS = {"ArrowLeft": "step-prev", "ArrowRight": "step-next", "Home": "step-first", "End": "step-last", " ": "play"}
 
 _SCRIPT = """
 (theme, keys) => {

@@ -27,14 +27,29 @@ def masks_view(runner, trace: TranslationTrace, step: float | None) -> PlotData:
     t = step_index(trace, step)
     batch = runner.padding_example(trace)
     figure = visualizer.masks_figure(
-        batch.mask, batch.tokens, trace.causal_mask, trace.decoder_mask, trace.cross_mask,
-        trace.source_tokens, trace.target_tokens, step=t,
+        batch.mask,
+        batch.tokens,
+        trace.causal_mask,
+        trace.decoder_mask,
+        trace.cross_mask,
+        trace.source_tokens,
+        trace.target_tokens,
+        step=t,
     )
     return plot(figure, "masks")
 
 
 def build(page: Page) -> list[TabView]:
-    return [figure_tab(page, "Positional encoding", "positions", ABOUT_POSITIONS, "pe-plot",
-                       lambda trace, step: positions_view(page.runner, trace)),
-            figure_tab(page, "Masks", "masks", ABOUT_MASKS, "mask-plot",
-                       lambda trace, step: masks_view(page.runner, trace, step))]
+    return [
+        figure_tab(
+            page,
+            "Positional encoding",
+            "positions",
+            ABOUT_POSITIONS,
+            "pe-plot",
+            lambda trace, step: positions_view(page.runner, trace),
+        ),
+        figure_tab(
+            page, "Masks", "masks", ABOUT_MASKS, "mask-plot", lambda trace, step: masks_view(page.runner, trace, step)
+        ),
+    ]

@@ -33,8 +33,19 @@ EMPTY = "empty"  # the key of a view emptied for want of a trace
 
 def trace_key(trace: TranslationTrace | None) -> tuple | None:
     """A trace by what it is: sentence, direction, output, forced steps, the heads or encodings switched off."""
-    return None if trace is None else (trace.source_text, trace.direction, trace.translation, trace.num_steps,
-                                       trace.output_ids, trace.forced_steps, trace.ablation)
+    return (
+        None
+        if trace is None
+        else (
+            trace.source_text,
+            trace.direction,
+            trace.translation,
+            trace.num_steps,
+            trace.output_ids,
+            trace.forced_steps,
+            trace.ablation,
+        )
+    )
 
 
 def drawn_key(view: TabView, trace: TranslationTrace | None, step: float | None, values: dict) -> str:
@@ -43,8 +54,14 @@ def drawn_key(view: TabView, trace: TranslationTrace | None, step: float | None,
     return repr((trace_key(trace) if view.follows_trace else None, step if view.follows_step else None, read))
 
 
-def render_views(views: Sequence[TabView], tab: str, trace: TranslationTrace | None, step: float | None,
-                 values: dict, drawn: dict | None = None) -> dict:
+def render_views(
+    views: Sequence[TabView],
+    tab: str,
+    trace: TranslationTrace | None,
+    step: float | None,
+    values: dict,
+    drawn: dict | None = None,
+) -> dict:
     """{component: value} of the open tab's views and the page-wide ones; without a trace every view that
     follows the trace is emptied, whichever tab it is on. drawn: {view index: drawn_key} of what the page shows,
     updated in place; a view whose key is unchanged is left as it is (None: draw every view)."""
@@ -88,5 +105,12 @@ def wire(page: Page, step_info: gr.HTML, views: Sequence[TabView]) -> None:
         return {drawn: shown, **updates}
 
     triggers = [page.trace.change, page.step.change, page.tab.change, *(control.change for control in controls)]
-    gr.on(triggers, redraw, {*inputs, drawn}, [drawn, *outputs], trigger_mode="always_last", show_progress="hidden",
-          **PRIVATE)
+    gr.on(
+        triggers,
+        redraw,
+        {*inputs, drawn},
+        [drawn, *outputs],
+        trigger_mode="always_last",
+        show_progress="hidden",
+        **PRIVATE,
+    )

@@ -40,12 +40,20 @@ def default_threads() -> int:
     return int(os.environ.get(THREADS_ENV, "1"))
 
 
-def launch(demo: gr.Blocks, host: str | None = None, port: int | None = None, threads: int = 1,
-           **launch_kwargs) -> None:
+def launch(
+    demo: gr.Blocks, host: str | None = None, port: int | None = None, threads: int = 1, **launch_kwargs
+) -> None:
     """Serve `demo` with the queue, session and upload limits above and the page's style sheet, and as an MCP
     server (/gradio_api/mcp/: the API endpoints become tools an LLM agent can call; needs gradio[mcp])."""
     torch.set_num_threads(max(1, threads))
     demo.queue(default_concurrency_limit=CONCURRENCY_LIMIT, max_size=QUEUE_MAX_SIZE, api_open=False)
-    demo.launch(server_name=server_host(host), server_port=port, css=STYLE_FILE.read_text(encoding="utf-8"),
-                ssr_mode=False, state_session_capacity=STATE_SESSIONS, max_file_size=MAX_UPLOAD, mcp_server=True,
-                **launch_kwargs)
+    demo.launch(
+        server_name=server_host(host),
+        server_port=port,
+        css=STYLE_FILE.read_text(encoding="utf-8"),
+        ssr_mode=False,
+        state_session_capacity=STATE_SESSIONS,
+        max_file_size=MAX_UPLOAD,
+        mcp_server=True,
+        **launch_kwargs,
+    )

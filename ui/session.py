@@ -26,8 +26,10 @@ from serving import Runner, jobs
 from .runner import model_event, write_trace_file
 from .text import API_DESCRIPTION, DIRECTION_LABELS, EXAMPLES, INTRO, example_label
 
-NO_MODEL_HINT = "Train one, or point the app at one with --checkpoint DIR, --hub REPO_ID, " \
-                "$ATTENTION_EXPLORER_CHECKPOINT or $ATTENTION_EXPLORER_HUB."
+NO_MODEL_HINT = (
+    "Train one, or point the app at one with --checkpoint DIR, --hub REPO_ID, "
+    "$ATTENTION_EXPLORER_CHECKPOINT or $ATTENTION_EXPLORER_HUB."
+)
 
 
 # --------------------------------------------------------------------------- the model and files
@@ -70,13 +72,16 @@ def check_input(runner: Runner | None, text: str | None, direction: str, load_er
     if not text or not text.strip():
         raise gr.Error("The text box is empty: type a sentence to translate.")
     if len(text) > limits.MAX_INPUT_CHARS:
-        raise gr.Error(f"The text is {len(text):,} characters long; the limit is "
-                       f"{limits.MAX_INPUT_CHARS:,} characters (MAX_INPUT_CHARS). Shorten it and try again.")
+        raise gr.Error(
+            f"The text is {len(text):,} characters long; the limit is "
+            f"{limits.MAX_INPUT_CHARS:,} characters (MAX_INPUT_CHARS). Shorten it and try again."
+        )
     return code
 
 
-def translate_text(runner: Runner | None, text: str | None, direction: str,
-                   load_error: str = "") -> tuple[TranslationTrace, str, str]:
+def translate_text(
+    runner: Runner | None, text: str | None, direction: str, load_error: str = ""
+) -> tuple[TranslationTrace, str, str]:
     """The Translate action (also share links and the start-up example): validate, run the model once through
     the page's runner (None: no model loaded), -> (trace, translation, trace JSON path).
 
@@ -91,10 +96,12 @@ def translate_text(runner: Runner | None, text: str | None, direction: str,
 def tokens_html(trace: TranslationTrace | None) -> str:
     if trace is None:
         return ""
-    return (f'<div class="token-row"><span class="label">Source ({len(trace.source_tokens)})</span>'
-            f'{chips(trace.source_tokens)}</div>'
-            f'<div class="token-row"><span class="label">Output ({trace.num_steps})</span>'
-            f'{chips(trace.output_tokens)}</div>')
+    return (
+        f'<div class="token-row"><span class="label">Source ({len(trace.source_tokens)})</span>'
+        f"{chips(trace.source_tokens)}</div>"
+        f'<div class="token-row"><span class="label">Output ({trace.num_steps})</span>'
+        f"{chips(trace.output_tokens)}</div>"
+    )
 
 
 def guard_rail_notes(trace: TranslationTrace) -> list[GuardRail]:
@@ -107,12 +114,16 @@ def notice_markdown(trace: TranslationTrace | None) -> str:
         return ""
     notes = [f"⚠️ {rail.message}" for rail in guard_rail_notes(trace)]
     if trace.source_truncated:
-        notes.append(f"⚠️ The source was cut to its first **{limits.MAX_SOURCE_TOKENS} subword tokens** "
-                     "(MAX_SOURCE_TOKENS); only that part was translated.")
+        notes.append(
+            f"⚠️ The source was cut to its first **{limits.MAX_SOURCE_TOKENS} subword tokens** "
+            "(MAX_SOURCE_TOKENS); only that part was translated."
+        )
     if trace.stopped_by == "max_length":
-        notes.append(f"⚠️ Decoding stopped after **{trace.num_steps} tokens** without producing `[EOS]` "
-                     f"(the length budget is 2 × source + 10, at most {limits.MAX_TARGET_TOKENS} = "
-                     "MAX_TARGET_TOKENS).")
+        notes.append(
+            f"⚠️ Decoding stopped after **{trace.num_steps} tokens** without producing `[EOS]` "
+            f"(the length budget is 2 × source + 10, at most {limits.MAX_TARGET_TOKENS} = "
+            "MAX_TARGET_TOKENS)."
+        )
     return "\n\n".join(notes)
 
 
@@ -144,22 +155,34 @@ class Header:
         """Updates that show a trace (path: its JSON file for the download button)."""
         switch_to = switch_direction(trace)
         label = f"Translate as {DIRECTION_LABELS[switch_to]} instead" if switch_to else "Switch direction"
-        return {self.trace: trace, self.translation: trace.translation,
-                self.download: gr.DownloadButton(value=path, interactive=path is not None),
-                self.tokens: tokens_html(trace), self.notice: notice_markdown(trace),
-                self.switch: gr.Button(label, visible=switch_to is not None)}
+        return {
+            self.trace: trace,
+            self.translation: trace.translation,
+            self.download: gr.DownloadButton(value=path, interactive=path is not None),
+            self.tokens: tokens_html(trace),
+            self.notice: notice_markdown(trace),
+            self.switch: gr.Button(label, visible=switch_to is not None),
+        }
 
     def after_translate(self, trace: TranslationTrace) -> dict:
         """After /translate succeeded (it showed the notices): the tokens and switch of the new trace, its
         download enabled."""
         shown = self.result(trace, None)
-        return {self.download: gr.DownloadButton(interactive=True),
-                **{component: shown[component] for component in (self.tokens, self.switch)}}
+        return {
+            self.download: gr.DownloadButton(interactive=True),
+            **{component: shown[component] for component in (self.tokens, self.switch)},
+        }
 
     def cleared(self, notice: str = "") -> dict:
         """Updates that remove every trace of the previous result (before a run, after an error)."""
-        return {self.trace: None, self.translation: "", self.download: gr.DownloadButton(value=None, interactive=False),
-                self.tokens: "", self.notice: notice, self.switch: gr.Button(visible=False)}
+        return {
+            self.trace: None,
+            self.translation: "",
+            self.download: gr.DownloadButton(value=None, interactive=False),
+            self.tokens: "",
+            self.notice: notice,
+            self.switch: gr.Button(visible=False),
+        }
 
 
 def input_row() -> tuple[gr.Textbox, gr.Radio, gr.Button, gr.Textbox]:
@@ -167,12 +190,26 @@ def input_row() -> tuple[gr.Textbox, gr.Radio, gr.Button, gr.Textbox]:
     stack, the translation hidden: the player bar says it there)."""
     with gr.Row(equal_height=False, elem_id="input-row"):
         # lines=1: Enter translates (Gradio submits on Enter only for one-line boxes); Shift+Enter breaks a line
-        source = gr.Textbox(label="Sentence", lines=1, max_lines=8, elem_id="source", scale=4, min_width=300,
-                            placeholder="Type a German sentence…")
-        translation = gr.Textbox(label="Translation (greedy)", interactive=False, elem_id="translation", scale=4,
-                                 min_width=300, max_lines=2)  # a long one scrolls in its box
-        direction = gr.Radio([(label, code) for code, label in DIRECTION_LABELS.items()], value="de-en",
-                             label="Direction", elem_id="direction", scale=0, min_width=360)
+        source = gr.Textbox(
+            label="Sentence",
+            lines=1,
+            max_lines=8,
+            elem_id="source",
+            scale=4,
+            min_width=300,
+            placeholder="Type a German sentence…",
+        )
+        translation = gr.Textbox(
+            label="Translation (greedy)", interactive=False, elem_id="translation", scale=4, min_width=300, max_lines=2
+        )  # a long one scrolls in its box
+        direction = gr.Radio(
+            [(label, code) for code, label in DIRECTION_LABELS.items()],
+            value="de-en",
+            label="Direction",
+            elem_id="direction",
+            scale=0,
+            min_width=360,
+        )
         button = gr.Button("Translate", variant="primary", elem_id="translate", scale=0, min_width=130)
     return source, direction, button, translation
 
@@ -180,8 +217,17 @@ def input_row() -> tuple[gr.Textbox, gr.Radio, gr.Button, gr.Textbox]:
 def examples_menu() -> gr.Dropdown:
     """The examples as one menu (its value: an index into EXAMPLES); picking one translates it."""
     choices = [(example_label(text, code), str(index)) for index, (text, code) in enumerate(EXAMPLES)]
-    return gr.Dropdown([("Try an example…", "")] + choices, value="", label="Examples", show_label=False, container=False,
-                       elem_id="examples", scale=2, min_width=260, filterable=False)
+    return gr.Dropdown(
+        [("Try an example…", "")] + choices,
+        value="",
+        label="Examples",
+        show_label=False,
+        container=False,
+        elem_id="examples",
+        scale=2,
+        min_width=260,
+        filterable=False,
+    )
 
 
 def build(runner: Runner | None, load_error: str) -> Header:
@@ -191,22 +237,36 @@ def build(runner: Runner | None, load_error: str) -> Header:
     with gr.Row(equal_height=False, elem_id="intro-row"):
         gr.Markdown(INTRO, elem_id="intro")
         examples = examples_menu()
-    gr.Markdown(f"⚠️ **No model loaded.** {html.escape(load_error)}", elem_id="checkpoint-error",
-                visible=bool(load_error))
+    gr.Markdown(
+        f"⚠️ **No model loaded.** {html.escape(load_error)}", elem_id="checkpoint-error", visible=bool(load_error)
+    )
     source, direction, button, translation = input_row()
-    download = gr.DownloadButton("Download trace (JSON)", interactive=False, elem_id="download-trace",
-                                 scale=1, min_width=180, render=False)
+    download = gr.DownloadButton(
+        "Download trace (JSON)", interactive=False, elem_id="download-trace", scale=1, min_width=180, render=False
+    )
     tokens = gr.HTML(elem_id="tokens", render=False)
     notice = gr.Markdown(label="Notices", elem_id="notice")  # the label names it for API clients (not shown)
     switch = gr.Button("Switch direction", visible=False, elem_id="switch-direction", size="sm", variant="secondary")
     partial = Header(trace, source, direction, translation, download, tokens, notice, switch, go, button, None)
     header = Header(**{**partial.__dict__, "event": wire(partial, runner, load_error, button)})
     # an example sets the sentence and its direction, and translates
-    examples.input(lambda choice, count: {source: EXAMPLES[int(choice)][0], direction: EXAMPLES[int(choice)][1],
-                                          go: count + 1} if choice not in (None, "") else {},
-                   [examples, go], [source, direction, go], show_progress="hidden", **PRIVATE)
-    switch.click(lambda value, count: {direction: "en-de" if parse_direction(value) == "de-en" else "de-en",
-                                       go: count + 1}, [direction, go], [direction, go], **PRIVATE)
+    examples.input(
+        lambda choice, count: (
+            {source: EXAMPLES[int(choice)][0], direction: EXAMPLES[int(choice)][1], go: count + 1}
+            if choice not in (None, "")
+            else {}
+        ),
+        [examples, go],
+        [source, direction, go],
+        show_progress="hidden",
+        **PRIVATE,
+    )
+    switch.click(
+        lambda value, count: {direction: "en-de" if parse_direction(value) == "de-en" else "de-en", go: count + 1},
+        [direction, go],
+        [direction, go],
+        **PRIVATE,
+    )
     return header
 
 
@@ -243,14 +303,27 @@ def wire(header: Header, runner: Runner | None, load_error: str, button: gr.Butt
             return header.cleared(f"⚠️ {error.message}")
 
     # queued (not queue=False): only queued events report a changed gr.State, which redraws and empties the views
-    cleared = gr.on([button.click, header.source.submit, header.go.change], before, [header.source, header.direction],
-                    shown, show_progress="hidden", **PRIVATE)
+    cleared = gr.on(
+        [button.click, header.source.submit, header.go.change],
+        before,
+        [header.source, header.direction],
+        shown,
+        show_progress="hidden",
+        **PRIVATE,
+    )
     # preprocess=False: API clients may send "de-en" as well as the label; translate_text checks both.
-    event = cleared.then(translate, [header.source, header.direction],
-                         [header.trace, header.translation, header.download, header.notice],
-                         **model_event(api_name="translate", api_description=API_DESCRIPTION, preprocess=False))
+    event = cleared.then(
+        translate,
+        [header.source, header.direction],
+        [header.trace, header.translation, header.download, header.notice],
+        **model_event(api_name="translate", api_description=API_DESCRIPTION, preprocess=False),
+    )
     # a run that fails (a worker crash, say) leaves no stale result; its message is the error toast
-    event.failure(lambda: {k: v for k, v in header.cleared().items() if k is not header.notice}, None,
-                  [header.trace, header.translation, header.download, header.tokens, header.switch],
-                  show_progress="hidden", **PRIVATE)
+    event.failure(
+        lambda: {k: v for k, v in header.cleared().items() if k is not header.notice},
+        None,
+        [header.trace, header.translation, header.download, header.tokens, header.switch],
+        show_progress="hidden",
+        **PRIVATE,
+    )
     return event  # its one .success listener (Header.after_translate) is wired with the page (ui/app.py)

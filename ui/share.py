@@ -68,8 +68,7 @@ def sharpest_head(trace: TranslationTrace, kind: str = "cross") -> tuple[int, in
 
 def first_view(trace: TranslationTrace) -> View:
     layer, head = sharpest_head(trace)
-    return View(trace.source_text, trace.direction, max(trace.num_steps - 1, 1), "attention", "cross", layer,
-                str(head))
+    return View(trace.source_text, trace.direction, max(trace.num_steps - 1, 1), "attention", "cross", layer, str(head))
 
 
 def _number(value, default: int) -> int:
@@ -90,19 +89,30 @@ def parse_query(params: Mapping[str, str]) -> View | None:
     except gr.Error:
         direction = default.direction
     head = str(params.get("head", default.head))
-    return View(text=params.get("text") or None, direction=direction,
-                step=_number(params.get("step"), default.step),
-                tab=params.get("tab") if params.get("tab") in TABS else default.tab,
-                kind=params.get("kind") if params.get("kind") in ATTENTION_KINDS else default.kind,
-                layer=_number(params.get("layer"), default.layer),
-                head=head if head in HEADS or head.isdigit() else default.head,
-                second=params.get("second") or None, token=params.get("token") or None)
+    return View(
+        text=params.get("text") or None,
+        direction=direction,
+        step=_number(params.get("step"), default.step),
+        tab=params.get("tab") if params.get("tab") in TABS else default.tab,
+        kind=params.get("kind") if params.get("kind") in ATTENTION_KINDS else default.kind,
+        layer=_number(params.get("layer"), default.layer),
+        head=head if head in HEADS or head.isdigit() else default.head,
+        second=params.get("second") or None,
+        token=params.get("token") or None,
+    )
 
 
 def query_string(view: View) -> str:
     """The link's query: ?text=…&dir=…&step=…&tab=…&kind=…&layer=…&head=… (and &second=…&token=… when set)"""
-    fields = {"text": view.text or "", "dir": view.direction, "step": view.step, "tab": view.tab,
-              "kind": view.kind, "layer": view.layer, "head": view.head}
+    fields = {
+        "text": view.text or "",
+        "dir": view.direction,
+        "step": view.step,
+        "tab": view.tab,
+        "kind": view.kind,
+        "layer": view.layer,
+        "head": view.head,
+    }
     fields |= {name: value for name, value in (("second", view.second), ("token", view.token)) if value}
     return "?" + urlencode(fields)
 
@@ -123,27 +133,61 @@ class Targets:
 
     def outputs(self) -> list:
         h = self.header
-        return [h.trace, h.source, h.direction, h.translation, h.download, h.tokens, h.notice, h.switch,
-                self.slider, self.tabs, self.tab, self.kind, self.layer, self.head, self.about_kind,
-                *(self.compare.outputs() if self.compare else [])]
+        return [
+            h.trace,
+            h.source,
+            h.direction,
+            h.translation,
+            h.download,
+            h.tokens,
+            h.notice,
+            h.switch,
+            self.slider,
+            self.tabs,
+            self.tab,
+            self.kind,
+            self.layer,
+            self.head,
+            self.about_kind,
+            *(self.compare.outputs() if self.compare else []),
+        ]
 
-    def show(self, checkpoint: Checkpoint, trace: TranslationTrace, path: str | None, view: View,
-             second: Second | None = None) -> dict:
+    def show(
+        self,
+        checkpoint: Checkpoint,
+        trace: TranslationTrace,
+        path: str | None,
+        view: View,
+        second: Second | None = None,
+    ) -> dict:
         """Updates that show `trace` at `view` (the step, layer and head clamped to what exists); on the Compare
         tab, compared with `second` at the view's kind, layer and head."""
         layers = layer_choices(checkpoint, view.kind)
         heads = checkpoint.config.n_heads
         head = view.head if view.head in HEADS else str(min(int(view.head), heads))
-        slider = gr.Slider(minimum=1, maximum=max(trace.num_steps, 2), value=min(view.step, trace.num_steps),
-                           interactive=trace.num_steps > 1)
-        shown = {**self.header.result(trace, path), self.header.source: trace.source_text,
-                 self.header.direction: trace.direction, self.slider: slider, self.tabs: gr.Tabs(selected=view.tab),
-                 self.tab: view.tab}
+        slider = gr.Slider(
+            minimum=1,
+            maximum=max(trace.num_steps, 2),
+            value=min(view.step, trace.num_steps),
+            interactive=trace.num_steps > 1,
+        )
+        shown = {
+            **self.header.result(trace, path),
+            self.header.source: trace.source_text,
+            self.header.direction: trace.direction,
+            self.slider: slider,
+            self.tabs: gr.Tabs(selected=view.tab),
+            self.tab: view.tab,
+        }
         if view.tab == "compare" and self.compare is not None:
-            return {**shown, **self.compare.show(trace, second or Second(), view.token, view.kind, view.layer,
-                                                 head)}
-        return {**shown, self.kind: view.kind, self.layer: gr.Radio(choices=layers, value=min(view.layer, len(layers))),
-                self.head: head, self.about_kind: ABOUT_ATTENTION[view.kind]}
+            return {**shown, **self.compare.show(trace, second or Second(), view.token, view.kind, view.layer, head)}
+        return {
+            **shown,
+            self.kind: view.kind,
+            self.layer: gr.Radio(choices=layers, value=min(view.layer, len(layers))),
+            self.head: head,
+            self.about_kind: ABOUT_ATTENTION[view.kind],
+        }
 
 
 class StartExample:
@@ -189,13 +233,23 @@ def restore(runner: Runner, example: StartExample, targets: Targets, params: Map
     return open_view(runner, example, targets, view)
 
 
-def link(trace: TranslationTrace | None, step, tab, kind, layer, head, page_url: str, second: str | None = None,
-         token: str | None = None) -> str:
+def link(
+    trace: TranslationTrace | None,
+    step,
+    tab,
+    kind,
+    layer,
+    head,
+    page_url: str,
+    second: str | None = None,
+    token: str | None = None,
+) -> str:
     """The link to this view ('' without a trace)."""
     if trace is None:
         return ""
-    view = View(trace.source_text, trace.direction, int(step or 1), tab, kind, int(layer or 1), str(head), second,
-                token)
+    view = View(
+        trace.source_text, trace.direction, int(step or 1), tab, kind, int(layer or 1), str(head), second, token
+    )
     return page_url.split("?")[0].split("#")[0] + query_string(view)
 
 
@@ -218,8 +272,12 @@ COPY_JS = """(url) => {
 def link_row() -> gr.Textbox:
     """The read-only link box and its copy button (place them where the page should show them)."""
     with gr.Row(elem_id="share-row", equal_height=False):
-        url = gr.Textbox(label="Link to this view (sentence, direction, step, tab, attention, layer, head)",
-                         interactive=False, elem_id="share-link", scale=4)
+        url = gr.Textbox(
+            label="Link to this view (sentence, direction, step, tab, attention, layer, head)",
+            interactive=False,
+            elem_id="share-link",
+            scale=4,
+        )
         copy = gr.Button("Copy link", elem_id="share-copy", size="sm", scale=1, min_width=120)
     copy.click(None, url, url, js=COPY_JS, **PRIVATE)
     return url
@@ -238,8 +296,12 @@ def wire(runner: Runner | None, targets: Targets, url: gr.Textbox, demo: gr.Bloc
 
     loaded = demo.load(on_load, None, targets.outputs(), **model_event(show_progress="hidden", **PRIVATE))
     if targets.compare is not None:  # the blog post's pair: both sentences translated, compared on "it"
-        targets.compare.example.click(lambda: open_view(runner, example, targets, BLOG_VIEW), None, targets.outputs(),
-                                      **model_event(show_progress="minimal", **PRIVATE))
+        targets.compare.example.click(
+            lambda: open_view(runner, example, targets, BLOG_VIEW),
+            None,
+            targets.outputs(),
+            **model_event(show_progress="minimal", **PRIVATE),
+        )
     # text typed while the example was on its way is put back (the page script kept it)
     loaded.then(None, targets.header.source, targets.header.source, js=KEEP_TYPED_JS, **PRIVATE)
 
@@ -256,5 +318,6 @@ def link_view(targets: Targets, url: gr.Textbox) -> TabView:
         if tab == "compare" and compare is not None:
             shown = compare.link_fields(values)
         return {url: link(trace, step, tab, page_url=values[PAGE_URL], **shown)}
+
     compared = [compare.second, compare.token, compare.kind, compare.layer, compare.head] if compare else []
     return TabView(None, [url], render, inputs=[targets.tab, targets.kind, targets.layer, targets.head, *compared])

@@ -17,13 +17,19 @@ from model import TranslationTrace
 from .common import PRIVATE, chips, step_index
 from .step_slider import StepSlider
 
-KEYS_HINT = ('<span class="keys-hint" title="The keys step through decoding after Translate, a click on a head, '
-             'layer or kind, or anywhere on the page; not while typing in a text box."><kbd>←</kbd> <kbd>→</kbd> '
-             'step · <kbd>Home</kbd> <kbd>End</kbd> first, last · <kbd>Space</kbd> play</span>')
+KEYS_HINT = (
+    '<span class="keys-hint" title="The keys step through decoding after Translate, a click on a head, '
+    'layer or kind, or anywhere on the page; not while typing in a text box."><kbd>←</kbd> <kbd>→</kbd> '
+    "step · <kbd>Home</kbd> <kbd>End</kbd> first, last · <kbd>Space</kbd> play</span>"
+)
 PLAY_SECONDS = 1.0  # one decoding step per tick while playing
 
-BUTTONS = {"first": ("« First", "step-first"), "prev": ("‹ Back", "step-prev"), "next": ("Next ›", "step-next"),
-           "last": ("Last »", "step-last")}
+BUTTONS = {
+    "first": ("« First", "step-first"),
+    "prev": ("‹ Back", "step-prev"),
+    "next": ("Next ›", "step-next"),
+    "last": ("Last »", "step-last"),
+}
 
 
 def clamp_step(trace: TranslationTrace | None, step: float | None) -> int:
@@ -39,13 +45,15 @@ def step_html(trace: TranslationTrace | None, step: float | None) -> str:
     prefix = chips(trace.target_tokens[: t + 1], {t: "query"})
     chosen = chips([trace.output_tokens[t]], {0: "chosen"})
     # one compact line for the player bar; a long prefix scrolls inside its own box (style.css)
-    return (f'<div class="token-row step-line"><span class="label">Step {t + 1} of {trace.num_steps}</span>'
-            f'<span class="step-prefix" title="decoder input so far; the highlighted token is the query">'
-            f'{prefix}</span><span class="step-arrow">→ next</span>{chosen}'
-            f'<span class="step-facts">p = {float(trace.chosen_probs[t]):.3f} · entropy = '
-            f'{float(trace.entropy[t]):.2f} bits</span>'
-            # the whole translation, shown on a phone only: there the page scrolls past its box to the figure
-            f'<span class="step-output" title="the whole translation">“{html.escape(trace.translation)}”</span></div>')
+    return (
+        f'<div class="token-row step-line"><span class="label">Step {t + 1} of {trace.num_steps}</span>'
+        f'<span class="step-prefix" title="decoder input so far; the highlighted token is the query">'
+        f'{prefix}</span><span class="step-arrow">→ next</span>{chosen}'
+        f'<span class="step-facts">p = {float(trace.chosen_probs[t]):.3f} · entropy = '
+        f"{float(trace.entropy[t]):.2f} bits</span>"
+        # the whole translation, shown on a phone only: there the page scrolls past its box to the figure
+        f'<span class="step-output" title="the whole translation">“{html.escape(trace.translation)}”</span></div>'
+    )
 
 
 @dataclass(frozen=True)
@@ -67,8 +75,12 @@ class Stepping:
         if trace is None or playing:
             return self.stopped()
         restart = clamp_step(trace, step) >= trace.num_steps  # at the end: play again from the start
-        return {self.playing: True, self.timer: gr.Timer(active=True), self.play_button: gr.Button("⏸ Pause"),
-                self.slider: 1 if restart else clamp_step(trace, step)}
+        return {
+            self.playing: True,
+            self.timer: gr.Timer(active=True),
+            self.play_button: gr.Button("⏸ Pause"),
+            self.slider: 1 if restart else clamp_step(trace, step),
+        }
 
     def tick(self, trace, step, playing) -> dict:
         if trace is None or not playing:
@@ -87,24 +99,33 @@ class Stepping:
         else:  # the range only: Translate's step 1 or a link's step arrive in their own update, and this
             # listener may run after it (a step outside the range is clamped by StepSlider and the views)
             slider = gr.Slider(minimum=1, maximum=max(trace.num_steps, 2), interactive=trace.num_steps > 1)
-        return {self.slider: slider, **self.stopped(), self.play_button: gr.Button("▶ Play", interactive=ready),
-                **{button: gr.Button(interactive=ready) for button in self.buttons}}
+        return {
+            self.slider: slider,
+            **self.stopped(),
+            self.play_button: gr.Button("▶ Play", interactive=ready),
+            **{button: gr.Button(interactive=ready) for button in self.buttons},
+        }
 
 
 # The step rule, written once: the buttons move the slider in the browser, on the slider's own range, with
 # no round trip (the slider's change is then the one event that redraws, ui/redraw.py). A disabled slider
 # (no trace, or a one-step trace) stays at step 1. tests/test_app.py runs these functions in Node.
 STEP_JS = {
-    "first": "1", "prev": "step - 1", "next": "step + 1", "last": "last",
+    "first": "1",
+    "prev": "step - 1",
+    "next": "step + 1",
+    "last": "last",
 }
 
 
 def step_js(move: str) -> str:
     """The browser-side handler of one step button: (slider value) -> new slider value."""
-    return ("(value) => { const range = document.querySelector('#step input[type=range]');"
-            " if (!range || range.disabled) return 1;"
-            " const step = Number(value) || 1, last = Number(range.max) || 1;"
-            f" return Math.min(Math.max({STEP_JS[move]}, 1), last); }}")
+    return (
+        "(value) => { const range = document.querySelector('#step input[type=range]');"
+        " if (!range || range.disabled) return 1;"
+        " const step = Number(value) || 1, last = Number(range.max) || 1;"
+        f" return Math.min(Math.max({STEP_JS[move]}, 1), last); }}"
+    )
 
 
 def build(trace: gr.State) -> Stepping:
@@ -112,15 +133,25 @@ def build(trace: gr.State) -> Stepping:
     buttons, play/pause, the reset on a new trace, and the controls disabled while there is no trace."""
     with gr.Column(elem_id="player-bar"):
         with gr.Row(elem_id="step-controls", equal_height=False):
-            buttons = {move: gr.Button(label, elem_id=elem_id, size="sm", min_width=64, scale=0, interactive=False)
-                       for move, (label, elem_id) in BUTTONS.items()}
-            play_button = gr.Button("▶ Play", elem_id="play", size="sm", min_width=84, scale=0, variant="primary",
-                                    interactive=False)
-            slider = StepSlider(1, 2, value=1, step=1, label="Decoding step", elem_id="step", scale=1,
-                                min_width=200, interactive=False)
+            buttons = {
+                move: gr.Button(label, elem_id=elem_id, size="sm", min_width=64, scale=0, interactive=False)
+                for move, (label, elem_id) in BUTTONS.items()
+            }
+            play_button = gr.Button(
+                "▶ Play", elem_id="play", size="sm", min_width=84, scale=0, variant="primary", interactive=False
+            )
+            slider = StepSlider(
+                1, 2, value=1, step=1, label="Decoding step", elem_id="step", scale=1, min_width=200, interactive=False
+            )
             gr.HTML(KEYS_HINT, elem_id="step-keys", padding=False)  # the keys exist: say so
-        steps = Stepping(slider, gr.HTML(step_html(None, 1), elem_id="step-info"), gr.State(False),
-                         gr.Timer(PLAY_SECONDS, active=False), play_button, tuple(buttons.values()))
+        steps = Stepping(
+            slider,
+            gr.HTML(step_html(None, 1), elem_id="step-info"),
+            gr.State(False),
+            gr.Timer(PLAY_SECONDS, active=False),
+            play_button,
+            tuple(buttons.values()),
+        )
     for move, button in buttons.items():
         button.click(None, slider, slider, js=step_js(move), **PRIVATE)
     play_inputs = [trace, slider, steps.playing]
@@ -128,6 +159,11 @@ def build(trace: gr.State) -> Stepping:
     play_button.click(steps.toggle_play, play_inputs, play_outputs, **PRIVATE)
     steps.timer.tick(steps.tick, play_inputs, play_outputs, trigger_mode="always_last", **PRIVATE)
     # every change of the trace (a new one, or none after an error) resets the controls
-    trace.change(steps.show_trace, [trace, slider], [slider, steps.playing, steps.timer, play_button, *buttons.values()],
-                 show_progress="hidden", **PRIVATE)
+    trace.change(
+        steps.show_trace,
+        [trace, slider],
+        [slider, steps.playing, steps.timer, play_button, *buttons.values()],
+        show_progress="hidden",
+        **PRIVATE,
+    )
     return steps

@@ -12,10 +12,12 @@ def paper(section: str, name: str) -> str:
     return f"[Paper: section {section}, {name}]({PAPER})"
 
 
-API_DESCRIPTION = ("Translate German ↔ English with the Transformer of 'Attention Is All You Need' (greedy "
-                   "decoding). text: the sentence (at most 5,000 characters); direction: 'de-en' or 'en-de' (or "
-                   "'German → English' / 'English → German'). Returns the translation and a JSON file with the "
-                   "full trace: tokens, every attention weight, next-token candidates per step.")
+API_DESCRIPTION = (
+    "Translate German ↔ English with the Transformer of 'Attention Is All You Need' (greedy "
+    "decoding). text: the sentence (at most 5,000 characters); direction: 'de-en' or 'en-de' (or "
+    "'German → English' / 'English → German'). Returns the translation and a JSON file with the "
+    "full trace: tokens, every attention weight, next-token candidates per step."
+)
 
 DIRECTION_LABELS = {"de-en": "German → English", "en-de": "English → German"}
 
@@ -36,8 +38,10 @@ EXAMPLES = [  # each one read and checked with the shipped checkpoint; tests/ui/
     ["Ich habe heute keine Zeit.", "de-en"],
 ]
 
-INTRO = ('**Attention Explorer**<span class="intro-tail"> · the Transformer of "Attention Is All You Need" '
-         'translating German ↔ English</span>')  # a phone shows the name only (style.css)
+INTRO = (
+    '**Attention Explorer**<span class="intro-tail"> · the Transformer of "Attention Is All You Need" '
+    "translating German ↔ English</span>"
+)  # a phone shows the name only (style.css)
 
 ABOUT_APP = f"""
 Type a sentence, translate it, then step through greedy decoding and open the model: the next-token
@@ -64,16 +68,15 @@ Greedy decoding takes the most probable one (highlighted); the paper used beam s
 
 ABOUT_ATTENTION = {
     "encoder": "**Encoder self-attention** (sections 3.2.2 and 3.2.3): every source token (row, query) "
-               "attends to every source token (column, key). It runs once for the sentence, so it does "
-               "not change as you step. " + paper("3.2.3", "Applications of Attention in our Model"),
+    "attends to every source token (column, key). It runs once for the sentence, so it does "
+    "not change as you step. " + paper("3.2.3", "Applications of Attention in our Model"),
     "decoder_self": "**Masked decoder self-attention** (section 3.2.3): each target position attends only to "
-               "itself and earlier positions, so the triangle grows by one row and column per step. "
-               "The highlighted row is the query being decoded now. "
-               + paper("3.2.3", "Applications of Attention in our Model"),
+    "itself and earlier positions, so the triangle grows by one row and column per step. "
+    "The highlighted row is the query being decoded now. " + paper("3.2.3", "Applications of Attention in our Model"),
     "cross": "**Cross-attention / encoder-decoder attention** (section 3.2.3): queries come from the "
-             "decoder, keys and values from the encoder's output, so each target row shows which source "
-             "tokens the decoder reads. Rows appear as you step; the highlighted row is being decoded now. "
-             + paper("3.2.3", "Applications of Attention in our Model"),
+    "decoder, keys and values from the encoder's output, so each target row shows which source "
+    "tokens the decoder reads. Rows appear as you step; the highlighted row is being decoded now. "
+    + paper("3.2.3", "Applications of Attention in our Model"),
 }
 
 ABOUT_HEADS = """
@@ -110,11 +113,15 @@ detokenized, cased output).
 # --------------------------------------------------------------------------- the Explain tab
 # Each panel opens with one sentence (its LEAD: what it shows and how to read it); the rest of its text is
 # folded under its figure. Plain Markdown without bold: the panels' texts are read as they are written.
-ABOUT_EXPLAIN = ("Each panel below either changes the model on purpose and re-runs it on *your* sentence (press its "
-                 "button) or reads more out of the translation you made. " + paper("3", "Model Architecture"))
+ABOUT_EXPLAIN = (
+    "Each panel below either changes the model on purpose and re-runs it on *your* sentence (press its "
+    "button) or reads more out of the translation you made. " + paper("3", "Model Architecture")
+)
 
-EXPLAIN_ABLATION_LEAD = ("Switch heads off: tick heads and re-decode your sentence without them; each bar is how much "
-                         "the probability of an original token fell (red) or rose (blue).")
+EXPLAIN_ABLATION_LEAD = (
+    "Switch heads off: tick heads and re-decode your sentence without them; each bar is how much "
+    "the probability of an original token fell (red) or rose (blue)."
+)
 EXPLAIN_ABLATION = """
 *Head ablation* (section 3.2.2). A head's output (its slice of `Concat(head₁, …, head_h)`, before `W^O`) is
 set to zero, as in Michel et al. (2019). The sentence is decoded again greedily, and the *original* output is
@@ -122,16 +129,20 @@ teacher-forced through the ablated model, so each step compares the probability 
 without the heads.
 """
 
-EXPLAIN_BRANCH_LEAD = ("Branch: force another candidate at the current step and let greedy decoding go on; the new "
-                       "output is shown beside the original, the forced and changed tokens marked.")
+EXPLAIN_BRANCH_LEAD = (
+    "Branch: force another candidate at the current step and let greedy decoding go on; the new "
+    "output is shown beside the original, the forced and changed tokens marked."
+)
 EXPLAIN_BRANCH = """
 The candidate is forced at the step of the step slider above (the steps before it keep the original tokens)
 and greedy decoding continues from there. Greedy decoding never revisits a choice; this shows what one
 different choice does to the rest.
 """
 
-EXPLAIN_LENS_LEAD = ("Logit lens: what each decoder layer would predict at this step, one row per layer; the last "
-                     "row is the model's real prediction and the outlined cell is the token it chose.")
+EXPLAIN_LENS_LEAD = (
+    "Logit lens: what each decoder layer would predict at this step, one row per layer; the last "
+    "row is the model's real prediction and the outlined cell is the token it chose."
+)
 EXPLAIN_LENS = """
 Each decoder layer's output at the current step is read through the final projection (the shared embedding
 matrix, section 3.4) and a softmax. The model is post-LN (section 3.1): every layer ends in
@@ -139,15 +150,19 @@ matrix, section 3.4) and a softmax. The model is post-LN (section 3.1): every la
 normalisation is applied.
 """
 
-EXPLAIN_BEAM_LEAD = ("Beam vs greedy: runs the paper's beam search (beam 4) on your sentence and lists its hypotheses "
-                     "under the greedy output; the marked token is where each first differs.")
+EXPLAIN_BEAM_LEAD = (
+    "Beam vs greedy: runs the paper's beam search (beam 4) on your sentence and lists its hypotheses "
+    "under the greedy output; the marked token is where each first differs."
+)
 EXPLAIN_BEAM = """
 Section 6.1: "beam search with a beam size of 4 and length penalty α = 0.6". Hypotheses are ranked by
 `log P(Y) / lp(Y)` with `lp(Y) = ((5 + |Y|) / 6)^α` (|Y| counts [EOS]); greedy is scored the same way.
 """
 
-EXPLAIN_ALIGNMENT_LEAD = ("Word alignment: each output token is linked to the source token its cross-attention weighs "
-                          "most; darker lines are stronger links, listed as Pharaoh pairs below.")
+EXPLAIN_ALIGNMENT_LEAD = (
+    "Word alignment: each output token is linked to the source token its cross-attention weighs "
+    "most; darker lines are stronger links, listed as Pharaoh pairs below."
+)
 EXPLAIN_ALIGNMENT = """
 *Word alignment from cross-attention* (section 3.2.3). For each output token, the encoder-decoder attention of
 the step that *chose* it is averaged over all heads and the chosen layers, and the source token with the most
@@ -160,8 +175,10 @@ tokens as shown; *words* counts whitespace-separated words (a subword without `�
 the convention of word-level aligners such as fast_align.
 """
 
-EXPLAIN_DIAGNOSTICS_LEAD = ("Head diagnostics: one cell per layer (row) and head (column) over your sentence: how "
-                            "spread out its attention is, how diagonal, and how much lands on special tokens.")
+EXPLAIN_DIAGNOSTICS_LEAD = (
+    "Head diagnostics: one cell per layer (row) and head (column) over your sentence: how "
+    "spread out its attention is, how diagonal, and how much lands on special tokens."
+)
 EXPLAIN_DIAGNOSTICS = """
 Per layer and head (section 3.2.2), averaged over the sentence's queries: the *entropy* of the attention in bits
 (low = focused), how *diagonal* it is (weight within one position of the query's own position; for
@@ -171,8 +188,10 @@ word, as in `▁Schnee.`, so the word counts too): heads often park attention th
 do. Choose a head to open it in the Attention tab.
 """
 
-EXPLAIN_POSITIONS_LEAD = ("Without positions: translates your sentence again with the positional encodings removed; "
-                          "the bars show how each original token's probability changes.")
+EXPLAIN_POSITIONS_LEAD = (
+    "Without positions: translates your sentence again with the positional encodings removed; "
+    "the bars show how each original token's probability changes."
+)
 EXPLAIN_POSITIONS = """
 *Without positional encodings* (section 3.5). Attention itself ignores order: without the sinusoids added to
 the embeddings, the encoder sees a bag of tokens (the same token gets the same attention row wherever it
@@ -183,8 +202,11 @@ probabilities; below the bars, one encoder head with and without them.
 
 # --------------------------------------------------------------------------- the Compare tab
 # the pair of the 2017 Google blog post that introduced the Transformer: "it" is the animal or the street
-BLOG_PAIR = ("The animal didn't cross the street because it was too tired.",
-             "The animal didn't cross the street because it was too wide.", "en-de")
+BLOG_PAIR = (
+    "The animal didn't cross the street because it was too tired.",
+    "The animal didn't cross the street because it was too wide.",
+    "en-de",
+)
 
 ABOUT_COMPARE = """
 **Two sentences side by side.** The sentence above is the first; type a second one of the same direction

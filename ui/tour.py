@@ -30,34 +30,59 @@ class Stop:
 
 
 STOPS = (
-    Stop("Next-token choice", View(tab="next"), "middle",
-         "Each bar is the probability of one token of the shared vocabulary after the softmax; greedy decoding "
-         "takes the tallest. Low entropy = a confident step; step with Next › and watch it change.",
-         ("3.4", "Embeddings and Softmax")),
-    Stop("Cross-attention", View(tab="attention", kind="cross", layer=0, head="sharpest"), "last",
-         "Rows are output tokens, columns source tokens: this head reads the source word it is translating, so "
-         "its weight runs roughly along the diagonal (German and English word orders differ where it bends).",
-         ("3.2.3", "Applications of Attention in our Model")),
-    Stop("Inside one head", View(tab="attention", kind="decoder_self", layer=1, head="1"), "middle",
-         "Scroll to the three panels below the heatmap: raw scores QKᵀ/√d_k, the same with future positions "
-         "masked to −∞, and the softmax, where the masked cells become exactly 0 and each row sums to 1.",
-         ("3.2.1", "Scaled Dot-Product Attention")),
-    Stop("The masks", View(tab="masks"), "middle",
-         "The causal mask lets decoder position i see positions ≤ i only; the padding mask hides [PAD] keys of a "
-         "batch. True (may attend) is where attention can look.",
-         ("3.2.3", "Applications of Attention in our Model")),
-    Stop("Branching", View(tab="explain"), "middle",
-         "Greedy decoding never revisits a choice. In Explain → Branch, pick another candidate for this step and "
-         "press “Force it and continue” to see what one different choice does to the rest.",
-         ("3", "Model Architecture (auto-regressive decoding)"), panel="branch"),
+    Stop(
+        "Next-token choice",
+        View(tab="next"),
+        "middle",
+        "Each bar is the probability of one token of the shared vocabulary after the softmax; greedy decoding "
+        "takes the tallest. Low entropy = a confident step; step with Next › and watch it change.",
+        ("3.4", "Embeddings and Softmax"),
+    ),
+    Stop(
+        "Cross-attention",
+        View(tab="attention", kind="cross", layer=0, head="sharpest"),
+        "last",
+        "Rows are output tokens, columns source tokens: this head reads the source word it is translating, so "
+        "its weight runs roughly along the diagonal (German and English word orders differ where it bends).",
+        ("3.2.3", "Applications of Attention in our Model"),
+    ),
+    Stop(
+        "Inside one head",
+        View(tab="attention", kind="decoder_self", layer=1, head="1"),
+        "middle",
+        "Scroll to the three panels below the heatmap: raw scores QKᵀ/√d_k, the same with future positions "
+        "masked to −∞, and the softmax, where the masked cells become exactly 0 and each row sums to 1.",
+        ("3.2.1", "Scaled Dot-Product Attention"),
+    ),
+    Stop(
+        "The masks",
+        View(tab="masks"),
+        "middle",
+        "The causal mask lets decoder position i see positions ≤ i only; the padding mask hides [PAD] keys of a "
+        "batch. True (may attend) is where attention can look.",
+        ("3.2.3", "Applications of Attention in our Model"),
+    ),
+    Stop(
+        "Branching",
+        View(tab="explain"),
+        "middle",
+        "Greedy decoding never revisits a choice. In Explain → Branch, pick another candidate for this step and "
+        "press “Force it and continue” to see what one different choice does to the rest.",
+        ("3", "Model Architecture (auto-regressive decoding)"),
+        panel="branch",
+    ),
 )
 
 
 def stop_view(stop: Stop, trace: TranslationTrace) -> View:
     """The stop's view on this trace: its step, and the sharpest cross-attention head where it asks."""
     steps = max(trace.num_steps - 1, 1)
-    view = dataclasses.replace(stop.view, text=trace.source_text, direction=trace.direction,
-                               step=steps if stop.step == "last" else max(1, (steps + 1) // 2))
+    view = dataclasses.replace(
+        stop.view,
+        text=trace.source_text,
+        direction=trace.direction,
+        step=steps if stop.step == "last" else max(1, (steps + 1) // 2),
+    )
     if stop.view.head == "sharpest":
         layer, head = sharpest_head(trace, stop.view.kind)
         view = dataclasses.replace(view, layer=layer, head=str(head))
@@ -66,8 +91,7 @@ def stop_view(stop: Stop, trace: TranslationTrace) -> View:
 
 def stop_markdown(index: int) -> str:
     stop = STOPS[index]
-    return (f"**Stop {index + 1} of {len(STOPS)}: {stop.title}.** {stop.notice} "
-            f"{paper(*stop.section)}")
+    return f"**Stop {index + 1} of {len(STOPS)}: {stop.title}.** {stop.notice} {paper(*stop.section)}"
 
 
 def build() -> tuple[gr.Markdown, gr.Button, gr.Button, gr.State]:
@@ -76,13 +100,17 @@ def build() -> tuple[gr.Markdown, gr.Button, gr.Button, gr.State]:
         with gr.Column(scale=0, min_width=230), gr.Row(elem_id="tour-buttons"):
             back = gr.Button("‹ Back", elem_id="tour-back", size="sm", min_width=80, scale=0, interactive=False)
             forward = gr.Button("Start the tour ›", elem_id="tour-next", size="sm", min_width=130, scale=0)
-        text = gr.Markdown('<span class="tour-intro">**Guided tour**: five views of this sentence, each with what to '
-                           'notice and its section of the paper.</span>', elem_id="tour-text")  # a phone: the button only
+        text = gr.Markdown(
+            '<span class="tour-intro">**Guided tour**: five views of this sentence, each with what to '
+            "notice and its section of the paper.</span>",
+            elem_id="tour-text",
+        )  # a phone: the button only
     return text, back, forward, gr.State(-1)
 
 
-def wire(checkpoint: Checkpoint | None, targets: Targets, example: StartExample | None, parts, panels,
-         pipeline: tuple = ()) -> None:
+def wire(
+    checkpoint: Checkpoint | None, targets: Targets, example: StartExample | None, parts, panels, pipeline: tuple = ()
+) -> None:
     """Back / Next: set the view of the stop (on the trace on screen, else the start-up example)."""
     text, back, forward, index = parts
     if checkpoint is None or example is None:
@@ -98,12 +126,18 @@ def wire(checkpoint: Checkpoint | None, targets: Targets, example: StartExample 
             shown = targets.show(checkpoint, trace, path, stop_view(stop, trace))
             if path is None:  # the trace on screen stays as it is: only the view moves
                 shown = {k: v for k, v in shown.items() if k not in targets.header.result(trace, None)}
-            return {**shown, index: new, text: stop_markdown(new),
-                    back: gr.Button(interactive=new > 0),
-                    forward: gr.Button("Next stop ›" if new < len(STOPS) - 1 else "Last stop",
-                                       interactive=new < len(STOPS) - 1),
-                    **({panels: gr.Tabs(selected=stop.panel)} if panels is not None and stop.panel else {}),
-                    **opened(stop)}
+            return {
+                **shown,
+                index: new,
+                text: stop_markdown(new),
+                back: gr.Button(interactive=new > 0),
+                forward: gr.Button(
+                    "Next stop ›" if new < len(STOPS) - 1 else "Last stop", interactive=new < len(STOPS) - 1
+                ),
+                **({panels: gr.Tabs(selected=stop.panel)} if panels is not None and stop.panel else {}),
+                **opened(stop),
+            }
+
         return handler
 
     def opened(stop: Stop) -> dict:
@@ -113,8 +147,8 @@ def wire(checkpoint: Checkpoint | None, targets: Targets, example: StartExample 
         box, is_open = pipeline
         return {box: gr.Accordion(open=True), is_open: True}
 
-    outputs = [*targets.outputs(), index, text, back, forward, *([panels] if panels is not None else []),
-               *pipeline]
+    outputs = [*targets.outputs(), index, text, back, forward, *([panels] if panels is not None else []), *pipeline]
     for button, delta in ((back, -1), (forward, +1)):  # then the stop's text and its view under the player bar
-        button.click(go(delta), [targets.header.trace, index], outputs, show_progress="hidden",
-                     **PRIVATE).then(None, js=SHOW_TOUR_JS, **PRIVATE)
+        button.click(go(delta), [targets.header.trace, index], outputs, show_progress="hidden", **PRIVATE).then(
+            None, js=SHOW_TOUR_JS, **PRIVATE
+        )

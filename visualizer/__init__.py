@@ -18,7 +18,14 @@ from .tokens import display_tokens
 from .training import metrics_table_markdown, training_curves_figure
 
 __all__ = [
-    "attention_grid", "attention_heatmap", "attention_pipeline", "candidates_chart", "display_tokens",
-    "mask_heatmap", "masks_figure", "metrics_table_markdown", "positional_encoding_figure",
+    "attention_grid",
+    "attention_heatmap",
+    "attention_pipeline",
+    "candidates_chart",
+    "display_tokens",
+    "mask_heatmap",
+    "masks_figure",
+    "metrics_table_markdown",
+    "positional_encoding_figure",
     "training_curves_figure",
 ]

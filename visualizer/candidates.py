@@ -22,8 +22,14 @@ def percent(p: float) -> str:
     return "&lt;0.1%" if 0 < p < 0.001 else f"{100 * p:.1f}%"
 
 
-def candidates_chart(tokens: Sequence[str], probs: np.ndarray, chosen_index: int | None, *,
-                     entropy_bits: float | None = None, title: str = "") -> go.Figure:
+def candidates_chart(
+    tokens: Sequence[str],
+    probs: np.ndarray,
+    chosen_index: int | None,
+    *,
+    entropy_bits: float | None = None,
+    title: str = "",
+) -> go.Figure:
     """Horizontal bars of the k most probable next tokens, most probable on top.
 
     Args:
@@ -46,18 +52,39 @@ def candidates_chart(tokens: Sequence[str], probs: np.ndarray, chosen_index: int
     ticktext = [f"<b>{label}</b>" if hit else label for label, hit in zip(ranked, is_chosen)]
     status = np.where(is_chosen, "chosen", "")
     bars = dict(
-        type="bar", x=p[order], y=np.arange(len(order)), orientation="h",
+        type="bar",
+        x=p[order],
+        y=np.arange(len(order)),
+        orientation="h",
         marker=dict(color=[ACCENT_COLOR if hit else PRIMARY_COLOR for hit in is_chosen], line=dict(width=0)),
-        text=[percent(v) for v in p[order]], textposition="outside", cliponaxis=False,
-        textfont=dict(size=11), customdata=np.stack([np.array(ranked, dtype=object), status], axis=-1),
+        text=[percent(v) for v in p[order]],
+        textposition="outside",
+        cliponaxis=False,
+        textfont=dict(size=11),
+        customdata=np.stack([np.array(ranked, dtype=object), status], axis=-1),
         hovertemplate="<b>%{customdata[0]}</b> %{customdata[1]}<br>p = %{x:.4f}<extra></extra>",
     )
     layout = dict(
-        yaxis=dict(tickmode="array", tickvals=np.arange(len(order)), ticktext=ticktext, autorange="reversed",
-                   tickfont=dict(size=tick_font_size(len(order)) + 1), showgrid=False, ticks=""),
-        xaxis=dict(range=[0, 1], tickformat=".0%", dtick=0.25, gridcolor=GRID_COLOR, zeroline=False,
-                   title=axis_title("probability")),
-        bargap=0.25, showlegend=False, height=int(np.clip(110 + 30 * len(order), 200, 640)),
+        yaxis=dict(
+            tickmode="array",
+            tickvals=np.arange(len(order)),
+            ticktext=ticktext,
+            autorange="reversed",
+            tickfont=dict(size=tick_font_size(len(order)) + 1),
+            showgrid=False,
+            ticks="",
+        ),
+        xaxis=dict(
+            range=[0, 1],
+            tickformat=".0%",
+            dtick=0.25,
+            gridcolor=GRID_COLOR,
+            zeroline=False,
+            title=axis_title("probability"),
+        ),
+        bargap=0.25,
+        showlegend=False,
+        height=int(np.clip(110 + 30 * len(order), 200, 640)),
         margin=dict(l=20, r=60, t=70 if title else 40, b=50),
     )
     if entropy_bits is not None:

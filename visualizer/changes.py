@@ -24,8 +24,9 @@ from .tokens import escape_text
 PANEL_PX = 200
 
 
-def row_change_figure(panels: Sequence[tuple[str, Sequence[str], np.ndarray, np.ndarray | None, bool]], *,
-                      title: str = "") -> go.Figure:
+def row_change_figure(
+    panels: Sequence[tuple[str, Sequence[str], np.ndarray, np.ndarray | None, bool]], *, title: str = ""
+) -> go.Figure:
     """One panel per attention kind: previous row (muted) and new row (bars) over the keys.
 
     panels: (panel title, K keys, new_row (K,), previous_row (K_prev,) or None at step 0,
@@ -33,8 +34,9 @@ def row_change_figure(panels: Sequence[tuple[str, Sequence[str], np.ndarray, np.
     """
     if not panels:
         raise ValueError("panels is empty")
-    layout, refs = subplot_grid(len(panels), 1, vertical_spacing=0.22, title_size=12,
-                                titles=[escape_text(panel[0]) for panel in panels])
+    layout, refs = subplot_grid(
+        len(panels), 1, vertical_spacing=0.22, title_size=12, titles=[escape_text(panel[0]) for panel in panels]
+    )
     series = []
     for row, (_, keys, new_row, previous_row, grows) in enumerate(panels, start=1):
         new = as_probabilities("new_row", new_row)
@@ -45,23 +47,63 @@ def row_change_figure(panels: Sequence[tuple[str, Sequence[str], np.ndarray, np.
             previous = as_probabilities("previous_row", previous_row)
             if previous.shape[0] not in (new.shape[0], new.shape[0] - 1):
                 raise ValueError(f"previous_row has {previous.shape[0]} keys; expected {new.shape[0]} or one fewer")
-            series.append(on_axes(dict(type="bar", x=names[:previous.shape[0]], y=previous, name="step before",
-                                       marker_color=GRID_COLOR, marker_line=dict(color=MUTED_COLOR, width=1),
-                                       hovertemplate="step before · %{x}: <b>%{y:.3f}</b><extra></extra>",
-                                       showlegend=False), refs_row))
+            series.append(
+                on_axes(
+                    dict(
+                        type="bar",
+                        x=names[: previous.shape[0]],
+                        y=previous,
+                        name="step before",
+                        marker_color=GRID_COLOR,
+                        marker_line=dict(color=MUTED_COLOR, width=1),
+                        hovertemplate="step before · %{x}: <b>%{y:.3f}</b><extra></extra>",
+                        showlegend=False,
+                    ),
+                    refs_row,
+                )
+            )
         colors = [PRIMARY_COLOR] * len(labels)
         if grows:
             colors[-1] = ACCENT_COLOR
-        series.append(on_axes(dict(type="bar", x=names, y=new, name="this step", marker_color=colors,
-                                   hovertemplate="this step · %{x}: <b>%{y:.3f}</b><extra></extra>",
-                                   showlegend=False), refs_row))
-        set_axes(layout, refs_row, dict(type="category", tickmode="array", tickvals=names, ticktext=labels,
-                                        tickangle=-45 if len(labels) > 6 else 0,
-                                        tickfont=dict(size=tick_font_size(len(labels)))),
-                 dict(range=[0, 1], nticks=3, title=axis_title("weight")))
-    return figure(series, dict(layout, barmode="group", autosize=True, bargap=0.25,
-                               height=int(len(panels) * PANEL_PX + 120 + (40 if title else 0)),
-                               margin=dict(l=60, r=20, t=90 if title else 50, b=60)), title)
+        series.append(
+            on_axes(
+                dict(
+                    type="bar",
+                    x=names,
+                    y=new,
+                    name="this step",
+                    marker_color=colors,
+                    hovertemplate="this step · %{x}: <b>%{y:.3f}</b><extra></extra>",
+                    showlegend=False,
+                ),
+                refs_row,
+            )
+        )
+        set_axes(
+            layout,
+            refs_row,
+            dict(
+                type="category",
+                tickmode="array",
+                tickvals=names,
+                ticktext=labels,
+                tickangle=-45 if len(labels) > 6 else 0,
+                tickfont=dict(size=tick_font_size(len(labels))),
+            ),
+            dict(range=[0, 1], nticks=3, title=axis_title("weight")),
+        )
+    return figure(
+        series,
+        dict(
+            layout,
+            barmode="group",
+            autosize=True,
+            bargap=0.25,
+            height=int(len(panels) * PANEL_PX + 120 + (40 if title else 0)),
+            margin=dict(l=60, r=20, t=90 if title else 50, b=60),
+        ),
+        title,
+    )
 
 
 def rank_note(before: int | None, after: int) -> str:
@@ -71,9 +113,15 @@ def rank_note(before: int | None, after: int) -> str:
     return "=" if before == after else (f"↑{before - after}" if before > after else f"↓{after - before}")
 
 
-def candidate_change_figure(tokens: Sequence[str], probs: np.ndarray, ranks_before: Sequence[int | None],
-                            left_tokens: Sequence[str] = (), left_probs: np.ndarray | Sequence[float] = (), *,
-                            title: str = "") -> go.Figure:
+def candidate_change_figure(
+    tokens: Sequence[str],
+    probs: np.ndarray,
+    ranks_before: Sequence[int | None],
+    left_tokens: Sequence[str] = (),
+    left_probs: np.ndarray | Sequence[float] = (),
+    *,
+    title: str = "",
+) -> go.Figure:
     """This step's top-k (bars, entered ones in the accent colour, rank move beside) and those that left.
 
     tokens, probs: this step's k candidates, most probable first; ranks_before: each one's 0-based rank
@@ -90,12 +138,28 @@ def candidate_change_figure(tokens: Sequence[str], probs: np.ndarray, ranks_befo
     names = list(indexed(labels, start=1)) + [f"left: {label}" for label in gone]  # ranks #1, #2, ...
     colors = [ACCENT_COLOR if before is None else PRIMARY_COLOR for before in ranks_before] + [GRID_COLOR] * len(gone)
     text = notes + ["left"] * len(gone)
-    bars = dict(type="bar", orientation="h", x=np.concatenate([p, gone_p]), y=np.array(names, dtype=object),
-                marker=dict(color=colors, line=dict(color=MUTED_COLOR, width=[0] * len(labels) + [1] * len(gone))),
-                text=text, textposition="outside", cliponaxis=False,
-                hovertemplate="%{y}: <b>%{x:.3f}</b> (%{text})<extra></extra>")
-    return figure([bars], dict(
-        xaxis=dict(range=[0, max(float(np.concatenate([p, gone_p]).max()) * 1.25, 0.05)], title=axis_title("probability")),
-        yaxis=dict(type="category", autorange="reversed", tickfont=dict(size=11)), showlegend=False, autosize=True,
-        height=int(len(names) * 26 + 110 + (40 if title else 0)), margin=dict(l=130, r=40, t=70 if title else 30, b=50),
-    ), title)
+    bars = dict(
+        type="bar",
+        orientation="h",
+        x=np.concatenate([p, gone_p]),
+        y=np.array(names, dtype=object),
+        marker=dict(color=colors, line=dict(color=MUTED_COLOR, width=[0] * len(labels) + [1] * len(gone))),
+        text=text,
+        textposition="outside",
+        cliponaxis=False,
+        hovertemplate="%{y}: <b>%{x:.3f}</b> (%{text})<extra></extra>",
+    )
+    return figure(
+        [bars],
+        dict(
+            xaxis=dict(
+                range=[0, max(float(np.concatenate([p, gone_p]).max()) * 1.25, 0.05)], title=axis_title("probability")
+            ),
+            yaxis=dict(type="category", autorange="reversed", tickfont=dict(size=11)),
+            showlegend=False,
+            autosize=True,
+            height=int(len(names) * 26 + 110 + (40 if title else 0)),
+            margin=dict(l=130, r=40, t=70 if title else 30, b=50),
+        ),
+        title,
+    )

@@ -39,8 +39,7 @@ def as_probabilities(name: str, value, size: int | None = None) -> np.ndarray:
 def check_axis(name: str, array: np.ndarray, axis: int, size: int, what: str) -> None:
     """ValueError unless ``array.shape[axis] == size`` (the number of ``what``)."""
     if array.shape[axis] != size:
-        raise ValueError(f"{name} has shape {array.shape}, but axis {axis} should match the "
-                         f"{size} {what}")
+        raise ValueError(f"{name} has shape {array.shape}, but axis {axis} should match the {size} {what}")
 
 
 def labels_for(name: str, tokens: Sequence[str], size: int | None = None) -> list[str]:

@@ -18,8 +18,9 @@ from .theme import ACCENT_COLOR, MUTED_COLOR, PRIMARY_COLOR, figure
 ROW_PX = 64  # pixels per layer row of panels
 
 
-def entropy_multiples_figure(steps: np.ndarray, entropy: np.ndarray, *, current: int | None = None,
-                             title: str = "") -> go.Figure:
+def entropy_multiples_figure(
+    steps: np.ndarray, entropy: np.ndarray, *, current: int | None = None, title: str = ""
+) -> go.Figure:
     """One line per head of one attention kind: its mean entropy (bits) at each evaluation.
 
     Args:
@@ -36,20 +37,48 @@ def entropy_multiples_figure(steps: np.ndarray, entropy: np.ndarray, *, current:
         raise ValueError("entropy must be finite and non-negative (bits)")
     frame = check_index("current", current, x.shape[0])
     n_frames, n_layers, n_heads = values.shape
-    layout, refs = subplot_grid(n_layers, n_heads, horizontal_spacing=0.012, vertical_spacing=0.05,
-                                titles=[f"H{h + 1}" for h in range(n_heads)], title_size=10)
+    layout, refs = subplot_grid(
+        n_layers,
+        n_heads,
+        horizontal_spacing=0.012,
+        vertical_spacing=0.05,
+        titles=[f"H{h + 1}" for h in range(n_heads)],
+        title_size=10,
+    )
     top = float(values.max()) * 1.08 or 1.0
     series = []
     for l in range(n_layers):
         for h in range(n_heads):
             panel = refs[l + 1, h + 1]
-            series.append(on_axes(dict(
-                type="scatter", x=x, y=values[:, l, h], mode="lines", line=dict(color=PRIMARY_COLOR, width=1.5),
-                name=f"L{l + 1} H{h + 1}", hovertemplate=f"layer {l + 1} · head {h + 1}<br>step %{{x}}: "
-                                                      "<b>%{y:.2f}</b> bits<extra></extra>"), panel))
+            series.append(
+                on_axes(
+                    dict(
+                        type="scatter",
+                        x=x,
+                        y=values[:, l, h],
+                        mode="lines",
+                        line=dict(color=PRIMARY_COLOR, width=1.5),
+                        name=f"L{l + 1} H{h + 1}",
+                        hovertemplate=f"layer {l + 1} · head {h + 1}<br>step %{{x}}: "
+                        "<b>%{y:.2f}</b> bits<extra></extra>",
+                    ),
+                    panel,
+                )
+            )
             if frame is not None:
-                series.append(on_axes(dict(type="scatter", x=[x[frame]], y=[values[frame, l, h]], mode="markers",
-                                           marker=dict(color=ACCENT_COLOR, size=6), hoverinfo="skip"), panel))
+                series.append(
+                    on_axes(
+                        dict(
+                            type="scatter",
+                            x=[x[frame]],
+                            y=[values[frame, l, h]],
+                            mode="markers",
+                            marker=dict(color=ACCENT_COLOR, size=6),
+                            hoverinfo="skip",
+                        ),
+                        panel,
+                    )
+                )
             y_axis = dict(range=[0, top], showticklabels=h == 0, nticks=3, tickfont=dict(size=9))
             if h == 0:
                 y_axis["title"] = dict(text=f"L{l + 1}", font=dict(size=10, color=MUTED_COLOR))
@@ -57,5 +86,14 @@ def entropy_multiples_figure(steps: np.ndarray, entropy: np.ndarray, *, current:
             if n_frames > 1:
                 x_axis["range"] = [x[0], x[-1]]
             set_axes(layout, panel, x_axis, y_axis)
-    return figure(series, dict(layout, showlegend=False, autosize=True, height=int(70 + n_layers * ROW_PX),
-                               margin=dict(l=50, r=10, t=80 if title else 40, b=30)), title)
+    return figure(
+        series,
+        dict(
+            layout,
+            showlegend=False,
+            autosize=True,
+            height=int(70 + n_layers * ROW_PX),
+            margin=dict(l=50, r=10, t=80 if title else 40, b=30),
+        ),
+        title,
+    )

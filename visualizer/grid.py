@@ -15,7 +15,7 @@ Refs = tuple[str, str]  # ("x2", "y2"): the axes of one panel
 
 
 def axis_name(ref: str) -> str:
-    """"x3" -> "xaxis3", the layout key of an axis reference."""
+    """ "x3" -> "xaxis3", the layout key of an axis reference."""
     return f"{ref[0]}axis{ref[1:]}"
 
 
@@ -28,11 +28,19 @@ def _edges(sizes: Sequence[float], spacing: float) -> tuple[np.ndarray, np.ndarr
     return np.clip(starts, 0.0, 1.0), np.clip(starts + sizes, 0.0, 1.0)
 
 
-def subplot_grid(rows: int, cols: int, *, specs: Sequence[Sequence[dict | None]] | None = None,
-                 column_widths: Sequence[float] | None = None, row_heights: Sequence[float] | None = None,
-                 horizontal_spacing: float = 0.0, vertical_spacing: float = 0.0,
-                 titles: Sequence[str] = (), title_size: int = 16,
-                 shared_yaxes: bool = False) -> tuple[dict, dict[tuple[int, int], Refs]]:
+def subplot_grid(
+    rows: int,
+    cols: int,
+    *,
+    specs: Sequence[Sequence[dict | None]] | None = None,
+    column_widths: Sequence[float] | None = None,
+    row_heights: Sequence[float] | None = None,
+    horizontal_spacing: float = 0.0,
+    vertical_spacing: float = 0.0,
+    titles: Sequence[str] = (),
+    title_size: int = 16,
+    shared_yaxes: bool = False,
+) -> tuple[dict, dict[tuple[int, int], Refs]]:
     """The layout of ``plotly.subplots.make_subplots`` (same domains, axis numbering and titles), as a dict.
 
     Returns (layout with xaxis/yaxis domains, anchors and title annotations, {(row, col): ("x2", "y2")}),
@@ -59,9 +67,19 @@ def subplot_grid(rows: int, cols: int, *, specs: Sequence[Sequence[dict | None]]
                 layout[f"yaxis{suffix}"].update(matches=refs[(row + 1, 1)][1], showticklabels=False)
             refs[(row + 1, col + 1)] = (f"x{suffix}", f"y{suffix}")
             if len(refs) <= len(titles):
-                annotations.append(dict(text=titles[len(refs) - 1], x=sum(x_dom) / 2, y=y_dom[1], xref="paper",
-                                        yref="paper", xanchor="center", yanchor="bottom", showarrow=False,
-                                        font=dict(size=title_size)))
+                annotations.append(
+                    dict(
+                        text=titles[len(refs) - 1],
+                        x=sum(x_dom) / 2,
+                        y=y_dom[1],
+                        xref="paper",
+                        yref="paper",
+                        xanchor="center",
+                        yanchor="bottom",
+                        showarrow=False,
+                        font=dict(size=title_size),
+                    )
+                )
     if annotations:
         layout["annotations"] = annotations
     return layout, refs

@@ -80,20 +80,30 @@ def attention_window(weights: np.ndarray, query: int, half: int = WINDOW_HALF, *
 
 
 def indexed(labels: Sequence[str], start: int = 0) -> np.ndarray:
-    """"#i token" per position (counting from ``start``): unique even when tokens repeat (object array)."""
+    """ "#i token" per position (counting from ``start``): unique even when tokens repeat (object array)."""
     return np.array([f"#{i} {label}" for i, label in enumerate(labels, start=start)], dtype=object)
 
 
-def hover_template(row_name: str, col_name: str, value_name: str, value: str,
-                   row_ref: str = "%{y}", col_ref: str = "%{x}") -> str:
-    return (f"{row_name} <b>{row_ref}</b><br>{col_name} <b>{col_ref}</b>"
-            f"<br>{value_name} <b>{value}</b><extra></extra>")
+def hover_template(
+    row_name: str, col_name: str, value_name: str, value: str, row_ref: str = "%{y}", col_ref: str = "%{x}"
+) -> str:
+    return f"{row_name} <b>{row_ref}</b><br>{col_name} <b>{col_ref}</b><br>{value_name} <b>{value}</b><extra></extra>"
 
 
-def token_heatmap(z: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str], *,
-                  row_name: str = "query", col_name: str = "key", value_name: str = "weight",
-                  value_format: str = ".4f", value_text: np.ndarray | str | None = None,
-                  first_row: int = 0, first_col: int = 0, **heatmap_kwargs) -> dict:
+def token_heatmap(
+    z: np.ndarray,
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    *,
+    row_name: str = "query",
+    col_name: str = "key",
+    value_name: str = "weight",
+    value_format: str = ".4f",
+    value_text: np.ndarray | str | None = None,
+    first_row: int = 0,
+    first_col: int = 0,
+    **heatmap_kwargs,
+) -> dict:
     """A heatmap series (dict) over token positions whose hover names both tokens and the value.
 
     x and y are the "#i token" names on category axes, i counting from ``first_row``/``first_col``. ``value_text`` replaces the formatted z in
@@ -106,8 +116,14 @@ def token_heatmap(z: np.ndarray, row_labels: Sequence[str], col_labels: Sequence
         heatmap_kwargs["customdata"] = np.asarray(value_text, dtype=str)  # fixed-width: cheap to copy
     else:
         value = f"%{{z:{value_format}}}"
-    return dict(type="heatmap", z=z, x=indexed(col_labels, first_col), y=indexed(row_labels, first_row),
-                hovertemplate=hover_template(row_name, col_name, value_name, value), **heatmap_kwargs)
+    return dict(
+        type="heatmap",
+        z=z,
+        x=indexed(col_labels, first_col),
+        y=indexed(row_labels, first_row),
+        hovertemplate=hover_template(row_name, col_name, value_name, value),
+        **heatmap_kwargs,
+    )
 
 
 def tick_font_size(n: int) -> int:
@@ -116,13 +132,24 @@ def tick_font_size(n: int) -> int:
     return PROJECTOR_FONT if n <= PROJECTOR_SENTENCE else SHORT_FONT if n <= SHORT_SENTENCE else MIN_FONT
 
 
-def token_axis(labels: Sequence[str], *, show: bool = True, angle: int = 0,
-               reverse: bool = False, title: str | None = None) -> dict:
+def token_axis(
+    labels: Sequence[str], *, show: bool = True, angle: int = 0, reverse: bool = False, title: str | None = None
+) -> dict:
     """Axis settings putting ``labels`` at positions 0..n-1 (reversed: first at the top)."""
     n = len(labels)
-    axis = dict(type="category", tickmode="array", tickvals=np.arange(n), ticktext=list(labels), showticklabels=show,
-                tickangle=angle, tickfont=dict(size=tick_font_size(n)), showgrid=False, zeroline=False,
-                ticks="", constrain="domain")
+    axis = dict(
+        type="category",
+        tickmode="array",
+        tickvals=np.arange(n),
+        ticktext=list(labels),
+        showticklabels=show,
+        tickangle=angle,
+        tickfont=dict(size=tick_font_size(n)),
+        showgrid=False,
+        zeroline=False,
+        ticks="",
+        constrain="domain",
+    )
     if reverse:
         axis["autorange"] = "reversed"
     else:
@@ -132,9 +159,17 @@ def token_axis(labels: Sequence[str], *, show: bool = True, angle: int = 0,
     return axis
 
 
-def token_axes(row_labels: Sequence[str], col_labels: Sequence[str], yref: str = "y", *, show_rows: bool = True,
-               show_cols: bool = True, row_title: str | None = None, col_title: str | None = None,
-               square: bool = True) -> tuple[dict, dict]:
+def token_axes(
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    yref: str = "y",
+    *,
+    show_rows: bool = True,
+    show_cols: bool = True,
+    row_title: str | None = None,
+    col_title: str | None = None,
+    square: bool = True,
+) -> tuple[dict, dict]:
     """(x, y) axis settings: rows down (first at the top), columns across with rotated labels, square cells.
 
     Square cells (x scaled to ``yref``) keep the matrix readable whatever size the page gives the figure;
@@ -142,20 +177,28 @@ def token_axes(row_labels: Sequence[str], col_labels: Sequence[str], yref: str =
     """
     angle = -45 if len(col_labels) > ROTATE_ABOVE else 0
     x = token_axis(col_labels, show=show_cols, angle=angle, title=col_title)
-    return (dict(x, scaleanchor=yref) if square else x,
-            token_axis(row_labels, show=show_rows, reverse=True, title=row_title))
+    return (
+        dict(x, scaleanchor=yref) if square else x,
+        token_axis(row_labels, show=show_rows, reverse=True, title=row_title),
+    )
 
 
-def highlight_rows(index: int | None, n_cols: int, refs: Sequence[Refs] = (("x", "y"),),
-                   width: float = HIGHLIGHT_WIDTH) -> list[dict]:
+def highlight_rows(
+    index: int | None, n_cols: int, refs: Sequence[Refs] = (("x", "y"),), width: float = HIGHLIGHT_WIDTH
+) -> list[dict]:
     """Outlines of row ``index`` (the query being inspected) in every panel of ``refs``; none for None."""
     if index is None:
         return []
-    return [outline(-0.5, n_cols - 0.5, index - 0.5, index + 0.5, width=width, xref=x, yref=y, layer="above",
-                    name="highlight") for x, y in refs]
+    return [
+        outline(
+            -0.5, n_cols - 0.5, index - 0.5, index + 0.5, width=width, xref=x, yref=y, layer="above", name="highlight"
+        )
+        for x, y in refs
+    ]
 
 
 # ---- sizes ------------------------------------------------------------------------------------
+
 
 def cell_px(n: int, budget: float = CELLS_BUDGET_PX, low: float = CELL_PX[0], high: float = CELL_PX[1]) -> float:
     """Pixels per heatmap cell: big for short sentences, never above ``budget`` in total (mostly);
@@ -178,12 +221,23 @@ def token_margins(row_labels: Sequence[str], col_labels: Sequence[str], *, title
     """Margins that fit the y tick labels on the left and the 45°-rotated x labels below."""
     left = label_px(row_labels, tick_font_size(len(row_labels))) + LEFT_PAD_PX
     bottom = ROTATED_SHARE * label_px(col_labels, tick_font_size(len(col_labels))) + BOTTOM_PAD_PX
-    return dict(l=int(np.clip(left, *LEFT_MARGIN_PX)), r=RIGHT_MARGIN_PX, t=TOP_MARGIN_PX[bool(title)],
-                b=int(np.clip(bottom, *BOTTOM_MARGIN_PX)))
+    return dict(
+        l=int(np.clip(left, *LEFT_MARGIN_PX)),
+        r=RIGHT_MARGIN_PX,
+        t=TOP_MARGIN_PX[bool(title)],
+        b=int(np.clip(bottom, *BOTTOM_MARGIN_PX)),
+    )
 
 
-def heatmap_size(row_labels: Sequence[str], col_labels: Sequence[str], *, title: bool,
-                 right: int = COLORBAR_ROOM_PX, high: float = CELL_PX[1], rows_px: float | None = None) -> dict:
+def heatmap_size(
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    *,
+    title: bool,
+    right: int = COLORBAR_ROOM_PX,
+    high: float = CELL_PX[1],
+    rows_px: float | None = None,
+) -> dict:
     """height and margin for one token heatmap (rows x cells, bounded to ~720 px of cells; ``high`` px at
     most per cell; the rows together about ``rows_px`` at most, where given, cells never below the
     height of a label), and a width only where the columns need more than a phone has (see ``fit_width``)."""
@@ -193,8 +247,11 @@ def heatmap_size(row_labels: Sequence[str], col_labels: Sequence[str], *, title:
     margin["r"] = right
     sides = margin["l"] + margin["r"]
     height = margin["t"] + margin["b"] + len(row_labels) * row_cell
-    return dict(height=int(max(height, MIN_HEIGHT_PX)), margin=margin,
-                **fit_width(sides + len(col_labels) * MIN_COLUMN_PX, sides + len(col_labels) * cell))
+    return dict(
+        height=int(max(height, MIN_HEIGHT_PX)),
+        margin=margin,
+        **fit_width(sides + len(col_labels) * MIN_COLUMN_PX, sides + len(col_labels) * cell),
+    )
 
 
 def short_plot_bar(plot_px: float) -> dict:

@@ -19,11 +19,22 @@ from .checks import as_array, labels_for
 from .grid import on_axes, set_axes, subplot_grid
 from .heatmap import fit_width
 from .theme import (
-    ACCENT_COLOR, DIVERGING_SCALE, GRID_COLOR, PALETTE, SEQUENTIAL_SCALE, axis_title, colorbar, figure, outline,
+    ACCENT_COLOR,
+    DIVERGING_SCALE,
+    GRID_COLOR,
+    PALETTE,
+    SEQUENTIAL_SCALE,
+    axis_title,
+    colorbar,
+    figure,
+    outline,
 )
 
-PANEL_TITLES = ("(a) PE: positions × dimensions", "(b) fast (low) to slow (high) dimensions over position",
-                "(c) PE·PEᵀ: similarity of positions")
+PANEL_TITLES = (
+    "(a) PE: positions × dimensions",
+    "(b) fast (low) to slow (high) dimensions over position",
+    "(c) PE·PEᵀ: similarity of positions",
+)
 HEIGHT_PX = 860  # the figure's height: panel (a) gives every position a row of (HEIGHT - margins) / P pixels
 MARGIN_PX = dict(l=110, r=130, t=80, b=60)  # room for token labels (left) and the two colour bars (right)
 WIDTH_PX = (720, 1120)  # the figure's width range (fit_width): narrower boxes scroll
@@ -51,33 +62,66 @@ def position_ticks(n_positions: int, labels: list[str], row_px: float) -> dict:
     if every > 1:  # long sentences: every k-th token (and the numbered positions stay as they are)
         keep = [i for i, value in enumerate(values) if value >= len(labels) or value % every == 0]
         values, text = [values[i] for i in keep], [text[i] for i in keep]
-    return dict(tickmode="array", tickvals=np.array(values), ticktext=text,
-                tickfont=dict(size=int(np.clip(row_px - 1.5, *TICK_FONT_PX))))
+    return dict(
+        tickmode="array",
+        tickvals=np.array(values),
+        ticktext=text,
+        tickfont=dict(size=int(np.clip(row_px - 1.5, *TICK_FONT_PX))),
+    )
 
 
 def matrix_panel(enc: np.ndarray, labels: list[str], token_of: np.ndarray, layout: dict, matrix) -> tuple[dict, list]:
     """(a) the matrix -> (its heatmap, its shapes). Its rows are categories named "position token", which the
     hover reads instead of a (P, D) customdata repeating each token along the row."""
     n_positions, d_model = enc.shape
-    heatmap = on_axes(dict(
-        type="heatmap", z=enc, x=np.arange(d_model), y=np.array([f"{p}{token}" for p, token in enumerate(token_of)]),
-        zmin=-1, zmax=1, coloraxis="coloraxis",
-        hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.4f}<extra></extra>",
-    ), matrix)
-    layout["coloraxis"] = dict(cmin=-1, cmax=1, colorscale=DIVERGING_SCALE, colorbar=colorbar(
-        "PE value", x=layout["xaxis"]["domain"][1] + 0.01, xanchor="left", len=0.5))
+    heatmap = on_axes(
+        dict(
+            type="heatmap",
+            z=enc,
+            x=np.arange(d_model),
+            y=np.array([f"{p}{token}" for p, token in enumerate(token_of)]),
+            zmin=-1,
+            zmax=1,
+            coloraxis="coloraxis",
+            hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.4f}<extra></extra>",
+        ),
+        matrix,
+    )
+    layout["coloraxis"] = dict(
+        cmin=-1,
+        cmax=1,
+        colorscale=DIVERGING_SCALE,
+        colorbar=colorbar("PE value", x=layout["xaxis"]["domain"][1] + 0.01, xanchor="left", len=0.5),
+    )
     row_px = (HEIGHT_PX - MARGIN_PX["t"] - MARGIN_PX["b"]) / n_positions
-    set_axes(layout, matrix,
-             dict(title=axis_title("dimension"), showgrid=False, zeroline=False, range=[-0.5, d_model - 0.5]),
-             dict(type="category", title=axis_title("position"), autorange="reversed", showgrid=False,
-                  zeroline=False, **position_ticks(n_positions, labels, row_px)))
-    shapes = [outline(-0.5, d_model - 0.5, -0.5, len(labels) - 0.5, width=2, name="sentence",
-                      xref=matrix[0], yref=matrix[1])] if labels else []
+    set_axes(
+        layout,
+        matrix,
+        dict(title=axis_title("dimension"), showgrid=False, zeroline=False, range=[-0.5, d_model - 0.5]),
+        dict(
+            type="category",
+            title=axis_title("position"),
+            autorange="reversed",
+            showgrid=False,
+            zeroline=False,
+            **position_ticks(n_positions, labels, row_px),
+        ),
+    )
+    shapes = (
+        [
+            outline(
+                -0.5, d_model - 0.5, -0.5, len(labels) - 0.5, width=2, name="sentence", xref=matrix[0], yref=matrix[1]
+            )
+        ]
+        if labels
+        else []
+    )
     return heatmap, shapes
 
 
-def waves_panel(enc: np.ndarray, chosen: list[int], labels: list[str], token_of: np.ndarray, layout: dict,
-                waves) -> tuple[list, list]:
+def waves_panel(
+    enc: np.ndarray, chosen: list[int], labels: list[str], token_of: np.ndarray, layout: dict, waves
+) -> tuple[list, list]:
     """(b) sinusoids -> (their lines, shapes): the matrix's own columns (so what is drawn is what the model adds),
     stacked one above the other because neighbouring dimensions have similar frequencies."""
     n_positions = enc.shape[0]
@@ -87,21 +131,51 @@ def waves_panel(enc: np.ndarray, chosen: list[int], labels: list[str], token_of:
     for index, dim in enumerate(chosen):
         kind = "sin" if dim % 2 == 0 else "cos"
         names.append(f"dim {dim} ({kind})")
-        lines.append(on_axes(dict(
-            type="scatter", x=positions, y=enc[:, dim] + offsets[index], mode="lines+markers", name=names[-1],
-            line=dict(width=1.6, color=PALETTE[index % len(PALETTE)], shape="spline", smoothing=0.8),
-            marker=dict(size=3.5), customdata=np.stack([token_of, enc[:, dim].astype(object)], axis=-1),
-            hovertemplate=f"{names[-1]}<br>position %{{x}}%{{customdata[0]}}<br>value %{{customdata[1]:.4f}}"
-                          "<extra></extra>",
-        ), waves))
-    shapes = [dict(type="rect", x0=-0.5, x1=len(labels) - 0.5, y0=0, y1=1, xref=waves[0],
-                   yref=f"{waves[1]} domain", fillcolor=ACCENT_COLOR, opacity=0.08, line=dict(width=0))] if labels else []
+        lines.append(
+            on_axes(
+                dict(
+                    type="scatter",
+                    x=positions,
+                    y=enc[:, dim] + offsets[index],
+                    mode="lines+markers",
+                    name=names[-1],
+                    line=dict(width=1.6, color=PALETTE[index % len(PALETTE)], shape="spline", smoothing=0.8),
+                    marker=dict(size=3.5),
+                    customdata=np.stack([token_of, enc[:, dim].astype(object)], axis=-1),
+                    hovertemplate=f"{names[-1]}<br>position %{{x}}%{{customdata[0]}}<br>value %{{customdata[1]:.4f}}"
+                    "<extra></extra>",
+                ),
+                waves,
+            )
+        )
+    shapes = (
+        [
+            dict(
+                type="rect",
+                x0=-0.5,
+                x1=len(labels) - 0.5,
+                y0=0,
+                y1=1,
+                xref=waves[0],
+                yref=f"{waves[1]} domain",
+                fillcolor=ACCENT_COLOR,
+                opacity=0.08,
+                line=dict(width=0),
+            )
+        ]
+        if labels
+        else []
+    )
     shown = n_positions  # every position: the slow dimensions need the whole range to be seen changing
     wave_y = dict(tickmode="array", tickvals=offsets, ticktext=names, gridcolor=GRID_COLOR, zeroline=False)
     if chosen:
         wave_y["range"] = [offsets[-1] - WAVE_MARGIN, WAVE_MARGIN]
-    set_axes(layout, waves, dict(title=axis_title("position"), gridcolor=GRID_COLOR, zeroline=False,
-                                 range=[-0.5, shown - 0.5]), wave_y)
+    set_axes(
+        layout,
+        waves,
+        dict(title=axis_title("position"), gridcolor=GRID_COLOR, zeroline=False, range=[-0.5, shown - 0.5]),
+        wave_y,
+    )
     return lines, shapes
 
 
@@ -110,32 +184,46 @@ def similarity_panel(enc: np.ndarray, layout: dict, similar) -> dict:
     n_positions = enc.shape[0]
     positions = np.arange(n_positions)
     similarity = (enc.astype(np.float64) @ enc.T.astype(np.float64)).astype(np.float32)  # (P, P)
-    heatmap = on_axes(dict(
-        type="heatmap", z=similarity, x=positions, y=positions, coloraxis="coloraxis2",
-        hovertemplate="positions %{y} · %{x}<br>PE·PE %{z:.2f}<extra></extra>",
-    ), similar)
-    layout["coloraxis2"] = dict(colorscale=SEQUENTIAL_SCALE,
-                                colorbar=colorbar("PE·PE", x=1.0 + 0.01, xanchor="left", y=0.22, len=0.42))
-    set_axes(layout, similar,
-             dict(title=axis_title("position"), showgrid=False, zeroline=False, range=[-0.5, n_positions - 0.5]),
-             dict(title=axis_title("position"), autorange="reversed", showgrid=False, zeroline=False))
+    heatmap = on_axes(
+        dict(
+            type="heatmap",
+            z=similarity,
+            x=positions,
+            y=positions,
+            coloraxis="coloraxis2",
+            hovertemplate="positions %{y} · %{x}<br>PE·PE %{z:.2f}<extra></extra>",
+        ),
+        similar,
+    )
+    layout["coloraxis2"] = dict(
+        colorscale=SEQUENTIAL_SCALE, colorbar=colorbar("PE·PE", x=1.0 + 0.01, xanchor="left", y=0.22, len=0.42)
+    )
+    set_axes(
+        layout,
+        similar,
+        dict(title=axis_title("position"), showgrid=False, zeroline=False, range=[-0.5, n_positions - 0.5]),
+        dict(title=axis_title("position"), autorange="reversed", showgrid=False, zeroline=False),
+    )
     return heatmap
 
 
 def stacked_layout() -> dict:
     """The layout a narrow box (a phone) draws instead (ui/page_script.py applies it): the three panels one
     above the other, the matrix tallest, in a taller figure with narrower side margins."""
-    layout, _ = subplot_grid(3, 1, row_heights=STACKED_ROWS, vertical_spacing=STACKED_GAP, titles=PANEL_TITLES,
-                             title_size=13)
+    layout, _ = subplot_grid(
+        3, 1, row_heights=STACKED_ROWS, vertical_spacing=STACKED_GAP, titles=PANEL_TITLES, title_size=13
+    )
     (a_bottom, a_top), (c_bottom, c_top) = layout["yaxis"]["domain"], layout["yaxis3"]["domain"]
-    bars = {name: dict(colorbar=dict(x=1.01, xanchor="left", y=(bottom + top) / 2, yanchor="middle",
-                                     len=top - bottom)) for name, (bottom, top)
-            in (("coloraxis", (a_bottom, a_top)), ("coloraxis2", (c_bottom, c_top)))}
+    bars = {
+        name: dict(colorbar=dict(x=1.01, xanchor="left", y=(bottom + top) / 2, yanchor="middle", len=top - bottom))
+        for name, (bottom, top) in (("coloraxis", (a_bottom, a_top)), ("coloraxis2", (c_bottom, c_top)))
+    }
     return dict(layout, **bars, height=STACKED_HEIGHT_PX, margin=dict(STACKED_MARGIN_PX))
 
 
-def positional_encoding_figure(pe: np.ndarray, tokens: Sequence[str] | None = None,
-                               dims: tuple[int, ...] | None = None) -> go.Figure:
+def positional_encoding_figure(
+    pe: np.ndarray, tokens: Sequence[str] | None = None, dims: tuple[int, ...] | None = None
+) -> go.Figure:
     """The positional-encoding matrix, some of its sinusoids, and the similarity of positions.
 
     Args:
@@ -157,14 +245,30 @@ def positional_encoding_figure(pe: np.ndarray, tokens: Sequence[str] | None = No
     chosen = list(dict.fromkeys(int(d) for d in dims if 0 <= int(d) < d_model))  # in order, no repeats
 
     # (a) fills the left column, full height, so each position gets a row tall enough for its token.
-    layout, refs = subplot_grid(2, 2, specs=[[{"rowspan": 2}, {}], [None, {}]], column_widths=[0.45, 0.55],
-                                horizontal_spacing=0.13, vertical_spacing=0.13, titles=PANEL_TITLES,
-                                title_size=13)
+    layout, refs = subplot_grid(
+        2,
+        2,
+        specs=[[{"rowspan": 2}, {}], [None, {}]],
+        column_widths=[0.45, 0.55],
+        horizontal_spacing=0.13,
+        vertical_spacing=0.13,
+        titles=PANEL_TITLES,
+        title_size=13,
+    )
     token_of = np.array([f" {label}" for label in labels] + [""] * (n_positions - len(labels)), dtype=object)
     matrix, matrix_shapes = matrix_panel(enc, labels, token_of, layout, refs[1, 1])
     lines, wave_shapes = waves_panel(enc, chosen, labels, token_of, layout, refs[1, 2])
     similarity = similarity_panel(enc, layout, refs[2, 2])
-    return figure([matrix, *lines, similarity],
-                  dict(layout, shapes=matrix_shapes + wave_shapes, height=HEIGHT_PX, margin=dict(MARGIN_PX),
-                       showlegend=False, meta=dict(narrow=stacked_layout()), **fit_width(*WIDTH_PX)),
-                  f"Positional encoding (section 3.5): {n_positions} positions × d_model = {d_model}")
+    return figure(
+        [matrix, *lines, similarity],
+        dict(
+            layout,
+            shapes=matrix_shapes + wave_shapes,
+            height=HEIGHT_PX,
+            margin=dict(MARGIN_PX),
+            showlegend=False,
+            meta=dict(narrow=stacked_layout()),
+            **fit_width(*WIDTH_PX),
+        ),
+        f"Positional encoding (section 3.5): {n_positions} positions × d_model = {d_model}",
+    )

@@ -40,13 +40,29 @@ TEMPLATE = pio.templates["plotly_white"].to_plotly_json()  # expanded once, at i
 # so every figure function draws one (light) spec and follows the page's theme live.
 DARK_BACKGROUND = "#1f2937"  # Gradio's dark block background (--block-background-fill, neutral-800)
 DARK_COLORS = {
-    TEXT_COLOR: "#e5e7eb", MUTED_COLOR: "#9ca3af", GRID_COLOR: "#374151", ACCENT_COLOR: "#ff7b54",
-    PRIMARY_COLOR: "#6fa8dc", MASKED_COLOR: "#4b5563", "white": DARK_BACKGROUND, "#ffffff": DARK_BACKGROUND,
+    TEXT_COLOR: "#e5e7eb",
+    MUTED_COLOR: "#9ca3af",
+    GRID_COLOR: "#374151",
+    ACCENT_COLOR: "#ff7b54",
+    PRIMARY_COLOR: "#6fa8dc",
+    MASKED_COLOR: "#4b5563",
+    "white": DARK_BACKGROUND,
+    "#ffffff": DARK_BACKGROUND,
 }
-_DARK_BLUES = [DARK_BACKGROUND, "#0b3a6e", "#0f4c8a", "#1f63a8", "#3a7fc4", "#5b9bd5", "#86b9e6", "#b5d6f3",
-               "#e3f0fc"]
-_DARK_RDBU = ["#f4a582", "#e0785f", "#c8553d", "#9b3a2c", "#5c2a26", DARK_BACKGROUND, "#243f5c", "#2f6190",
-              "#4a8bc4", "#7fb4e0", "#b9d8f2"]  # negative blue .. 0 background .. positive red, brightening outwards
+_DARK_BLUES = [DARK_BACKGROUND, "#0b3a6e", "#0f4c8a", "#1f63a8", "#3a7fc4", "#5b9bd5", "#86b9e6", "#b5d6f3", "#e3f0fc"]
+_DARK_RDBU = [
+    "#f4a582",
+    "#e0785f",
+    "#c8553d",
+    "#9b3a2c",
+    "#5c2a26",
+    DARK_BACKGROUND,
+    "#243f5c",
+    "#2f6190",
+    "#4a8bc4",
+    "#7fb4e0",
+    "#b9d8f2",
+]  # negative blue .. 0 background .. positive red, brightening outwards
 for _light, _dark in ((pcolors.sequential.Blues, _DARK_BLUES), (pcolors.diverging.RdBu[::-1], _DARK_RDBU[::-1])):
     DARK_COLORS.update(zip(_light, _dark))
 DARK_TEMPLATE = pio.templates["plotly_dark"].to_plotly_json()
@@ -57,8 +73,9 @@ def dark_theme() -> dict:
 
     Colours are keyed in lower case without spaces ("rgb(8,48,107)"), as the page compares them.
     """
-    template = {"layout": {**DARK_TEMPLATE["layout"], "paper_bgcolor": DARK_BACKGROUND,
-                           "plot_bgcolor": DARK_BACKGROUND}}
+    template = {
+        "layout": {**DARK_TEMPLATE["layout"], "paper_bgcolor": DARK_BACKGROUND, "plot_bgcolor": DARK_BACKGROUND}
+    }
     colors = {key.lower().replace(" ", ""): value for key, value in DARK_COLORS.items()}
     return {"colors": colors, "template": template, "background": DARK_BACKGROUND}
 
@@ -70,28 +87,55 @@ def axis_title(text: str, size: int = 12) -> dict:
 
 def corner_note(text: str, size: int = 11) -> dict:
     """A muted note above the top-right corner of the plot (an annotation)."""
-    return dict(text=text, xref="paper", yref="paper", x=1, y=1.02, xanchor="right", yanchor="bottom",
-                showarrow=False, font=dict(size=size, color=MUTED_COLOR))
+    return dict(
+        text=text,
+        xref="paper",
+        yref="paper",
+        x=1,
+        y=1.02,
+        xanchor="right",
+        yanchor="bottom",
+        showarrow=False,
+        font=dict(size=size, color=MUTED_COLOR),
+    )
 
 
 def outline(x0: float, x1: float, y0: float, y1: float, *, width: float = 3, **shape) -> dict:
     """An unfilled rectangle in the accent colour (a chosen cell, the query row); ``shape``: xref, yref, name..."""
-    return dict(type="rect", x0=x0, x1=x1, y0=y0, y1=y1, line=dict(color=ACCENT_COLOR, width=width),
-                fillcolor="rgba(0,0,0,0)", **shape)
+    return dict(
+        type="rect",
+        x0=x0,
+        x1=x1,
+        y0=y0,
+        y1=y1,
+        line=dict(color=ACCENT_COLOR, width=width),
+        fillcolor="rgba(0,0,0,0)",
+        **shape,
+    )
 
 
 def colorbar(title: str = "", **kwargs) -> dict:
     """Colour-bar settings; keyword arguments (x, len, tickvals, ...) override the defaults."""
-    return {"title": dict(text=title, side="right", font=dict(size=14)), "thickness": 12, "len": 0.8,
-            "outlinewidth": 0, "tickfont": dict(size=14), **kwargs}
+    return {
+        "title": dict(text=title, side="right", font=dict(size=14)),
+        "thickness": 12,
+        "len": 0.8,
+        "outlinewidth": 0,
+        "tickfont": dict(size=14),
+        **kwargs,
+    }
 
 
 def house_layout(title: str = "", **layout) -> dict:
     """House look: white template, one font, escaped plain-text title, readable hover labels."""
-    spec = dict(template=TEMPLATE, font=dict(family=FONT_FAMILY, size=12, color=TEXT_COLOR),
-                hoverlabel=dict(bgcolor="white", bordercolor=MUTED_COLOR,
-                                font=dict(family=FONT_FAMILY, size=12, color=TEXT_COLOR)),
-                plot_bgcolor="white")
+    spec = dict(
+        template=TEMPLATE,
+        font=dict(family=FONT_FAMILY, size=12, color=TEXT_COLOR),
+        hoverlabel=dict(
+            bgcolor="white", bordercolor=MUTED_COLOR, font=dict(family=FONT_FAMILY, size=12, color=TEXT_COLOR)
+        ),
+        plot_bgcolor="white",
+    )
     if title:
         spec["title"] = dict(text=escape_text(title), x=0.01, xanchor="left", font=dict(size=16))
     for key, value in layout.items():  # settings given here win over the house defaults, key by key

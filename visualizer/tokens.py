@@ -52,8 +52,12 @@ def shown_length(label: str) -> int:
     return len(html.unescape(label))
 
 
-def token_chips(tokens: Sequence[str], classes: dict[int, str] | None = None,
-                titles: Sequence[str] | None = None, special_tokens: Collection[str] = ()) -> str:
+def token_chips(
+    tokens: Sequence[str],
+    classes: dict[int, str] | None = None,
+    titles: Sequence[str] | None = None,
+    special_tokens: Collection[str] = (),
+) -> str:
     """Tokens as escaped HTML chips (<span class="tok ...">) for the page; typed HTML is shown, never run.
 
     classes: extra CSS class per position (e.g. {3: "chosen"}); titles: a tooltip per position;
@@ -62,8 +66,11 @@ def token_chips(tokens: Sequence[str], classes: dict[int, str] | None = None,
     classes = classes or {}
     chips = []
     for index, token in enumerate(tokens):
-        names = ["tok", *(["special"] if token in special_tokens else []),
-                 *([classes[index]] if index in classes else [])]
+        names = [
+            "tok",
+            *(["special"] if token in special_tokens else []),
+            *([classes[index]] if index in classes else []),
+        ]
         tip = f' title="{html.escape(titles[index])}"' if titles is not None else ""
         chips.append(f'<span class="{" ".join(names)}"{tip}>{html.escape(token)}</span>')
     return "".join(chips)

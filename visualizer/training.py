@@ -82,24 +82,57 @@ def training_curves_figure(log: dict | None) -> go.Figure:
         if data is None:
             continue
         x, y = data
-        series.append(on_axes(dict(
-            type="scatter", x=x, y=y, name=name, mode="lines+markers" if markers else "lines",
-            line=dict(color=PALETTE[index % len(PALETTE)], width=2 if markers else 1.5),
-            marker=dict(size=6), hovertemplate=f"{name}<br>step %{{x:,}}<br>%{{y:.4g}}<extra></extra>",
-        ), refs[1, col]))
+        series.append(
+            on_axes(
+                dict(
+                    type="scatter",
+                    x=x,
+                    y=y,
+                    name=name,
+                    mode="lines+markers" if markers else "lines",
+                    line=dict(color=PALETTE[index % len(PALETTE)], width=2 if markers else 1.5),
+                    marker=dict(size=6),
+                    hovertemplate=f"{name}<br>step %{{x:,}}<br>%{{y:.4g}}<extra></extra>",
+                ),
+                refs[1, col],
+            )
+        )
         filled.add(col)
     for col in (1, 2, 3):
         panel = refs[1, col]
-        set_axes(layout, panel, dict(title=axis_title("step"), gridcolor=GRID_COLOR, zeroline=False),
-                 dict(gridcolor=GRID_COLOR, zeroline=False))
+        set_axes(
+            layout,
+            panel,
+            dict(title=axis_title("step"), gridcolor=GRID_COLOR, zeroline=False),
+            dict(gridcolor=GRID_COLOR, zeroline=False),
+        )
         if col not in filled:  # an empty panel draws no axes: say so in its middle
             x, y = panel_centre(layout, panel)
-            layout["annotations"].append(dict(text="no data", xref="paper", yref="paper", x=x, y=y, showarrow=False,
-                                              name="no data", font=dict(size=14, color=MUTED_COLOR)))
+            layout["annotations"].append(
+                dict(
+                    text="no data",
+                    xref="paper",
+                    yref="paper",
+                    x=x,
+                    y=y,
+                    showarrow=False,
+                    name="no data",
+                    font=dict(size=14, color=MUTED_COLOR),
+                )
+            )
             set_axes(layout, panel, dict(visible=False), dict(visible=False))
     set_axes(layout, refs[1, 2], y=dict(exponentformat="e"))
-    return figure(series, dict(layout, width=1100, height=400, margin=dict(l=60, r=20, t=80, b=90),
-                               legend=dict(orientation="h", x=0, y=-0.22, yanchor="top")), "Training")
+    return figure(
+        series,
+        dict(
+            layout,
+            width=1100,
+            height=400,
+            margin=dict(l=60, r=20, t=80, b=90),
+            legend=dict(orientation="h", x=0, y=-0.22, yanchor="top"),
+        ),
+        "Training",
+    )
 
 
 def markdown_cell(value) -> str:
@@ -129,11 +162,13 @@ def metrics_table_markdown(metrics: dict | None) -> str:
     rows = []
     if isinstance(scores, dict):
         for split, directions in scores.items():
-            for direction, decodings in (directions.items() if isinstance(directions, dict) else ()):
-                for decoding, values in (decodings.items() if isinstance(decodings, dict) else ()):
+            for direction, decodings in directions.items() if isinstance(directions, dict) else ():
+                for decoding, values in decodings.items() if isinstance(decodings, dict) else ():
                     values = values if isinstance(values, dict) else {}
-                    rows.append(f"| {markdown_cell(split)} | {markdown_cell(direction)} | {markdown_cell(decoding)} "
-                                f"| {score_cell(values.get('bleu'))} | {score_cell(values.get('chrf'))} |")
+                    rows.append(
+                        f"| {markdown_cell(split)} | {markdown_cell(direction)} | {markdown_cell(decoding)} "
+                        f"| {score_cell(values.get('bleu'))} | {score_cell(values.get('chrf'))} |"
+                    )
     if not rows:
         return NO_METRICS
     header = "| split | direction | decoding | BLEU | chrF |\n| --- | --- | --- | ---: | ---: |"

@@ -57,8 +57,9 @@ def key_names(tokens: Sequence[str]) -> list[tuple[str, int]]:
     return names
 
 
-def row_distances(first_rows: np.ndarray, first_keys: Sequence[str], second_rows: np.ndarray,
-                  second_keys: Sequence[str]) -> np.ndarray:
+def row_distances(
+    first_rows: np.ndarray, first_keys: Sequence[str], second_rows: np.ndarray, second_keys: Sequence[str]
+) -> np.ndarray:
     """Total variation between attention rows over keys matched by (token, occurrence) (module docstring).
 
     Args:
@@ -115,8 +116,14 @@ def translating_step(trace: TranslationTrace, position: int, k: int = TOP_CANDID
         step, found_by = int(linked[np.argmax(alignment.strength[linked])]), "alignment"
     else:
         step, found_by = int(np.argmax(alignment.weights[:, position])), "attention"
-    return TranslatingStep(step, found_by, trace.output_tokens[step], list(trace.candidate_tokens[step][:k]),
-                           np.asarray(trace.candidate_probs[step][:k]), float(alignment.weights[step, position]))
+    return TranslatingStep(
+        step,
+        found_by,
+        trace.output_tokens[step],
+        list(trace.candidate_tokens[step][:k]),
+        np.asarray(trace.candidate_probs[step][:k]),
+        float(alignment.weights[step, position]),
+    )
 
 
 @dataclass
@@ -137,8 +144,13 @@ class TokenLooks:
 
 def token_looks(trace: TranslationTrace, position: int) -> TokenLooks:
     translating = translating_step(trace, position)
-    return TokenLooks(position, trace.encoder_attention[:, :, position, :], translating,
-                      trace.cross_attention[:, :, translating.step, :], list(trace.source_tokens))
+    return TokenLooks(
+        position,
+        trace.encoder_attention[:, :, position, :],
+        translating,
+        trace.cross_attention[:, :, translating.step, :],
+        list(trace.source_tokens),
+    )
 
 
 @dataclass
@@ -162,13 +174,18 @@ class Comparison:
 def rank_heads(distances: dict[str, np.ndarray]) -> list[HeadDifference]:
     """Every (kind, layer, head) of {kind: (L, h) distances}, the largest distance first (ties: the order of
     the kinds given, then layer, then head)."""
-    heads = [HeadDifference(kind, layer, head, float(d[layer, head]))
-             for kind, d in distances.items() for layer in range(d.shape[0]) for head in range(d.shape[1])]
+    heads = [
+        HeadDifference(kind, layer, head, float(d[layer, head]))
+        for kind, d in distances.items()
+        for layer in range(d.shape[0])
+        for head in range(d.shape[1])
+    ]
     return sorted(heads, key=lambda h: -h.distance)  # sorted() is stable: ties keep their order
 
 
-def compare_token(first: TranslationTrace, second: TranslationTrace, token: str,
-                  occurrences: tuple[int, int] = (0, 0)) -> Comparison:
+def compare_token(
+    first: TranslationTrace, second: TranslationTrace, token: str, occurrences: tuple[int, int] = (0, 0)
+) -> Comparison:
     """Where ``token`` looks in two translations of the same direction, and which heads differ most.
 
     Args:
@@ -185,11 +202,15 @@ def compare_token(first: TranslationTrace, second: TranslationTrace, token: str,
     for name, trace, occurrence in (("first", first, occurrences[0]), ("second", second, occurrences[1])):
         found = token_positions(trace.source_tokens, token)
         if not 0 <= occurrence < len(found):
-            raise ValueError(f"{token!r} occurs {len(found)} times in the {name} sentence; occurrence {occurrence} "
-                             "does not exist")
+            raise ValueError(
+                f"{token!r} occurs {len(found)} times in the {name} sentence; occurrence {occurrence} does not exist"
+            )
         positions.append(found[occurrence])
     looks_first, looks_second = token_looks(first, positions[0]), token_looks(second, positions[1])
-    encoder = row_distances(looks_first.encoder_rows, first.source_tokens, looks_second.encoder_rows,
-                            second.source_tokens)
+    encoder = row_distances(
+        looks_first.encoder_rows, first.source_tokens, looks_second.encoder_rows, second.source_tokens
+    )
     cross = row_distances(looks_first.cross_rows, first.source_tokens, looks_second.cross_rows, second.source_tokens)
-    return Comparison(token, looks_first, looks_second, encoder, cross, rank_heads({"encoder": encoder, "cross": cross}))
+    return Comparison(
+        token, looks_first, looks_second, encoder, cross, rank_heads({"encoder": encoder, "cross": cross})
+    )

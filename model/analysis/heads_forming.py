@@ -110,16 +110,22 @@ def film_summary(frames: Sequence[dict], direction: str) -> FilmSummary:
                 raise ValueError(f"probe {direction!r} at step {frame['step']} lacks {field!r}")
             frame_entropy, frame_sharpness = head_entropy_and_sharpness(probe[field], kind)
             if entropy[kind] and frame_entropy.shape != entropy[kind][0].shape:
-                raise ValueError(f"{field} has {frame_entropy.shape} layers x heads at step {frame['step']} "
-                                 f"but {entropy[kind][0].shape} at step {frames[0]['step']}")
+                raise ValueError(
+                    f"{field} has {frame_entropy.shape} layers x heads at step {frame['step']} "
+                    f"but {entropy[kind][0].shape} at step {frames[0]['step']}"
+                )
             entropy[kind].append(frame_entropy)
             sharp[kind].append(frame_sharpness)
     head_sharpness = {kind: np.stack(values) for kind, values in sharp.items()}  # (N, L, h)
     return FilmSummary(
-        direction, steps, np.array([frame_bleu(frame, direction) for frame in frames], dtype=np.float32),
+        direction,
+        steps,
+        np.array([frame_bleu(frame, direction) for frame in frames], dtype=np.float32),
         [str(probe.get("translation", "")) for probe in probes],
-        {kind: np.stack(values) for kind, values in entropy.items()}, head_sharpness,
-        {kind: _mean_over_heads(values) for kind, values in head_sharpness.items()})
+        {kind: np.stack(values) for kind, values in entropy.items()},
+        head_sharpness,
+        {kind: _mean_over_heads(values) for kind, values in head_sharpness.items()},
+    )
 
 
 def _mean_over_heads(values: np.ndarray) -> np.ndarray:
@@ -127,4 +133,6 @@ def _mean_over_heads(values: np.ndarray) -> np.ndarray:
     self-attention has no row with a choice) stays NaN, without numpy's empty-slice warning."""
     counts = np.isfinite(values).sum(axis=(1, 2))
     sums = np.nansum(values, axis=(1, 2))
-    return np.divide(sums, counts, out=np.full(len(values), np.nan, dtype=np.float64), where=counts > 0).astype(np.float32)
+    return np.divide(sums, counts, out=np.full(len(values), np.nan, dtype=np.float64), where=counts > 0).astype(
+        np.float32
+    )

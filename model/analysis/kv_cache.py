@@ -72,9 +72,15 @@ class CacheRecording:
         if not 0 <= step < self.num_steps:
             raise ValueError(f"step must be in 0..{self.num_steps - 1}, got {step}")
         rows = step + 1
-        return CacheStep(step, self.self_keys[:, :, :rows], self.self_values[:, :, :rows],
-                         self.cross_keys, self.cross_values, self.self_read[:, :, step, :rows],
-                         self.cross_read[:, :, step])
+        return CacheStep(
+            step,
+            self.self_keys[:, :, :rows],
+            self.self_values[:, :, :rows],
+            self.cross_keys,
+            self.cross_values,
+            self.self_read[:, :, step, :rows],
+            self.cross_read[:, :, step],
+        )
 
 
 def _numpy(tensor: torch.Tensor) -> np.ndarray:
@@ -105,8 +111,8 @@ def record_cache(model: Transformer, source_ids: Sequence[int], target_ids: Sequ
     key_rows, value_rows, cross_rows, lengths, first_cross, reused = [], [], [], [], None, True
     for step in range(n_target):
         # one new position, no mask: it may attend to every cached key (all earlier, itself last)
-        decoded = model.decode(tgt[:, step:step + 1], memory, src_mask, None, cache, output_attentions=True)
-        self_read[:, :, step, :step + 1] = np.stack([_numpy(a.weights[0, :, 0]) for a in decoded.self_attentions])
+        decoded = model.decode(tgt[:, step : step + 1], memory, src_mask, None, cache, output_attentions=True)
+        self_read[:, :, step, : step + 1] = np.stack([_numpy(a.weights[0, :, 0]) for a in decoded.self_attentions])
         cross_rows.append(np.stack([_numpy(a.weights[0, :, 0]) for a in decoded.cross_attentions]))  # (L, h, S)
         key_rows.append(np.stack([_numpy(layer.self_key[0, :, step]) for layer in cache.layers]))  # (L, h, d_head)
         value_rows.append(np.stack([_numpy(layer.self_value[0, :, step]) for layer in cache.layers]))
@@ -119,12 +125,22 @@ def record_cache(model: Transformer, source_ids: Sequence[int], target_ids: Sequ
         return np.stack([_numpy(getattr(layer, name)[0, :, :rows]) for layer in cache.layers])  # (L, h, rows, d_head)
 
     self_keys, self_values = np.stack(key_rows, axis=2), np.stack(value_rows, axis=2)  # (L, h, T, d_head)
-    unchanged = (np.array_equal(final("self_key", n_target), self_keys)
-                 and np.array_equal(final("self_value", n_target), self_values))
+    unchanged = np.array_equal(final("self_key", n_target), self_keys) and np.array_equal(
+        final("self_value", n_target), self_values
+    )
     n_source = memory.size(1)
     return CacheRecording(
-        [int(i) for i in target_ids], self_keys, self_values, final("cross_key", n_source),
-        final("cross_value", n_source), self_read, np.stack(cross_rows, axis=2), lengths, reused, unchanged)
+        [int(i) for i in target_ids],
+        self_keys,
+        self_values,
+        final("cross_key", n_source),
+        final("cross_value", n_source),
+        self_read,
+        np.stack(cross_rows, axis=2),
+        lengths,
+        reused,
+        unchanged,
+    )
 
 
 def record_trace_cache(model: Transformer, trace: TranslationTrace) -> CacheRecording:

@@ -47,19 +47,25 @@ class PaperFigure:
 
 PAPER_FIGURES = (
     PaperFigure(
-        "figure-3", (3,),
+        "figure-3",
+        (3,),
         "It is in this spirit that a majority of American governments have passed new laws since 2009 "
         "making the registration or voting process more difficult.",
-        "making", ("more difficult",),
+        "making",
+        ("more difficult",),
         "Long-distance dependency: heads attend from the verb 'making' to complete the phrase "
-        "'making ... more difficult'."),
+        "'making ... more difficult'.",
+    ),
     PaperFigure(
-        "figures-4-5", (4, 5),
+        "figures-4-5",
+        (4, 5),
         "The Law will never be perfect, but its application should be just - this is what we are missing, "
         "in my opinion.",
-        "its", ("Law", "application"),
+        "its",
+        ("Law", "application"),
         "Anaphora resolution: heads attend from 'its' to what it refers to ('Law') and to its noun "
-        "('application'); the same layer's heads follow the sentence's structure."),
+        "('application'); the same layer's heads follow the sentence's structure.",
+    ),
 )
 
 
@@ -108,12 +114,13 @@ def phrase_tokens(tokens: Sequence[str], phrase: str, occurrence: int = 0) -> li
         raise ValueError(f"phrase {phrase!r} has no words to look for")
     found = words(tokens)
     keys = [word.key for word in found]
-    matches = [start for start in range(len(keys) - len(wanted) + 1) if keys[start:start + len(wanted)] == wanted]
+    matches = [start for start in range(len(keys) - len(wanted) + 1) if keys[start : start + len(wanted)] == wanted]
     if len(matches) <= occurrence:
-        raise ValueError(f"{phrase!r} (occurrence {occurrence + 1}) is not among the words "
-                         f"{' '.join(word.text for word in found)!r}")
+        raise ValueError(
+            f"{phrase!r} (occurrence {occurrence + 1}) is not among the words {' '.join(word.text for word in found)!r}"
+        )
     start = matches[occurrence]
-    return [index for word in found[start:start + len(wanted)] for index in word.tokens]
+    return [index for word in found[start : start + len(wanted)] for index in word.tokens]
 
 
 @dataclass(frozen=True)
@@ -198,10 +205,20 @@ def run_paper_figures(model, tokenizer, figures: Sequence[PaperFigure] = PAPER_F
         except ValueError as error:
             if not trace.source_truncated:
                 raise
-            raise ValueError(f"{figure.name}: this tokenizer splits the sentence into more than "
-                             f"{limits.MAX_SOURCE_TOKENS} subwords and the cut lost a word of the figure "
-                             f"({error})") from None
+            raise ValueError(
+                f"{figure.name}: this tokenizer splits the sentence into more than "
+                f"{limits.MAX_SOURCE_TOKENS} subwords and the cut lost a word of the figure "
+                f"({error})"
+            ) from None
         finished = trace.stopped_by == "eos"
-        results.append(FigureResult(figure, list(trace.source_tokens), trace.encoder_attention, trace.translation,
-                                    search, translation_warnings(trace.source_tokens, trace.translation, finished)))
+        results.append(
+            FigureResult(
+                figure,
+                list(trace.source_tokens),
+                trace.encoder_attention,
+                trace.translation,
+                search,
+                translation_warnings(trace.source_tokens, trace.translation, finished),
+            )
+        )
     return results

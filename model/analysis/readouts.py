@@ -33,8 +33,9 @@ DIAGONAL_BAND = 1  # a key within this many positions of the query's diagonal po
 
 # --------------------------------------------------------------------------- probabilities
 @torch.no_grad()
-def token_probabilities(model: Transformer, source_ids: Sequence[int], output_ids: Sequence[int],
-                        ablation: Ablation | None = None) -> np.ndarray:
+def token_probabilities(
+    model: Transformer, source_ids: Sequence[int], output_ids: Sequence[int], ablation: Ablation | None = None
+) -> np.ndarray:
     """Probability of each given output token when teacher-forced under ``ablation``.
 
     The decoder reads [BOS] + output_ids[:-1] (3.1, shifted right) and the probability of
@@ -96,8 +97,13 @@ def sequence_log_prob(probs: np.ndarray) -> float:
     return float(np.log(np.clip(probs, 1e-30, None)).sum())
 
 
-def beam_versus_greedy(model: Transformer, tokenizer: SubwordTokenizer, trace: TranslationTrace,
-                       beam_size: int = 4, length_penalty: float = 0.6) -> BeamComparison:
+def beam_versus_greedy(
+    model: Transformer,
+    tokenizer: SubwordTokenizer,
+    trace: TranslationTrace,
+    beam_size: int = 4,
+    length_penalty: float = 0.6,
+) -> BeamComparison:
     """Beam search (section 6.1: beam 4, alpha 0.6) beside the greedy output kept in the trace.
 
     The greedy output is scored with the same length penalty, so the scores compare: beam search
@@ -112,11 +118,13 @@ def beam_versus_greedy(model: Transformer, tokenizer: SubwordTokenizer, trace: T
     greedy_log_prob = sequence_log_prob(trace.chosen_probs)
 
     def ranked(ids: list[int], log_prob: float, score: float) -> RankedOutput:
-        return RankedOutput(ids, tokenizer.tokens(ids), tokenizer.decode(ids), log_prob, score,
-                            first_difference(ids, greedy_ids))
+        return RankedOutput(
+            ids, tokenizer.tokens(ids), tokenizer.decode(ids), log_prob, score, first_difference(ids, greedy_ids)
+        )
 
-    greedy = ranked(greedy_ids, greedy_log_prob,
-                    greedy_log_prob / length_penalty_factor(len(greedy_ids), length_penalty))
+    greedy = ranked(
+        greedy_ids, greedy_log_prob, greedy_log_prob / length_penalty_factor(len(greedy_ids), length_penalty)
+    )
     beams = [ranked(h.ids, h.log_prob, h.score) for h in result.hypotheses]
     return BeamComparison(greedy, beams, beam_size, length_penalty)
 
@@ -170,8 +178,10 @@ class Alignment:
         target_number = word_numbers([self.output_tokens[t] for t in target_real]) if words else range(len(target_real))
         source_of = dict(zip(source_real, source_number))
         target_of = dict(zip(target_real, target_number))
-        pairs = sorted({(source_of[s], target_of[t]) for s, t in self.links if s in source_of and t in target_of},
-                       key=lambda pair: (pair[1], pair[0]))
+        pairs = sorted(
+            {(source_of[s], target_of[t]) for s, t in self.links if s in source_of and t in target_of},
+            key=lambda pair: (pair[1], pair[0]),
+        )
         return " ".join(f"{i}-{j}" for i, j in pairs)
 
 
@@ -185,8 +195,12 @@ def word_numbers(tokens: Sequence[str]) -> list[int]:
     return numbers
 
 
-def word_alignment(cross_attention: np.ndarray, source_tokens: Sequence[str], output_tokens: Sequence[str],
-                   layers: Sequence[int] | None = None) -> Alignment:
+def word_alignment(
+    cross_attention: np.ndarray,
+    source_tokens: Sequence[str],
+    output_tokens: Sequence[str],
+    layers: Sequence[int] | None = None,
+) -> Alignment:
     """Align every output token to one source token through cross-attention (3.2.3).
 
     Row t of the decoder's cross-attention is the query that *chose* output_tokens[t] (its input is
@@ -204,8 +218,10 @@ def word_alignment(cross_attention: np.ndarray, source_tokens: Sequence[str], ou
         raise ValueError(f"cross_attention must be (L, h, T, S), got shape {weights.shape}")
     n_layers, _, n_target, n_source = weights.shape
     if len(source_tokens) != n_source or len(output_tokens) != n_target:
-        raise ValueError(f"cross_attention is {n_target} x {n_source} but there are {len(output_tokens)} output "
-                         f"and {len(source_tokens)} source tokens")
+        raise ValueError(
+            f"cross_attention is {n_target} x {n_source} but there are {len(output_tokens)} output "
+            f"and {len(source_tokens)} source tokens"
+        )
     layers = list(range(n_layers)) if layers is None else sorted({int(layer) for layer in layers})
     if not layers or not all(0 <= layer < n_layers for layer in layers):
         raise ValueError(f"layers must be a non-empty subset of 0..{n_layers - 1}, got {layers}")
@@ -226,15 +242,16 @@ def word_alignment(cross_attention: np.ndarray, source_tokens: Sequence[str], ou
 DIAGNOSTICS = {  # name: what the number means (all are means over the queries of the sentence)
     "entropy": "entropy of each query's attention, in bits (0 = all weight on one key)",
     "diagonal": "weight within one position of the diagonal (self, neighbours; for cross-attention "
-                "the source position proportional to the target position)",
+    "the source position proportional to the target position)",
     "special": "weight on special tokens: [EOS], [BOS] and the language tag",
     "punctuation": "weight on punctuation-bearing tokens: tokens ending in punctuation (the tokenizer "
-                   "glues a final mark to its word, as in ▁entlang.)",
+    "glues a final mark to its word, as in ▁entlang.)",
 }
 
 
-def head_diagnostics(weights: np.ndarray, query_tokens: Sequence[str],
-                     key_tokens: Sequence[str]) -> dict[str, np.ndarray]:
+def head_diagnostics(
+    weights: np.ndarray, query_tokens: Sequence[str], key_tokens: Sequence[str]
+) -> dict[str, np.ndarray]:
     """Per-head statistics of one attention kind over the sentence (section 3.2.2's heads).
 
     Args:
@@ -249,8 +266,10 @@ def head_diagnostics(weights: np.ndarray, query_tokens: Sequence[str],
         raise ValueError(f"weights must be (L, h, Tq, Tk), got shape {w.shape}")
     n_queries, n_keys = w.shape[2:]
     if len(query_tokens) != n_queries or len(key_tokens) != n_keys:
-        raise ValueError(f"weights are {n_queries} x {n_keys} but there are {len(query_tokens)} query and "
-                         f"{len(key_tokens)} key tokens")
+        raise ValueError(
+            f"weights are {n_queries} x {n_keys} but there are {len(query_tokens)} query and "
+            f"{len(key_tokens)} key tokens"
+        )
     entropy = -(w * np.log2(np.clip(w, 1e-12, None))).sum(-1)  # (L, h, Tq)
     centre = np.arange(n_queries) * ((n_keys - 1) / (n_queries - 1) if n_queries > 1 else 0.0)  # (Tq,)
     band = np.abs(np.arange(n_keys)[None, :] - centre[:, None]) <= DIAGONAL_BAND + 1e-9  # (Tq, Tk)

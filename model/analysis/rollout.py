@@ -105,8 +105,10 @@ def cross_rollout(cross_attention: np.ndarray, encoder_rollout: np.ndarray) -> n
     rollout = np.asarray(encoder_rollout, dtype=np.float64)
     n_source = cross.shape[-1]
     if rollout.shape != (n_source, n_source):
-        raise ValueError(f"encoder_rollout must be ({n_source}, {n_source}) to match cross_attention's "
-                         f"{n_source} source keys, got shape {rollout.shape}")
+        raise ValueError(
+            f"encoder_rollout must be ({n_source}, {n_source}) to match cross_attention's "
+            f"{n_source} source keys, got shape {rollout.shape}"
+        )
     return _normalise_rows(cross.mean(axis=1)) @ rollout  # (L, T, S) @ (S, S)
 
 
@@ -121,13 +123,19 @@ class SourceFlow:
     source_distribution: np.ndarray  # (T, S) to_source with rows renormalised: rows sum to 1
     residual: float  # identity weight used in every sub-layer
 
-    METHOD = ("Attention rollout (Abnar & Zuidema 2020): each sub-layer mixes 0.5 · attention (mean of heads) "
-              "+ 0.5 · identity (the residual path); products run down the encoder, and each decoder "
-              "layer's cross-attention reads memory made of source tokens by the encoder rollout.")
+    METHOD = (
+        "Attention rollout (Abnar & Zuidema 2020): each sub-layer mixes 0.5 · attention (mean of heads) "
+        "+ 0.5 · identity (the residual path); products run down the encoder, and each decoder "
+        "layer's cross-attention reads memory made of source tokens by the encoder rollout."
+    )
 
 
-def source_flow(encoder_attention: np.ndarray, decoder_self_attention: np.ndarray,
-                cross_attention: np.ndarray, residual: float = RESIDUAL) -> SourceFlow:
+def source_flow(
+    encoder_attention: np.ndarray,
+    decoder_self_attention: np.ndarray,
+    cross_attention: np.ndarray,
+    residual: float = RESIDUAL,
+) -> SourceFlow:
     """Attention flow from the source input tokens to every decoder position (module docstring).
 
     Args:
@@ -145,9 +153,11 @@ def source_flow(encoder_attention: np.ndarray, decoder_self_attention: np.ndarra
     cross = _check_stack(cross_attention, "cross_attention", square=False)
     n_layers, _, n_target, n_source = cross.shape
     if self_mixing.shape != (n_layers, n_target, n_target) or encoder.shape[-1] != n_source:
-        raise ValueError(f"shapes disagree: encoder {np.shape(encoder_attention)}, decoder self "
-                         f"{np.shape(decoder_self_attention)}, cross {cross.shape}; expected (L_enc, h, S, S), "
-                         "(L_dec, h, T, T), (L_dec, h, T, S)")
+        raise ValueError(
+            f"shapes disagree: encoder {np.shape(encoder_attention)}, decoder self "
+            f"{np.shape(decoder_self_attention)}, cross {cross.shape}; expected (L_enc, h, S, S), "
+            "(L_dec, h, T, T), (L_dec, h, T, S)"
+        )
     per_layer = cross_rollout(cross, encoder[-1])  # (L_dec, T, S)
     flow = np.concatenate([np.zeros((n_target, n_source)), np.eye(n_target)], axis=1)  # (T, S + T)
     for layer in range(n_layers):

@@ -47,8 +47,10 @@ def row_change(weights: np.ndarray, keys: Sequence[str], kind: str, step: int) -
     """
     spec = attention_kind(kind)
     if spec.name not in STEP_KINDS:
-        raise ValueError(f"{spec.label} is computed once per sentence and does not change between steps; "
-                         f"expected one of {', '.join(STEP_KINDS)}")
+        raise ValueError(
+            f"{spec.label} is computed once per sentence and does not change between steps; "
+            f"expected one of {', '.join(STEP_KINDS)}"
+        )
     w = np.asarray(weights, dtype=np.float32)
     if w.ndim != 4 or w.shape[-1] != len(keys):
         raise ValueError(f"weights must be (L, h, T, K) with K = {len(keys)} keys, got shape {w.shape}")
@@ -59,15 +61,17 @@ def row_change(weights: np.ndarray, keys: Sequence[str], kind: str, step: int) -
     width = step + 1 if grows else w.shape[-1]  # keys that exist at this step
     new_row = w[:, :, step, :width]  # (L, h, K)
     if step == 0:
-        return RowChange(spec.name, step, list(keys[:width]), new_row, None, None,
-                         new_row[..., -1] if grows else None, None)
+        return RowChange(
+            spec.name, step, list(keys[:width]), new_row, None, None, new_row[..., -1] if grows else None, None
+        )
     previous_width = width - 1 if grows else width
     previous = w[:, :, step - 1, :previous_width]  # (L, h, K_prev)
     difference = new_row[..., :previous_width] - previous
     appeared = new_row[..., previous_width:].sum(-1)  # (L, h): weight on keys that did not exist before
     moved = 0.5 * (np.abs(difference).sum(-1) + appeared)
-    return RowChange(spec.name, step, list(keys[:width]), new_row, previous, difference,
-                     new_row[..., -1] if grows else None, moved)
+    return RowChange(
+        spec.name, step, list(keys[:width]), new_row, previous, difference, new_row[..., -1] if grows else None, moved
+    )
 
 
 @dataclass(frozen=True)
@@ -90,13 +94,15 @@ class CandidateChange:
     stayed: list[CandidateMove]  # in both, in step's order
 
 
-def candidate_change(candidate_ids: np.ndarray, candidate_tokens: Sequence[Sequence[str]],
-                     candidate_probs: np.ndarray, step: int) -> CandidateChange:
+def candidate_change(
+    candidate_ids: np.ndarray, candidate_tokens: Sequence[Sequence[str]], candidate_probs: np.ndarray, step: int
+) -> CandidateChange:
     """Top-k next-token candidates at `step` against those at step - 1 (trace.candidate_*: (T, k))."""
     ids, probs = np.asarray(candidate_ids), np.asarray(candidate_probs, dtype=np.float32)
     if ids.ndim != 2 or ids.shape != probs.shape or len(candidate_tokens) != ids.shape[0]:
-        raise ValueError(f"candidate ids {ids.shape}, probs {probs.shape} and {len(candidate_tokens)} token rows "
-                         "must all be (T, k)")
+        raise ValueError(
+            f"candidate ids {ids.shape}, probs {probs.shape} and {len(candidate_tokens)} token rows must all be (T, k)"
+        )
     if not 0 <= step < ids.shape[0]:
         raise ValueError(f"step must be in 0..{ids.shape[0] - 1}, got {step}")
 
@@ -108,15 +114,24 @@ def candidate_change(candidate_ids: np.ndarray, candidate_tokens: Sequence[Seque
 
     def move(token_id: int, token: str) -> CandidateMove:
         rank_before, rank_after = before.get(token_id), after.get(token_id)
-        return CandidateMove(token, token_id, rank_before, rank_after,
-                             None if rank_before is None else float(probs[step - 1, rank_before]),
-                             None if rank_after is None else float(probs[step, rank_after]))
+        return CandidateMove(
+            token,
+            token_id,
+            rank_before,
+            rank_after,
+            None if rank_before is None else float(probs[step - 1, rank_before]),
+            None if rank_after is None else float(probs[step, rank_after]),
+        )
 
     now = [move(int(i), t) for i, t in zip(ids[step], candidate_tokens[step])]
-    gone = [] if step == 0 else [move(int(i), t) for i, t in zip(ids[step - 1], candidate_tokens[step - 1])
-                                 if int(i) not in after]
-    return CandidateChange(step, [m for m in now if m.rank_before is None], gone,
-                           [m for m in now if m.rank_before is not None])
+    gone = (
+        []
+        if step == 0
+        else [move(int(i), t) for i, t in zip(ids[step - 1], candidate_tokens[step - 1]) if int(i) not in after]
+    )
+    return CandidateChange(
+        step, [m for m in now if m.rank_before is None], gone, [m for m in now if m.rank_before is not None]
+    )
 
 
 @dataclass
@@ -136,5 +151,10 @@ def step_change(trace: TranslationTrace, step: int) -> StepChange:
     for kind in STEP_KINDS:
         whole = trace.attention(kind)
         rows[kind] = row_change(whole.weights, whole.keys, kind, step)
-    return StepChange(step, trace.target_tokens[step], trace.output_tokens[step], rows,
-                      candidate_change(trace.candidate_ids, trace.candidate_tokens, trace.candidate_probs, step))
+    return StepChange(
+        step,
+        trace.target_tokens[step],
+        trace.output_tokens[step],
+        rows,
+        candidate_change(trace.candidate_ids, trace.candidate_tokens, trace.candidate_probs, step),
+    )

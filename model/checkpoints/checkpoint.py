@@ -15,8 +15,14 @@ from pathlib import Path
 
 import torch
 
-from model.checkpoints.files import (CONFIG_FILE, INDEX_FILE, METRICS_FILE, SINGLE_WEIGHTS_FILE, TOKENIZER_FILE,
-                                     CheckpointError)
+from model.checkpoints.files import (
+    CONFIG_FILE,
+    INDEX_FILE,
+    METRICS_FILE,
+    SINGLE_WEIGHTS_FILE,
+    TOKENIZER_FILE,
+    CheckpointError,
+)
 from model.checkpoints.hub import download_checkpoint, validate_repo_id
 from model.checkpoints.model_card import write_model_card
 from model.checkpoints.weights import MAX_SHARD_BYTES, save_weights
@@ -26,9 +32,21 @@ from model.text.tokenizer import SubwordTokenizer
 
 HUB_MAX_FILE_BYTES = 10 * 1000 * 1000  # the Hub refuses a plain git push of a file of 10 MB or more
 
-__all__ = ["CONFIG_FILE", "HUB_MAX_FILE_BYTES", "INDEX_FILE", "MAX_SHARD_BYTES", "METRICS_FILE", "SINGLE_WEIGHTS_FILE",
-           "TOKENIZER_FILE", "Checkpoint", "CheckpointError", "load_checkpoint", "load_local_checkpoint",
-           "save_checkpoint", "validate_repo_id"]
+__all__ = [
+    "CONFIG_FILE",
+    "HUB_MAX_FILE_BYTES",
+    "INDEX_FILE",
+    "MAX_SHARD_BYTES",
+    "METRICS_FILE",
+    "SINGLE_WEIGHTS_FILE",
+    "TOKENIZER_FILE",
+    "Checkpoint",
+    "CheckpointError",
+    "load_checkpoint",
+    "load_local_checkpoint",
+    "save_checkpoint",
+    "validate_repo_id",
+]
 
 
 @dataclass
@@ -95,8 +113,9 @@ def load_local_checkpoint(directory: str | Path, device: str | torch.device = "c
     return Checkpoint(model, tokenizer, config, metrics, directory)
 
 
-def load_checkpoint(source: str | Path, hub: bool = False, device: str | torch.device = "cpu",
-                    revision: str | None = None) -> Checkpoint:
+def load_checkpoint(
+    source: str | Path, hub: bool = False, device: str | torch.device = "cpu", revision: str | None = None
+) -> Checkpoint:
     """Load from a local directory (default, offline) or, with hub=True, a Hub repo id ("owner/name").
 
     From the Hub, every checkpoint file (weights, tokenizer, metrics, training log, film, corpus heads) is

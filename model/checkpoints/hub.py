@@ -25,8 +25,15 @@ from huggingface_hub import PyTorchModelHubMixin, snapshot_download
 from huggingface_hub.errors import HFValidationError
 from huggingface_hub.utils import validate_repo_id as hub_validate_repo_id
 
-from model.checkpoints.files import (CARD_FILE, CHECKPOINT_FILES, COMPANION_FILES, CONFIG_FILE, FILM_FILE,
-                                     METRICS_FILE, CheckpointError)
+from model.checkpoints.files import (
+    CARD_FILE,
+    CHECKPOINT_FILES,
+    COMPANION_FILES,
+    CONFIG_FILE,
+    FILM_FILE,
+    METRICS_FILE,
+    CheckpointError,
+)
 from model.checkpoints.model_card import LIBRARY_NAME, PAPER_URL, PROJECT_URL, TAGS, build_model_card
 from model.checkpoints.weights import load_weights, save_weights
 from model.core.config import ConfigError, TransformerConfig
@@ -69,16 +76,31 @@ def _read_metrics(directory: Path | None) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-class TransformerHubMixin(PyTorchModelHubMixin, library_name=LIBRARY_NAME, tags=list(TAGS), repo_url=PROJECT_URL,
-                          paper_url=PAPER_URL, pipeline_tag="translation", language=["de", "en"]):
+class TransformerHubMixin(
+    PyTorchModelHubMixin,
+    library_name=LIBRARY_NAME,
+    tags=list(TAGS),
+    repo_url=PROJECT_URL,
+    paper_url=PAPER_URL,
+    pipeline_tag="translation",
+    language=["de", "en"],
+):
     """from_pretrained / save_pretrained / push_to_hub for the Transformer, with the checkpoint's other files."""
 
     checkpoint_dir: Path | None = None  # the folder the weights were loaded from (set by from_pretrained)
 
     @classmethod
-    def from_pretrained(cls, pretrained_model_name_or_path: str | Path, *, revision: str | None = None,
-                        cache_dir: str | Path | None = None, force_download: bool = False,
-                        token: str | bool | None = None, local_files_only: bool = False, **model_kwargs):
+    def from_pretrained(
+        cls,
+        pretrained_model_name_or_path: str | Path,
+        *,
+        revision: str | None = None,
+        cache_dir: str | Path | None = None,
+        force_download: bool = False,
+        token: str | bool | None = None,
+        local_files_only: bool = False,
+        **model_kwargs,
+    ):
         """The model of a checkpoint directory or Hub repo id ("owner/name"), in eval mode.
 
         A repo id is downloaded first, every checkpoint file at once (download_checkpoint), then loaded
@@ -91,10 +113,20 @@ class TransformerHubMixin(PyTorchModelHubMixin, library_name=LIBRARY_NAME, tags=
             try:
                 validate_repo_id(source)
             except CheckpointError:
-                raise CheckpointError(f"{source!r} is neither a checkpoint directory nor a valid Hugging Face repo id "
-                                      "(expected 'owner/name')") from None
-            source = str(download_checkpoint(source, revision=revision, cache_dir=cache_dir, token=token,
-                                             force_download=force_download, local_files_only=local_files_only))
+                raise CheckpointError(
+                    f"{source!r} is neither a checkpoint directory nor a valid Hugging Face repo id "
+                    "(expected 'owner/name')"
+                ) from None
+            source = str(
+                download_checkpoint(
+                    source,
+                    revision=revision,
+                    cache_dir=cache_dir,
+                    token=token,
+                    force_download=force_download,
+                    local_files_only=local_files_only,
+                )
+            )
         try:
             return super().from_pretrained(source, **model_kwargs)
         except json.JSONDecodeError as error:  # load_weights reports the index's own errors
@@ -133,8 +165,9 @@ class TransformerHubMixin(PyTorchModelHubMixin, library_name=LIBRARY_NAME, tags=
     def generate_model_card(self, repo_id: str | None = None, **kwargs):
         """The project's card (model_card.py) from checkpoint_dir's metrics.json, for repo_id when pushed."""
         name = repo_id or (self.checkpoint_dir.resolve().name if self.checkpoint_dir else "attention-explorer")
-        return build_model_card(_read_metrics(self.checkpoint_dir), self.config.to_dict(), name=name,
-                                repo_id=repo_id, source=repo_id or ".")
+        return build_model_card(
+            _read_metrics(self.checkpoint_dir), self.config.to_dict(), name=name, repo_id=repo_id, source=repo_id or "."
+        )
 
     def push_to_hub(self, repo_id: str, **kwargs) -> str:
         """Upload config.json, the weights, README.md (written for repo_id) and the companion files in one commit.

@@ -22,8 +22,9 @@ from model.checkpoints.files import INDEX_FILE, SINGLE_WEIGHTS_FILE, CheckpointE
 MAX_SHARD_BYTES = 9 * 1000 * 1000
 
 
-def save_weights(state_dict: dict[str, torch.Tensor], directory: str | Path,
-                 max_shard_bytes: int = MAX_SHARD_BYTES) -> None:
+def save_weights(
+    state_dict: dict[str, torch.Tensor], directory: str | Path, max_shard_bytes: int = MAX_SHARD_BYTES
+) -> None:
     """Write the weights into directory (old model*.safetensors files and index are removed first)."""
     tensors = {name: tensor.detach().cpu() for name, tensor in state_dict.items()}
     save_torch_state_dict(tensors, directory, max_shard_size=max_shard_bytes)

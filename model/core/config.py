@@ -35,8 +35,7 @@ class TransformerConfig:
     layer_norm_eps: float = 1e-5
 
     def __post_init__(self) -> None:
-        positive = ("vocab_size", "d_model", "n_heads", "n_encoder_layers", "n_decoder_layers",
-                    "d_ff", "max_positions")
+        positive = ("vocab_size", "d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "max_positions")
         for name in positive:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:

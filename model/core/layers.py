@@ -66,14 +66,21 @@ class EncoderLayer(nn.Module):
         self.norm1 = AddAndNorm(config)
         self.norm2 = AddAndNorm(config)
 
-    def forward(self, x: torch.Tensor, src_mask: torch.Tensor, head_mask: torch.Tensor | None = None, *,
-                output_attentions: bool = False) -> EncoderLayerOutput:
+    def forward(
+        self,
+        x: torch.Tensor,
+        src_mask: torch.Tensor,
+        head_mask: torch.Tensor | None = None,
+        *,
+        output_attentions: bool = False,
+    ) -> EncoderLayerOutput:
         """x (B, S, d_model), src_mask (B, 1, 1, S), head_mask (h,) 1 keep / 0 off -> hidden + attention.
 
         output_attentions=True: the attention's weights and scores come back (written-out kernel).
         """
-        attention = self.self_attention(x, *self.self_attention.project_key_value(x), src_mask, head_mask,
-                                        output_attentions=output_attentions)
+        attention = self.self_attention(
+            x, *self.self_attention.project_key_value(x), src_mask, head_mask, output_attentions=output_attentions
+        )
         x = self.norm1(x, attention.output)
         return EncoderLayerOutput(self.norm2(x, self.feed_forward(x)), attention)
 
@@ -141,11 +148,13 @@ class DecoderLayer(nn.Module):
         Head masks (h,): 1 keeps a head, 0 switches its output off. output_attentions=True: both
         attentions' weights and scores come back (written-out kernel).
         """
-        self_attention = self.self_attention(x, *self._self_key_value(x, cache), tgt_mask, self_head_mask,
-                                             output_attentions=output_attentions)
+        self_attention = self.self_attention(
+            x, *self._self_key_value(x, cache), tgt_mask, self_head_mask, output_attentions=output_attentions
+        )
         x = self.norm1(x, self_attention.output)
-        cross_attention = self.cross_attention(x, *self._cross_key_value(memory, cache), src_mask, cross_head_mask,
-                                               output_attentions=output_attentions)
+        cross_attention = self.cross_attention(
+            x, *self._cross_key_value(memory, cache), src_mask, cross_head_mask, output_attentions=output_attentions
+        )
         x = self.norm2(x, cross_attention.output)
         return DecoderLayerOutput(self.norm3(x, self.feed_forward(x)), self_attention, cross_attention)
 

@@ -68,7 +68,7 @@ class Transformer(nn.Module, TransformerHubMixin):
                 nn.init.xavier_uniform_(parameter)
             elif name.endswith("bias"):
                 nn.init.zeros_(parameter)
-        nn.init.normal_(self.embedding.weight, mean=0.0, std=self.config.d_model ** -0.5)
+        nn.init.normal_(self.embedding.weight, mean=0.0, std=self.config.d_model**-0.5)
         with torch.no_grad():
             self.embedding.weight[self.config.pad_id].zero_()
 
@@ -85,11 +85,18 @@ class Transformer(nn.Module, TransformerHubMixin):
             )
         scaled = self.embedding(ids) * math.sqrt(self.config.d_model)
         if positions:
-            scaled = scaled + self.positional_encoding[offset:offset + length]
+            scaled = scaled + self.positional_encoding[offset : offset + length]
         return self.embedding_dropout(scaled)
 
-    def encode(self, src: torch.Tensor, src_mask: torch.Tensor, head_mask: torch.Tensor | None = None,
-               use_positions: bool = True, *, output_attentions: bool = False) -> EncoderOutput:
+    def encode(
+        self,
+        src: torch.Tensor,
+        src_mask: torch.Tensor,
+        head_mask: torch.Tensor | None = None,
+        use_positions: bool = True,
+        *,
+        output_attentions: bool = False,
+    ) -> EncoderOutput:
         """src (B, S) token ids, src_mask (B, 1, 1, S) -> memory (B, S, d_model) + attentions.
 
         head_mask (L_enc, h): 1 keeps a head, 0 switches it off; use_positions=False drops the PE;
@@ -127,10 +134,14 @@ class Transformer(nn.Module, TransformerHubMixin):
         hiddens, self_attentions, cross_attentions = [], [], []
         n_layers = len(self.decoder_layers)
         for layer, layer_cache, self_mask, cross_mask in zip(
-                self.decoder_layers, layer_caches, _per_layer(self_head_mask, n_layers),
-                _per_layer(cross_head_mask, n_layers)):
-            x, self_attention, cross_attention = layer(x, memory, src_mask, tgt_mask, layer_cache, self_mask, cross_mask,
-                                                       output_attentions=output_attentions)
+            self.decoder_layers,
+            layer_caches,
+            _per_layer(self_head_mask, n_layers),
+            _per_layer(cross_head_mask, n_layers),
+        ):
+            x, self_attention, cross_attention = layer(
+                x, memory, src_mask, tgt_mask, layer_cache, self_mask, cross_mask, output_attentions=output_attentions
+            )
             hiddens.append(x)
             self_attentions.append(self_attention)
             cross_attentions.append(cross_attention)

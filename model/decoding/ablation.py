@@ -56,8 +56,10 @@ class Ablation:
         mask = torch.ones(n_layers, n_heads, device=device)
         for layer, head in heads:
             if layer >= n_layers or head >= n_heads:
-                raise ValueError(f"{kind} head (layer {layer + 1}, head {head + 1}) does not exist "
-                                 f"in a model of {n_layers} layers x {n_heads} heads")
+                raise ValueError(
+                    f"{kind} head (layer {layer + 1}, head {head + 1}) does not exist "
+                    f"in a model of {n_layers} layers x {n_heads} heads"
+                )
             mask[layer, head] = 0.0
         return mask
 
@@ -69,5 +71,7 @@ class Ablation:
         return AblationTensors(encoder, decoder_self, cross, self.positional_encoding)
 
     def describe(self) -> dict:
-        return {"positional_encoding": self.positional_encoding,
-                **{f"{k}_heads": sorted(map(list, getattr(self, f"{k}_heads"))) for k in ATTENTION_KINDS}}
+        return {
+            "positional_encoding": self.positional_encoding,
+            **{f"{k}_heads": sorted(map(list, getattr(self, f"{k}_heads"))) for k in ATTENTION_KINDS},
+        }

@@ -98,19 +98,25 @@ def _start(model: Transformer, src: torch.Tensor, K: int) -> _Beams:
     # pick the same continuation K times.
     log_probs = torch.full((batch, K), float("-inf"), device=device)
     log_probs[:, 0] = 0.0
-    return _Beams(list(range(batch)), memory.repeat_interleave(K, dim=0), src_mask.repeat_interleave(K, dim=0),
-                  cache, log_probs.view(batch * K),
-                  torch.full((batch * K,), config.bos_id, dtype=torch.long, device=device),  # newest token
-                  torch.empty((batch * K, 0), dtype=torch.long, device=device))
+    return _Beams(
+        list(range(batch)),
+        memory.repeat_interleave(K, dim=0),
+        src_mask.repeat_interleave(K, dim=0),
+        cache,
+        log_probs.view(batch * K),
+        torch.full((batch * K,), config.bos_id, dtype=torch.long, device=device),  # newest token
+        torch.empty((batch * K, 0), dtype=torch.long, device=device),
+    )
 
 
-def _step(model: Transformer, beams: _Beams, K: int, length_penalty: float,
-          finished: list[list[Hypothesis]]) -> None:
+def _step(model: Transformer, beams: _Beams, K: int, length_penalty: float, finished: list[list[Hypothesis]]) -> None:
     """One token for every live beam: [EOS] among the K best ends a hypothesis, the K best others continue."""
     config, n_active, vocab = model.config, len(beams.active), model.config.vocab_size
     device = beams.tokens.device
     ranks = torch.arange(2 * K, device=device)  # (2K,)
-    hidden = model.decode(beams.tokens[:, None], beams.memory, beams.src_mask, None, beams.cache).hidden  # (A * K, 1, d)
+    hidden = model.decode(
+        beams.tokens[:, None], beams.memory, beams.src_mask, None, beams.cache
+    ).hidden  # (A * K, 1, d)
     log_probs = F.log_softmax(model.project(hidden[:, -1]).float(), dim=-1)  # (A * K, V)
     candidates = (beams.log_probs[:, None] + log_probs).view(n_active, K * vocab)  # (A, K * V)
     # 2K candidates always hold K that are not [EOS]: each beam has only one [EOS] entry.
@@ -184,15 +190,20 @@ def beam_search(
     results: list[BeamResult | None] = [None] * src.size(0)
     for step in range(max(budgets)):
         _step(model, beams, K, length_penalty, finished)
-        done = [row for row, index in enumerate(beams.active)  # rows (positions in `active`) that end now
-                if len(finished[index]) >= K or step + 1 >= budgets[index]]
+        done = [
+            row
+            for row, index in enumerate(beams.active)  # rows (positions in `active`) that end now
+            if len(finished[index]) >= K or step + 1 >= budgets[index]
+        ]
         for row in done:
             results[beams.active[row]] = _result(beams, row, finished[beams.active[row]], K, length_penalty)
         if len(done) == len(beams.active):
             break
         if done:  # drop finished sentences' K rows from every per-beam tensor
             keep_rows = [row for row in range(len(beams.active)) if row not in done]
-            keep = (torch.tensor(keep_rows, device=src.device)[:, None] * K + torch.arange(K, device=src.device)).view(-1)
+            keep = (torch.tensor(keep_rows, device=src.device)[:, None] * K + torch.arange(K, device=src.device)).view(
+                -1
+            )
             beams.active = [beams.active[row] for row in keep_rows]
             beams.keep(keep)
     return results  # type: ignore[return-value]  # every sentence is done after max(budgets) steps

@@ -1,7 +1,7 @@
 """Command line: translate a sentence with a checkpoint, print the text or the whole trace.
 
-    python -m model.decoding.cli --checkpoint checkpoints/<name> --direction de-en "Ein Mann fährt Fahrrad."
-    python -m model.decoding.cli --checkpoint checkpoints/<name> --direction en-de --json "A dog runs."
+python -m model.decoding.cli --checkpoint checkpoints/<name> --direction de-en "Ein Mann fährt Fahrrad."
+python -m model.decoding.cli --checkpoint checkpoints/<name> --direction en-de --json "A dog runs."
 """
 
 from __future__ import annotations
@@ -18,8 +18,11 @@ from model.text.tokenizer import DIRECTIONS
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m model.decoding.cli", description=__doc__.splitlines()[0])
     parser.add_argument("text", help="the sentence to translate")
-    parser.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT),
-                        help="checkpoint directory (default: the shipped one), or a Hub repo id with --hub")
+    parser.add_argument(
+        "--checkpoint",
+        default=str(DEFAULT_CHECKPOINT),
+        help="checkpoint directory (default: the shipped one), or a Hub repo id with --hub",
+    )
     parser.add_argument("--hub", action="store_true", help="treat --checkpoint as a Hugging Face Hub repo id")
     parser.add_argument("--direction", choices=DIRECTIONS, default="de-en")
     parser.add_argument("--json", action="store_true", help="print the whole trace as JSON")

@@ -62,10 +62,11 @@ def greedy_steps(
     max_new_tokens = min(max_new_tokens, config.max_positions - tokens_so_far.size(1))
     for _ in range(max_new_tokens):
         # with the cache, feed only positions not cached yet: the whole forced prefix at first, then one token
-        new = tokens_so_far[:, cache.length:] if cache is not None else tokens_so_far  # (B, T_new)
+        new = tokens_so_far[:, cache.length :] if cache is not None else tokens_so_far  # (B, T_new)
         mask = decoder_mask(new, config.pad_id) if cache is None or cache.length == 0 else None
-        hidden = model.decode(new, memory, src_mask, mask, cache, ablation.decoder_self, ablation.cross,
-                              ablation.use_positions).hidden  # (B, T_new, d_model)
+        hidden = model.decode(
+            new, memory, src_mask, mask, cache, ablation.decoder_self, ablation.cross, ablation.use_positions
+        ).hidden  # (B, T_new, d_model)
         logits = model.project(hidden[:, -1])  # (B, V)
         tokens = logits.argmax(dim=-1).masked_fill(finished, config.pad_id)  # (B,)
         finished = finished | (tokens == config.eos_id)
@@ -119,10 +120,13 @@ def translate(
         output_ids = forced
     else:
         prefix = torch.tensor([forced], dtype=torch.long, device=device) if forced else None
-        steps = greedy_steps(model, source.encoded.memory, source.src_mask, budget - len(forced), prefix=prefix,
-                             ablation=tensors)
+        steps = greedy_steps(
+            model, source.encoded.memory, source.src_mask, budget - len(forced), prefix=prefix, ablation=tensors
+        )
         output_ids = forced + [int(step.tokens[0]) for step in steps]
 
     # One teacher-forced pass over the chosen tokens gives every layer's attention at once.
     forced_pass = teacher_force(model, source, output_ids, tensors)
-    return build_trace(model, tokenizer, text, direction, was_cut, forced_pass, output_ids, top_k, len(forced), ablation)
+    return build_trace(
+        model, tokenizer, text, direction, was_cut, forced_pass, output_ids, top_k, len(forced), ablation
+    )

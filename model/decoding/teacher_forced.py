@@ -41,17 +41,28 @@ def encode_source(model: Transformer, source_ids: list[int], ablation: AblationT
     """Encode one sentence's ids with the written-out attention (weights kept)."""
     src = torch.tensor([list(source_ids)], dtype=torch.long, device=model.embedding.weight.device)  # (1, S)
     src_mask = padding_mask(src, model.config.pad_id)  # (1, 1, 1, S)
-    return EncodedSource(src, src_mask, model.encode(src, src_mask, ablation.encoder, ablation.use_positions,
-                                                      output_attentions=True))
+    return EncodedSource(
+        src, src_mask, model.encode(src, src_mask, ablation.encoder, ablation.use_positions, output_attentions=True)
+    )
 
 
-def teacher_force(model: Transformer, source: EncodedSource, output_ids: list[int],
-                  ablation: AblationTensors) -> TeacherForced:
+def teacher_force(
+    model: Transformer, source: EncodedSource, output_ids: list[int], ablation: AblationTensors
+) -> TeacherForced:
     """Decode [BOS] + output_ids[:-1] in one pass; row t scores output_ids[t]."""
     tgt = torch.tensor([[model.config.bos_id, *output_ids[:-1]]], dtype=torch.long, device=source.src.device)  # (1, T)
     tgt_mask = decoder_mask(tgt, model.config.pad_id)  # (1, 1, T, T)
-    decoded = model.decode(tgt, source.encoded.memory, source.src_mask, tgt_mask, None,
-                           ablation.decoder_self, ablation.cross, ablation.use_positions, output_attentions=True)
+    decoded = model.decode(
+        tgt,
+        source.encoded.memory,
+        source.src_mask,
+        tgt_mask,
+        None,
+        ablation.decoder_self,
+        ablation.cross,
+        ablation.use_positions,
+        output_attentions=True,
+    )
     log_probs = torch.log_softmax(model.project(decoded.hidden)[0].float(), dim=-1)  # (T, V)
     return TeacherForced(source, tgt_mask, decoded, log_probs)
 
@@ -83,9 +94,18 @@ def logit_lens(model: Transformer, layer_hiddens: list[torch.Tensor], final_prob
     return torch.cat([top_probs, last_probs[:, None]], dim=1), torch.cat([top_ids, last_ids[:, None]], dim=1)
 
 
-def build_trace(model: Transformer, tokenizer: SubwordTokenizer, text: str, direction: str, was_cut: bool,
-                forced: TeacherForced, output_ids: list[int], top_k: int, forced_steps: int,
-                ablation: Ablation | None) -> TranslationTrace:
+def build_trace(
+    model: Transformer,
+    tokenizer: SubwordTokenizer,
+    text: str,
+    direction: str,
+    was_cut: bool,
+    forced: TeacherForced,
+    output_ids: list[int],
+    top_k: int,
+    forced_steps: int,
+    ablation: Ablation | None,
+) -> TranslationTrace:
     """The TranslationTrace of a decoded sentence from its teacher-forced pass."""
     config = model.config
     source_ids = forced.source.src[0].tolist()

@@ -23,11 +23,20 @@ import numpy as np
 
 ARRAY_FIELDS = {
     # name: dtype
-    "candidate_ids": np.int64, "candidate_probs": np.float32, "chosen_probs": np.float32,
+    "candidate_ids": np.int64,
+    "candidate_probs": np.float32,
+    "chosen_probs": np.float32,
     "entropy": np.float32,
-    "encoder_attention": np.float32, "decoder_self_attention": np.float32, "cross_attention": np.float32,
-    "encoder_scores": np.float32, "decoder_self_scores": np.float32, "cross_scores": np.float32,
-    "source_mask": np.bool_, "causal_mask": np.bool_, "decoder_mask": np.bool_, "cross_mask": np.bool_,
+    "encoder_attention": np.float32,
+    "decoder_self_attention": np.float32,
+    "cross_attention": np.float32,
+    "encoder_scores": np.float32,
+    "decoder_self_scores": np.float32,
+    "cross_scores": np.float32,
+    "source_mask": np.bool_,
+    "causal_mask": np.bool_,
+    "decoder_mask": np.bool_,
+    "cross_mask": np.bool_,
     "logit_lens_probs": np.float32,
 }
 
@@ -53,14 +62,41 @@ class AttentionKind:
         return config.n_encoder_layers if self.stack == "encoder" else config.n_decoder_layers
 
 
-ATTENTION_KINDS: dict[str, AttentionKind] = {kind.name: kind for kind in (
-    AttentionKind("encoder", "Encoder self-attention", "encoder_attention", "encoder_scores",
-                  "source_tokens", "source_tokens", "encoder", False),
-    AttentionKind("decoder_self", "Masked decoder self-attention", "decoder_self_attention",
-                  "decoder_self_scores", "target_tokens", "target_tokens", "decoder", True),
-    AttentionKind("cross", "Cross-attention (encoder → decoder)", "cross_attention", "cross_scores",
-                  "target_tokens", "source_tokens", "decoder", True),
-)}
+ATTENTION_KINDS: dict[str, AttentionKind] = {
+    kind.name: kind
+    for kind in (
+        AttentionKind(
+            "encoder",
+            "Encoder self-attention",
+            "encoder_attention",
+            "encoder_scores",
+            "source_tokens",
+            "source_tokens",
+            "encoder",
+            False,
+        ),
+        AttentionKind(
+            "decoder_self",
+            "Masked decoder self-attention",
+            "decoder_self_attention",
+            "decoder_self_scores",
+            "target_tokens",
+            "target_tokens",
+            "decoder",
+            True,
+        ),
+        AttentionKind(
+            "cross",
+            "Cross-attention (encoder → decoder)",
+            "cross_attention",
+            "cross_scores",
+            "target_tokens",
+            "source_tokens",
+            "decoder",
+            True,
+        ),
+    )
+}
 
 
 def attention_kind(name: str) -> AttentionKind:

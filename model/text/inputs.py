@@ -28,8 +28,9 @@ def prepare_source(tokenizer: SubwordTokenizer, text: str, direction: str) -> tu
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as error:  # a lone surrogate (JSON "\ud800") cannot be tokenized
-        raise ValueError(f"text is not valid Unicode: a lone surrogate U+{ord(text[error.start]):04X} "
-                         f"at character {error.start + 1}") from None
+        raise ValueError(
+            f"text is not valid Unicode: a lone surrogate U+{ord(text[error.start]):04X} at character {error.start + 1}"
+        ) from None
     _, target = parse_direction(direction)
     subwords = tokenizer.encode(text.strip())  # outer whitespace carries no meaning for translation
     was_cut = len(subwords) > limits.MAX_SOURCE_TOKENS

@@ -90,22 +90,38 @@ def guard_rails(text: str, source_tokens: Sequence[str], direction: str) -> list
     source, target = direction.split("-")
     rails = []
     if byte_share(source_tokens) >= BYTE_FALLBACK_SHARE:
-        rails.append(GuardRail("bytes", f"Most of this input ({byte_share(source_tokens):.0%} of its subwords) "
-                               "are raw byte tokens like `<0xF0>`: the vocabulary has no pieces for these "
-                               "characters (emoji, Chinese, …). The model never learned them; expect fluent "
-                               "nonsense."))
+        rails.append(
+            GuardRail(
+                "bytes",
+                f"Most of this input ({byte_share(source_tokens):.0%} of its subwords) "
+                "are raw byte tokens like `<0xF0>`: the vocabulary has no pieces for these "
+                "characters (emoji, Chinese, …). The model never learned them; expect fluent "
+                "nonsense.",
+            )
+        )
     else:
         guess = detect_language(text)
         if guess is not None and guess[0] != source and guess[1] >= LANGUAGE_CONFIDENCE:
-            rails.append(GuardRail("language", f"This looks like **{LANGUAGES[guess[0]]}** "
-                                   f"(p = {guess[1]:.2f}, py3langid), but the direction expects "
-                                   f"{LANGUAGES[source]}. The model only reads the target tag and may echo "
-                                   "the input.", switch_to=f"{guess[0]}-{source}"))
+            rails.append(
+                GuardRail(
+                    "language",
+                    f"This looks like **{LANGUAGES[guess[0]]}** "
+                    f"(p = {guess[1]:.2f}, py3langid), but the direction expects "
+                    f"{LANGUAGES[source]}. The model only reads the target tag and may echo "
+                    "the input.",
+                    switch_to=f"{guess[0]}-{source}",
+                )
+            )
     length = longer_than_training(source_tokens)
     if length:
-        rails.append(GuardRail("long", f"This input has **{length} subword tokens**; 99.9 % of the training "
-                               f"sentences have at most {LONG_SOURCE_SUBWORDS} (Multi30k captions and Tatoeba are "
-                               "short). Expect repeats, omissions or a loop; translate one sentence at a time."))
+        rails.append(
+            GuardRail(
+                "long",
+                f"This input has **{length} subword tokens**; 99.9 % of the training "
+                f"sentences have at most {LONG_SOURCE_SUBWORDS} (Multi30k captions and Tatoeba are "
+                "short). Expect repeats, omissions or a loop; translate one sentence at a time.",
+            )
+        )
     return rails
 
 
@@ -114,7 +130,7 @@ def repeated_phrase(text: str, words: int = 3) -> str | None:
     tokens = re.findall(r"\w+", text.lower())
     seen: set[tuple[str, ...]] = set()
     for start in range(len(tokens) - words + 1):
-        phrase = tuple(tokens[start:start + words])
+        phrase = tuple(tokens[start : start + words])
         if phrase in seen:
             return " ".join(phrase)
         seen.add(phrase)
@@ -126,14 +142,15 @@ def translation_warnings(source_tokens: Sequence[str], translation: str, finishe
     warnings = []
     length = longer_than_training(source_tokens)
     if length:
-        warnings.append(f"the sentence has {length} subword tokens, and 99.9 % of the training sentences have at "
-                        f"most {LONG_SOURCE_SUBWORDS}: sentences this long are rare in the training data "
-                        "(Multi30k captions and Tatoeba sentences are short), so the model never learned to "
-                        "translate them")
+        warnings.append(
+            f"the sentence has {length} subword tokens, and 99.9 % of the training sentences have at "
+            f"most {LONG_SOURCE_SUBWORDS}: sentences this long are rare in the training data "
+            "(Multi30k captions and Tatoeba sentences are short), so the model never learned to "
+            "translate them"
+        )
     loop = repeated_phrase(translation)
     if loop:
         warnings.append(f"the translation repeats itself (\u201c{loop}\u201d occurs more than once): a decoding loop")
     if not finished:
         warnings.append("decoding stopped at the length limit without [EOS]")
     return warnings
-

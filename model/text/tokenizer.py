@@ -53,12 +53,14 @@ class SubwordTokenizer:
         tokenizer = Tokenizer(models.BPE(unk_token=UNK, byte_fallback=True))
         tokenizer.normalizer = normalizers.NFC()
         tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement=WORD_BOUNDARY, prepend_scheme="always")
-        tokenizer.decoder = decoders.Sequence([
-            decoders.Replace(WORD_BOUNDARY, " "),
-            decoders.ByteFallback(),
-            decoders.Fuse(),
-            decoders.Strip(" ", 1, 0),
-        ])
+        tokenizer.decoder = decoders.Sequence(
+            [
+                decoders.Replace(WORD_BOUNDARY, " "),
+                decoders.ByteFallback(),
+                decoders.Fuse(),
+                decoders.Strip(" ", 1, 0),
+            ]
+        )
         trainer = trainers.BpeTrainer(
             vocab_size=vocab_size - len(BYTE_TOKENS),
             min_frequency=min_frequency,

@@ -75,7 +75,9 @@ def read_hub(spec: str, split: str = "train") -> list[Pair]:
     try:
         rows = datasets.load_dataset(name, config or None, split=split)
     except Exception as error:  # offline, unknown dataset, bad config: one clear message
-        raise DataError(f"could not load {name!r} from the Hugging Face Hub ({type(error).__name__}: {error})") from None
+        raise DataError(
+            f"could not load {name!r} from the Hugging Face Hub ({type(error).__name__}: {error})"
+        ) from None
     if "translation" not in rows.column_names:
         raise DataError(f"{name!r} has no 'translation' column (columns: {rows.column_names})")
     return [(row["translation"]["de"], row["translation"]["en"]) for row in rows]
@@ -124,8 +126,9 @@ def token_batches(examples: list[Example], max_tokens: int, rng: random.Random) 
     Lengths are jittered slightly before sorting so batches differ between epochs; batch order is
     shuffled.
     """
-    order = sorted(range(len(examples)),
-                   key=lambda i: (len(examples[i].source) + rng.random() * 2, len(examples[i].target)))
+    order = sorted(
+        range(len(examples)), key=lambda i: (len(examples[i].source) + rng.random() * 2, len(examples[i].target))
+    )
     batches, current, longest = [], [], 0
     for index in order:
         length = max(len(examples[index].source), len(examples[index].target))
@@ -140,15 +143,18 @@ def token_batches(examples: list[Example], max_tokens: int, rng: random.Random) 
     return batches
 
 
-def collate(examples: list[Example], indices: list[int], pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def collate(
+    examples: list[Example], indices: list[int], pad_id: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """-> src (B, S), decoder input (B, T), labels (B, T): labels are the target shifted left."""
     src = pad_batch([examples[i].source for i in indices], pad_id)
     tgt = pad_batch([examples[i].target for i in indices], pad_id)  # (B, T + 1)
     return src, tgt[:, :-1], tgt[:, 1:]
 
 
-def prefetch(examples: list[Example], batches: list[list[int]], config: TransformerConfig, device: torch.device,
-             depth: int = 8):
+def prefetch(
+    examples: list[Example], batches: list[list[int]], config: TransformerConfig, device: torch.device, depth: int = 8
+):
     """Yield (src, tgt_in, labels) on the device plus real source / target token counts and training FLOPs.
 
     A background thread pads the next batches (pinned, for asynchronous copies to a GPU) and counts
@@ -164,8 +170,12 @@ def prefetch(examples: list[Example], batches: list[list[int]], config: Transfor
             for indices in batches:
                 src, tgt_in, labels = collate(examples, indices, config.pad_id)
                 source_lengths, target_lengths = (src != config.pad_id).sum(1), (labels != config.pad_id).sum(1)
-                item = (*(t.pin_memory() if pin else t for t in (src, tgt_in, labels)), int(source_lengths.sum()),
-                        int(target_lengths.sum()), training_flops(config, source_lengths, target_lengths))
+                item = (
+                    *(t.pin_memory() if pin else t for t in (src, tgt_in, labels)),
+                    int(source_lengths.sum()),
+                    int(target_lengths.sum()),
+                    training_flops(config, source_lengths, target_lengths),
+                )
                 while not stop.is_set():
                     try:
                         ready.put(item, timeout=0.1)

@@ -68,7 +68,7 @@ def translate_batch(
     try:
         with torch.inference_mode():
             for start in range(0, len(order), batch_size):
-                indices = order[start:start + batch_size]
+                indices = order[start : start + batch_size]
                 src = pad_batch([sources[i] for i in indices], config.pad_id).to(device)  # (b, S)
                 if beam_size == 1:
                     generated = greedy_decode(model, src, default_max_new_tokens(src.size(1))).tolist()  # (b, T)
@@ -107,8 +107,11 @@ def _read_lines(path: str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m model.training.evaluate", description=__doc__.splitlines()[0])
-    parser.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT),
-                        help="checkpoint directory (default: the shipped one), or a Hub repo id with --hub")
+    parser.add_argument(
+        "--checkpoint",
+        default=str(DEFAULT_CHECKPOINT),
+        help="checkpoint directory (default: the shipped one), or a Hub repo id with --hub",
+    )
     parser.add_argument("--hub", action="store_true", help="treat --checkpoint as a Hugging Face Hub repo id")
     parser.add_argument("--src", required=True, help="source sentences, one per line")
     parser.add_argument("--ref", required=True, help="reference translations, one per line")
@@ -133,9 +136,15 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError(f"{args.src} is empty")
         checkpoint = load_checkpoint(args.checkpoint, hub=args.hub)
         started = time.perf_counter()
-        hypotheses = translate_batch(checkpoint.model, checkpoint.tokenizer, sources, args.direction,
-                                     beam_size=args.beam, batch_size=args.batch_size,
-                                     length_penalty=args.length_penalty)
+        hypotheses = translate_batch(
+            checkpoint.model,
+            checkpoint.tokenizer,
+            sources,
+            args.direction,
+            beam_size=args.beam,
+            batch_size=args.batch_size,
+            length_penalty=args.length_penalty,
+        )
         seconds = time.perf_counter() - started
         scores = score(hypotheses, references)
     except (CheckpointError, ValueError) as error:
@@ -143,19 +152,26 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     decoding = "greedy" if args.beam == 1 else f"beam {args.beam}, alpha {args.length_penalty:g}"
     if args.json:
-        print(json.dumps({
-            **scores,
-            "decoding": "greedy" if args.beam == 1 else "beam",
-            "beam_size": args.beam,
-            "length_penalty": args.length_penalty if args.beam > 1 else None,
-            "direction": args.direction,
-            "sentences": len(sources),
-            "seconds": round(seconds, 2),
-            "checkpoint": str(args.checkpoint),
-        }, indent=2))
+        print(
+            json.dumps(
+                {
+                    **scores,
+                    "decoding": "greedy" if args.beam == 1 else "beam",
+                    "beam_size": args.beam,
+                    "length_penalty": args.length_penalty if args.beam > 1 else None,
+                    "direction": args.direction,
+                    "sentences": len(sources),
+                    "seconds": round(seconds, 2),
+                    "checkpoint": str(args.checkpoint),
+                },
+                indent=2,
+            )
+        )
     else:
-        print(f"BLEU {scores['bleu']:.2f}  chrF {scores['chrf']:.2f}  "
-              f"({decoding}, {args.direction}, {len(sources)} sentences, {seconds:.1f} s)")
+        print(
+            f"BLEU {scores['bleu']:.2f}  chrF {scores['chrf']:.2f}  "
+            f"({decoding}, {args.direction}, {len(sources)} sentences, {seconds:.1f} s)"
+        )
     return 0
 
 

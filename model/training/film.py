@@ -42,10 +42,23 @@ PROBES = {
     "en-de": "A little girl is climbing into a wooden playhouse.",
 }
 FILM_MAX_NEW_TOKENS = 24  # the probes' translations need ~10-15; an untrained model never stops
-ARRAY_FIELDS = ("encoder_attention", "decoder_self_attention", "cross_attention",
-                "candidate_probs", "chosen_probs", "entropy")
-TEXT_FIELDS = ("direction", "source_text", "translation", "source_tokens", "target_tokens",
-               "output_tokens", "candidate_tokens")
+ARRAY_FIELDS = (
+    "encoder_attention",
+    "decoder_self_attention",
+    "cross_attention",
+    "candidate_probs",
+    "chosen_probs",
+    "entropy",
+)
+TEXT_FIELDS = (
+    "direction",
+    "source_text",
+    "translation",
+    "source_tokens",
+    "target_tokens",
+    "output_tokens",
+    "candidate_tokens",
+)
 
 
 def record_frame(model: Transformer, tokenizer: SubwordTokenizer, step: int, val_bleu: dict[str, float]) -> dict:
@@ -53,8 +66,10 @@ def record_frame(model: Transformer, tokenizer: SubwordTokenizer, step: int, val
     probes = {}
     for direction, text in PROBES.items():
         trace = translate(model, tokenizer, text, direction, max_new_tokens=FILM_MAX_NEW_TOKENS)
-        probes[direction] = {**{name: getattr(trace, name) for name in TEXT_FIELDS},
-                             **{name: np.asarray(getattr(trace, name), dtype=np.float32) for name in ARRAY_FIELDS}}
+        probes[direction] = {
+            **{name: getattr(trace, name) for name in TEXT_FIELDS},
+            **{name: np.asarray(getattr(trace, name), dtype=np.float32) for name in ARRAY_FIELDS},
+        }
     return {"step": int(step), "val_bleu": {k: round(float(v), 4) for k, v in val_bleu.items()}, "probes": probes}
 
 
@@ -104,8 +119,12 @@ def load_film(path: str | Path) -> list[dict]:
             raise ValueError(f"{path} has film format {meta.get('format')!r}; expected {FORMAT!r}")
         frames = []
         for index, frame in enumerate(meta["frames"]):
-            probes = {direction: {**fields, **{name: archive[f"f{index}.{direction}.{name}"].astype(np.float32)
-                                               for name in ARRAY_FIELDS}}
-                      for direction, fields in frame["probes"].items()}
+            probes = {
+                direction: {
+                    **fields,
+                    **{name: archive[f"f{index}.{direction}.{name}"].astype(np.float32) for name in ARRAY_FIELDS},
+                }
+                for direction, fields in frame["probes"].items()
+            }
             frames.append({"step": frame["step"], "val_bleu": frame["val_bleu"], "probes": probes})
     return frames

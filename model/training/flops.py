@@ -69,8 +69,9 @@ def cpu_fp32_lanes(flags: frozenset[str]) -> int:
     return 8 if {"avx2", "fma"} <= flags else 4
 
 
-def cpu_peak_flops(cores: int, clock_hz: float | None = None, flags: frozenset[str] | None = None,
-                   fma_units: int = 2) -> float | None:
+def cpu_peak_flops(
+    cores: int, clock_hz: float | None = None, flags: frozenset[str] | None = None, fma_units: int = 2
+) -> float | None:
     """float32 peak of `cores` cores: fma_units x lanes x 2 FLOPs (multiply + add) x clock, per core.
 
     Two FMA units per core is right for AMD Zen and Intel server cores since Haswell / Skylake-SP;

@@ -110,9 +110,11 @@ def load_start(directory: str | Path, argv: list[str]) -> Start:
     given = given_flags(argv)
     differences = config_differences(checkpoint, given)
     if differences:
-        raise InitFromError(f"--init-from {directory} continues its checkpoint's model and tokenizer, but this "
-                            f"command asks for {'; '.join(differences)}. Leave these options out (the checkpoint's "
-                            "are used) or train a new model without --init-from.")
+        raise InitFromError(
+            f"--init-from {directory} continues its checkpoint's model and tokenizer, but this "
+            f"command asks for {'; '.join(differences)}. Leave these options out (the checkpoint's "
+            "are used) or train a new model without --init-from."
+        )
     step = checkpoint_step(checkpoint)
     log_path = nearest(checkpoint.path, LOG_FILE)
     log = cut_log(json.loads(log_path.read_text(encoding="utf-8")), step) if log_path else None
@@ -124,7 +126,12 @@ def load_start(directory: str | Path, argv: list[str]) -> Start:
 
 def announce(start: Start) -> str:
     """What a continued run starts from, for stdout and the log."""
-    return (f"initialised from {start.checkpoint.path} at step {start.step}: its weights, tokenizer and config; the "
-            f"learning rate goes on from step {start.step + 1}; Adam's moments start fresh; "
-            + (f"its film ({len(start.frames)} frames up to step {start.step}, {start.film_path}) goes on"
-               if start.film_path else "no film found beside it or in its run directory: the film starts here"))
+    return (
+        f"initialised from {start.checkpoint.path} at step {start.step}: its weights, tokenizer and config; the "
+        f"learning rate goes on from step {start.step + 1}; Adam's moments start fresh; "
+        + (
+            f"its film ({len(start.frames)} frames up to step {start.step}, {start.film_path}) goes on"
+            if start.film_path
+            else "no film found beside it or in its run directory: the film starts here"
+        )
+    )

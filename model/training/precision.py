@@ -66,5 +66,8 @@ def choose_precision(requested: str, device_type: str, cuda_bf16: bool, flags: f
     native = [flag for flag in CPU_BF16_FLAGS if flag in flags]
     if native:
         return Precision("bf16", f"auto: the CPU has native bf16 ({', '.join(native)})")
-    return Precision("fp32", f"auto: the CPU has no native bf16 ({' / '.join(CPU_BF16_FLAGS)} absent), "
-                             "where bf16 autocast is emulated and slow")
+    return Precision(
+        "fp32",
+        f"auto: the CPU has no native bf16 ({' / '.join(CPU_BF16_FLAGS)} absent), "
+        "where bf16 autocast is emulated and slow",
+    )

@@ -31,8 +31,13 @@ def git_commit() -> str:
     if os.environ.get("GIT_COMMIT"):
         return os.environ["GIT_COMMIT"]
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
-                              cwd=Path(__file__).resolve().parent).stdout.strip()
+        return subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=Path(__file__).resolve().parent,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
@@ -75,13 +80,23 @@ def load_tokenizer(args, out: Path, pairs: list) -> SubwordTokenizer:
 
 def new_state() -> dict:
     """The counters a run keeps (and --resume restores): steps, position in the epoch, best BLEU, time, work."""
-    return {"step": 0, "epoch": 0, "batch_in_epoch": 0, "best_bleu": -1.0, "seconds": 0.0, "tokens": 0,
-            "flops": 0.0, "evaluation_seconds": 0.0}
+    return {
+        "step": 0,
+        "epoch": 0,
+        "batch_in_epoch": 0,
+        "best_bleu": -1.0,
+        "seconds": 0.0,
+        "tokens": 0,
+        "flops": 0.0,
+        "evaluation_seconds": 0.0,
+    }
 
 
 def empty_log() -> dict:
-    return {"train": {"step": [], "loss": [], "learning_rate": [], "tokens_per_second": []},
-            "validation": {"step": [], "loss": [], "bleu_de_en": [], "bleu_en_de": []}}
+    return {
+        "train": {"step": [], "loss": [], "learning_rate": [], "tokens_per_second": []},
+        "validation": {"step": [], "loss": [], "bleu_de_en": [], "bleu_en_de": []},
+    }
 
 
 def save_run_checkpoint(directory: Path, model, tokenizer, log, state, scores, command, commit, selected) -> None:

@@ -33,7 +33,9 @@ def test_the_blog_pair_compares_and_a_ranked_head_draws_in_both(browser, server,
     expect(page.locator("#source textarea")).to_have_value(BLOG_PAIR[0])
     for n, sentence in ((1, BLOG_PAIR[0]), (2, BLOG_PAIR[1])):
         expect(page.locator(f"#compare-caption-{n}")).to_contain_text(sentence)
-        expect(page.locator(f"#compare-plot-{n} .gtitle")).to_contain_text("Encoder self-attention, layer 1, every head")
+        expect(page.locator(f"#compare-plot-{n} .gtitle")).to_contain_text(
+            "Encoder self-attention, layer 1, every head"
+        )
     expect(page.locator("#compare-second textarea")).to_have_value(BLOG_PAIR[1])
     ranked = page.locator("#compare-ranking label")
     expect(ranked.first).to_contain_text("1. ")

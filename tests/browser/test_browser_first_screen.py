@@ -123,8 +123,9 @@ FIGURE_FIT = """(id) => { const block = document.querySelector('#' + id);
 }"""
 
 
-@pytest.mark.parametrize("tab, elem_id", [("Attention", "attention-plot"), ("Positional encoding", "pe-plot"),
-                                          ("Masks", "mask-plot")])
+@pytest.mark.parametrize(
+    "tab, elem_id", [("Attention", "attention-plot"), ("Positional encoding", "pe-plot"), ("Masks", "mask-plot")]
+)
 def test_each_figure_fits_its_box_without_sideways_scroll(loaded, tab, elem_id):
     """The figure of each view (one head's heatmap on the Attention tab) is no wider than its box, nothing in the
     box or the page scrolls sideways; a narrow box (the phone) draws the positional encoding's panels stacked."""
@@ -134,8 +135,10 @@ def test_each_figure_fits_its_box_without_sideways_scroll(loaded, tab, elem_id):
     assert fit["figure"] <= fit["box"] + 1 and not fit["scrolls"], fit
     assert overflow(loaded) == 0
     if elem_id == "pe-plot":
-        domains = loaded.evaluate("() => { const l = document.querySelector('#pe-plot .js-plotly-plot').layout;"
-                                  " return [l.xaxis.domain, l.xaxis2.domain, l.xaxis3.domain]; }")
+        domains = loaded.evaluate(
+            "() => { const l = document.querySelector('#pe-plot .js-plotly-plot').layout;"
+            " return [l.xaxis.domain, l.xaxis2.domain, l.xaxis3.domain]; }"
+        )
         stacked = all(domain[1] - domain[0] > 0.9 for domain in domains)
         assert stacked == (loaded.size[0] < 640), domains
     show_tab(loaded, "Attention")

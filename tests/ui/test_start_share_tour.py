@@ -209,7 +209,9 @@ def test_clearing_the_trace_empties_every_view(tiny_checkpoint, trace):
     assert {"attention-plot", "pipeline-plot", "candidates-plot", "pe-plot", "mask-plot", "share-link"} <= set(emptied)
     # the Compare tab's comparison says what to do instead and empties its ranking's choices (TabView.empty)
     said = {"compare-message", "compare-ranking", "compare-looks"}
-    assert all(value is None for key, value in emptied.items() if key not in ("step-info", *said) and isinstance(key, str))
+    assert all(
+        value is None for key, value in emptied.items() if key not in ("step-info", *said) and isinstance(key, str)
+    )
     assert "Translate a first sentence" in emptied["compare-message"] and emptied["compare-ranking"].choices == []
     drawn = by_id(redraw.fn({**values, trace_state: trace}, None))  # with a trace: the open tab's views
     assert drawn["candidates-plot"] is not None and drawn["share-link"]

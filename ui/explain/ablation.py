@@ -24,8 +24,10 @@ def ablation_from_choices(choices: list[list[int] | None], config: TransformerCo
         raise ValueError(f"expected {sum(counts.values())} head lists, got {len(choices)}")
     heads, start = {}, 0
     for name, count in counts.items():
-        layers = choices[start:start + count]
-        heads[f"{name}_heads"] = {(layer, int(head) - 1) for layer, ticked in enumerate(layers) for head in ticked or []}
+        layers = choices[start : start + count]
+        heads[f"{name}_heads"] = {
+            (layer, int(head) - 1) for layer, ticked in enumerate(layers) for head in ticked or []
+        }
         start += count
     return Ablation(**heads)
 
@@ -38,9 +40,14 @@ def head_boxes(config: TransformerConfig) -> list[gr.CheckboxGroup]:
             with gr.Column(min_width=240, elem_classes="head-grid"):
                 gr.Markdown(kind.label, elem_id=f"ablate-{name}-title")
                 for layer in range(1, kind.num_layers(config) + 1):
-                    boxes.append(gr.CheckboxGroup([(f"H{h}", h) for h in range(1, config.n_heads + 1)],
-                                                  label=f"layer {layer}", elem_id=f"ablate-{name}-{layer}",
-                                                  container=True))
+                    boxes.append(
+                        gr.CheckboxGroup(
+                            [(f"H{h}", h) for h in range(1, config.n_heads + 1)],
+                            label=f"layer {layer}",
+                            elem_id=f"ablate-{name}-{layer}",
+                            container=True,
+                        )
+                    )
     return boxes
 
 
@@ -50,8 +57,9 @@ def build(page: Page) -> list[TabView]:
         lead(EXPLAIN_ABLATION_LEAD)
         boxes = head_boxes(checkpoint.config)
         with gr.Row():
-            run = gr.Button("Re-decode without these heads", variant="primary", elem_id="ablate-run", scale=0,
-                            min_width=340)
+            run = gr.Button(
+                "Re-decode without these heads", variant="primary", elem_id="ablate-run", scale=0, min_width=340
+            )
             clear = gr.Button("Clear", elem_id="ablate-clear", scale=0, min_width=100)
         result = gr.HTML(elem_id="ablate-result")
         figure = gr.Plot(elem_id="ablate-plot", show_label=False)
@@ -63,8 +71,9 @@ def build(page: Page) -> list[TabView]:
         ablation = ablation_from_choices(list(choices), checkpoint.config)
         if ablation.is_empty:
             raise gr.Error("Tick at least one head to switch off.")
-        html, change = intervention_views(trace, intervene(page.runner, trace, ablation), "Heads switched off",
-                                          "ablation-probabilities")
+        html, change = intervention_views(
+            trace, intervene(page.runner, trace, ablation), "Heads switched off", "ablation-probabilities"
+        )
         return {result: html, figure: change}
 
     run.click(on_ablate, [page.trace, *boxes], [result, figure], **MODEL_RUN)

@@ -20,13 +20,26 @@ from serving import jobs
 from visualizer.corpus import attribution_figure
 
 from ..common import Page, TabView, plot, step_index
-from .panel import (MODEL_RUN, cleared_view, code, kept_for, lead, markdown_text, more_about, require,
-                    sentence_matches, show_result, view)
+from .panel import (
+    MODEL_RUN,
+    cleared_view,
+    code,
+    kept_for,
+    lead,
+    markdown_text,
+    more_about,
+    require,
+    sentence_matches,
+    show_result,
+    view,
+)
 
 IG_STEPS = 32  # integration steps live (completeness error is shown on the figure)
 
-LEAD = ("Attribution vs attention: for each output token, which source tokens the prediction depends on (gradients) "
-        "beside where cross-attention reads; ρ near 1 means the two agree.")
+LEAD = (
+    "Attribution vs attention: for each output token, which source tokens the prediction depends on (gradients) "
+    "beside where cross-attention reads; ρ near 1 means the two agree."
+)
 ABOUT = """
 Attention says where a layer *reads*; attribution measures what the output
 *depends on*. For the chosen output token, the gradient of its log-probability with respect to each source
@@ -45,8 +58,10 @@ weight on [EOS] as a no-op. Neither measure is the ground truth; agreement acros
 disagreement a warning.
 """
 
-WAITING = ("Press *Attribute this translation* once per translation: one batched forward and backward "
-           "pass per output token; the step slider then moves through the steps with no model call.")
+WAITING = (
+    "Press *Attribute this translation* once per translation: one batched forward and backward "
+    "pass per output token; the step slider then moves through the steps with no model call."
+)
 
 
 def attribution_view(trace: TranslationTrace, attribution: Attribution, step: float | None) -> PlotData:
@@ -54,11 +69,17 @@ def attribution_view(trace: TranslationTrace, attribution: Attribution, step: fl
     t = step_index(trace, step)
     correlation = rank_correlation(attribution.integrated_gradients, trace.cross_attention)  # (L, T)
     gap = attribution.log_prob[t] - attribution.baseline_log_prob[t]
-    figure = attribution_figure(trace.source_tokens, attribution.integrated_gradients[t],
-                                attribution.input_x_gradient[t], trace.cross_attention[:, :, t].mean(1), correlation,
-                                step=t, output_tokens=trace.output_tokens,
-                                completeness=(float(attribution.integrated_gradients[t].sum()), float(gap)),
-                                title=f"Why “{trace.output_tokens[t]}” at step {t + 1}: attribution vs attention")
+    figure = attribution_figure(
+        trace.source_tokens,
+        attribution.integrated_gradients[t],
+        attribution.input_x_gradient[t],
+        trace.cross_attention[:, :, t].mean(1),
+        correlation,
+        step=t,
+        output_tokens=trace.output_tokens,
+        completeness=(float(attribution.integrated_gradients[t].sum()), float(gap)),
+        title=f"Why “{trace.output_tokens[t]}” at step {t + 1}: attribution vs attention",
+    )
     return plot(figure, f"attribution-step-{t + 1}")
 
 
@@ -73,13 +94,16 @@ def attribution_facts(trace: TranslationTrace, attribution: Attribution, step: f
 
     attention = trace.cross_attention[:, :, t].mean(1)  # (L, h, T, S) -> (L, S)
     read = int(np.argmax(attention[-1]))
-    correlations = ", ".join(f"layer {l + 1} {value:+.2f}" if np.isfinite(value) else f"layer {l + 1} n/a"
-                             for l, value in enumerate(rho))
-    return (f"Step {t + 1}, “{markdown_text(trace.output_tokens[t])}”: integrated gradients point most to "
-            f"{strongest(attribution.integrated_gradients[t])}, input × gradient to "
-            f"{strongest(attribution.input_x_gradient[t])}; the last layer's cross-attention reads most "
-            f"{code(trace.source_tokens[read])} ({attention[-1, read]:.2f}). Spearman ρ between |IG| and "
-            f"attention: {correlations}.")
+    correlations = ", ".join(
+        f"layer {l + 1} {value:+.2f}" if np.isfinite(value) else f"layer {l + 1} n/a" for l, value in enumerate(rho)
+    )
+    return (
+        f"Step {t + 1}, “{markdown_text(trace.output_tokens[t])}”: integrated gradients point most to "
+        f"{strongest(attribution.integrated_gradients[t])}, input × gradient to "
+        f"{strongest(attribution.input_x_gradient[t])}; the last layer's cross-attention reads most "
+        f"{code(trace.source_tokens[read])} ({attention[-1, read]:.2f}). Spearman ρ between |IG| and "
+        f"attention: {correlations}."
+    )
 
 
 def build(page: Page) -> list[TabView]:
@@ -105,7 +129,9 @@ def build(page: Page) -> list[TabView]:
         value = values[kept]
         if not sentence_matches(trace, value):
             return {figure: None, facts: WAITING}
-        return {figure: attribution_view(trace, value["result"], step),
-                facts: attribution_facts(trace, value["result"], step)}
+        return {
+            figure: attribution_view(trace, value["result"], step),
+            facts: attribution_facts(trace, value["result"], step),
+        }
 
     return [cleared_view({kept: None}), view([figure, facts], draw, controls=[kept], follows_step=True)]

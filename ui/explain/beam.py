@@ -22,25 +22,32 @@ def beam_row(name: str, output: readouts.RankedOutput) -> str:
     where = "—" if output.diverges_at is None else f"step {output.diverges_at + 1}"
     if name != "greedy" and output.diverges_at is None:
         where = "same as greedy"
-    return (f"<tr><td>{name}</td><td><div>{html.escape(output.text) or '∅'}</div>"
-            f'<div class="token-row">{chips(output.tokens, marks)}</div></td>'
-            f'<td class="num">{output.log_prob:.2f}</td><td class="num">{output.score:.3f}</td>'
-            f'<td class="num">{where}</td></tr>')
+    return (
+        f"<tr><td>{name}</td><td><div>{html.escape(output.text) or '∅'}</div>"
+        f'<div class="token-row">{chips(output.tokens, marks)}</div></td>'
+        f'<td class="num">{output.log_prob:.2f}</td><td class="num">{output.score:.3f}</td>'
+        f'<td class="num">{where}</td></tr>'
+    )
 
 
 def beam_html(comparison: readouts.BeamComparison) -> str:
     """A table: greedy, then the beam hypotheses best first, each with log P, score and where it parts."""
     best = comparison.beams[0]
-    verdict = ("Beam search keeps the greedy translation." if best.diverges_at is None else
-               f"Beam search prefers another translation (score {best.score:.3f} vs greedy "
-               f"{comparison.greedy.score:.3f}); it leaves greedy at step {best.diverges_at + 1}.")
+    verdict = (
+        "Beam search keeps the greedy translation."
+        if best.diverges_at is None
+        else f"Beam search prefers another translation (score {best.score:.3f} vs greedy "
+        f"{comparison.greedy.score:.3f}); it leaves greedy at step {best.diverges_at + 1}."
+    )
     rows = [beam_row("greedy", comparison.greedy)]
     rows += [beam_row(f"beam {rank}", beam) for rank, beam in enumerate(comparison.beams, start=1)]
-    return (f"<p><b>{html.escape(verdict)}</b></p>"
-            f'<table class="beam-table"><tr><th></th><th>hypothesis</th><th>log P</th>'
-            f"<th>score (α = {comparison.length_penalty})</th><th>leaves greedy</th></tr>{''.join(rows)}</table>"
-            f'<p class="facts">beam size {comparison.beam_size}; log P in nats; unfinished hypotheses (no [EOS]) '
-            f"appear only when the step budget ran out.</p>")
+    return (
+        f"<p><b>{html.escape(verdict)}</b></p>"
+        f'<table class="beam-table"><tr><th></th><th>hypothesis</th><th>log P</th>'
+        f"<th>score (α = {comparison.length_penalty})</th><th>leaves greedy</th></tr>{''.join(rows)}</table>"
+        f'<p class="facts">beam size {comparison.beam_size}; log P in nats; unfinished hypotheses (no [EOS]) '
+        f"appear only when the step budget ran out.</p>"
+    )
 
 
 def build(page: Page) -> list[TabView]:
@@ -48,8 +55,9 @@ def build(page: Page) -> list[TabView]:
     with gr.Tab("Beam vs greedy", id="beam"):
         lead(EXPLAIN_BEAM_LEAD)
         with gr.Row():
-            run = gr.Button("Run beam search (beam 4, α = 0.6)", variant="primary", elem_id="beam-run", scale=0,
-                            min_width=320)
+            run = gr.Button(
+                "Run beam search (beam 4, α = 0.6)", variant="primary", elem_id="beam-run", scale=0, min_width=320
+            )
         result = gr.HTML(elem_id="beam-result")
         more_about(EXPLAIN_BEAM)
     show_result(run, result)

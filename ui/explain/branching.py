@@ -22,14 +22,17 @@ def branch_choices(trace: TranslationTrace | None, step: float | None) -> gr.Dro
         return gr.Dropdown(choices=[], value=None, label="Candidate to force")
     t = step_index(trace, step)
     ids = [int(i) for i in trace.candidate_ids[t]]
-    choices = [(f"{token}  ·  {100 * float(p):.1f}%" + ("  (chosen)" if i == trace.output_ids[t] else ""), i)
-               for token, p, i in zip(trace.candidate_tokens[t], trace.candidate_probs[t], ids)]
+    choices = [
+        (f"{token}  ·  {100 * float(p):.1f}%" + ("  (chosen)" if i == trace.output_ids[t] else ""), i)
+        for token, p, i in zip(trace.candidate_tokens[t], trace.candidate_probs[t], ids)
+    ]
     value = next((i for i in ids if i != trace.output_ids[t]), ids[0])
     return gr.Dropdown(choices=choices, value=value, label=f"Candidate to force at step {t + 1}")
 
 
-def branch(runner: Runner, trace: TranslationTrace, step: float | None, candidate: int | None
-           ) -> tuple[TranslationTrace, int]:
+def branch(
+    runner: Runner, trace: TranslationTrace, step: float | None, candidate: int | None
+) -> tuple[TranslationTrace, int]:
     """Force `candidate` at the step (the original tokens before it), continue greedily -> (branch, step)."""
     if candidate is None:
         raise gr.Error("Choose a candidate to force.")
@@ -56,5 +59,7 @@ def build(page: Page) -> list[TabView]:
         return {result: comparison_html(trace, branched, heading, forced_step=t)}
 
     run.click(on_branch, [page.trace, page.step, candidate], [result], **MODEL_RUN)
-    return [cleared_view({result: ""}),
-            view([candidate], lambda trace, step, values: {candidate: branch_choices(trace, step)}, follows_step=True)]
+    return [
+        cleared_view({result: ""}),
+        view([candidate], lambda trace, step, values: {candidate: branch_choices(trace, step)}, follows_step=True),
+    ]

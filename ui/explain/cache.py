@@ -21,8 +21,10 @@ from serving import Runner, jobs
 
 from .panel import MODEL_RUN, cleared_view, code, lead, more_about, require, show_result, view
 
-LEAD = ("KV cache: what the decoder keeps from earlier steps (keys and values) and which cached rows this step's "
-        "query reads; record it once, then move the step.")
+LEAD = (
+    "KV cache: what the decoder keeps from earlier steps (keys and values) and which cached rows this step's "
+    "query reads; record it once, then move the step."
+)
 ABOUT = """
 Decoding is auto-regressive (section 3.1): one new token per step. Thanks to
 the look-ahead mask (3.2.3) the keys and values of earlier target positions never change, so each decoder layer
@@ -49,25 +51,36 @@ def recording_for(kept, trace: TranslationTrace | None) -> CacheRecording | None
     return recording if (source_ids, output_ids) == (list(trace.source_ids), list(trace.output_ids)) else None
 
 
-def cache_views(trace: TranslationTrace, recording: CacheRecording, step: float | None, layer: float | None,
-                head: float | None) -> tuple:
+def cache_views(
+    trace: TranslationTrace, recording: CacheRecording, step: float | None, layer: float | None, head: float | None
+) -> tuple:
     """(cache figure, facts markdown) at the step for one decoder layer and head."""
     t = step_index(trace, step)
     now = recording.at(t)
     n_layers, n_heads, n_source, d_head = now.cross_keys.shape
     l, h = clamp(layer, n_layers), clamp(head, n_heads)
-    figure = cache_figure(now.self_keys[l, h], now.self_values[l, h], now.self_read[l, h], now.cross_keys[l, h],
-                          now.cross_values[l, h], now.cross_read[l, h], trace.target_tokens[:t + 1],
-                          trace.source_tokens, title=f"Step {t + 1} · L{l + 1} H{h + 1}")
+    figure = cache_figure(
+        now.self_keys[l, h],
+        now.self_values[l, h],
+        now.self_read[l, h],
+        now.cross_keys[l, h],
+        now.cross_values[l, h],
+        now.cross_read[l, h],
+        trace.target_tokens[: t + 1],
+        trace.source_tokens,
+        title=f"Step {t + 1} · L{l + 1} H{h + 1}",
+    )
     rows = t + 1
     numbers = 2 * n_layers * n_heads * d_head
     top = int(np.argmax(now.self_read[l, h]))
-    facts = (f"Step {t + 1}: the self-attention cache holds {rows} row{'s' * (rows > 1)} per layer and head "
-             f"({numbers * rows:,} numbers: keys and values of {n_layers} layers × {n_heads} heads × {d_head} dims); "
-             f"the cross cache holds {n_source} rows ({numbers * n_source:,} numbers), computed once at step 1 "
-             f"and {'reused at every step' if recording.cross_reused else 'NOT reused (recomputed)'}. "
-             f"This head's query reads most from cached row {top + 1} "
-             f"({code(trace.target_tokens[top])}, weight {now.self_read[l, h, top]:.2f}).")
+    facts = (
+        f"Step {t + 1}: the self-attention cache holds {rows} row{'s' * (rows > 1)} per layer and head "
+        f"({numbers * rows:,} numbers: keys and values of {n_layers} layers × {n_heads} heads × {d_head} dims); "
+        f"the cross cache holds {n_source} rows ({numbers * n_source:,} numbers), computed once at step 1 "
+        f"and {'reused at every step' if recording.cross_reused else 'NOT reused (recomputed)'}. "
+        f"This head's query reads most from cached row {top + 1} "
+        f"({code(trace.target_tokens[top])}, weight {now.self_read[l, h, top]:.2f})."
+    )
     return plot(figure, f"kv-cache-step-{t + 1}"), facts
 
 
@@ -77,8 +90,9 @@ def build(page: Page) -> list[TabView]:
         lead(LEAD)
         with gr.Row():
             run = gr.Button("Record the cache", variant="primary", elem_id="cache-run", scale=0, min_width=220)
-            layer = gr.Radio(list(range(1, config.n_decoder_layers + 1)), value=1, label="Decoder layer",
-                             elem_id="cache-layer")
+            layer = gr.Radio(
+                list(range(1, config.n_decoder_layers + 1)), value=1, label="Decoder layer", elem_id="cache-layer"
+            )
             head = gr.Radio(list(range(1, config.n_heads + 1)), value=1, label="Head", elem_id="cache-head")
         kept = gr.State(None)  # this user's (source ids, output ids, CacheRecording)
         facts = gr.Markdown(WAITING, elem_id="cache-facts")

@@ -17,8 +17,10 @@ from visualizer.fluid import fluid
 from ..common import Page, TabView, chips, clamp, plot, step_index
 from .panel import lead, more_about, view
 
-LEAD = ("Step changes: what one more decoding step changed: the new attention row beside the previous one (grey), "
-        "how far each head's row moved, and the top candidates.")
+LEAD = (
+    "Step changes: what one more decoding step changed: the new attention row beside the previous one (grey), "
+    "how far each head's row moved, and the top candidates."
+)
 ABOUT = """
 Each decoding step (section 3.1) adds one query row to the decoder's two
 attention kinds (3.2.3); the encoder's attention is computed once and never changes. Top: the new row (bars)
@@ -36,11 +38,16 @@ SHORT = {"decoder_self": "self-attention", "cross": "cross-attention"}  # titles
 def summary_html(change: StepChange) -> str:
     """Rows of token chips (a .token-row wraps on a phone): the query, the choice, what entered and left."""
     candidates = change.candidates
-    rows = (("query reads", [change.query_token]), ("step chooses", [change.chosen_token]),
-            ("entered top", [m.token for m in candidates.entered]), ("left top", [m.token for m in candidates.left]))
+    rows = (
+        ("query reads", [change.query_token]),
+        ("step chooses", [change.chosen_token]),
+        ("entered top", [m.token for m in candidates.entered]),
+        ("left top", [m.token for m in candidates.left]),
+    )
     return f'<div class="facts">Step {change.step + 1}</div>' + "".join(
         f'<div class="token-row"><span class="label">{label}</span>{chips(tokens) or "none"}</div>'
-        for label, tokens in rows)
+        for label, tokens in rows
+    )
 
 
 def changes_views(trace: TranslationTrace, step: float | None, layer: float | None, head: float | None) -> dict:
@@ -54,25 +61,43 @@ def changes_views(trace: TranslationTrace, step: float | None, layer: float | No
     def pick(row: np.ndarray | None) -> np.ndarray | None:  # (L, h, K) -> (K,)
         return None if row is None else (row[l].mean(0) if h is None else row[l, h])
 
-    panels = [(f"{SHORT[kind]} · {who}", row.keys, pick(row.new_row), pick(row.previous_row),
-               kind == "decoder_self") for kind, row in change.rows.items()]
+    panels = [
+        (f"{SHORT[kind]} · {who}", row.keys, pick(row.new_row), pick(row.previous_row), kind == "decoder_self")
+        for kind, row in change.rows.items()
+    ]
     rows = figures.row_change_figure(panels, title=f"Step {change.step + 1}: the new query rows")
     shown = change.candidates.entered + change.candidates.stayed
     shown.sort(key=lambda move: move.rank_after)
     candidates = figures.candidate_change_figure(
-        [m.token for m in shown], [m.prob_after for m in shown], [m.rank_before for m in shown],
-        [m.token for m in change.candidates.left], [m.prob_before for m in change.candidates.left],
-        title=f"Top candidates at step {change.step + 1} vs step {change.step}" if change.step else
-        "Top candidates at step 1 (no step before)")
+        [m.token for m in shown],
+        [m.prob_after for m in shown],
+        [m.rank_before for m in shown],
+        [m.token for m in change.candidates.left],
+        [m.prob_before for m in change.candidates.left],
+        title=f"Top candidates at step {change.step + 1} vs step {change.step}"
+        if change.step
+        else "Top candidates at step 1 (no step before)",
+    )
     moved = None
     if change.step > 0:
         stats = {kind: row.moved for kind, row in change.rows.items()}
-        moved = plot(fluid(head_diagnostics_figure(stats, {k: SHORT[k].split("-")[0] for k in stats},
-                                             selected=None if h is None else (l, h),
-                                             title="Row moved (total variation)")),
-                     f"step-{change.step + 1}-moved")
-    return {"summary": summary_html(change), "rows": plot(rows, f"step-{change.step + 1}-rows"), "moved": moved,
-            "candidates": plot(candidates, f"step-{change.step + 1}-candidates")}
+        moved = plot(
+            fluid(
+                head_diagnostics_figure(
+                    stats,
+                    {k: SHORT[k].split("-")[0] for k in stats},
+                    selected=None if h is None else (l, h),
+                    title="Row moved (total variation)",
+                )
+            ),
+            f"step-{change.step + 1}-moved",
+        )
+    return {
+        "summary": summary_html(change),
+        "rows": plot(rows, f"step-{change.step + 1}-rows"),
+        "moved": moved,
+        "candidates": plot(candidates, f"step-{change.step + 1}-candidates"),
+    }
 
 
 def build(page: Page) -> list[TabView]:
@@ -80,10 +105,18 @@ def build(page: Page) -> list[TabView]:
     with gr.Tab("Step changes", id="changes"):
         lead(LEAD)
         with gr.Row():
-            layer = gr.Radio(list(range(1, config.n_decoder_layers + 1)), value=config.n_decoder_layers,
-                             label="Decoder layer", elem_id="changes-layer")
-            head = gr.Radio([("mean", 0), *[(str(n), n) for n in range(1, config.n_heads + 1)]], value=0,
-                            label="Head", elem_id="changes-head")
+            layer = gr.Radio(
+                list(range(1, config.n_decoder_layers + 1)),
+                value=config.n_decoder_layers,
+                label="Decoder layer",
+                elem_id="changes-layer",
+            )
+            head = gr.Radio(
+                [("mean", 0), *[(str(n), n) for n in range(1, config.n_heads + 1)]],
+                value=0,
+                label="Head",
+                elem_id="changes-head",
+            )
         summary = gr.HTML(elem_id="changes-summary")
         rows = gr.Plot(elem_id="changes-rows", show_label=False)
         moved = gr.Plot(elem_id="changes-moved", show_label=False)

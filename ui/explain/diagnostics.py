@@ -18,19 +18,30 @@ from ..common import PRIVATE, Page, TabView, plot
 from ..text import EXPLAIN_DIAGNOSTICS, EXPLAIN_DIAGNOSTICS_LEAD
 from .panel import lead, more_about, view
 
-TITLES = {"entropy": "entropy (bits)", "diagonal": "diagonal (%)", "special": "to [EOS]/specials (%)",
-          "punctuation": "to tokens ending in punctuation (%)"}
+TITLES = {
+    "entropy": "entropy (bits)",
+    "diagonal": "diagonal (%)",
+    "special": "to [EOS]/specials (%)",
+    "punctuation": "to tokens ending in punctuation (%)",
+}
 
 
 def diagnostics_views(trace: TranslationTrace, kind: str) -> tuple[PlotData, gr.Dropdown]:
     """(layers x heads heatmaps, dropdown of heads to open) for one attention kind."""
     stats = readouts.trace_head_diagnostics(trace, kind)
-    figure = figures.head_diagnostics_figure(stats, TITLES,
-                                             title=f"{ATTENTION_KINDS[kind].label}: every head over this sentence")
+    figure = figures.head_diagnostics_figure(
+        stats, TITLES, title=f"{ATTENTION_KINDS[kind].label}: every head over this sentence"
+    )
     n_layers, n_heads = stats["entropy"].shape
-    choices = [(f"layer {l + 1}, head {h + 1}  ·  {stats['entropy'][l, h]:.1f} bits · diagonal "
-                f"{100 * stats['diagonal'][l, h]:.0f}% · specials {100 * stats['special'][l, h]:.0f}%", f"{l + 1}-{h + 1}")
-               for l in range(n_layers) for h in range(n_heads)]
+    choices = [
+        (
+            f"layer {l + 1}, head {h + 1}  ·  {stats['entropy'][l, h]:.1f} bits · diagonal "
+            f"{100 * stats['diagonal'][l, h]:.0f}% · specials {100 * stats['special'][l, h]:.0f}%",
+            f"{l + 1}-{h + 1}",
+        )
+        for l in range(n_layers)
+        for h in range(n_heads)
+    ]
     return plot(figure, f"{kind}-head-diagnostics"), gr.Dropdown(choices=choices, value=None)
 
 
@@ -47,10 +58,18 @@ def build(page: Page, opener: HeadOpener) -> list[TabView]:
     with gr.Tab("Head diagnostics", id="diagnostics"):
         lead(EXPLAIN_DIAGNOSTICS_LEAD)
         with gr.Row():
-            kind = gr.Radio([(spec.label, name) for name, spec in ATTENTION_KINDS.items()], value="encoder",
-                            label="Attention", elem_id="diag-kind")
-            head = gr.Dropdown([], label="Open a head in the Attention tab",
-                               info="choose a layer and head: the Attention tab opens on it", elem_id="diag-head")
+            kind = gr.Radio(
+                [(spec.label, name) for name, spec in ATTENTION_KINDS.items()],
+                value="encoder",
+                label="Attention",
+                elem_id="diag-kind",
+            )
+            head = gr.Dropdown(
+                [],
+                label="Open a head in the Attention tab",
+                info="choose a layer and head: the Attention tab opens on it",
+                elem_id="diag-head",
+            )
         figure = gr.Plot(elem_id="diag-plot", show_label=False)
         more_about(EXPLAIN_DIAGNOSTICS)
 
@@ -62,8 +81,11 @@ def build(page: Page, opener: HeadOpener) -> list[TabView]:
         if trace is None or not value:
             return gr.skip()
         layer, head_number = parse_head(value)
-        return {page.tabs: gr.Tabs(selected=ATTENTION_TAB), page.tab: ATTENTION_TAB,
-                **opener.show(kind_value, layer, str(head_number))}
+        return {
+            page.tabs: gr.Tabs(selected=ATTENTION_TAB),
+            page.tab: ATTENTION_TAB,
+            **opener.show(kind_value, layer, str(head_number)),
+        }
 
     head.input(on_open_head, [page.trace, kind, head], [page.tabs, page.tab, *opener.outputs], **PRIVATE)
     return [view([figure, head], draw, controls=[kind])]

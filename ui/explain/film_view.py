@@ -23,8 +23,10 @@ from visualizer.fluid import fluid
 from ..common import Page, TabView, chips, clamp, plot
 from .panel import lead, more_about, view
 
-LEAD = ("Heads forming: slide through the training run's evaluations to watch a head sharpen from a blur into a "
-        "pattern; below, every head's entropy falls as it learns where to look.")
+LEAD = (
+    "Heads forming: slide through the training run's evaluations to watch a head sharpen from a blur into a "
+    "pattern; below, every head's entropy falls as it learns where to look."
+)
 ABOUT = """
 While `python -m model.training.train` trains (section 5), it translates two fixed probe
 sentences at every evaluation and keeps their attention in a *training film* (`film.npz` in the run directory).
@@ -44,13 +46,17 @@ def no_film_message(checkpoint_dir: Path, problem: str = "") -> str:
     """HTML: why there is no film and how to record one; no path of the server appears."""
     places = " or ".join(public_place(path, checkpoint_dir) for path in film.film_candidates(checkpoint_dir))
     reason = html.escape(problem) if problem else f"no <code>{film.FILM_FILE}</code> {places}"
-    command = "python -m model.training.train \\\n    --data DATA/train --val DATA/val \\\n    --out runs/mine --film on"
-    return (f'<div style="overflow-wrap: anywhere"><p><b>This checkpoint has no training film</b> ({reason}). '
-            "A checkpoint trained before the film existed has none. To record one, "
-            "train with the film on (the default):</p>"
-            f'<pre style="white-space: pre-wrap"><code>{command}</code></pre>'
-            f"<p>then load <code>runs/mine/best</code>: the app finds <code>runs/mine/{film.FILM_FILE}</code> "
-            "in its run directory.</p></div>")
+    command = (
+        "python -m model.training.train \\\n    --data DATA/train --val DATA/val \\\n    --out runs/mine --film on"
+    )
+    return (
+        f'<div style="overflow-wrap: anywhere"><p><b>This checkpoint has no training film</b> ({reason}). '
+        "A checkpoint trained before the film existed has none. To record one, "
+        "train with the film on (the default):</p>"
+        f'<pre style="white-space: pre-wrap"><code>{command}</code></pre>'
+        f"<p>then load <code>runs/mine/best</code>: the app finds <code>runs/mine/{film.FILM_FILE}</code> "
+        "in its run directory.</p></div>"
+    )
 
 
 def load(checkpoint_dir: Path) -> tuple[list[dict] | None, str]:
@@ -62,14 +68,17 @@ def load(checkpoint_dir: Path) -> tuple[list[dict] | None, str]:
         frames = film.load_film(path)
     except (OSError, ValueError, KeyError) as error:
         # the error's text can name the file's full path: the page says what kind of problem it is
-        return None, no_film_message(checkpoint_dir, f"the {film.FILM_FILE} {public_place(path, checkpoint_dir)} "
-                                                     f"cannot be read ({type(error).__name__})")
+        return None, no_film_message(
+            checkpoint_dir,
+            f"the {film.FILM_FILE} {public_place(path, checkpoint_dir)} cannot be read ({type(error).__name__})",
+        )
     name = f"the {film.FILM_FILE} {public_place(path, checkpoint_dir)}"
     return (frames, "") if frames else (None, no_film_message(checkpoint_dir, f"{name} has no frames"))
 
 
-def film_views(frames: list[dict], summary: FilmSummary, frame: float | None, kind: str, layer: float | None,
-               head: float | None) -> tuple:
+def film_views(
+    frames: list[dict], summary: FilmSummary, frame: float | None, kind: str, layer: float | None, head: float | None
+) -> tuple:
     """(facts HTML, heatmap plot, entropy multiples plot) at one frame (1-based) of one probe direction."""
     index = clamp(frame, len(frames))
     probe = frames[index]["probes"][summary.direction]
@@ -77,14 +86,26 @@ def film_views(frames: list[dict], summary: FilmSummary, frame: float | None, ki
     weights = probe[spec.weights_field]  # (L, h, Tq, Tk)
     l, h = clamp(layer, weights.shape[0]), clamp(head, weights.shape[1])
     step = int(summary.steps[index])
-    facts = (f'<div class="facts">Training step <b>{step}</b> (evaluation {index + 1} of {len(frames)}) · '
-             f'val BLEU {summary.direction} <b>{summary.val_bleu[index]:.2f}</b><br>'
-             f'{html.escape(probe["source_text"])} → <b>{html.escape(probe["translation"]) or "∅"}</b></div>'
-             f'<div class="token-row">{chips(probe["output_tokens"])}</div>')
-    heatmap = fluid(attention_heatmap(weights[l, h], probe[spec.queries_field], probe[spec.keys_field],
-                                title=f"Step {step}: {spec.label}, layer {l + 1}, head {h + 1}"))
-    multiples = entropy_multiples_figure(summary.steps, summary.entropy[kind], current=index,
-                                         title=f"{spec.label}: every head's entropy (bits) over training")
+    facts = (
+        f'<div class="facts">Training step <b>{step}</b> (evaluation {index + 1} of {len(frames)}) · '
+        f"val BLEU {summary.direction} <b>{summary.val_bleu[index]:.2f}</b><br>"
+        f"{html.escape(probe['source_text'])} → <b>{html.escape(probe['translation']) or '∅'}</b></div>"
+        f'<div class="token-row">{chips(probe["output_tokens"])}</div>'
+    )
+    heatmap = fluid(
+        attention_heatmap(
+            weights[l, h],
+            probe[spec.queries_field],
+            probe[spec.keys_field],
+            title=f"Step {step}: {spec.label}, layer {l + 1}, head {h + 1}",
+        )
+    )
+    multiples = entropy_multiples_figure(
+        summary.steps,
+        summary.entropy[kind],
+        current=index,
+        title=f"{spec.label}: every head's entropy (bits) over training",
+    )
     return facts, plot(heatmap, f"film-step-{step}-{kind}-L{l + 1}-H{h + 1}"), plot(multiples, f"film-{kind}-entropy")
 
 
@@ -101,14 +122,25 @@ def build(page: Page) -> list[TabView]:
         layers = max(page.checkpoint.config.n_encoder_layers, page.checkpoint.config.n_decoder_layers)
         with gr.Row():
             direction = gr.Radio(directions, value=directions[0], label="Probe", elem_id="film-direction")
-            kind = gr.Radio([(spec.label, name) for name, spec in ATTENTION_KINDS.items()], value="cross",
-                            label="Attention", elem_id="film-kind")
-        frame = gr.Slider(1, len(frames), value=len(frames), step=1, label="Evaluation (training step in the text)",
-                          elem_id="film-frame")
+            kind = gr.Radio(
+                [(spec.label, name) for name, spec in ATTENTION_KINDS.items()],
+                value="cross",
+                label="Attention",
+                elem_id="film-kind",
+            )
+        frame = gr.Slider(
+            1,
+            len(frames),
+            value=len(frames),
+            step=1,
+            label="Evaluation (training step in the text)",
+            elem_id="film-frame",
+        )
         with gr.Row():
             layer = gr.Radio(list(range(1, layers + 1)), value=1, label="Layer", elem_id="film-layer")
-            head = gr.Radio(list(range(1, page.checkpoint.config.n_heads + 1)), value=1, label="Head",
-                            elem_id="film-head")
+            head = gr.Radio(
+                list(range(1, page.checkpoint.config.n_heads + 1)), value=1, label="Head", elem_id="film-head"
+            )
         facts = gr.HTML(elem_id="film-facts")
         heatmap = gr.Plot(elem_id="film-heatmap", show_label=False)
         multiples = gr.Plot(elem_id="film-entropy", show_label=False)

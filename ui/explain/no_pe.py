@@ -13,22 +13,38 @@ from visualizer import explain as figures
 
 from ..common import Page, TabView, clamp, plot
 from ..text import EXPLAIN_POSITIONS, EXPLAIN_POSITIONS_LEAD
-from .panel import (MODEL_RUN, Intervention, cleared_view, intervene, intervention_views, lead, more_about, require,
-                    show_result, view)
+from .panel import (
+    MODEL_RUN,
+    Intervention,
+    cleared_view,
+    intervene,
+    intervention_views,
+    lead,
+    more_about,
+    require,
+    show_result,
+    view,
+)
 
 HEADING = "Without positional encodings"
 
 
-def positions_views(trace: TranslationTrace, result: Intervention | None, layer: float | None,
-                    head: float | None) -> PlotData | None:
+def positions_views(
+    trace: TranslationTrace, result: Intervention | None, layer: float | None, head: float | None
+) -> PlotData | None:
     """Encoder self-attention of one head with and without positional encodings."""
     if result is None:
         return None
     weights = trace.encoder_attention  # (L_enc, h, S, S)
     l, h = clamp(layer, weights.shape[0]), clamp(head, weights.shape[1])
     figure = figures.attention_comparison(
-        weights[l, h], result.trace.encoder_attention[l, h], trace.source_tokens, trace.source_tokens,
-        names=("with positional encodings", "without"), title=f"Encoder self-attention, layer {l + 1}, head {h + 1}")
+        weights[l, h],
+        result.trace.encoder_attention[l, h],
+        trace.source_tokens,
+        trace.source_tokens,
+        names=("with positional encodings", "without"),
+        title=f"Encoder self-attention, layer {l + 1}, head {h + 1}",
+    )
     return plot(figure, f"encoder-layer{l + 1}-head{h + 1}-with-without-pe")
 
 
@@ -37,14 +53,16 @@ def build(page: Page) -> list[TabView]:
     with gr.Tab("Without positions", id="positions"):
         lead(EXPLAIN_POSITIONS_LEAD)
         with gr.Row():
-            run = gr.Button("Translate without positional encodings", variant="primary", elem_id="nope-run",
-                            scale=0, min_width=340)
+            run = gr.Button(
+                "Translate without positional encodings", variant="primary", elem_id="nope-run", scale=0, min_width=340
+            )
         result_state = gr.State(None)  # this user's Intervention without positional encodings
         result = gr.HTML(elem_id="nope-result")
         probabilities = gr.Plot(elem_id="nope-plot", show_label=False)
         with gr.Row():
-            layer = gr.Radio(list(range(1, config.n_encoder_layers + 1)), value=1, label="Encoder layer",
-                             elem_id="nope-layer")
+            layer = gr.Radio(
+                list(range(1, config.n_encoder_layers + 1)), value=1, label="Encoder layer", elem_id="nope-layer"
+            )
             head = gr.Radio(list(range(1, config.n_heads + 1)), value=1, label="Head", elem_id="nope-head")
         attention = gr.Plot(elem_id="nope-attention", show_label=False)
         more_about(EXPLAIN_POSITIONS)
@@ -61,5 +79,7 @@ def build(page: Page) -> list[TabView]:
     def draw(trace, step, values) -> dict:
         return {attention: positions_views(trace, values[result_state], values[layer], values[head])}
 
-    return [cleared_view({result: "", probabilities: None, result_state: None}),
-            view([attention], draw, controls=[result_state, layer, head])]
+    return [
+        cleared_view({result: "", probabilities: None, result_state: None}),
+        view([attention], draw, controls=[result_state, layer, head]),
+    ]

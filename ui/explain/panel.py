@@ -90,11 +90,18 @@ def show_result(button: gr.Button, result: gr.components.Component) -> None:
     button.click(None, None, None, js=_SHOW_RESULT_JS % json.dumps(result.elem_id), **PRIVATE)
 
 
-def view(outputs: Sequence, render: Callable[[TranslationTrace | None, float | None, dict], dict], *,
-         controls: Sequence = (), follows_step: bool = False, follows_trace: bool = True) -> TabView:
+def view(
+    outputs: Sequence,
+    render: Callable[[TranslationTrace | None, float | None, dict], dict],
+    *,
+    controls: Sequence = (),
+    follows_step: bool = False,
+    follows_trace: bool = True,
+) -> TabView:
     """A panel's view on the Explain tab, drawn by the page's one redraw (ui/redraw.py)."""
-    return TabView(TAB_ID, list(outputs), render, controls=list(controls), follows_step=follows_step,
-                   follows_trace=follows_trace)
+    return TabView(
+        TAB_ID, list(outputs), render, controls=list(controls), follows_step=follows_step, follows_trace=follows_trace
+    )
 
 
 def cleared_view(cleared: dict) -> TabView:
@@ -116,8 +123,12 @@ def kept_for(trace: TranslationTrace, **result) -> dict:
 
 def sentence_matches(trace: TranslationTrace | None, kept: dict | None) -> bool:
     """Whether a kept result (`kept_for`) was computed for this trace."""
-    return (trace is not None and kept is not None and kept["source_ids"] == list(trace.source_ids)
-            and kept["output_ids"] == list(trace.output_ids))
+    return (
+        trace is not None
+        and kept is not None
+        and kept["source_ids"] == list(trace.source_ids)
+        and kept["output_ids"] == list(trace.output_ids)
+    )
 
 
 def describe_ablation(ablation: Ablation) -> str:
@@ -150,13 +161,16 @@ def intervene(runner: Runner, trace: TranslationTrace, ablation: Ablation) -> In
 
 def output_card(heading: str, trace: TranslationTrace, classes: dict[int, str], facts: str) -> str:
     tips = [f"step {t + 1}: p = {p:.3f}" for t, p in enumerate(trace.chosen_probs)]
-    return (f'<div><h4>{html.escape(heading)}</h4><div class="text">{html.escape(trace.translation) or "∅"}</div>'
-            f'<div class="token-row">{chips(trace.output_tokens, classes, tips)}</div>'
-            f'<div class="facts">{facts}</div></div>')
+    return (
+        f'<div><h4>{html.escape(heading)}</h4><div class="text">{html.escape(trace.translation) or "∅"}</div>'
+        f'<div class="token-row">{chips(trace.output_tokens, classes, tips)}</div>'
+        f'<div class="facts">{facts}</div></div>'
+    )
 
 
-def comparison_html(original: TranslationTrace, changed: TranslationTrace, heading: str,
-                    forced_step: int | None = None) -> str:
+def comparison_html(
+    original: TranslationTrace, changed: TranslationTrace, heading: str, forced_step: int | None = None
+) -> str:
     """The original and the changed output side by side; changed tokens (and a forced one) marked."""
     differs = readouts.first_difference(original.output_ids, changed.output_ids)
     marks = {} if differs is None else {t: "after" for t in range(differs + 1, len(changed.output_ids))}
@@ -164,20 +178,29 @@ def comparison_html(original: TranslationTrace, changed: TranslationTrace, headi
         marks[differs] = "changed"
     if forced_step is not None:
         marks[forced_step] = "forced"
-    verdict = ("same output" if differs is None else f"outputs part at step {differs + 1}")
+    verdict = "same output" if differs is None else f"outputs part at step {differs + 1}"
 
     def facts(trace: TranslationTrace) -> str:
-        return (f"{trace.num_steps} tokens · log P = {readouts.sequence_log_prob(trace.chosen_probs):.2f} · "
-                f"mean p = {float(trace.chosen_probs.mean()):.2f} · {verdict}")
+        return (
+            f"{trace.num_steps} tokens · log P = {readouts.sequence_log_prob(trace.chosen_probs):.2f} · "
+            f"mean p = {float(trace.chosen_probs.mean()):.2f} · {verdict}"
+        )
 
-    return (f'<div class="explain-compare">{output_card("Original (greedy)", original, {}, facts(original))}'
-            f'{output_card(heading, changed, marks, facts(changed))}</div>')
+    return (
+        f'<div class="explain-compare">{output_card("Original (greedy)", original, {}, facts(original))}'
+        f"{output_card(heading, changed, marks, facts(changed))}</div>"
+    )
 
 
-def intervention_views(original: TranslationTrace, result: Intervention, heading: str, name: str
-                       ) -> tuple[str, PlotData]:
+def intervention_views(
+    original: TranslationTrace, result: Intervention, heading: str, name: str
+) -> tuple[str, PlotData]:
     """(comparison HTML, per-step probability-change plot) for an Intervention."""
     figure = figures.probability_change_figure(
-        original.output_tokens, result.original_probs, result.changed_probs, changed_name=heading,
-        title=f"Probability of each original token: {result.label} vs the intact model")
+        original.output_tokens,
+        result.original_probs,
+        result.changed_probs,
+        changed_name=heading,
+        title=f"Probability of each original token: {result.label} vs the intact model",
+    )
     return comparison_html(original, result.trace, heading), plot(figure, name)

@@ -25,8 +25,10 @@ from serving import Runner, jobs
 
 from .panel import MODEL_RUN, lead, markdown_text, more_about, show_result, view
 
-LEAD = ("Paper's figures: runs the sentences of the paper's Figures 3–5 through this model's encoder and draws the "
-        "head that best matches each figure; darker lines = more attention.")
+LEAD = (
+    "Paper's figures: runs the sentences of the paper's Figures 3–5 through this model's encoder and draws the "
+    "head that best matches each figure; darker lines = more attention."
+)
 ABOUT = """
 The paper's appendix shows encoder self-attention heads in layer 5
 of 6 on two English sentences: in Figure 3 heads attend from "making" to "more difficult" (a long-distance
@@ -63,14 +65,16 @@ def verdict(result: FigureResult, layer: int, head: int) -> str:
     best = search.best
     n_layers = search.scores.shape[0]
     chosen = float(search.scores[layer, head])
-    return (f"Figure{'s' if len(figure.figures) > 1 else ''} {'–'.join(map(str, figure.figures))}: "
-            f"{markdown_text(figure.description)}  \nBest head here: layer {best.layer + 1} of {n_layers}, head "
-            f"{best.head + 1}: {best.score:.0%} of the attention of “{markdown_text(figure.query)}” goes to "
-            f"“{markdown_text(' / '.join(figure.targets))}”, {search.best_over_chance:.1f}× chance "
-            f"({search.chance:.0%}, a uniform head). The paper's heads sit in layer {search.paper_layer} of "
-            f"{search.paper_layers} (depth {search.paper_layer / search.paper_layers:.2f}); this one at depth "
-            f"{search.best_depth:.2f}. Shown: layer {layer + 1}, head {head + 1} ({chosen:.0%}).  \n"
-            f"This model's German: “{markdown_text(result.translation)}”" + translation_caveat(result))
+    return (
+        f"Figure{'s' if len(figure.figures) > 1 else ''} {'–'.join(map(str, figure.figures))}: "
+        f"{markdown_text(figure.description)}  \nBest head here: layer {best.layer + 1} of {n_layers}, head "
+        f"{best.head + 1}: {best.score:.0%} of the attention of “{markdown_text(figure.query)}” goes to "
+        f"“{markdown_text(' / '.join(figure.targets))}”, {search.best_over_chance:.1f}× chance "
+        f"({search.chance:.0%}, a uniform head). The paper's heads sit in layer {search.paper_layer} of "
+        f"{search.paper_layers} (depth {search.paper_layer / search.paper_layers:.2f}); this one at depth "
+        f"{search.best_depth:.2f}. Shown: layer {layer + 1}, head {head + 1} ({chosen:.0%}).  \n"
+        f"This model's German: “{markdown_text(result.translation)}”" + translation_caveat(result)
+    )
 
 
 def translation_caveat(result: FigureResult) -> str:
@@ -78,27 +82,41 @@ def translation_caveat(result: FigureResult) -> str:
     if not result.translation_warnings:
         return ""
     reasons = markdown_text("; ".join(result.translation_warnings))
-    return (f"  \n*This translation is poor, not a fair sample of the model:* {reasons}. The attention drawn "
-            "above is still this model's own, computed on the paper's sentence.")
+    return (
+        f"  \n*This translation is poor, not a fair sample of the model:* {reasons}. The attention drawn "
+        "above is still this model's own, computed on the paper's sentence."
+    )
 
 
-def paper_views(results: list[FigureResult], name: str, layer: float | None, head: float | None,
-                all_queries: bool) -> tuple:
+def paper_views(
+    results: list[FigureResult], name: str, layer: float | None, head: float | None, all_queries: bool
+) -> tuple:
     """(verdict, lines plot, heatmap plot, scores plot) for one figure and head (1-based; None = best)."""
     result = next((r for r in results if r.figure.name == name), results[0])
     search, weights = result.search, result.encoder_attention  # (L, h, S, S)
     l = search.best.layer if layer is None else clamp(layer, weights.shape[0])
     h = search.best.head if head is None else clamp(head, weights.shape[1])
     tokens, tag = result.source_tokens, f"{result.figure.name}-L{l + 1}-H{h + 1}"
-    lines = paper_lines_figure(weights[l, h], tokens, query_tokens=search.query_tokens,
-                               target_tokens=search.target_tokens, only_queries=not all_queries,
-                               title=f"Layer {l + 1}, head {h + 1}, in the paper's style")
+    lines = paper_lines_figure(
+        weights[l, h],
+        tokens,
+        query_tokens=search.query_tokens,
+        target_tokens=search.target_tokens,
+        only_queries=not all_queries,
+        title=f"Layer {l + 1}, head {h + 1}, in the paper's style",
+    )
     # its own width (~50 subwords need room): it fills a wider box and scrolls in a narrower one
-    heatmap = attention_heatmap(weights[l, h], tokens, tokens, highlight_query=search.query_tokens[0],
-                                title=f"Layer {l + 1}, head {h + 1}")
-    scores = fluid(head_diagnostics_figure({"mass": search.scores}, {"mass": f"mass on the targets (chance "
-                                                                      f"{search.chance:.0%})"},
-                                     selected=(l, h), title="Every head's score"))
+    heatmap = attention_heatmap(
+        weights[l, h], tokens, tokens, highlight_query=search.query_tokens[0], title=f"Layer {l + 1}, head {h + 1}"
+    )
+    scores = fluid(
+        head_diagnostics_figure(
+            {"mass": search.scores},
+            {"mass": f"mass on the targets (chance {search.chance:.0%})"},
+            selected=(l, h),
+            title="Every head's score",
+        )
+    )
     return verdict(result, l, h), plot(lines, f"{tag}-lines"), plot(heatmap, tag), plot(scores, f"{tag}-scores")
 
 
@@ -107,14 +125,18 @@ def build(page: Page) -> list[TabView]:
     with gr.Tab("Paper's figures", id="paper"):
         lead(LEAD)
         with gr.Row():
-            run = gr.Button("Run the paper's sentences", variant="primary", elem_id="paper-run", scale=0,
-                            min_width=260)
-            which = gr.Radio([("Figure 3: making … more difficult", "figure-3"), ("Figures 4–5: its → Law",
-                              "figures-4-5")], value="figure-3", label="Figure", elem_id="paper-figure")
+            run = gr.Button("Run the paper's sentences", variant="primary", elem_id="paper-run", scale=0, min_width=260)
+            which = gr.Radio(
+                [("Figure 3: making … more difficult", "figure-3"), ("Figures 4–5: its → Law", "figures-4-5")],
+                value="figure-3",
+                label="Figure",
+                elem_id="paper-figure",
+            )
             every = gr.Checkbox(False, label="lines of every query (Figure 5)", elem_id="paper-all")
         with gr.Row():
-            layer = gr.Radio(list(range(1, config.n_encoder_layers + 1)), value=None, label="Encoder layer",
-                             elem_id="paper-layer")
+            layer = gr.Radio(
+                list(range(1, config.n_encoder_layers + 1)), value=None, label="Encoder layer", elem_id="paper-layer"
+            )
             head = gr.Radio(list(range(1, config.n_heads + 1)), value=None, label="Head", elem_id="paper-head")
         text = gr.Markdown(elem_id="paper-verdict")
         # one above the other, each the tab's full width: side by side, ~50 tokens were squeezed into 300 px

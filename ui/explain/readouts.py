@@ -20,9 +20,12 @@ from .panel import lead, more_about, view
 
 def lens_view(trace: TranslationTrace, step: float | None) -> PlotData:
     t = step_index(trace, step)
-    figure = figures.logit_lens_figure(trace.logit_lens_tokens[t], trace.logit_lens_probs[t],
-                                       trace.output_tokens[t],
-                                       title=f"Step {t + 1}: top tokens read from each decoder layer")
+    figure = figures.logit_lens_figure(
+        trace.logit_lens_tokens[t],
+        trace.logit_lens_probs[t],
+        trace.output_tokens[t],
+        title=f"Step {t + 1}: top tokens read from each decoder layer",
+    )
     return plot(figure, f"logit-lens-step-{t + 1}")
 
 
@@ -33,9 +36,15 @@ def alignment_views(trace: TranslationTrace, layers: list[int] | None, level: st
     alignment = readouts.word_alignment(trace.cross_attention, trace.source_tokens, trace.output_tokens, chosen)
     strengths = [float(alignment.strength[t]) for _, t in alignment.links]
     names = ", ".join(str(layer + 1) for layer in chosen)
-    figure = figures.alignment_figure(trace.source_tokens, trace.output_tokens, alignment.links, strengths,
-                                      special_tokens=SPECIAL_TOKENS, input_tokens=trace.target_tokens,
-                                      title=f"Cross-attention alignment, heads averaged, decoder layer(s) {names}")
+    figure = figures.alignment_figure(
+        trace.source_tokens,
+        trace.output_tokens,
+        alignment.links,
+        strengths,
+        special_tokens=SPECIAL_TOKENS,
+        input_tokens=trace.target_tokens,
+        title=f"Cross-attention alignment, heads averaged, decoder layer(s) {names}",
+    )
     return plot(figure, "alignment"), alignment.pharaoh(words=level == "word")
 
 
@@ -52,13 +61,25 @@ def build_alignment(page: Page) -> list[TabView]:
     with gr.Tab("Word alignment", id="align"):
         lead(EXPLAIN_ALIGNMENT_LEAD)
         with gr.Row():
-            layers = gr.CheckboxGroup([(str(l), l) for l in range(1, n_layers + 1)], value=list(range(1, n_layers + 1)),
-                                      label="Decoder layers to average", elem_id="align-layers")
-            level = gr.Radio([("subwords", "subword"), ("words", "word")], value="subword",
-                             label="Pharaoh indices count", elem_id="align-level")
+            layers = gr.CheckboxGroup(
+                [(str(l), l) for l in range(1, n_layers + 1)],
+                value=list(range(1, n_layers + 1)),
+                label="Decoder layers to average",
+                elem_id="align-layers",
+            )
+            level = gr.Radio(
+                [("subwords", "subword"), ("words", "word")],
+                value="subword",
+                label="Pharaoh indices count",
+                elem_id="align-level",
+            )
         figure = gr.Plot(elem_id="align-plot", show_label=False)
-        pharaoh = gr.Textbox(label="Pharaoh alignment (source-target, 0-based)", interactive=False,
-                             buttons=["copy"], elem_id="align-pharaoh")
+        pharaoh = gr.Textbox(
+            label="Pharaoh alignment (source-target, 0-based)",
+            interactive=False,
+            buttons=["copy"],
+            elem_id="align-pharaoh",
+        )
         more_about(EXPLAIN_ALIGNMENT)
 
     def draw(trace, step, values) -> dict:

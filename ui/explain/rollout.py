@@ -15,8 +15,10 @@ from ..common import Page, plot, step_index
 from ..common import TabView
 from .panel import lead, more_about, view
 
-LEAD = ("Flow to the source: for each output token (row), which source tokens it draws on once the encoder's mixing "
-        "is followed down (left), beside raw cross-attention (right); darker = more.")
+LEAD = (
+    "Flow to the source: for each output token (row), which source tokens it draws on once the encoder's mixing "
+    "is followed down (left), beside raw cross-attention (right); darker = more."
+)
 ABOUT = f"""
 Raw cross-attention (section 3.2.3) says where one decoder layer reads in the encoder's
 output, but every encoder position has already mixed the whole sentence. *Attention rollout* (Abnar & Zuidema
@@ -34,9 +36,14 @@ def rollout_view(trace: TranslationTrace, step: float | None) -> PlotData:
     """Rollout to the source beside the last layer's mean cross-attention, the current step outlined."""
     flow = trace_source_flow(trace)  # (T, S) and friends: a few small matrix products, cheap per step
     t = step_index(trace, step)
-    figure = rollout_figure(flow.source_distribution, trace.cross_attention[-1].mean(0),  # (h, T, S) -> (T, S)
-                            trace.source_tokens, trace.output_tokens, highlight_step=t,
-                            title=f"Where each output token comes from (step {t + 1} outlined)")
+    figure = rollout_figure(
+        flow.source_distribution,
+        trace.cross_attention[-1].mean(0),  # (h, T, S) -> (T, S)
+        trace.source_tokens,
+        trace.output_tokens,
+        highlight_step=t,
+        title=f"Where each output token comes from (step {t + 1} outlined)",
+    )
     return plot(figure, "rollout-to-source")
 
 

@@ -19,8 +19,21 @@ import gradio as gr
 from ..attention import HeadOpener
 from ..common import Page, TabView
 from ..text import ABOUT_EXPLAIN
-from . import (ablation, attribution, beam, branching, cache, changes, corpus_heads, diagnostics, film_view, no_pe,
-               paper, readouts, rollout)
+from . import (
+    ablation,
+    attribution,
+    beam,
+    branching,
+    cache,
+    changes,
+    corpus_heads,
+    diagnostics,
+    film_view,
+    no_pe,
+    paper,
+    readouts,
+    rollout,
+)
 from .panel import TAB_ID
 
 
@@ -35,9 +48,20 @@ def build(page: Page, opener: HeadOpener) -> list[TabView]:
         # every panel in view; only gr.Tab children: Gradio places a tab's button by its index among
         # all the children, so a gr.State here would put one panel's button over the next one's
         with gr.Tabs(elem_id="explain-panels", overflow_behavior="wrap"):
-            panels = [ablation.build(page), branching.build(page), readouts.build_lens(page), beam.build(page),
-                      readouts.build_alignment(page), diagnostics.build(page, opener), no_pe.build(page),
-                      film_view.build(page), paper.build(page), rollout.build(page), cache.build(page),
-                      changes.build(page), corpus_heads.build_corpus(page, opener),
-                      attribution.build(page)]
+            panels = [
+                ablation.build(page),
+                branching.build(page),
+                readouts.build_lens(page),
+                beam.build(page),
+                readouts.build_alignment(page),
+                diagnostics.build(page, opener),
+                no_pe.build(page),
+                film_view.build(page),
+                paper.build(page),
+                rollout.build(page),
+                cache.build(page),
+                changes.build(page),
+                corpus_heads.build_corpus(page, opener),
+                attribution.build(page),
+            ]
     return [panel_view for views in panels for panel_view in views]

@@ -37,8 +37,9 @@ class Attribution(NamedTuple):
     steps: int  # integration steps
 
 
-def log_probs_from_embeddings(model: Transformer, embeddings: torch.Tensor, source_ids: Sequence[int],
-                              output_ids: Sequence[int]) -> torch.Tensor:
+def log_probs_from_embeddings(
+    model: Transformer, embeddings: torch.Tensor, source_ids: Sequence[int], output_ids: Sequence[int]
+) -> torch.Tensor:
     """(R, T) log P(y_t | ...) for R rows of source token embeddings (R, S, d_model), teacher-forced.
 
     The encoder reads embeddings * sqrt(d_model) + PE (3.4, 3.5) as `Transformer.embed` builds from ids;
@@ -60,8 +61,13 @@ def log_probs_from_embeddings(model: Transformer, embeddings: torch.Tensor, sour
     return log_probs.gather(2, chosen[None, :, None].expand(rows, -1, 1))[..., 0]  # (R, T)
 
 
-def attribute(model: Transformer, source_ids: Sequence[int], output_ids: Sequence[int], steps: int = 32,
-              only_steps: Sequence[int] | None = None) -> Attribution:
+def attribute(
+    model: Transformer,
+    source_ids: Sequence[int],
+    output_ids: Sequence[int],
+    steps: int = 32,
+    only_steps: Sequence[int] | None = None,
+) -> Attribution:
     """Input x gradient and integrated gradients of every output token's log-probability.
 
     Args:
@@ -105,7 +111,7 @@ def ranks(values: np.ndarray) -> np.ndarray:
             stop = start
             while stop + 1 < len(row) and row[stop + 1] == row[start]:
                 stop += 1
-            rank[start:stop + 1] = (start + stop + 2) / 2.0
+            rank[start : stop + 1] = (start + stop + 2) / 2.0
             start = stop + 1
         out[index][row_order] = rank
     return out
@@ -116,7 +122,7 @@ def spearman(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     ra, rb = ranks(a), ranks(b)
     ra -= ra.mean(-1, keepdims=True)
     rb -= rb.mean(-1, keepdims=True)
-    denominator = np.sqrt((ra ** 2).sum(-1) * (rb ** 2).sum(-1))
+    denominator = np.sqrt((ra**2).sum(-1) * (rb**2).sum(-1))
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(denominator > 0, (ra * rb).sum(-1) / np.where(denominator > 0, denominator, 1.0), np.nan)
 

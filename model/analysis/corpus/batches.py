@@ -23,8 +23,9 @@ class Batch(NamedTuple):
     indices: list[int]  # which examples, in the order of the rows
 
 
-def corpus_examples(pairs: Sequence[Pair], tokenizer: SubwordTokenizer, sentences: int | None = None
-                    ) -> tuple[list[Example], list[str]]:
+def corpus_examples(
+    pairs: Sequence[Pair], tokenizer: SubwordTokenizer, sentences: int | None = None
+) -> tuple[list[Example], list[str]]:
     """The first `sentences` pairs (None = all), each as German->English and English->German examples,
     and each example's reference translation (the raw target text, for BLEU).
 
@@ -36,12 +37,12 @@ def corpus_examples(pairs: Sequence[Pair], tokenizer: SubwordTokenizer, sentence
     for german, english in chosen:
         both = make_examples([(german, english)], tokenizer, limits.MAX_SOURCE_TOKENS)  # [de->en, en->de] or []
         examples += both
-        references += [english, german][:len(both)]
+        references += [english, german][: len(both)]
     return examples, references
 
 
 def direction_of(example: Example, tokenizer: SubwordTokenizer) -> str:
-    """"de-en" or "en-de" from the language tag that opens the source."""
+    """ "de-en" or "en-de" from the language tag that opens the source."""
     return "de-en" if example.source[0] == tokenizer.language_tag_id("en") else "en-de"
 
 
@@ -51,6 +52,6 @@ def batches(examples: Sequence[Example], batch_size: int, pad_id: int) -> Iterat
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
     order = sorted(range(len(examples)), key=lambda i: (len(examples[i].source), len(examples[i].target)))
     for start in range(0, len(order), batch_size):
-        indices = order[start:start + batch_size]
+        indices = order[start : start + batch_size]
         src, tgt_in, labels = collate(list(examples), indices, pad_id)
         yield Batch(src, tgt_in, labels, indices)

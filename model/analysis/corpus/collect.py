@@ -40,8 +40,14 @@ class CorpusSettings:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("importance_sentences", "prune_sentences", "map_sentences", "importance_batch", "prune_points",
-                     "batch_size"):
+        for name in (
+            "importance_sentences",
+            "prune_sentences",
+            "map_sentences",
+            "importance_batch",
+            "prune_points",
+            "batch_size",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.random_orders < 0 or (self.role_sentences is not None and self.role_sentences < 1):
@@ -64,8 +70,13 @@ def lengths(examples: Sequence[Example], indices: Sequence[int]) -> tuple[list[i
 
 
 @torch.no_grad()
-def head_roles(model: Transformer, tokenizer: SubwordTokenizer, examples: Sequence[Example], counts: np.ndarray,
-               batch_size: int = 32) -> dict[str, dict[str, np.ndarray]]:
+def head_roles(
+    model: Transformer,
+    tokenizer: SubwordTokenizer,
+    examples: Sequence[Example],
+    counts: np.ndarray,
+    batch_size: int = 32,
+) -> dict[str, dict[str, np.ndarray]]:
     """{kind: {stat: (L, h)}} over the examples (model/corpus/roles.py), teacher-forced on the references."""
     model.eval()
     pad = model.config.pad_id
@@ -75,25 +86,48 @@ def head_roles(model: Transformer, tokenizer: SubwordTokenizer, examples: Sequen
         src_mask = padding_mask(src, pad)
         encoded = model.encode(src, src_mask, output_attentions=True)
         decoded = model.decode(tgt_in, encoded.memory, src_mask, decoder_mask(tgt_in, pad), output_attentions=True)
-        weights = {kind: torch.stack([a.weights for a in attentions], dim=1).float().numpy()  # (B, L, h, Tq, Tk)
-                   for kind, attentions in (("encoder", encoded.self_attentions),
-                                            ("decoder_self", decoded.self_attentions),
-                                            ("cross", decoded.cross_attentions))}
+        weights = {
+            kind: torch.stack([a.weights for a in attentions], dim=1).float().numpy()  # (B, L, h, Tq, Tk)
+            for kind, attentions in (
+                ("encoder", encoded.self_attentions),
+                ("decoder_self", decoded.self_attentions),
+                ("cross", decoded.cross_attentions),
+            )
+        }
         for row, (s, t) in enumerate(zip(*lengths(examples, batch.indices))):
             source_ids, target_ids = src[row, :s].tolist(), tgt_in[row, :t].tolist()
             source_tokens, target_tokens = tokenizer.tokens(source_ids), tokenizer.tokens(target_ids)
-            add_sentence(sums["encoder"], weights["encoder"][row, :, :, :s, :s], source_tokens, counts[source_ids],
-                         np.ones((s, s), dtype=bool), "encoder")
-            add_sentence(sums["decoder_self"], weights["decoder_self"][row, :, :, :t, :t], target_tokens,
-                         counts[target_ids], causal_mask(t)[0, 0].numpy(), "decoder_self")
-            add_sentence(sums["cross"], weights["cross"][row, :, :, :t, :s], source_tokens, counts[source_ids],
-                         np.ones((t, s), dtype=bool), "cross")
+            add_sentence(
+                sums["encoder"],
+                weights["encoder"][row, :, :, :s, :s],
+                source_tokens,
+                counts[source_ids],
+                np.ones((s, s), dtype=bool),
+                "encoder",
+            )
+            add_sentence(
+                sums["decoder_self"],
+                weights["decoder_self"][row, :, :, :t, :t],
+                target_tokens,
+                counts[target_ids],
+                causal_mask(t)[0, 0].numpy(),
+                "decoder_self",
+            )
+            add_sentence(
+                sums["cross"],
+                weights["cross"][row, :, :, :t, :s],
+                source_tokens,
+                counts[source_ids],
+                np.ones((t, s), dtype=bool),
+                "cross",
+            )
     return {kind: sums[kind].means() for kind in KINDS}
 
 
 @torch.no_grad()
-def head_maps(model: Transformer, tokenizer: SubwordTokenizer, examples: Sequence[Example],
-              batch_size: int = 32) -> dict[str, HeadMap]:
+def head_maps(
+    model: Transformer, tokenizer: SubwordTokenizer, examples: Sequence[Example], batch_size: int = 32
+) -> dict[str, HeadMap]:
     """{kind: HeadMap}: every head's queries and keys over the examples, normalised and projected to 2-D."""
     model.eval()
     pad = model.config.pad_id
@@ -103,7 +137,9 @@ def head_maps(model: Transformer, tokenizer: SubwordTokenizer, examples: Sequenc
         inputs = attention_inputs(model, batch.src, batch.tgt_in)
         src_len, tgt_len = lengths(examples, batch.indices)
         for kind in KINDS:
-            pairs = [queries_and_keys(model, kind, layer, layer_inputs) for layer, layer_inputs in enumerate(inputs[kind])]
+            pairs = [
+                queries_and_keys(model, kind, layer, layer_inputs) for layer, layer_inputs in enumerate(inputs[kind])
+            ]
             q = torch.stack([p[0] for p in pairs], dim=1)  # (B, L, h, Tq, d_k)
             k = torch.stack([p[1] for p in pairs], dim=1)  # (B, L, h, Tk, d_k)
             q_len = src_len if kind == "encoder" else tgt_len
@@ -111,8 +147,8 @@ def head_maps(model: Transformer, tokenizer: SubwordTokenizer, examples: Sequenc
             q_ids = batch.src if kind == "encoder" else batch.tgt_in
             k_ids = batch.tgt_in if kind == "decoder_self" else batch.src
             for row, example in enumerate(batch.indices):
-                vectors[kind]["q"].append(q[row, :, :, :q_len[row]].float().numpy())
-                vectors[kind]["k"].append(k[row, :, :, :k_len[row]].float().numpy())
+                vectors[kind]["q"].append(q[row, :, :, : q_len[row]].float().numpy())
+                vectors[kind]["k"].append(k[row, :, :, : k_len[row]].float().numpy())
                 for side, ids, n in (("q", q_ids, q_len[row]), ("k", k_ids, k_len[row])):
                     tokens = tokenizer.tokens(ids[row, :n].tolist())
                     meta[kind][side] += [(token, position, example) for position, token in enumerate(tokens)]
@@ -122,24 +158,43 @@ def head_maps(model: Transformer, tokenizer: SubwordTokenizer, examples: Sequenc
         k = np.concatenate(vectors[kind]["k"], axis=2)  # (L, h, Nk, d_k)
         n_layers, n_heads, _, d_k = q.shape
         coords = np.zeros((n_layers, n_heads, q.shape[2] + k.shape[2], 2), dtype=np.float32)
-        fields = {"mean": np.zeros((n_layers, n_heads, d_k)), "components": np.zeros((n_layers, n_heads, 2, d_k)),
-                  "key_shift": np.zeros((n_layers, n_heads, d_k)), "scale": np.zeros((n_layers, n_heads)),
-                  "explained": np.zeros((n_layers, n_heads, 2))}
+        fields = {
+            "mean": np.zeros((n_layers, n_heads, d_k)),
+            "components": np.zeros((n_layers, n_heads, 2, d_k)),
+            "key_shift": np.zeros((n_layers, n_heads, d_k)),
+            "scale": np.zeros((n_layers, n_heads)),
+            "explained": np.zeros((n_layers, n_heads, 2)),
+        }
         for l in range(n_layers):
             for h in range(n_heads):
                 projection = fit_projection(q[l, h], k[l, h])
-                coords[l, h] = np.concatenate([project(q[l, h], projection, "query"), project(k[l, h], projection, "key")])
+                coords[l, h] = np.concatenate(
+                    [project(q[l, h], projection, "query"), project(k[l, h], projection, "key")]
+                )
                 for name in fields:
                     fields[name][l, h] = getattr(projection, name)
         (qt, qp, qs), (kt, kp, ks) = (zip(*meta[kind][side]) for side in ("q", "k"))
-        maps[kind] = HeadMap(np.array(qt, dtype=str), np.array(qp, dtype=np.int32), np.array(qs, dtype=np.int32),
-                             np.array(kt, dtype=str), np.array(kp, dtype=np.int32), np.array(ks, dtype=np.int32),
-                             coords, **fields)
+        maps[kind] = HeadMap(
+            np.array(qt, dtype=str),
+            np.array(qp, dtype=np.int32),
+            np.array(qs, dtype=np.int32),
+            np.array(kt, dtype=str),
+            np.array(kp, dtype=np.int32),
+            np.array(ks, dtype=np.int32),
+            coords,
+            **fields,
+        )
     return maps
 
 
-def compute_corpus_heads(model: Transformer, tokenizer: SubwordTokenizer, pairs: Sequence[Pair],
-                         settings: CorpusSettings = CorpusSettings(), source: str = "", log=print) -> CorpusHeads:
+def compute_corpus_heads(
+    model: Transformer,
+    tokenizer: SubwordTokenizer,
+    pairs: Sequence[Pair],
+    settings: CorpusSettings = CorpusSettings(),
+    source: str = "",
+    log=print,
+) -> CorpusHeads:
     """Roles, importance, pruning curves and query-key maps over `pairs` (German, English)."""
     model.eval()
     seconds = {}
@@ -160,13 +215,41 @@ def compute_corpus_heads(model: Transformer, tokenizer: SubwordTokenizer, pairs:
     importance = timed("importance", head_importance, model, importance_examples, settings.importance_batch)
     scores = normalized(importance)
     prune_examples, references = corpus_examples(pairs, tokenizer, settings.prune_sentences)
-    curves = timed("pruning", pruning_curves, model, tokenizer, prune_examples, references, pruning_order(scores),
-                   settings.prune_points, settings.random_orders, settings.seed, settings.batch_size)
+    curves = timed(
+        "pruning",
+        pruning_curves,
+        model,
+        tokenizer,
+        prune_examples,
+        references,
+        pruning_order(scores),
+        settings.prune_points,
+        settings.random_orders,
+        settings.seed,
+        settings.batch_size,
+    )
     map_examples, _ = corpus_examples(pairs, tokenizer, settings.map_sentences)
     maps = timed("maps", head_maps, model, tokenizer, map_examples, settings.batch_size)
-    record = {**{name: value for name, value in vars(settings).items()}, "source": source, "seconds": seconds,
-              "examples": {"roles": len(role_examples), "importance": len(importance_examples),
-                           "pruning": len(prune_examples), "maps": len(map_examples)},
-              "created": time.strftime("%Y-%m-%d %H:%M:%S"), "torch_threads": torch.get_num_threads()}
-    return CorpusHeads(weights_hash(model), record, stats, {kind: role_labels(stats[kind]) for kind in KINDS},
-                       importance, scores, curves, maps)
+    record = {
+        **{name: value for name, value in vars(settings).items()},
+        "source": source,
+        "seconds": seconds,
+        "examples": {
+            "roles": len(role_examples),
+            "importance": len(importance_examples),
+            "pruning": len(prune_examples),
+            "maps": len(map_examples),
+        },
+        "created": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "torch_threads": torch.get_num_threads(),
+    }
+    return CorpusHeads(
+        weights_hash(model),
+        record,
+        stats,
+        {kind: role_labels(stats[kind]) for kind in KINDS},
+        importance,
+        scores,
+        curves,
+        maps,
+    )

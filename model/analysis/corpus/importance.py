@@ -46,8 +46,11 @@ class HeadGates(NamedTuple):
     def ones(cls, model: Transformer, requires_grad: bool = False, dtype=None) -> "HeadGates":
         config, device = model.config, model.embedding.weight.device
         dtype = dtype or model.embedding.weight.dtype
-        shapes = ((config.n_encoder_layers, config.n_heads), (config.n_decoder_layers, config.n_heads),
-                  (config.n_decoder_layers, config.n_heads))
+        shapes = (
+            (config.n_encoder_layers, config.n_heads),
+            (config.n_decoder_layers, config.n_heads),
+            (config.n_decoder_layers, config.n_heads),
+        )
         return cls(*(torch.ones(shape, device=device, dtype=dtype, requires_grad=requires_grad) for shape in shapes))
 
 
@@ -58,10 +61,13 @@ def summed_loss(model: Transformer, batch: Batch, gates: HeadGates | AblationTen
     src, tgt_in, labels = (t.to(device) for t in (batch.src, batch.tgt_in, batch.labels))
     src_mask = padding_mask(src, pad)  # (B, 1, 1, S)
     memory = model.encode(src, src_mask, gates.encoder).memory  # (B, S, d_model)
-    hidden = model.decode(tgt_in, memory, src_mask, decoder_mask(tgt_in, pad), None, gates.decoder_self,
-                          gates.cross).hidden  # (B, T, d_model)
+    hidden = model.decode(
+        tgt_in, memory, src_mask, decoder_mask(tgt_in, pad), None, gates.decoder_self, gates.cross
+    ).hidden  # (B, T, d_model)
     logits = model.project(hidden)  # (B, T, V)
-    logits = logits.to(torch.promote_types(logits.dtype, torch.float32))  # at least float32 (a double model stays double)
+    logits = logits.to(
+        torch.promote_types(logits.dtype, torch.float32)
+    )  # at least float32 (a double model stays double)
     loss = F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=pad, reduction="sum")
     return loss, int((labels != pad).sum())
 
@@ -93,8 +99,12 @@ def normalized(importance: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 def pruning_order(scores: dict[str, np.ndarray]) -> np.ndarray:
     """(N, 3) int rows (kind index into KINDS, layer, head), least important first (stable on ties)."""
-    rows = [(k, l, h, float(scores[kind][l, h])) for k, kind in enumerate(KINDS)
-            for l in range(scores[kind].shape[0]) for h in range(scores[kind].shape[1])]
+    rows = [
+        (k, l, h, float(scores[kind][l, h]))
+        for k, kind in enumerate(KINDS)
+        for l in range(scores[kind].shape[0])
+        for h in range(scores[kind].shape[1])
+    ]
     rows.sort(key=lambda row: row[3])
     return np.array([row[:3] for row in rows], dtype=np.int64).reshape(-1, 3)
 
@@ -120,8 +130,13 @@ def corpus_loss(model: Transformer, examples: Sequence[Example], ablation: Ablat
 
 
 @torch.inference_mode()
-def greedy_outputs(model: Transformer, tokenizer: SubwordTokenizer, examples: Sequence[Example],
-                   ablation: Ablation, batch_size: int = 32) -> list[str]:
+def greedy_outputs(
+    model: Transformer,
+    tokenizer: SubwordTokenizer,
+    examples: Sequence[Example],
+    ablation: Ablation,
+    batch_size: int = 32,
+) -> list[str]:
     """Greedy translations (detokenized, in the examples' order) with `ablation`'s heads off."""
     model.eval()
     config, device = model.config, model.embedding.weight.device
@@ -132,11 +147,12 @@ def greedy_outputs(model: Transformer, tokenizer: SubwordTokenizer, examples: Se
         src_mask = padding_mask(src, config.pad_id)
         memory = model.encode(src, src_mask, tensors.encoder, tensors.use_positions).memory  # (B, S, d_model)
         budget = default_max_new_tokens(src.size(1))
-        ids = torch.stack([step.tokens for step in greedy_steps(model, memory, src_mask, budget, ablation=tensors)],
-                          dim=1).tolist()  # (B, T)
+        ids = torch.stack(
+            [step.tokens for step in greedy_steps(model, memory, src_mask, budget, ablation=tensors)], dim=1
+        ).tolist()  # (B, T)
         for row, index in zip(ids, batch.indices):
-            row = row[:default_max_new_tokens(len(examples[index].source))]
-            outputs[index] = tokenizer.decode(row[:row.index(config.eos_id)] if config.eos_id in row else row)
+            row = row[: default_max_new_tokens(len(examples[index].source))]
+            outputs[index] = tokenizer.decode(row[: row.index(config.eos_id)] if config.eos_id in row else row)
     return outputs
 
 
@@ -149,9 +165,17 @@ class PruningCurves(NamedTuple):
     order: np.ndarray  # (N, 3) the importance order (kind index, layer, head), least important first
 
 
-def pruning_curves(model: Transformer, tokenizer: SubwordTokenizer, examples: Sequence[Example],
-                   references: Sequence[str], order: np.ndarray, points: int = 9, random_orders: int = 1,
-                   seed: int = 0, batch_size: int = 32) -> PruningCurves:
+def pruning_curves(
+    model: Transformer,
+    tokenizer: SubwordTokenizer,
+    examples: Sequence[Example],
+    references: Sequence[str],
+    order: np.ndarray,
+    points: int = 9,
+    random_orders: int = 1,
+    seed: int = 0,
+    batch_size: int = 32,
+) -> PruningCurves:
     """BLEU and loss as heads are pruned in `order` and in `random_orders` random orders.
 
     references: one reference translation per example (its target text). points: how many pruning

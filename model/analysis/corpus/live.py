@@ -13,13 +13,15 @@ import torch
 from .vectors import attention_inputs, queries_and_keys
 
 
-def sentence_vectors(model, source_ids: Sequence[int], output_ids: Sequence[int], kind: str, layer: int,
-                     head: int) -> tuple[np.ndarray, np.ndarray]:
+def sentence_vectors(
+    model, source_ids: Sequence[int], output_ids: Sequence[int], kind: str, layer: int, head: int
+) -> tuple[np.ndarray, np.ndarray]:
     """(queries (Tq, d_k), keys (Tk, d_k)) of one head on one teacher-forced sentence."""
     device = model.embedding.weight.device
     src = torch.tensor([[int(i) for i in source_ids]], dtype=torch.long, device=device)  # (1, S)
-    tgt_in = torch.tensor([[model.config.bos_id, *[int(i) for i in output_ids[:-1]]]], dtype=torch.long,
-                          device=device)  # (1, T)
+    tgt_in = torch.tensor(
+        [[model.config.bos_id, *[int(i) for i in output_ids[:-1]]]], dtype=torch.long, device=device
+    )  # (1, T)
     model.eval()
     inputs = attention_inputs(model, src, tgt_in)[kind][layer]
     query, key = queries_and_keys(model, kind, layer, inputs)  # (1, h, Tq, d_k), (1, h, Tk, d_k)

@@ -41,13 +41,13 @@ def pca_2d(points: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     mean = x.mean(axis=0)
     _, singular, vt = np.linalg.svd(x - mean, full_matrices=False)  # vt (min(N, d), d)
     components = np.zeros((2, x.shape[1]))
-    components[:min(2, vt.shape[0])] = vt[:2]
+    components[: min(2, vt.shape[0])] = vt[:2]
     signs = np.sign(components[np.arange(2), np.abs(components).argmax(axis=1)])
     components *= np.where(signs == 0, 1.0, signs)[:, None]
-    variance = singular ** 2
+    variance = singular**2
     explained = np.zeros(2)
     if variance.sum() > 0:
-        explained[:min(2, len(variance))] = variance[:2] / variance.sum()
+        explained[: min(2, len(variance))] = variance[:2] / variance.sum()
     return mean, components, explained
 
 

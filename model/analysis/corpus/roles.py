@@ -38,9 +38,14 @@ ROLE_SHARE = 0.5  # a head takes a role when a majority of its queries (or of it
 BROAD_CONFIDENCE = 0.3  # below this mean max weight an unlabelled head is "broad" (spreads its attention)
 ROLES = ("previous", "same", "next", "rare", "eos", "punctuation", "broad", "mixed")
 ROLE_TEXT = {
-    "previous": "positional: previous token", "same": "positional: same token", "next": "positional: next token",
-    "rare": "rarest token", "eos": "[EOS] (sink)", "punctuation": "punctuation",
-    "broad": "broad (low confidence)", "mixed": "no single role",
+    "previous": "positional: previous token",
+    "same": "positional: same token",
+    "next": "positional: next token",
+    "rare": "rarest token",
+    "eos": "[EOS] (sink)",
+    "punctuation": "punctuation",
+    "broad": "broad (low confidence)",
+    "mixed": "no single role",
 }
 
 
@@ -88,12 +93,22 @@ class RoleSums:
 
     def means(self) -> dict[str, np.ndarray]:
         """{stat: (L, h) float32 mean}; a stat no query could have (e.g. decoder "next") is 0."""
-        return {name: (self.sums[name] / self.counts[name] if self.counts[name] else self.sums[name] * 0.0
-                       ).astype(np.float32) for name in self.sums}
+        return {
+            name: (self.sums[name] / self.counts[name] if self.counts[name] else self.sums[name] * 0.0).astype(
+                np.float32
+            )
+            for name in self.sums
+        }
 
 
-def add_sentence(sums: RoleSums, weights: np.ndarray, key_tokens: Sequence[str], key_counts: np.ndarray,
-                 allowed: np.ndarray, kind: str) -> None:
+def add_sentence(
+    sums: RoleSums,
+    weights: np.ndarray,
+    key_tokens: Sequence[str],
+    key_counts: np.ndarray,
+    allowed: np.ndarray,
+    kind: str,
+) -> None:
     """Add one sentence's attention of one kind to `sums`.
 
     weights: (L, h, Tq, Tk) rows summing to 1 over the allowed keys (padding already removed);
@@ -104,8 +119,10 @@ def add_sentence(sums: RoleSums, weights: np.ndarray, key_tokens: Sequence[str],
         raise ValueError(f"weights must be (L, h, Tq, Tk), got shape {w.shape}")
     n_queries, n_keys = w.shape[2:]
     if len(key_tokens) != n_keys or allowed.shape != (n_queries, n_keys) or key_counts.shape != (n_keys,):
-        raise ValueError(f"weights are {n_queries} x {n_keys}, but got {len(key_tokens)} key tokens, "
-                         f"allowed {allowed.shape} and counts {key_counts.shape}")
+        raise ValueError(
+            f"weights are {n_queries} x {n_keys}, but got {len(key_tokens)} key tokens, "
+            f"allowed {allowed.shape} and counts {key_counts.shape}"
+        )
     strongest = w.argmax(-1)  # (L, h, Tq)
     everyone = np.ones(n_queries, dtype=bool)
     for name, target in relative_targets(n_queries, n_keys, kind).items():

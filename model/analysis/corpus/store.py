@@ -52,8 +52,13 @@ class HeadMap:
     explained: np.ndarray  # (L, h, 2)
 
     def projection(self, layer: int, head: int) -> Projection:
-        return Projection(self.mean[layer, head], self.components[layer, head], self.key_shift[layer, head],
-                          float(self.scale[layer, head]), self.explained[layer, head])
+        return Projection(
+            self.mean[layer, head],
+            self.components[layer, head],
+            self.key_shift[layer, head],
+            float(self.scale[layer, head]),
+            self.explained[layer, head],
+        )
 
     @property
     def n_queries(self) -> int:
@@ -75,8 +80,11 @@ class CorpusHeads:
 
 
 def _flat(data: CorpusHeads) -> dict[str, np.ndarray]:
-    arrays = {"format_version": np.array(FORMAT_VERSION), "weights_hash": np.array(data.weights_hash),
-              "settings": np.array(json.dumps(data.settings))}
+    arrays = {
+        "format_version": np.array(FORMAT_VERSION),
+        "weights_hash": np.array(data.weights_hash),
+        "settings": np.array(json.dumps(data.settings)),
+    }
     for kind in KINDS:
         for name, values in data.stats[kind].items():
             arrays[f"stats.{kind}.{name}"] = np.asarray(values, dtype=np.float32)
@@ -121,15 +129,26 @@ def load_corpus(path: str | Path) -> CorpusHeads:
         for part in parts[:-1]:
             node = node.setdefault(part, {})
         node[parts[-1]] = values
-    maps = {kind: HeadMap(**{name: (values.astype(np.float32) if values.dtype == np.float16 else values)
-                             for name, values in fields.items()})
-            for kind, fields in grouped.get("maps", {}).items()}
+    maps = {
+        kind: HeadMap(
+            **{
+                name: (values.astype(np.float32) if values.dtype == np.float16 else values)
+                for name, values in fields.items()
+            }
+        )
+        for kind, fields in grouped.get("maps", {}).items()
+    }
     try:
         return CorpusHeads(
-            weights_hash=str(arrays["weights_hash"]), settings=json.loads(str(arrays["settings"])),
-            stats=grouped["stats"], roles=grouped["roles"], importance=grouped["importance"],
+            weights_hash=str(arrays["weights_hash"]),
+            settings=json.loads(str(arrays["settings"])),
+            stats=grouped["stats"],
+            roles=grouped["roles"],
+            importance=grouped["importance"],
             importance_normalized=grouped["importance_normalized"],
-            pruning=PruningCurves(**grouped["pruning"]), maps=maps)
+            pruning=PruningCurves(**grouped["pruning"]),
+            maps=maps,
+        )
     except (KeyError, TypeError) as error:
         raise ValueError(f"{path} lacks {error}") from None
 

@@ -45,8 +45,9 @@ def attention_inputs(model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor
     y = model.embed(tgt_in)  # (B, T, d_model)
     for layer in model.decoder_layers:
         found["decoder_self"].append(AttentionInputs(y, y, tgt_mask))
-        attended = layer.self_attention(y, *layer.self_attention.project_key_value(y), tgt_mask,
-                                        output_attentions=True).output
+        attended = layer.self_attention(
+            y, *layer.self_attention.project_key_value(y), tgt_mask, output_attentions=True
+        ).output
         after_self = layer.norm1(y, attended)  # the first Add & Norm (3.1): cross-attention's queries
         found["cross"].append(AttentionInputs(after_self, memory, src_mask))
         y = layer(y, memory, src_mask, tgt_mask, output_attentions=True).hidden
@@ -65,8 +66,9 @@ def attention_module(model: Transformer, kind: str, layer: int):
 
 
 @torch.no_grad()
-def queries_and_keys(model: Transformer, kind: str, layer: int, inputs: AttentionInputs
-                     ) -> tuple[torch.Tensor, torch.Tensor]:
+def queries_and_keys(
+    model: Transformer, kind: str, layer: int, inputs: AttentionInputs
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Every head's queries (B, h, Tq, d_k) and keys (B, h, Tk, d_k) of one attention sub-layer."""
     attention = attention_module(model, kind, layer)
     query = attention.split_heads(attention.q_proj(inputs.query_input))  # (B, h, Tq, d_k)
