@@ -11,51 +11,10 @@ import torch
 from model import SubwordTokenizer, load_checkpoint
 from model.training import film
 from model.training.train import learning_rate, main
+from helpers import TINY_MODEL_FLAGS, TINY_RUN_FLAGS
 
-TINY = [
-    "--d-model",
-    "32",
-    "--heads",
-    "4",
-    "--encoder-layers",
-    "1",
-    "--decoder-layers",
-    "1",
-    "--d-ff",
-    "64",
-    "--vocab-size",
-    "400",
-    "--max-tokens",
-    "400",
-    "--warmup",
-    "20",
-    "--lr-factor",
-    "2",
-    "--bleu-sentences",
-    "4",
-    "--log-every",
-    "1",
-    "--threads",
-    "1",
-    "--precision",
-    "fp32",
-]
-RUN = [
-    "--max-tokens",
-    "400",
-    "--warmup",
-    "20",
-    "--lr-factor",
-    "2",
-    "--bleu-sentences",
-    "4",
-    "--log-every",
-    "1",
-    "--threads",
-    "1",
-    "--precision",
-    "fp32",
-]  # a continued run's options: no model flags, the checkpoint's are used
+TINY = TINY_MODEL_FLAGS + TINY_RUN_FLAGS
+RUN = TINY_RUN_FLAGS  # a continued run's options: no model flags, the checkpoint's are used
 
 
 @pytest.fixture(scope="module")

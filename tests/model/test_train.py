@@ -16,6 +16,7 @@ from model import load_checkpoint
 from model.training import film
 from model.training.data import DataError, collate, make_examples, read_source, read_sources, token_batches
 from model.training.train import learning_rate, main
+from helpers import TINY_MODEL_FLAGS, TINY_RUN_FLAGS
 
 
 @pytest.fixture
@@ -109,34 +110,7 @@ def test_learning_rate_follows_section_5_3():
     assert all(a > b for a, b in zip(rates[peak + 1 :], rates[peak + 2 :]))  # then decays
 
 
-TINY = [
-    "--d-model",
-    "32",
-    "--heads",
-    "4",
-    "--encoder-layers",
-    "1",
-    "--decoder-layers",
-    "1",
-    "--d-ff",
-    "64",
-    "--vocab-size",
-    "400",
-    "--max-tokens",
-    "400",
-    "--warmup",
-    "20",
-    "--lr-factor",
-    "2",
-    "--bleu-sentences",
-    "4",
-    "--log-every",
-    "1",
-    "--threads",
-    "1",
-    "--precision",
-    "fp32",
-]  # fp32: the same run on every CPU
+TINY = TINY_MODEL_FLAGS + TINY_RUN_FLAGS  # fp32: the same run on every CPU
 
 
 def test_tiny_training_run_learns_saves_and_resumes(corpus, tmp_path):

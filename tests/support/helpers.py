@@ -257,3 +257,11 @@ def api_function(demo, api_name: str):
     matches = [block_fn for block_fn in demo.fns.values() if block_fn.api_name == api_name]
     assert len(matches) == 1, f"expected one endpoint named {api_name!r}"
     return matches[0]
+
+
+# A tiny training run's flags (model.training.train): the model's shape, then how it runs (fp32: the same run on
+# every CPU). A continued run (--init-from, --resume) takes the run flags alone: the checkpoint brings its shape.
+TINY_MODEL_FLAGS = "--d-model 32 --heads 4 --encoder-layers 1 --decoder-layers 1 --d-ff 64 --vocab-size 400".split()
+TINY_RUN_FLAGS = (
+    "--max-tokens 400 --warmup 20 --lr-factor 2 --bleu-sentences 4 --log-every 1 --threads 1 --precision fp32".split()
+)
