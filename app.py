@@ -2,41 +2,37 @@
 
 The launcher: the page itself is built by `ui.build_demo(checkpoint)` (the ui/ package); this file
 reads the settings (command line, then environment) and serves it with ui/server.py's limits.
-`demo` at module level is what Hugging Face Spaces and `gradio app.py` look for.
+
+`demo` exists at module level however the file runs: Hugging Face Spaces and `gradio app.py` look for it, and
+`gradio app.py` (hot reload) re-executes this file as `__main__` after every change and serves the new `demo`
+(the launch inside that re-run returns at once: the server is already up).
 
     python3 app.py                                  # checkpoints/de-en-small on 127.0.0.1:7860
     python3 app.py --checkpoint /tmp/dev-checkpoint --port 7861
     python3 app.py --hub owner/name --host 0.0.0.0  # a checkpoint from the Hugging Face Hub
-    python3 app.py --workers 0                      # the model in this process (no worker pool)
     python3 app.py --device cpu                     # the CPU even where there is a GPU (default auto: cuda if any)
 
 Environment: ATTENTION_EXPLORER_HUB (a Hub repo id: Spaces has no command line),
 ATTENTION_EXPLORER_CHECKPOINT (a local checkpoint directory), ATTENTION_EXPLORER_HOST (0.0.0.0 listens
-on all interfaces, as on Spaces), ATTENTION_EXPLORER_THREADS, ATTENTION_EXPLORER_WORKERS (model worker
-processes; default one per CPU core, 0 = single-process mode), ATTENTION_EXPLORER_DEVICE (auto, cpu or cuda),
-GRADIO_SERVER_PORT. On a ZeroGPU Space (SPACES_ZERO_GPU, set by the Hub) the model goes to cuda at start-up and
-every model computation runs through @spaces.GPU (ui/zerogpu.py), with no worker processes.
-
-`python3 app.py` serves the model from a pool of worker processes (ui/runner.py); the module-level `demo`
-(imported by tests and `gradio app.py`) runs it in this process and starts no workers. `gradio app.py`
-(hot reload) runs this file as __main__ once, then re-executes it as the module `app` on every change and
-serves that `demo`: main() starts no pool under it, so a reload never adds worker processes.
+on all interfaces, as on Spaces), ATTENTION_EXPLORER_THREADS, ATTENTION_EXPLORER_DEVICE (auto, cpu or cuda),
+GRADIO_SERVER_PORT. On a ZeroGPU Space (SPACES_ZERO_GPU, set by the Hub) every model computation runs through
+one @spaces.GPU dispatcher (serving/zerogpu.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
+
+import gradio as gr
 
 from model.checkpoints.paths import DEFAULT_CHECKPOINT
-from serving import default_workers
 from serving.device import DEVICE_ENV, DEVICES
-from serving.pool import WORKERS_ENV
 from ui import build_demo, server
 
 CHECKPOINT_ENV = "ATTENTION_EXPLORER_CHECKPOINT"
 HUB_ENV = "ATTENTION_EXPLORER_HUB"
-RELOAD_ENV = "GRADIO_WATCH_DIRS"  # set by `gradio app.py` (hot reload), which re-runs this file on every change
 
 
 def checkpoint_source(checkpoint: str | None = None, hub: str | None = None) -> tuple[str, bool]:
@@ -62,31 +58,33 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=server.default_threads(),
                         help=f"PyTorch CPU threads per request (default: ${server.THREADS_ENV} or 1: several "
                              "requests run at once, and on a small CPU one thread each is fastest)")
-    parser.add_argument("--workers", type=int, default=None,
-                        help=f"model worker processes (default: ${WORKERS_ENV} or one per usable CPU; 0 = run the "
-                             "model in the server process)")
     parser.add_argument("--device", choices=DEVICES, default=None,
                         help=f"where the model runs (default: ${DEVICE_ENV} or auto: cuda if PyTorch sees a GPU, "
                              "else cpu); on a ZeroGPU Space always cuda, through @spaces.GPU")
     return parser.parse_args(argv)
 
 
-def workers_for(requested: int | None) -> int:
-    """--workers, else none under `gradio app.py` (each reload re-runs this file and serves the module-level
-    single-process `demo`, so a pool started here would only linger), else default_workers()."""
-    if requested is not None:
-        return requested
-    return 0 if os.environ.get(RELOAD_ENV) else default_workers()
+def page(args: argparse.Namespace) -> gr.Blocks:
+    """The page for the parsed settings (ui.build_demo)."""
+    return build_demo(*checkpoint_source(args.checkpoint, args.hub), device=args.device)
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    workers = workers_for(args.workers)
-    app = build_demo(*checkpoint_source(args.checkpoint, args.hub), workers=workers, device=args.device)
+def serve(app: gr.Blocks, args: argparse.Namespace) -> None:
     server.launch(app, host=args.host, port=args.port, threads=args.threads)
 
 
+def main(argv: list[str] | None = None) -> gr.Blocks:
+    """Parse `argv`, build the page and serve it -> the page."""
+    args = parse_args(argv)
+    app = page(args)
+    serve(app, args)
+    return app
+
+
+# Run as a program (`python3 app.py [options]`, Spaces, `gradio app.py [-- options]`), the command line applies;
+# imported (tests), the environment alone.
+ARGS = parse_args(sys.argv[1:] if __name__ == "__main__" else [])
+demo = page(ARGS)
+
 if __name__ == "__main__":
-    main()
-else:  # imported (tests, `gradio app.py`): the page in single-process mode
-    demo = build_demo(*checkpoint_source(), device=None)  # None: $ATTENTION_EXPLORER_DEVICE or auto
+    serve(demo, ARGS)

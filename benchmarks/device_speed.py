@@ -1,4 +1,4 @@
-"""Translate + full trace on cuda against the CPU (issue 24): what `--device auto` gains where there is a GPU.
+"""Translate + full trace on cuda against the CPU: what `--device auto` gains where there is a GPU.
 
     python -m benchmarks.device_speed                       # checkpoints/de-en-small, a 20-token source, 20 repeats
     python -m benchmarks.device_speed --tokens 80 --repeats 50 --threads 1

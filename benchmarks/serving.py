@@ -1,12 +1,11 @@
-"""Serving part (issue 15): the app as visitors see it, measured from outside through gradio_client.
+"""Serving part: the app as visitors see it, measured from outside through gradio_client.
 
 - single call: one `/translate` call through a default `gradio_client.Client` (it downloads the lean
   trace file), median after warm-up, beside the bare model call (`model.decoding.greedy.translate` in this
   process, same sentence) and the model's share of the call;
-- burst: C clients x R translations at once (scripts/load_test.py: clients in a separate process),
-  the worker-pool app and the single-process app (`--workers 0`) in the same run, and their ratio;
-- lecture hall: V visitors opening the page within W seconds and translating (pool app);
-- RSS of every process of the pool app (server + workers) after the runs.
+- burst: C clients x R translations at once (scripts/load_test.py: clients in a separate process);
+- lecture hall: V visitors opening the page within W seconds and translating;
+- RSS of the app's processes after the runs.
 Every result carries the CPU model and the load average before and after.
 """
 
@@ -60,18 +59,13 @@ def burst_options(clients: int, requests: int) -> dict:
 
 
 def measure(checkpoint, checkpoint_dir: str, repeats: int = 20, clients: int = 32, requests: int = 5,
-            visitors: int = 100, window_s: float = 10.0, workers: int | None = None) -> dict:
+            visitors: int = 100, window_s: float = 10.0) -> dict:
     results: dict = {}
     with tempfile.TemporaryDirectory(prefix="benchmark-serving-") as folder:
-        with started_app(checkpoint_dir, Path(folder) / "pool.log", workers=workers) as (url, process):
+        with started_app(checkpoint_dir, Path(folder) / "app.log") as (url, process):
             results["single_call"] = single_call(url, checkpoint, repeats)
-            results["burst_pool"] = load_test.run_load(url, "burst", burst_options(clients, requests), process.pid)
+            results["burst"] = load_test.run_load(url, "burst", burst_options(clients, requests), process.pid)
             lecture = {**burst_options(1, 1), "visitors": visitors, "window": window_s}
-            results["lecture_pool"] = load_test.run_load(url, "lecture", lecture, process.pid)
+            results["lecture"] = load_test.run_load(url, "lecture", lecture, process.pid)
             results["rss"] = tree_rss_mib(process.pid)
-        with started_app(checkpoint_dir, Path(folder) / "single.log", workers=0) as (url, process):
-            results["burst_single_process"] = load_test.run_load(url, "burst", burst_options(clients, requests),
-                                                                  process.pid)
-    pool, single = results["burst_pool"], results["burst_single_process"]
-    results["burst_throughput_ratio"] = round(pool["throughput_per_s"] / single["throughput_per_s"], 2)
     return results

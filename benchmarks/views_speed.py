@@ -14,7 +14,7 @@ from model.decoding.greedy import translate
 from ui.attention import attention_view, pipeline_view
 from ui.next_token import candidates_view
 from ui.positions import masks_view, positions_view
-from ui.runner import Runner
+from serving import Runner
 from ui.stepping import step_html
 
 from .common import SOURCE_LANGUAGE, summarize, text_of_tokens, time_interleaved

@@ -29,8 +29,8 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def started_app(checkpoint: str | Path | None, log_path: Path, timeout_s: float = START_TIMEOUT_S,
-                workers: int | None = None) -> Iterator[tuple[str, subprocess.Popen]]:
+def started_app(checkpoint: str | Path | None, log_path: Path,
+                timeout_s: float = START_TIMEOUT_S) -> Iterator[tuple[str, subprocess.Popen]]:
     """Start app.py (working directory: the log's folder), wait until it answers -> (url, process).
 
     Raises RuntimeError, with the end of the log, if it exits or does not answer in time.
@@ -44,8 +44,6 @@ def started_app(checkpoint: str | Path | None, log_path: Path, timeout_s: float 
         checkpoint = str(Path(checkpoint).resolve())
         env["ATTENTION_EXPLORER_CHECKPOINT"] = checkpoint  # the module-level demo loads the same one
         command += ["--checkpoint", checkpoint]
-    if workers is not None:  # model worker processes (app.py's default: one per core; 0 = in the server)
-        command += ["--workers", str(workers)]
     url = f"http://127.0.0.1:{port}/"
     with log_path.open("w") as log:
         process = subprocess.Popen(command, cwd=log_path.parent, env=env, stdout=log, stderr=subprocess.STDOUT,

@@ -1,4 +1,4 @@
-"""Compute the corpus figures of a checkpoint once and write them beside it (issue 25):
+"""Compute the corpus figures of a checkpoint once and write them beside it:
 
     python3 -m scripts.corpus_heads --checkpoint checkpoints/de-en-small [--sentences 200]
 

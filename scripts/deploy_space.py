@@ -10,13 +10,12 @@ upload_folder call; a second for a checkpoint from outside checkpoints/, and on 
 pre-requirements.txt that installs the CPU build of torch). It uploads the code, requirements.txt, the
 README whose front matter configures the Space, and one checkpoint; tests, benchmarks, scripts,
 everything .gitignore names, hidden folders and other checkpoints stay home, and files in the Space that
-are not uploaded are deleted, so the Space mirrors the app. Space variables tell the app its checkpoint
-(ATTENTION_EXPLORER_CHECKPOINT) and pin its worker processes (ATTENTION_EXPLORER_WORKERS: 0 on ZeroGPU,
-where the GPU exists only in the server process's @spaces.GPU calls; 2 on CPU Basic's 2 vCPUs).
+are not uploaded are deleted, so the Space mirrors the app. A Space variable tells the app its checkpoint
+(ATTENTION_EXPLORER_CHECKPOINT).
 `--dry-run` lists what would be uploaded and contacts nothing.
 
-Everything is checked before the first request: the Space id, the checkpoint (it must load), the
-token, and that every uploaded file is under the Hub's 10 MB limit for plain git pushes. When the Hub
+Everything is checked before the first request: the Space id, the checkpoint (it must load), that ZeroGPU
+supports the torch that requirements.txt pins, the token, and that every uploaded file is under the Hub's 10 MB limit for plain git pushes. When the Hub
 refuses (no plan for the hardware, a token without write access, a rate limit), the error says in
 plain words what the account needs.
 """
@@ -43,27 +42,25 @@ from model.checkpoints.model_card import write_model_card  # noqa: E402
 from model.checkpoints.paths import DEFAULT_CHECKPOINT  # noqa: E402
 
 CHECKPOINT_VARIABLE = "ATTENTION_EXPLORER_CHECKPOINT"  # read by app.py
-WORKERS_VARIABLE = "ATTENTION_EXPLORER_WORKERS"  # read by app.py (serving.pool.WORKERS_ENV)
 
 
 @dataclass(frozen=True)
 class Hardware:
-    """One --hardware choice: the Hub's hardware id, the worker processes the app runs there, and why."""
+    """One --hardware choice: the Hub's hardware id and what an account needs to use it."""
 
     hub_id: str  # huggingface_hub.SpaceHardware value
-    workers: int  # model worker processes (0 = the model in the server process)
     needs: str  # what the account needs to host a Space on it, in plain words
 
 
 HARDWARE = {
-    # ZeroGPU: the GPU exists only inside the server process's @spaces.GPU calls, so no worker pool
-    "zerogpu": Hardware("zero-a10g", 0, (
+    # ZeroGPU: the GPU exists only inside the server process's @spaces.GPU calls
+    "zerogpu": Hardware("zero-a10g", (
         "Hosting a ZeroGPU Space needs a PRO account (up to 10 ZeroGPU Spaces) or a free personal account in "
         "good standing, with a verified email and older than 30 days, which may host up to 2 "
         "(https://huggingface.co/docs/hub/spaces-zerogpu); an organization needs a Team or Enterprise plan. "
         "Check the account's email and age, or free a slot by deleting a ZeroGPU Space you no longer use")),
-    # CPU Basic: 2 vCPUs, one worker each
-    "cpu-basic": Hardware("cpu-basic", 2, (
+    # CPU Basic: 2 vCPUs
+    "cpu-basic": Hardware("cpu-basic", (
         "Since 2026-07-21 creating a Gradio Space on CPU hardware needs a paid plan (PRO for a personal account, "
         "Team or Enterprise for an organization: https://huggingface.co/settings/billing/subscription). "
         "A free account can deploy with --hardware zerogpu (the default)")),
@@ -131,6 +128,38 @@ def torch_pin(requirements: Path) -> str:
         if spec.startswith("torch=="):
             return spec.removeprefix("torch==")
     raise DeployError(f"{requirements} does not pin torch (torch==X.Y.Z)")
+
+
+def zerogpu_torch_problem(version: str) -> str | None:
+    """Why ZeroGPU cannot run this torch version (None if it can).
+
+    The `spaces` package (spaces/zero/torch/) hooks torch internals (TorchFunctionMode, torch._C._cuda_init,
+    torch.cuda._exchange_device) and reads torch.version.cuda as 12.x or 13.x; it names no version list of its
+    own. Hugging Face's ZeroGPU page lists the versions it supports: 2.1.0 and later, except 2.3.x (a PyTorch
+    bug, pytorch/pytorch#122085). ZeroGPU needs the CUDA build that PyPI serves, so no local build (+cpu).
+    """
+    parts = version.split("+")[0].split(".")
+    try:
+        major, minor = int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):
+        return f"torch=={version} is not a version number ZeroGPU can check"
+    if "+" in version:
+        return f"torch=={version} is a local build; ZeroGPU installs the CUDA build from PyPI (torch=={parts[0]}.{parts[1]}...)"
+    if (major, minor) < (2, 1):
+        return f"torch=={version} is older than 2.1.0, the oldest version ZeroGPU supports"
+    if (major, minor) == (2, 3):
+        return f"torch=={version}: ZeroGPU does not support 2.3.x (PyTorch bug pytorch/pytorch#122085)"
+    return None
+
+
+def check_torch_for(root: Path, hardware: str) -> None:
+    """DeployError when requirements.txt pins a torch the hardware cannot run (ZeroGPU: zerogpu_torch_problem)."""
+    if hardware != "zerogpu":
+        return
+    problem = zerogpu_torch_problem(torch_pin(root / "requirements.txt"))
+    if problem:
+        raise DeployError(f"{problem}. Pin a supported torch in requirements.txt (see "
+                          "https://huggingface.co/docs/hub/spaces-zerogpu), or deploy with --hardware cpu-basic")
 
 
 def space_files(root: Path, hardware: str) -> dict[str, bytes]:
@@ -243,6 +272,7 @@ def deploy(space_id: str, checkpoint: Path, private: bool = False, api=None, roo
         load_local_checkpoint(checkpoint)
     except CheckpointError as error:
         raise DeployError(str(error).replace("repo id", "Space id")) from None
+    check_torch_for(root, hardware)
     write_model_card(checkpoint)  # the card matches metrics.json (unchanged if it already did)
     calls = plan(root, checkpoint)
     checkpoint_in_space = f"{CHECKPOINTS_DIR}/{checkpoint.resolve().name}"
@@ -251,13 +281,12 @@ def deploy(space_id: str, checkpoint: Path, private: bool = False, api=None, roo
     extra = space_files(root, hardware)
     total = sum(path.stat().st_size for path in files.values()) + sum(map(len, extra.values()))
     print(f"{len(files) + len(extra)} files, {total / 1e6:.1f} MB, checkpoint {checkpoint_in_space}, "
-          f"hardware {hardware} ({HARDWARE[hardware].workers} worker processes)")
+          f"hardware {hardware}")
     if dry_run:
         print("\n".join([*files, *extra]))
         return space_url(space_id)
     spec = HARDWARE[hardware]
-    variables = {CHECKPOINT_VARIABLE: (checkpoint_in_space, "checkpoint folder the app loads"),
-                 WORKERS_VARIABLE: (str(spec.workers), f"model worker processes on {hardware}")}
+    variables = {CHECKPOINT_VARIABLE: (checkpoint_in_space, "checkpoint folder the app loads")}
     step = "Creating the Space"
     try:
         api.create_repo(space_id, repo_type="space", space_sdk="gradio", space_hardware=spec.hub_id,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What ran on the lent H100 for issue 10: two runs of scripts/train_gpu.sh one after the other (the
+# The GPU pipeline: two runs of scripts/train_gpu.sh one after the other (the
 # recipe, then a second seed with a gentler learning rate), each scored on val and test_2016 (greedy
 # and beam 4) by scripts/score_checkpoint.py as soon as it ends. The shipped checkpoint is the run with
 # the better mean val BLEU (model selection on val only). Started in the background on the device

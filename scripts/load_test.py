@@ -235,8 +235,6 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--requests", type=int, default=5, help="burst: translations per user (default 5)")
     parser.add_argument("--visitors", type=int, default=100, help="lecture: visitors (default 100)")
     parser.add_argument("--window", type=float, default=10.0, help="lecture: seconds over which they arrive (default 10)")
-    parser.add_argument("--workers", type=int, help="model worker processes of the app this script starts "
-                                                     "(default: app.py's, one per core; 0 = single-process mode)")
     parser.add_argument("--no-verify", dest="verify", action="store_false",
                         help="do not fetch each trace file to check it is the sentence asked for")
     args = parser.parse_args(argv)
@@ -251,8 +249,7 @@ def main(argv: list[str] | None = None) -> dict:
         if args.url:
             url = args.url
         else:
-            url, process = stack.enter_context(started_app(args.checkpoint, Path(folder) / "app.log", START_TIMEOUT_S,
-                                                           workers=args.workers))
+            url, process = stack.enter_context(started_app(args.checkpoint, Path(folder) / "app.log", START_TIMEOUT_S))
             server_pid = process.pid
         what = (f"{args.clients} clients x {args.requests} translations" if args.scenario == "burst"
                 else f"{args.visitors} visitors within {args.window:g} s")

@@ -1,4 +1,4 @@
-"""Planted-fault mutation check (issue 12): does the fast test suite catch a wrong picture?
+"""Planted-fault mutation check: does the fast test suite catch a wrong picture?
 
 Each fault below is one exact text replacement in one file. For every fault the script copies the
 repository to a temporary directory (the working tree is never touched), plants the fault, runs a
@@ -11,9 +11,9 @@ The score is caught / (caught + survived); stale faults are listed, never silent
 
     python3 scripts/mutation_check.py --stale              # seconds: is every snippet still in its file?
     python3 scripts/mutation_check.py --list               # the faults
-    python3 scripts/mutation_check.py --suite new          # provenance + view tests (issue 12); ~1 min a fault
+    python3 scripts/mutation_check.py --suite new          # provenance + view tests; ~1 min a fault
     python3 scripts/mutation_check.py --suite views --only view-,pipeline-,heatmap-
-    python3 scripts/mutation_check.py --suite old          # only the tests that predate issue 12
+    python3 scripts/mutation_check.py --suite old          # only the model tests
     python3 scripts/mutation_check.py --tests tests/model/test_beam.py --only beam-
     python3 scripts/mutation_check.py                      # default: all of them (slow: run --only subsets
                                                            # in parallel processes on a small machine)
@@ -77,7 +77,7 @@ def run_tests(workdir: Path, tests: list[str], timeout: float) -> tuple[str, flo
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", choices=sorted(SUITES), default="both",
-                        help="old: model tests before issue 12; new: provenance tests; both (default)")
+                        help="old: the model tests; new: provenance tests; both (default)")
     parser.add_argument("--tests", nargs="+", help="explicit pytest selection (overrides --suite)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per fault run")
     parser.add_argument("--only", default="", help="comma-separated name prefixes of faults to run")

@@ -1,9 +1,9 @@
-"""The planted faults of scripts/mutation_check.py (issue 12): one exact text replacement each.
+"""The planted faults of scripts/mutation_check.py: one exact text replacement each.
 
 `old` must occur exactly once in `file` (`python3 scripts/mutation_check.py --stale` checks). Grouped by
-what they break: the seven of issue 12, attention/masks/positions, ablation routing, decoding and
+what they break: the first seven, attention/masks/positions, ablation routing, decoding and
 trace assembly (model/decoding/teacher_forced.py), beam search, training, analysis, the views (ui/, visualizer/),
-the newer model modules and issue 25's corpus panels. A fault that no test can tell apart (an equivalent
+the newer model modules and the corpus panels. A fault that no test can tell apart (an equivalent
 mutant) says so.
 """
 
@@ -22,7 +22,7 @@ class Fault:
 
 
 FAULTS = [
-    # ---- the seven of issue 12
+    # ---- the first seven
     Fault("trace-cross-layers-reversed", "model/decoding/teacher_forced.py",
           'cross_attention=_numpy(decoded.cross_attentions, "weights"),',
           'cross_attention=_numpy(decoded.cross_attentions[::-1], "weights"),',
@@ -34,7 +34,7 @@ FAULTS = [
     Fault("view-layers-reversed", "ui/attention.py",
           "    l = clamp(layer, weights.shape[0])\n",
           "    l = weights.shape[0] - 1 - clamp(layer, weights.shape[0])\n",
-          "the app's attention view picks layers in reverse (view half of issue 12: model tests cannot see it)"),
+          "the app's attention view picks layers in reverse (a view fault: model tests cannot see it)"),
     Fault("prefix-cache-no-causal-mask", "model/decoding/greedy.py",
           "mask = decoder_mask(new, config.pad_id) if cache is None or cache.length == 0 else None",
           "mask = None if cache is not None else decoder_mask(new, config.pad_id)",
@@ -174,7 +174,7 @@ FAULTS = [
           "entropy = -(w * np.log2(np.clip(w, 1e-12, None))).sum(-1)",
           "entropy = -(w * np.log(np.clip(w, 1e-12, None))).sum(-1)",
           "head diagnostics entropy in nats while labelled bits"),
-    # ---- the views (issue 12, view half): caught by tests/test_view_provenance_*.py
+    # ---- the views: caught by tests/ui/test_view_provenance_*.py
     Fault("view-head-mirror", "ui/attention.py",
           "return clamp(int(head) if str(head).isdigit() else 1, weights.shape[1])",
           "return weights.shape[1] - 1 - clamp(int(head) if str(head).isdigit() else 1, weights.shape[1])",
@@ -273,7 +273,7 @@ FAULTS = [
           "S * 2 * d * d + 2 * T * T * d",
           "T * 2 * d * d + 2 * T * T * d",
           "cross-attention keys and values counted per target token instead of per source token"),
-    # ---- issue 25's corpus panels (ui/explain/corpus_heads.py, attribution.py): tests/test_corpus_views.py
+    # ---- the corpus panels (ui/explain/corpus_heads.py, attribution.py): tests/test_corpus_views.py
     Fault("corpus-attribution-rows-swapped", "ui/explain/attribution.py",
           "attribution_figure(trace.source_tokens, attribution.integrated_gradients[t],\n"
           "                                attribution.input_x_gradient[t],",
@@ -316,7 +316,7 @@ FAULTS = [
           "**opener.show(kind_value, layer_value, str(head_value))}",
           "**opener.show(kind_value, layer_value, str(max(head_value - 1, 1)))}",
           "opening a head of the corpus grid shows another head in the Attention tab"),
-    # ---- issue 23: one screen
+    # ---- one screen
     Fault("heatmap-rows-no-budget", "visualizer/attention.py",
           "high=30, rows_px=ROWS_PX)",
           "high=30)",

@@ -1,6 +1,6 @@
 """CPU time of a process and all its descendants, read from /proc (Linux): for the load test's server CPU.
 
-A multi-process server (the model pool's workers) counts as a whole: utime + stime of the process
+A server with child processes counts as a whole: utime + stime of the process
 and every live descendant, plus the process's cutime + cstime (children it has already reaped).
 """
 

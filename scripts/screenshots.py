@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
                  for tab in args.tabs.split(",")]
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as folder, \
-            started_app(args.checkpoint, Path(folder) / "app.log", workers=0) as (url, _process), \
+            started_app(args.checkpoint, Path(folder) / "app.log") as (url, _process), \
             sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         pages: dict = {}

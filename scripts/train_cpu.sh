@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CPU recipe of the shipped checkpoint (issue 21): Multi30k train (listed twice: its captions keep
+# The CPU recipe of the shipped checkpoint: Multi30k train (listed twice: its captions keep
 # their share of the data next to 177k everyday pairs) + the large Tatoeba set minus a held-out slice;
 # model selection on Multi30k val and that slice together; one thread by default (THREADS=2 on an idle machine: two OpenMP threads collapse to a crawl as soon as anything else runs on a 2-core CPU), --precision auto, the film on.
 #   bash scripts/train_cpu.sh [RUN_DIR] [MINUTES]      (add --resume to continue an interrupted run, or

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU training recipe for the shipped checkpoint (issue 10), for one H100 in <= 10 minutes.
+# The GPU training recipe for the shipped checkpoint, for one H100 in <= 10 minutes.
 # Not yet run on a GPU (no GPU was lent to the sessions that wrote it); the same command path ran on
 # the CPU with the tiny settings below. Usage, from anywhere, with the data copied into ./data
 # (git-ignored; `cp -r ../shared/data/multi30k ../shared/data/tatoeba data/`):

@@ -1,15 +1,19 @@
-"""Serving the model to many visitors at once (issue 15), apart from the UI.
+"""Running the model for the page, apart from the UI.
 
-- `pool`: ModelPool, named model jobs in worker processes that each hold the checkpoint.
-- `jobs`: the registry of job names (translate, token_probabilities, beam_versus_greedy, ...).
+- `jobs`: every model computation, a typed function declared once with `@model_job` (called as `jobs.x(runner, ...)`).
+- `runner`: Runner, which runs a job in this process or, on a ZeroGPU Space, through `zerogpu`.
+- `zerogpu`: ZeroGPU mode: detection, the one `@spaces.GPU` dispatcher and each job's GPU duration.
+- `device`: which device runs the model (--device).
 - `trace_files`: trace JSON files written and expired in constant time per call.
-- `wire`: the lean trace JSON (positional encodings referenced, floats compact) and its inverse.
+- `wire`: the lean trace JSON (floats compact) and its inverse.
+
+The import graph: serving/ imports model/ (and gradio for its error type only); ui/ imports serving/; never back.
 """
 
-from .jobs import JOBS, Job
-from .pool import ModelPool, PoolClosed, WorkerCrashed, default_workers
+from .jobs import JOBS, ModelJob, model_job
+from .runner import Runner
 from .trace_files import TraceFiles
 from .wire import lean_trace_json, positional_encoding_json, trace_from_lean
 
-__all__ = ["JOBS", "ModelPool", "PoolClosed", "TraceFiles", "WorkerCrashed", "default_workers",
-           "lean_trace_json", "positional_encoding_json", "trace_from_lean"]
+__all__ = ["JOBS", "ModelJob", "Runner", "TraceFiles", "lean_trace_json", "model_job", "positional_encoding_json",
+           "trace_from_lean"]

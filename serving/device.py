@@ -1,4 +1,4 @@
-"""Which device runs the model: `--device auto|cpu|cuda` or $ATTENTION_EXPLORER_DEVICE (issue 24).
+"""Which device runs the model: `--device auto|cpu|cuda` or $ATTENTION_EXPLORER_DEVICE.
 
 auto (the default) is cuda when PyTorch sees a CUDA device, else the CPU. The trace is the same plain
 data either way: every trace builder copies its tensors to the CPU as numpy arrays

@@ -1,7 +1,7 @@
 """Trace JSON files for the download button and the API, expired without scanning on every call.
 
 app.py's write_trace_json listed and statted every file of the last hour on each call: 2.8 ms with
-none, 108 ms at 5k files, 683 ms at 25k (issue 15). Here files go into one folder per time bucket
+none, 108 ms at 5k files, 683 ms at 25k. Here files go into one folder per time bucket
 (a minute by default): folder/<bucket>/<random>/trace-<direction>.json. A call writes its file and,
 only when the bucket has changed since the previous call, starts a background sweep that deletes
 whole buckets older than max_age_s. So a call's filesystem work is the same at 10 files or 25k,

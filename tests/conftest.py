@@ -233,7 +233,7 @@ def shipped_server(tmp_path_factory):
     yield from served(SHIPPED, tmp_path_factory, "shipped-server")
 
 
-# --------------------------------------------------------------------------- the lanes (docs/testing-lanes.md)
+# --------------------------------------------------------------------------- the lanes (docs/testing.md)
 SERVER_FIXTURES = {"server", "corpus_server", "copy_server", "shipped_server", "app"}  # app: test_serving_load_test
 
 

@@ -34,7 +34,7 @@ class Page:
     tab: gr.State  # id of the open top-level tab: only its views are drawn
     tabs: gr.Tabs  # the top-level tabs (a tab may open another)
     translate_event: object  # the Translate event; its .success follows every new trace
-    runner: object = None  # ui.runner.Runner: every model computation (worker pool or this process)
+    runner: object = None  # serving.Runner: runs every model computation (serving/jobs.py)
 
     def track(self, tab: gr.Tab, tab_id: str) -> None:
         """Selecting `tab` makes `tab_id` the open tab (and so redraws its views)."""
@@ -64,6 +64,7 @@ class TabView:
     inputs: Sequence[gr.components.Component] = ()
     follows_step: bool = True
     follows_trace: bool = True
+    empty: Callable[[], dict] | None = None  # what it shows without a trace (None: every output emptied)
 
 
 def plot(figure, name: str) -> PlotData:
@@ -87,7 +88,7 @@ def clamp(value: float | None, count: int) -> int:
 def figure_tab(page: Page, label: str, tab_id: str, about: str, elem_id: str, view) -> TabView:
     """A tab of one explanation and one figure, view(trace, step) -> its gr.Plot value."""
     with gr.Tab(label, id=tab_id, elem_id=f"{tab_id}-tab") as tab:
-        # the prose beside the figure, as on the Attention tab: the figure in one place on every tab (issue 23)
+        # the prose beside the figure, as on the Attention tab: the figure in one place on every tab
         with gr.Row(equal_height=False, elem_classes="view-row"):
             with gr.Column(scale=1, min_width=280, elem_classes="view-side"):
                 with gr.Accordion("About this view", open=True, elem_classes="view-about"):

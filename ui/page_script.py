@@ -12,8 +12,11 @@ tabs, the view's controls and its figure under it (on a phone, where the control
 a tour stop brings its text to the same place (`SHOW_VIEW_JS`, `SHOW_TOUR_JS`, run after those events). Text
 typed into the sentence box before the start-up example arrives is put back (`KEEP_TYPED_JS`).
 
-Figures: a figure's width is a minimum (what its labels need): where its box is wider it fills the box;
-where narrower (a phone) it scrolls in its box with a cue, its row labels kept in view on a halo.
+Figures: a figure's width is what its labels need at projector size: where its box is wider it fills the box;
+where narrower it takes the box's width, on a phone in the narrow layout the figure carries (`layout.meta.narrow`:
+stacked panels, smaller margins), and with the labels across thinned to stay apart, so nothing scrolls sideways.
+A figure still wider than its box (a very long sentence) scrolls in its box with a cue, its row labels kept in
+view on a halo.
 
 Titles: a figure's title wider than the figure's box (on a phone) is broken into lines that fit, with the
 top margin grown to hold them, so it is not cut off where the figure scrolls sideways.
@@ -73,9 +76,49 @@ _SCRIPT = """
   const fitWidth = (element, layout) => {
     const box = boxOf(element);
     if (!layout || !layout.width || !box || !box.clientWidth) return layout;
-    if (box.clientWidth - 4 < layout.width) return layout;
+    const narrow = box.clientWidth - 4 < layout.width;
     const {width, ...rest} = layout;
-    return {...rest, autosize: true};
+    return narrow ? narrowed(rest, box.clientWidth - 4) : {...rest, autosize: true};
+  };
+  // a box narrower than the figure's width (a phone): the figure takes the box's width, with the layout a
+  // narrow screen needs where it carries one (`meta.narrow`: panels stacked, smaller margins), and the token
+  // labels of each axis across thinned to every k-th so they stay apart (the hover names every cell)
+  const merged = (base, extra) => {
+    const out = {...base};
+    for (const [key, value] of Object.entries(extra || {})) {
+      out[key] = value && typeof value === 'object' && !Array.isArray(value) && base[key] && typeof base[key] === 'object'
+        ? merged(base[key], value) : value;
+    }
+    return out;
+  };
+  // an array as the figure's JSON holds it: a list, or Plotly's packed binary ({dtype, bdata}, one axis)
+  const TYPED = {i1: Int8Array, u1: Uint8Array, i2: Int16Array, u2: Uint16Array, i4: Int32Array, u4: Uint32Array,
+                 f4: Float32Array, f8: Float64Array};
+  const numbers = (value) => {
+    if (Array.isArray(value)) return value;
+    if (!value || typeof value.bdata !== 'string' || !TYPED[value.dtype]) return null;
+    const bytes = Uint8Array.from(atob(value.bdata), (c) => c.charCodeAt(0));
+    return Array.from(new TYPED[value.dtype](bytes.buffer));
+  };
+  const NARROW_PX = 640;  // a box this narrow (a phone) takes the figure's narrow layout
+  const narrowed = (layout, boxWidth) => {
+    const out = boxWidth < NARROW_PX ? merged(layout, layout.meta && layout.meta.narrow) : {...layout};
+    out.autosize = true;
+    const margin = out.margin || {};
+    const plotWidth = Math.max(boxWidth - (margin.l ?? 80) - (margin.r ?? 80), 40);
+    for (const key of Object.keys(out).filter((name) => /^xaxis\\d*$/.test(name))) {
+      const axis = out[key], values = axis && numbers(axis.tickvals);
+      if (!values || !Array.isArray(axis.ticktext)) continue;
+      const domain = axis.domain || [0, 1];
+      const span = plotWidth * (domain[1] - domain[0]);
+      const font = (axis.tickfont && axis.tickfont.size) || 12;
+      const every = Math.ceil((font + 2) * values.length / Math.max(span, 1));
+      if (every > 1) {
+        out[key] = {...axis, tickvals: values.filter((_, i) => i % every === 0),
+                    ticktext: axis.ticktext.filter((_, i) => i % every === 0)};
+      }
+    }
+    return out;
   };
   // the element that scrolls a figure sideways (its box or a wrapper inside it), or null
   const scrollerOf = (element) => {

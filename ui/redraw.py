@@ -58,13 +58,16 @@ def render_views(views: Sequence[TabView], tab: str, trace: TranslationTrace | N
             if drawn.get(index) == key:
                 continue
             drawn[index] = key
-        updates.update({output: None for output in view.outputs} if empty else view.render(trace, step, values))
+        if empty:
+            updates.update(view.empty() if view.empty else {output: None for output in view.outputs})
+        else:
+            updates.update(view.render(trace, step, values))
     return updates
 
 
 def wire(page: Page, step_info: gr.HTML, views: Sequence[TabView]) -> None:
     """One listener for everything that follows the trace, step, open tab and view controls: on a 2-core
-    server each extra listener a click fires costs the browser and the queue a round trip (issue 15)."""
+    server each extra listener a click fires costs the browser and the queue a round trip."""
     controls = list(dict.fromkeys(control for view in views for control in view.controls))
     inputs = {page.trace, page.step, page.tab, *controls, *(item for view in views for item in view.inputs)}
     outputs = [step_info, *dict.fromkeys(output for view in views for output in view.outputs)]

@@ -1,164 +1,39 @@
-"""The one object the page calls for every model computation, each a named job of serving/jobs.py:
-translate (Figure 1, greedy decoding; also share links and the start-up example), forced prefixes and
-ablations (sections 3 and 3.2.2), teacher-forced token probabilities, beam search (section 6.1), the KV-cache
-recording (3.1) and the paper's Figures 3-5 (Appendix).
-
-Three modes (issues 15 and 24), chosen once in `Runner.start`:
-- pool mode (workers >= 1): the jobs run in N worker processes (serving.ModelPool, each holding the
-  checkpoint), so translations do not contend for the Gradio process's GIL. Every listener that runs the
-  model is declared with `model_event(...)`, which puts it in the one Gradio concurrency group MODEL_EVENTS;
-  `limit_events` gives that group 2N slots. Requests beyond it wait in Gradio's queue, which shows the page
-  its position. A worker that dies mid-request is replaced and the request is answered with a gr.Error
-  carrying WorkerCrashed's message.
-- single-process mode (workers=0, tests and small machines): the same jobs run in the caller's thread
-  on the checkpoint this process loaded.
-
-- ZeroGPU mode (on a ZeroGPU Space, ui/zerogpu.py): single-process mode whose `jobs` are serving.JOBS each
-  wrapped in `@spaces.GPU` with its duration (zerogpu.gpu_jobs): one place, every job. The model was put on
-  cuda when the checkpoint loaded (ui/app.py), and nothing runs it before a visitor's request.
-
-The jobs run on `device` (serving/device.py: --device auto is cuda when there is one); the traces they return
-are plain numpy data on the CPU either way.
-
-The Gradio process keeps its own Checkpoint either way (config, tokenizer and metrics for the page;
-its weights are ~30 MB of the app's memory). Also here: the lean trace file (serving/wire.py) written
-through serving.TraceFiles, and the `/positional_encoding` endpoint that serves the table of section 3.5.
+"""The page's side of the model runs: the Gradio queue group every model-running listener joins (`model_event`),
+the lean trace file (serving/wire.py) written through serving.TraceFiles, and the `/positional_encoding` endpoint
+that serves the table of section 3.5. The runner itself, and every model computation, are in serving/
+(serving/runner.py, serving/jobs.py).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
 
 import gradio as gr
-import numpy as np
 import orjson
 
 from model import Checkpoint, TranslationTrace
-from model.decoding.ablation import Ablation
-from model.analysis.readouts import BeamComparison
-from model.analysis.kv_cache import CacheRecording
-from model.analysis.paper_figures import FigureResult, PaperFigure
-from model.core.positional import sinusoidal_positional_encoding
-from model.text.inputs import PaddedBatch, padding_example
-from serving import JOBS, Job, ModelPool, PoolClosed, TraceFiles, WorkerCrashed, default_workers, lean_trace_json
+from serving import TraceFiles, lean_trace_json
+from serving.runner import positional_encoding_table
 from serving.wire import positional_encoding_json
 
-SLOTS_PER_WORKER = 2  # requests of MODEL_EVENTS in progress per worker; the rest wait in Gradio's queue
+from .server import CONCURRENCY_LIMIT
+
+# Model computations at once, over every model-running listener (threads; PyTorch releases the GIL); the rest wait
+# in Gradio's queue, which shows each page its position. Measured in ui/server.py's docstring.
+MODEL_SLOTS = CONCURRENCY_LIMIT
 MODEL_EVENTS = "model-runs"  # the Gradio concurrency group of every event that runs the model (model_event)
 TRACE_FILES = TraceFiles()  # <tmp>/attention-explorer-traces, expired in the background
 
 
 def model_event(**options) -> dict:
     """Keyword arguments of a Gradio listener that runs the model (with `options`): it joins MODEL_EVENTS,
-    the one group that Runner.limit_events sizes in pool mode."""
-    return {**options, "concurrency_id": MODEL_EVENTS}
-
-
-class Runner:
-    """Model computations for the page, in a pool of worker processes or in this process.
-
-    Args:
-        checkpoint: the checkpoint this process loaded (single-process mode runs on it).
-        pool: a started ModelPool over the same checkpoint, or None for single-process mode.
-        jobs: the named jobs single-process mode runs (serving.JOBS; ZeroGPU mode: each wrapped in @spaces.GPU).
-        zerogpu: ZeroGPU mode: the GPU exists only within a visitor's request, so nothing runs the model at start-up.
-    """
-
-    def __init__(self, checkpoint: Checkpoint, pool: ModelPool | None = None,
-                 jobs: Mapping[str, Job] = JOBS, zerogpu: bool = False) -> None:
-        self.checkpoint, self.pool, self.jobs, self.zerogpu = checkpoint, pool, jobs, zerogpu
-
-    @classmethod
-    def start(cls, checkpoint: Checkpoint, workers: int | None = None, device: str = "cpu",
-              zerogpu: bool = False) -> "Runner":
-        """workers: processes (None = default_workers(): $ATTENTION_EXPLORER_WORKERS or one per core; 0 = none),
-        each with the model on `device`; zerogpu: ZeroGPU mode (no workers: the jobs through @spaces.GPU)."""
-        if zerogpu:
-            from .zerogpu import gpu_jobs
-
-            return cls(checkpoint, jobs=gpu_jobs(checkpoint), zerogpu=True)
-        workers = default_workers() if workers is None else int(workers)
-        return cls(checkpoint, ModelPool(checkpoint.path, workers, device=device) if workers > 0 else None)
-
-    @property
-    def workers(self) -> int:
-        """Worker processes (0 in single-process mode)."""
-        return self.pool.workers if self.pool else 0
-
-    def run(self, job: str, **kwargs) -> object:
-        """Run a named job (serving/jobs.py); a crashed worker or a closed pool is a gr.Error for the page."""
-        if self.pool is None:
-            return self.jobs[job](self.checkpoint, **kwargs)
-        try:
-            return self.pool.run(job, **kwargs)
-        except (WorkerCrashed, PoolClosed) as error:
-            raise gr.Error(str(error)) from None
-
-    def translate(self, text: str, direction: str, forced_prefix: Sequence[int] | None = None,
-                  ablation: Ablation | None = None) -> TranslationTrace:
-        """Greedy translation with its trace (model.decoding.greedy.translate); ValueError for bad input."""
-        return self.run("translate", text=text, direction=direction, forced_prefix=forced_prefix, ablation=ablation)
-
-    def token_probabilities(self, source_ids: Sequence[int], output_ids: Sequence[int],
-                            ablation: Ablation | None = None) -> np.ndarray:
-        """(T,) probabilities of `output_ids` teacher-forced under `ablation` (model.analysis.readouts)."""
-        return self.run("token_probabilities", source_ids=list(source_ids), output_ids=list(output_ids),
-                        ablation=ablation)
-
-    def beam_versus_greedy(self, trace: TranslationTrace, beam_size: int = 4,
-                           length_penalty: float = 0.6) -> BeamComparison:
-        """Beam search (section 6.1) beside the greedy output of `trace` (model.analysis.readouts)."""
-        return self.run("beam_versus_greedy", trace=trace, beam_size=beam_size, length_penalty=length_penalty)
-
-    def record_cache(self, trace: TranslationTrace) -> CacheRecording:
-        """The decoder's KV cache at every step of `trace` (model.analysis.kv_cache.record_trace_cache)."""
-        return self.run("record_cache", trace=trace)
-
-    def paper_figures(self, figures: Sequence[PaperFigure]) -> list[FigureResult]:
-        """The paper's Figures 3-5 on this model (model.analysis.paper_figures.run_paper_figures)."""
-        return self.run("paper_figures", figures=list(figures))
-
-    def positional_encoding(self, rows: int) -> np.ndarray:
-        """(min(rows, max_positions), d_model): the first rows of the sinusoidal table the model adds (3.5).
-        A function of the config, so computed in this process: no job, nothing on a worker or a GPU."""
-        config = self.checkpoint.config
-        return positional_encoding_table(config.max_positions, config.d_model)[:rows]
-
-    def padding_example(self, trace: TranslationTrace) -> PaddedBatch:
-        """The trace's source batched with a longer sentence and padded and masked as the encoder's batches are
-        (model.text.inputs.padding_example; section 3.2.3). Tokenizer only, in this process: no job."""
-        return padding_example(self.checkpoint.tokenizer, trace.source_ids, trace.direction,
-                               self.checkpoint.config.pad_id)
-
-    def limit_events(self, demo: gr.Blocks) -> None:
-        """Pool mode: the model events (model_event: /translate, the start-up example and share links, the
-        Explain runs) get SLOTS_PER_WORKER slots per worker: while one request's Gradio work (queue, files,
-        answer) runs in this process, a worker already computes the next one (with one slot per worker the
-        workers idled; issue 15)."""
-        if self.pool is None:
-            return
-        for block_fn in demo.fns.values():
-            if block_fn.concurrency_id == MODEL_EVENTS:
-                block_fn.concurrency_limit = self.pool.workers * SLOTS_PER_WORKER
-
-    def close(self) -> None:
-        """Stop the worker processes (nothing to do in single-process mode)."""
-        if self.pool is not None:
-            self.pool.close()
+    the one group of MODEL_SLOTS slots shared by every model computation."""
+    return {**options, "concurrency_id": MODEL_EVENTS, "concurrency_limit": MODEL_SLOTS}
 
 
 def write_trace_file(trace: TranslationTrace) -> str:
     """The lean trace JSON (serving/wire.py) in a fresh trace-<direction>.json -> its path; constant-time housekeeping."""
     return TRACE_FILES.write_text(lean_trace_json(trace), f"trace-{trace.direction}.json")
-
-
-@functools.lru_cache(maxsize=4)
-def positional_encoding_table(max_positions: int, d_model: int) -> np.ndarray:
-    """The sinusoidal table (3.5) of a config, read-only (computed once)."""
-    table = sinusoidal_positional_encoding(max_positions, d_model).numpy()
-    table.flags.writeable = False
-    return table
 
 
 @functools.lru_cache(maxsize=4)

@@ -1,12 +1,12 @@
 """Server settings of Attention Explorer: where it listens, the queue, concurrency and limits.
 
 Many users at once. Gradio gives every event listener its own pool of workers (concurrency_id defaults
-to the function), so stepping and drawing never wait behind another user's translation. With the worker
-pool (ui/runner.py, `python3 app.py`) the model events share one group of one slot per worker and the rest
-wait in the queue; in single-process mode (--workers 0) CONCURRENCY_LIMIT translations run at once in
-threads (PyTorch releases the GIL), as measured below. Measured on 2 busy cores with 6 translations at the limits (100 source / 120 output tokens) already
-running, a short sentence took 22 s with 1 slot, 11.5 s with 4 and 1.4 s with 8: with 8 slots one long
-request does not stall everyone, and 8 traces at the limits (~7 MB each) keep peak memory small.
+to the function), so stepping and drawing never wait behind another user's translation. The model events share
+one group (ui/runner.py's model_event) of CONCURRENCY_LIMIT slots: that many model computations run at once in
+threads (PyTorch releases the GIL) and the rest wait in the queue, which shows each page its position. Measured on
+2 busy cores with 6 translations at the limits (100 source / 120 output tokens) already running, a short sentence
+took 22 s with 1 slot, 11.5 s with 4 and 1.4 s with 8: with 8 slots one long request does not stall everyone,
+and 8 traces at the limits (~7 MB each) keep peak memory small.
 At most QUEUE_MAX_SIZE events wait (each holds only its <= 5,000-character input; then "queue is full").
 The server keeps the gr.State of at most STATE_SESSIONS sessions, oldest dropped first: <= 1.5 GB even if
 every trace is at the limits (~0.4 MB for a typical sentence). Nothing here accepts uploads, so Gradio's

@@ -21,7 +21,9 @@ from model.text import limits
 from model.text.language import GuardRail, guard_rails
 
 from .common import PRIVATE, chips
-from .runner import Runner, model_event, write_trace_file
+from serving import Runner, jobs
+
+from .runner import model_event, write_trace_file
 from .text import API_DESCRIPTION, DIRECTION_LABELS, EXAMPLES, INTRO, example_label
 
 NO_MODEL_HINT = "Train one, or point the app at one with --checkpoint DIR, --hub REPO_ID, " \
@@ -54,7 +56,7 @@ def parse_direction(value: str | None) -> str:
 
 
 def write_trace_json(trace: TranslationTrace) -> str:
-    """The lean trace JSON (serving/wire.py) in a fresh file for the download button and the API (ui/runner.py)."""
+    """The lean trace JSON (serving/wire.py) in a fresh file for the download button and the API."""
     return write_trace_file(trace)
 
 
@@ -81,10 +83,7 @@ def translate_text(runner: Runner | None, text: str | None, direction: str,
     Bad input raises gr.Error with a message for the page (a notice) and for API clients.
     """
     code = check_input(runner, text, direction, load_error)
-    try:
-        trace = runner.translate(text, code)
-    except ValueError as error:
-        raise gr.Error(str(error)) from None
+    trace = jobs.translate(runner, text, code)  # bad input: a gr.Error with the model's message (serving/runner.py)
     return trace, trace.translation, write_trace_json(trace)
 
 
@@ -235,7 +234,7 @@ def wire(header: Header, runner: Runner | None, load_error: str, button: gr.Butt
 
     def before(text, direction):
         """A refused input clears the old result and says why in the notice area (and as a toast). A good one
-        keeps the result on screen until the new one replaces it (every view at once, one redraw: issue 15);
+        keeps the result on screen until the new one replaces it (every view at once, one redraw);
         if the run then fails, `.failure` below clears it."""
         try:
             check_input(runner, text, direction, load_error)

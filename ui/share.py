@@ -1,5 +1,6 @@
-"""Share what you see: a view (sentence, direction, step, tab, attention kind, layer, head) as a link, the
-page opened at a view (query parameters read on load), and the curated first view shown on a bare URL.
+"""Share what you see: a view (sentence, direction, step, tab, attention kind, layer, head, and on the Compare
+tab the second sentence and the token compared) as a link, the page opened at a view (query parameters read on
+load, or the Compare tab's blog-post pair), and the curated first view shown on a bare URL.
 
 The first view is the first example translated ONCE when the page is built and shared by every visitor:
 a hundred page loads cost no model call. It opens the Attention tab on encoder-decoder attention
@@ -25,18 +26,22 @@ from model.decoding.trace import ATTENTION_KINDS
 
 from .attention import layer_choices
 from .common import PAGE_URL, PRIVATE, TabView
+from .compare import CompareTab, Second, compare_with
 from .page_script import KEEP_TYPED_JS
-from .runner import Runner, model_event
-from .session import Header, parse_direction, translate_text
-from .text import ABOUT_ATTENTION, EXAMPLES
+from serving import Runner
 
-TABS = ("next", "attention", "positions", "masks", "model", "explain")
+from .runner import model_event
+from .session import Header, parse_direction, translate_text
+from .text import ABOUT_ATTENTION, BLOG_PAIR, EXAMPLES
+
+TABS = ("next", "attention", "compare", "positions", "masks", "model", "explain")
 HEADS = ("all", "mean")  # besides "1".."h"
 
 
 @dataclass(frozen=True)
 class View:
-    """What a link restores; text None = the start-up example."""
+    """What a link restores; text None = the start-up example. On the Compare tab kind, layer and head are that
+    tab's, and second and token name the comparison."""
 
     text: str | None = None
     direction: str = "de-en"
@@ -45,6 +50,12 @@ class View:
     kind: str = "cross"
     layer: int = 1
     head: str = "1"
+    second: str | None = None  # the Compare tab's second sentence
+    token: str | None = None  # the source token compared
+
+
+# the Compare tab's built-in example: the blog post's pair, every head of encoder layer 1 as lines, "it" picked
+BLOG_VIEW = View(BLOG_PAIR[0], BLOG_PAIR[2], 1, "compare", "encoder", 1, "all", BLOG_PAIR[1], "▁it")
 
 
 def sharpest_head(trace: TranslationTrace, kind: str = "cross") -> tuple[int, int]:
@@ -70,7 +81,7 @@ def _number(value, default: int) -> int:
 
 def parse_query(params: Mapping[str, str]) -> View | None:
     """Query parameters -> a View (None without any); bad values fall back to the defaults."""
-    keys = {"text", "dir", "step", "tab", "kind", "layer", "head"}
+    keys = {"text", "dir", "step", "tab", "kind", "layer", "head", "second", "token"}
     if not keys & set(params):
         return None
     default = View()
@@ -84,13 +95,15 @@ def parse_query(params: Mapping[str, str]) -> View | None:
                 tab=params.get("tab") if params.get("tab") in TABS else default.tab,
                 kind=params.get("kind") if params.get("kind") in ATTENTION_KINDS else default.kind,
                 layer=_number(params.get("layer"), default.layer),
-                head=head if head in HEADS or head.isdigit() else default.head)
+                head=head if head in HEADS or head.isdigit() else default.head,
+                second=params.get("second") or None, token=params.get("token") or None)
 
 
 def query_string(view: View) -> str:
-    """The link's query: ?text=…&dir=…&step=…&tab=…&kind=…&layer=…&head=…"""
+    """The link's query: ?text=…&dir=…&step=…&tab=…&kind=…&layer=…&head=… (and &second=…&token=… when set)"""
     fields = {"text": view.text or "", "dir": view.direction, "step": view.step, "tab": view.tab,
               "kind": view.kind, "layer": view.layer, "head": view.head}
+    fields |= {name: value for name, value in (("second", view.second), ("token", view.token)) if value}
     return "?" + urlencode(fields)
 
 
@@ -106,24 +119,31 @@ class Targets:
     layer: gr.Radio
     head: gr.Radio
     about_kind: gr.Markdown
+    compare: CompareTab | None = None
 
     def outputs(self) -> list:
         h = self.header
         return [h.trace, h.source, h.direction, h.translation, h.download, h.tokens, h.notice, h.switch,
-                self.slider, self.tabs, self.tab, self.kind, self.layer, self.head, self.about_kind]
+                self.slider, self.tabs, self.tab, self.kind, self.layer, self.head, self.about_kind,
+                *(self.compare.outputs() if self.compare else [])]
 
-    def show(self, checkpoint: Checkpoint, trace: TranslationTrace, path: str | None, view: View) -> dict:
-        """Updates that show `trace` at `view` (the step, layer and head clamped to what exists)."""
+    def show(self, checkpoint: Checkpoint, trace: TranslationTrace, path: str | None, view: View,
+             second: Second | None = None) -> dict:
+        """Updates that show `trace` at `view` (the step, layer and head clamped to what exists); on the Compare
+        tab, compared with `second` at the view's kind, layer and head."""
         layers = layer_choices(checkpoint, view.kind)
         heads = checkpoint.config.n_heads
         head = view.head if view.head in HEADS else str(min(int(view.head), heads))
         slider = gr.Slider(minimum=1, maximum=max(trace.num_steps, 2), value=min(view.step, trace.num_steps),
                            interactive=trace.num_steps > 1)
-        return {**self.header.result(trace, path), self.header.source: trace.source_text,
-                self.header.direction: trace.direction, self.slider: slider, self.tabs: gr.Tabs(selected=view.tab),
-                self.tab: view.tab, self.kind: view.kind,
-                self.layer: gr.Radio(choices=layers, value=min(view.layer, len(layers))), self.head: head,
-                self.about_kind: ABOUT_ATTENTION[view.kind]}
+        shown = {**self.header.result(trace, path), self.header.source: trace.source_text,
+                 self.header.direction: trace.direction, self.slider: slider, self.tabs: gr.Tabs(selected=view.tab),
+                 self.tab: view.tab}
+        if view.tab == "compare" and self.compare is not None:
+            return {**shown, **self.compare.show(trace, second or Second(), view.token, view.kind, view.layer,
+                                                 head)}
+        return {**shown, self.kind: view.kind, self.layer: gr.Radio(choices=layers, value=min(view.layer, len(layers))),
+                self.head: head, self.about_kind: ABOUT_ATTENTION[view.kind]}
 
 
 class StartExample:
@@ -144,27 +164,38 @@ class StartExample:
             return self._value
 
 
+def open_view(runner: Runner, example: StartExample, targets: Targets, view: View) -> dict:
+    """The page at `view`: its sentence translated (text None: the start-up example), and on the Compare tab its
+    second sentence too."""
+    checkpoint = runner.checkpoint
+    trace, path, start = example.get()
+    if view.text is None:
+        view = dataclasses.replace(view, direction=trace.direction)
+    else:
+        try:
+            trace, _, path = translate_text(runner, view.text, view.direction)
+        except gr.Error as error:  # a broken link still opens the example, and says why
+            return {**targets.show(checkpoint, trace, path, start), targets.header.notice: f"⚠️ {error.message}"}
+    compared = view.tab == "compare" and view.second and targets.compare is not None
+    return targets.show(checkpoint, trace, path, view, compare_with(runner, trace, view.second) if compared else None)
+
+
 def restore(runner: Runner, example: StartExample, targets: Targets, params: Mapping[str, str]) -> dict:
     """The page at the view of its query parameters, else at the start-up example's curated view."""
-    checkpoint = runner.checkpoint
     view = parse_query(params)
-    trace, path, start = example.get()
     if view is None:
-        return targets.show(checkpoint, trace, path, start)
-    if view.text is None:
-        return targets.show(checkpoint, trace, path, dataclasses.replace(view, direction=trace.direction))
-    try:
-        trace, _, path = translate_text(runner, view.text, view.direction)
-    except gr.Error as error:  # a broken link still opens the example, and says why
-        return {**targets.show(checkpoint, trace, path, start), targets.header.notice: f"⚠️ {error.message}"}
-    return targets.show(checkpoint, trace, path, view)
+        trace, path, start = example.get()
+        return targets.show(runner.checkpoint, trace, path, start)
+    return open_view(runner, example, targets, view)
 
 
-def link(trace: TranslationTrace | None, step, tab, kind, layer, head, page_url: str) -> str:
+def link(trace: TranslationTrace | None, step, tab, kind, layer, head, page_url: str, second: str | None = None,
+         token: str | None = None) -> str:
     """The link to this view ('' without a trace)."""
     if trace is None:
         return ""
-    view = View(trace.source_text, trace.direction, int(step or 1), tab, kind, int(layer or 1), str(head))
+    view = View(trace.source_text, trace.direction, int(step or 1), tab, kind, int(layer or 1), str(head), second,
+                token)
     return page_url.split("?")[0].split("#")[0] + query_string(view)
 
 
@@ -206,6 +237,9 @@ def wire(runner: Runner | None, targets: Targets, url: gr.Textbox, demo: gr.Bloc
         return restore(runner, example, targets, dict(getattr(request, "query_params", None) or {}))
 
     loaded = demo.load(on_load, None, targets.outputs(), **model_event(show_progress="hidden", **PRIVATE))
+    if targets.compare is not None:  # the blog post's pair: both sentences translated, compared on "it"
+        targets.compare.example.click(lambda: open_view(runner, example, targets, BLOG_VIEW), None, targets.outputs(),
+                                      **model_event(show_progress="minimal", **PRIVATE))
     # text typed while the example was on its way is put back (the page script kept it; issue 23)
     loaded.then(None, targets.header.source, targets.header.source, js=KEEP_TYPED_JS, **PRIVATE)
 
@@ -214,7 +248,13 @@ def wire(runner: Runner | None, targets: Targets, url: gr.Textbox, demo: gr.Bloc
 
 def link_view(targets: Targets, url: gr.Textbox) -> TabView:
     """The link box follows the view: a page-wide view of the redraw listener (ui/redraw.py)."""
+    compare = targets.compare
+
     def render(trace, step, values) -> dict:
-        return {url: link(trace, step, values[targets.tab], values[targets.kind], values[targets.layer],
-                          values[targets.head], values[PAGE_URL])}
-    return TabView(None, [url], render, inputs=[targets.tab, targets.kind, targets.layer, targets.head])
+        tab = values[targets.tab]
+        shown = {"kind": values[targets.kind], "layer": values[targets.layer], "head": values[targets.head]}
+        if tab == "compare" and compare is not None:
+            shown = compare.link_fields(values)
+        return {url: link(trace, step, tab, page_url=values[PAGE_URL], **shown)}
+    compared = [compare.second, compare.token, compare.kind, compare.layer, compare.head] if compare else []
+    return TabView(None, [url], render, inputs=[targets.tab, targets.kind, targets.layer, targets.head, *compared])

@@ -118,7 +118,7 @@ def build(trace: gr.State) -> Stepping:
                                     interactive=False)
             slider = StepSlider(1, 2, value=1, step=1, label="Decoding step", elem_id="step", scale=1,
                                 min_width=200, interactive=False)
-            gr.HTML(KEYS_HINT, elem_id="step-keys", padding=False)  # the keys exist: say so (issue 23)
+            gr.HTML(KEYS_HINT, elem_id="step-keys", padding=False)  # the keys exist: say so
         steps = Stepping(slider, gr.HTML(step_html(None, 1), elem_id="step-info"), gr.State(False),
                          gr.Timer(PLAY_SECONDS, active=False), play_button, tuple(buttons.values()))
     for move, button in buttons.items():

@@ -19,7 +19,7 @@ API_DESCRIPTION = ("Translate German ↔ English with the Transformer of 'Attent
 
 DIRECTION_LABELS = {"de-en": "German → English", "en-de": "English → German"}
 
-EXAMPLES = [  # each one read and checked with the shipped checkpoint; tests/test_examples.py pins its translation
+EXAMPLES = [  # each one read and checked with the shipped checkpoint; tests/ui/test_examples.py pins its translation
     ["Ein Mann fährt mit dem Fahrrad die Straße entlang.", "de-en"],
     ["Zwei Hunde spielen im Schnee.", "de-en"],
     ["Eine Frau in einem roten Kleid singt auf einer Bühne.", "de-en"],
@@ -32,6 +32,8 @@ EXAMPLES = [  # each one read and checked with the shipped checkpoint; tests/tes
     ["I like music.", "en-de"],
     ["Wo ist der Bahnhof?", "de-en"],
     ["The cat is sleeping on the sofa.", "en-de"],
+    ["My brother lives in Hamburg.", "en-de"],
+    ["Ich habe heute keine Zeit.", "de-en"],
 ]
 
 INTRO = ('**Attention Explorer**<span class="intro-tail"> · the Transformer of "Attention Is All You Need" '
@@ -178,3 +180,17 @@ stands) and the decoder does not know how far it has got. The sentence is decode
 removed from encoder and decoder, and the original output is teacher-forced to compare per-step
 probabilities; below the bars, one encoder head with and without them.
 """
+
+# --------------------------------------------------------------------------- the Compare tab
+# the pair of the 2017 Google blog post that introduced the Transformer: "it" is the animal or the street
+BLOG_PAIR = ("The animal didn't cross the street because it was too tired.",
+             "The animal didn't cross the street because it was too wide.", "en-de")
+
+ABOUT_COMPARE = """
+**Two sentences side by side.** The sentence above is the first; type a second one of the same direction
+and press *Compare*. Both are drawn with the same attention kind, layer and head. Pick a source token
+present in both (such as *it*): its lines are kept, every head is ranked by how differently the token
+attends in the two sentences (the total variation between its two attention rows, keys matched by token:
+0 = the same, 1 = nothing shared), and the candidates show what the decoder chose at the step that
+translates it. Cross-attention is read at that step. Choose a ranked head to draw it for both sentences.
+""" + paper("3.2.2", "Multi-Head Attention")

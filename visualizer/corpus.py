@@ -1,4 +1,4 @@
-"""Figures of what every head does across a corpus (issue 25), beside the one-sentence views.
+"""Figures of what every head does across a corpus, beside the one-sentence views.
 
 - ``head_role_grid``: every head of every kind (3.2.2, 3.2.3) as a dot coloured by its role
   (Voita et al. 2019) and sized by its importance (Michel et al. 2019), as Dodrio's head overview.

@@ -30,6 +30,10 @@ WIDTH_PX = (720, 1120)  # the figure's width range (fit_width): narrower boxes s
 TICK_GAP_PX = 11  # position labels at least this far apart (the label font is 10-11 px)
 TICK_FONT_PX = (10, 11)  # the label font: row height - 1.5 px, within this range
 POSITION_TICK_STEP = 8  # after the sentence, every 8th position is numbered
+STACKED_ROWS = (0.45, 0.3, 0.25)  # a narrow box: (a), (b), (c) one above the other, these shares of the height
+STACKED_GAP = 0.06  # between the stacked panels (room for the next one's title), a share of the height
+STACKED_HEIGHT_PX = 1500
+STACKED_MARGIN_PX = dict(l=80, r=70, t=80, b=50)
 WAVE_SPACING = 2.6  # vertical offset between stacked sinusoids in panel (b) (each spans [-1, 1])
 WAVE_MARGIN = 1.3  # room above the top wave and below the bottom one
 
@@ -57,10 +61,11 @@ def matrix_panel(enc: np.ndarray, labels: list[str], token_of: np.ndarray, layou
     n_positions, d_model = enc.shape
     heatmap = on_axes(dict(
         type="heatmap", z=enc, x=np.arange(d_model), y=np.array([f"{p}{token}" for p, token in enumerate(token_of)]),
-        zmin=-1, zmax=1, colorscale=DIVERGING_SCALE,
+        zmin=-1, zmax=1, coloraxis="coloraxis",
         hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.4f}<extra></extra>",
-        colorbar=colorbar("PE value", x=layout["xaxis"]["domain"][1] + 0.01, xanchor="left", len=0.5),
     ), matrix)
+    layout["coloraxis"] = dict(cmin=-1, cmax=1, colorscale=DIVERGING_SCALE, colorbar=colorbar(
+        "PE value", x=layout["xaxis"]["domain"][1] + 0.01, xanchor="left", len=0.5))
     row_px = (HEIGHT_PX - MARGIN_PX["t"] - MARGIN_PX["b"]) / n_positions
     set_axes(layout, matrix,
              dict(title=axis_title("dimension"), showgrid=False, zeroline=False, range=[-0.5, d_model - 0.5]),
@@ -106,14 +111,27 @@ def similarity_panel(enc: np.ndarray, layout: dict, similar) -> dict:
     positions = np.arange(n_positions)
     similarity = (enc.astype(np.float64) @ enc.T.astype(np.float64)).astype(np.float32)  # (P, P)
     heatmap = on_axes(dict(
-        type="heatmap", z=similarity, x=positions, y=positions, colorscale=SEQUENTIAL_SCALE,
+        type="heatmap", z=similarity, x=positions, y=positions, coloraxis="coloraxis2",
         hovertemplate="positions %{y} · %{x}<br>PE·PE %{z:.2f}<extra></extra>",
-        colorbar=colorbar("PE·PE", x=1.0 + 0.01, xanchor="left", y=0.22, len=0.42),
     ), similar)
+    layout["coloraxis2"] = dict(colorscale=SEQUENTIAL_SCALE,
+                                colorbar=colorbar("PE·PE", x=1.0 + 0.01, xanchor="left", y=0.22, len=0.42))
     set_axes(layout, similar,
              dict(title=axis_title("position"), showgrid=False, zeroline=False, range=[-0.5, n_positions - 0.5]),
              dict(title=axis_title("position"), autorange="reversed", showgrid=False, zeroline=False))
     return heatmap
+
+
+def stacked_layout() -> dict:
+    """The layout a narrow box (a phone) draws instead (ui/page_script.py applies it): the three panels one
+    above the other, the matrix tallest, in a taller figure with narrower side margins."""
+    layout, _ = subplot_grid(3, 1, row_heights=STACKED_ROWS, vertical_spacing=STACKED_GAP, titles=PANEL_TITLES,
+                             title_size=13)
+    (a_bottom, a_top), (c_bottom, c_top) = layout["yaxis"]["domain"], layout["yaxis3"]["domain"]
+    bars = {name: dict(colorbar=dict(x=1.01, xanchor="left", y=(bottom + top) / 2, yanchor="middle",
+                                     len=top - bottom)) for name, (bottom, top)
+            in (("coloraxis", (a_bottom, a_top)), ("coloraxis2", (c_bottom, c_top)))}
+    return dict(layout, **bars, height=STACKED_HEIGHT_PX, margin=dict(STACKED_MARGIN_PX))
 
 
 def positional_encoding_figure(pe: np.ndarray, tokens: Sequence[str] | None = None,
@@ -148,5 +166,5 @@ def positional_encoding_figure(pe: np.ndarray, tokens: Sequence[str] | None = No
     similarity = similarity_panel(enc, layout, refs[2, 2])
     return figure([matrix, *lines, similarity],
                   dict(layout, shapes=matrix_shapes + wave_shapes, height=HEIGHT_PX, margin=dict(MARGIN_PX),
-                       showlegend=False, **fit_width(*WIDTH_PX)),
+                       showlegend=False, meta=dict(narrow=stacked_layout()), **fit_width(*WIDTH_PX)),
                   f"Positional encoding (section 3.5): {n_positions} positions × d_model = {d_model}")

@@ -36,7 +36,7 @@ def paired_heatmaps(left: np.ndarray, right: np.ndarray, rows: Sequence[str], co
     names: the two panel titles (plain text, escaped); highlight_row: a row to outline in both.
     left_scale: None = one 0-1 colour scale for both; else the left panel gets its own scale, 0 to its
     maximum (rounded up), beside it, with this name and that range on its colour bar (rollout's values stay
-    far below 1 and looked blank on the 0-1 scale, issue 23).
+    far below 1 and looked blank on the 0-1 scale).
     """
     a, b = as_array("left", left, 2), as_array("right", right, 2)
     if a.shape != b.shape:

@@ -3,7 +3,7 @@
 bf16 autocast pays only on hardware with native bf16 maths: CUDA GPUs that support it, and CPUs
 with AMX or AVX-512-BF16 (Linux lists them as `amx_bf16` / `avx512_bf16` in /proc/cpuinfo).
 Elsewhere it is emulated and slow: measured on a 2-core AMD EPYC without them, bf16 autocast
-trained at 100 tokens/s against 1,435 in float32 (issue 10). `auto` therefore picks bf16 on such
+trained at 100 tokens/s against 1,435 in float32. `auto` therefore picks bf16 on such
 hardware and float32 everywhere else; the choice and its reason go into the training log and
 metrics.json. Section 5 of the paper does not fix a precision; this only decides speed.
 """

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from browser_helpers import VIEWPORTS, THEMES, needs_chromium, rects, step_of, wait_step
+from browser_helpers import VIEWPORTS, THEMES, needs_chromium, overflow, rects, show_tab, step_of, wait_step
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -27,8 +27,11 @@ VISIBLE = """(selector) => {
 }"""
 
 
-@pytest.fixture(scope="module", params=[(size, theme) for size in VIEWPORTS for theme in THEMES],
-                ids=lambda param: f"{param[0][0]}x{param[0][1]}-{param[1]}")
+@pytest.fixture(
+    scope="module",
+    params=[(size, theme) for size in VIEWPORTS for theme in THEMES],
+    ids=lambda param: f"{param[0][0]}x{param[0][1]}-{param[1]}",
+)
 def loaded(request, browser, server):
     """The bare URL at one viewport and theme, the start-up example drawn; nothing clicked or scrolled."""
     (width, height), theme = request.param
@@ -110,6 +113,32 @@ def test_the_page_text_has_no_raw_entities_or_markdown_asterisks(loaded):
     text = loaded.evaluate("document.body.innerText")
     for raw in ("&#x", "&lt;", "&gt;", "&amp;", "**"):
         assert raw not in text, raw
+
+
+FIGURE_FIT = """(id) => { const block = document.querySelector('#' + id);
+  const svg = block && block.querySelector('.js-plotly-plot .main-svg');
+  if (!svg) return null;
+  return {figure: svg.getBoundingClientRect().width, box: block.clientWidth,
+          scrolls: block.scrollWidth > block.clientWidth + 2};
+}"""
+
+
+@pytest.mark.parametrize("tab, elem_id", [("Attention", "attention-plot"), ("Positional encoding", "pe-plot"),
+                                          ("Masks", "mask-plot")])
+def test_each_figure_fits_its_box_without_sideways_scroll(loaded, tab, elem_id):
+    """The figure of each view (one head's heatmap on the Attention tab) is no wider than its box, nothing in the
+    box or the page scrolls sideways; a narrow box (the phone) draws the positional encoding's panels stacked."""
+    show_tab(loaded, tab)
+    loaded.wait_for_function("(id) => !!document.querySelector('#' + id + ' .js-plotly-plot .main-svg')", arg=elem_id)
+    fit = loaded.evaluate(FIGURE_FIT, elem_id)
+    assert fit["figure"] <= fit["box"] + 1 and not fit["scrolls"], fit
+    assert overflow(loaded) == 0
+    if elem_id == "pe-plot":
+        domains = loaded.evaluate("() => { const l = document.querySelector('#pe-plot .js-plotly-plot').layout;"
+                                  " return [l.xaxis.domain, l.xaxis2.domain, l.xaxis3.domain]; }")
+        stacked = all(domain[1] - domain[0] > 0.9 for domain in domains)
+        assert stacked == (loaded.size[0] < 640), domains
+    show_tab(loaded, "Attention")
 
 
 def test_a_shared_link_opens_with_its_view_on_the_first_screen(browser, server):

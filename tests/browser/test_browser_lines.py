@@ -41,8 +41,10 @@ def test_lines_draw_and_a_token_keeps_only_its_lines(browser, server, size, them
     assert drawn["series"] > 0 and len(drawn["queries"]) > 1
     page.locator("#lines-token input").click()
     page.get_by_role("option", name="query #2 ", exact=False).first.click()
-    page.wait_for_function("() => document.querySelector('#attention-plot .js-plotly-plot')._fullData"
-                           ".some((s) => s.mode === 'markers+text' && (s.name || '').startsWith('head '))")
+    page.wait_for_function(
+        "() => document.querySelector('#attention-plot .js-plotly-plot')._fullData"
+        ".some((s) => s.mode === 'markers+text' && (s.name || '').startsWith('head '))"
+    )
     assert page.evaluate(LINE_ENDS)["queries"] == [2]  # every line starts at the selected query
     assert overflow(page) == 0
     if os.environ.get("LINES_SHOTS"):

@@ -26,7 +26,7 @@ from browser_helpers import (
     wait_step,
 )
 
-TABS = ["Next token", "Attention", "Positional encoding", "Masks", "Model", "Explain"]
+TABS = ["Next token", "Attention", "Compare", "Positional encoding", "Masks", "Model", "Explain"]
 pytestmark = [pytest.mark.browser, needs_chromium]
 
 

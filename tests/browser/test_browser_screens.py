@@ -14,7 +14,7 @@ from visualizer.theme import DARK_BACKGROUND, DARK_COLORS, TEXT_COLOR
 
 VIEWPORTS = [(1400, 1000), (1280, 720), (390, 844)]
 THEMES = ["light", "dark"]
-TABS = ["Next token", "Attention", "Positional encoding", "Masks", "Model", "Explain"]
+TABS = ["Next token", "Attention", "Compare", "Positional encoding", "Masks", "Model", "Explain"]
 pytestmark = [pytest.mark.browser, needs_chromium]
 
 

@@ -23,8 +23,10 @@ WIDE = "The animal didn't cross the street because it was too wide."
 
 @pytest.fixture(scope="module")
 def pair(checkpoint):
-    return (translate(checkpoint.model, checkpoint.tokenizer, TIRED, "en-de"),
-            translate(checkpoint.model, checkpoint.tokenizer, WIDE, "en-de"))
+    return (
+        translate(checkpoint.model, checkpoint.tokenizer, TIRED, "en-de"),
+        translate(checkpoint.model, checkpoint.tokenizer, WIDE, "en-de"),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +37,7 @@ def token(pair):
 
 def direct_distance(a: np.ndarray, a_tokens, b: np.ndarray, b_tokens) -> float:
     """Total variation over keys named (token, how many times it came before), written out with dicts."""
+
     def named(row, tokens):
         weights, counts = {}, {}
         for weight, token in zip(row, tokens):
@@ -64,8 +67,10 @@ def test_distances_and_ranking_equal_a_direct_recomputation(pair, token):
     i, j = comparison.first.position, comparison.second.position
     step_a, step_b = comparison.first.translating.step, comparison.second.translating.step
     expected = []
-    for kind, a_all, b_all in (("encoder", first.encoder_attention[:, :, i], second.encoder_attention[:, :, j]),
-                               ("cross", first.cross_attention[:, :, step_a], second.cross_attention[:, :, step_b])):
+    for kind, a_all, b_all in (
+        ("encoder", first.encoder_attention[:, :, i], second.encoder_attention[:, :, j]),
+        ("cross", first.cross_attention[:, :, step_a], second.cross_attention[:, :, step_b]),
+    ):
         for layer in range(a_all.shape[0]):
             for head in range(a_all.shape[1]):
                 d = direct_distance(a_all[layer, head], first.source_tokens, b_all[layer, head], second.source_tokens)
@@ -82,8 +87,11 @@ def test_the_translating_step_is_where_averaged_cross_attention_links_the_token(
     for trace, looks in zip(pair, (comparison.first, comparison.second)):
         mean = trace.cross_attention.mean(axis=(0, 1))  # (T, S)
         real = [k for k, t in enumerate(trace.source_tokens) if t not in SPECIAL_TOKENS]
-        linked = [t for t, out in enumerate(trace.output_tokens)
-                  if out not in SPECIAL_TOKENS and real[int(np.argmax(mean[t, real]))] == looks.position]
+        linked = [
+            t
+            for t, out in enumerate(trace.output_tokens)
+            if out not in SPECIAL_TOKENS and real[int(np.argmax(mean[t, real]))] == looks.position
+        ]
         if linked:
             step = max(linked, key=lambda t: mean[t, looks.position])
             assert (looks.translating.step, looks.translating.found_by) == (step, "alignment")
@@ -112,8 +120,12 @@ def test_of_several_steps_aligned_to_the_token_the_strongest_translates_it(pair)
     rows[steps[0], position], rows[steps[1], position] = 0.5, 0.8
     rows /= rows.sum(-1, keepdims=True)
     cross = np.broadcast_to(rows, trace.cross_attention.shape).astype(np.float32)
-    looks = compare_token(dataclasses.replace(trace, cross_attention=cross), pair[1], trace.source_tokens[position],
-                          occurrences=(token_positions(trace.source_tokens, trace.source_tokens[position]).index(position), 0))
+    looks = compare_token(
+        dataclasses.replace(trace, cross_attention=cross),
+        pair[1],
+        trace.source_tokens[position],
+        occurrences=(token_positions(trace.source_tokens, trace.source_tokens[position]).index(position), 0),
+    )
     assert (looks.first.translating.step, looks.first.translating.found_by) == (steps[1], "alignment")
 
 

@@ -45,10 +45,26 @@ def no_network(monkeypatch, tmp_path, socket_attempts):
     return socket_attempts
 
 
-@pytest.mark.parametrize("repo_id", [
-    "", "model", "owner/", "/name", "a/b/c", "../etc/passwd", "owner/..", "owner/na me", "-owner/name",
-    "owner/name?x=1", "owner/a--b", "https://huggingface.co/owner/name", "o" * 97 + "/name", None, 42,
-])
+@pytest.mark.parametrize(
+    "repo_id",
+    [
+        "",
+        "model",
+        "owner/",
+        "/name",
+        "a/b/c",
+        "../etc/passwd",
+        "owner/..",
+        "owner/na me",
+        "-owner/name",
+        "owner/name?x=1",
+        "owner/a--b",
+        "https://huggingface.co/owner/name",
+        "o" * 97 + "/name",
+        None,
+        42,
+    ],
+)
 def test_bad_repo_id_is_refused_before_any_request(repo_id, monkeypatch, no_network):
     import huggingface_hub
 
@@ -89,8 +105,15 @@ def test_the_hub_patterns_take_every_checkpoint_file_and_nothing_else():
     shipped = sorted(p.name for p in DEFAULT_CHECKPOINT.iterdir())
     assert set(shipped) >= {"film.npz", "corpus_heads.npz", "training_log.json"}
     assert list(filter_repo_objects(shipped, allow_patterns=CHECKPOINT_FILES)) == shipped
-    others = ["optimizer.safetensors", "training_state.json", "model.bin", "pytorch_model.bin", "hubconf.py",
-              "film.pkl", "notes/model.safetensors"]
+    others = [
+        "optimizer.safetensors",
+        "training_state.json",
+        "model.bin",
+        "pytorch_model.bin",
+        "hubconf.py",
+        "film.pkl",
+        "notes/model.safetensors",
+    ]
     assert list(filter_repo_objects(others, allow_patterns=CHECKPOINT_FILES)) == []
 
 
@@ -161,8 +184,9 @@ def test_the_pushed_card_is_for_the_repo_and_its_python_example_runs(hub, tmp_pa
     assert 'load_checkpoint("someone/tiny", hub=True)' in example and 'from_pretrained("someone/tiny")' in example
     assert "python3 app.py --hub someone/tiny" in card.text and "--hub --checkpoint someone/tiny" in card.text
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(hub.cache), "PYTHONPATH": str(REPO_ROOT)}
-    run = subprocess.run([sys.executable, "-c", example], cwd=tmp_path, env=env, capture_output=True, text=True,
-                         timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-c", example], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
     assert run.returncode == 0, run.stderr
     expected = translate(checkpoint.model, checkpoint.tokenizer, "Ein Mann fährt Fahrrad.", "de-en").translation
     assert run.stdout == expected + "\n"

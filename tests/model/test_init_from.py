@@ -12,11 +12,50 @@ from model import SubwordTokenizer, load_checkpoint
 from model.training import film
 from model.training.train import learning_rate, main
 
-TINY = ["--d-model", "32", "--heads", "4", "--encoder-layers", "1", "--decoder-layers", "1", "--d-ff", "64",
-        "--vocab-size", "400", "--max-tokens", "400", "--warmup", "20", "--lr-factor", "2", "--bleu-sentences", "4",
-        "--log-every", "1", "--threads", "1", "--precision", "fp32"]
-RUN = ["--max-tokens", "400", "--warmup", "20", "--lr-factor", "2", "--bleu-sentences", "4", "--log-every", "1",
-       "--threads", "1", "--precision", "fp32"]  # a continued run's options: no model flags, the checkpoint's are used
+TINY = [
+    "--d-model",
+    "32",
+    "--heads",
+    "4",
+    "--encoder-layers",
+    "1",
+    "--decoder-layers",
+    "1",
+    "--d-ff",
+    "64",
+    "--vocab-size",
+    "400",
+    "--max-tokens",
+    "400",
+    "--warmup",
+    "20",
+    "--lr-factor",
+    "2",
+    "--bleu-sentences",
+    "4",
+    "--log-every",
+    "1",
+    "--threads",
+    "1",
+    "--precision",
+    "fp32",
+]
+RUN = [
+    "--max-tokens",
+    "400",
+    "--warmup",
+    "20",
+    "--lr-factor",
+    "2",
+    "--bleu-sentences",
+    "4",
+    "--log-every",
+    "1",
+    "--threads",
+    "1",
+    "--precision",
+    "fp32",
+]  # a continued run's options: no model flags, the checkpoint's are used
 
 
 @pytest.fixture(scope="module")
@@ -26,8 +65,24 @@ def first_run(tmp_path_factory, pairs):
     (root / "train.de").write_text("\n".join(de for de, _ in pairs) + "\n", encoding="utf-8")
     (root / "train.en").write_text("\n".join(en for _, en in pairs) + "\n", encoding="utf-8")
     out = root / "first"
-    assert main(["--data", str(root / "train"), "--val", str(root / "train"), "--out", str(out), *TINY,
-                 "--eval-every", "6", "--max-steps", "12"]) == 0
+    assert (
+        main(
+            [
+                "--data",
+                str(root / "train"),
+                "--val",
+                str(root / "train"),
+                "--out",
+                str(out),
+                *TINY,
+                "--eval-every",
+                "6",
+                "--max-steps",
+                "12",
+            ]
+        )
+        == 0
+    )
     return out
 
 
@@ -42,8 +97,18 @@ def test_init_from_continues_step_schedule_weights_and_film(first_run, tmp_path,
     assert [frame["step"] for frame in first_frames] == [6, 12]
     weights = load_checkpoint(source).model.state_dict()
     out = tmp_path / "second"
-    continued = [*data_args(first_run), "--out", str(out), *RUN, "--init-from", str(source), "--eval-every", "3",
-                 "--seed", "7"]
+    continued = [
+        *data_args(first_run),
+        "--out",
+        str(out),
+        *RUN,
+        "--init-from",
+        str(source),
+        "--eval-every",
+        "3",
+        "--seed",
+        "7",
+    ]
     assert main([*continued, "--max-steps", "18"]) == 0
     printed = capsys.readouterr().out
     assert f"initialised from {source} at step 12" in printed and "Adam's moments start fresh" in printed
@@ -63,13 +128,17 @@ def test_init_from_continues_step_schedule_weights_and_film(first_run, tmp_path,
     assert [frame["step"] for frame in frames] == [6, 12, 15, 18]  # appended after the checkpoint's frames
     for old, kept in zip(first_frames, frames):
         assert old["probes"]["de-en"]["translation"] == kept["probes"]["de-en"]["translation"]
-        assert torch.equal(torch.from_numpy(old["probes"]["de-en"]["cross_attention"]),
-                           torch.from_numpy(kept["probes"]["de-en"]["cross_attention"]))
+        assert torch.equal(
+            torch.from_numpy(old["probes"]["de-en"]["cross_attention"]),
+            torch.from_numpy(kept["probes"]["de-en"]["cross_attention"]),
+        )
     trained = load_checkpoint(out / "last")
     assert trained.config == load_checkpoint(source).config
     changed = [name for name, value in trained.model.state_dict().items() if not torch.equal(value, weights[name])]
     assert changed  # the six new steps trained the weights on
-    assert json.loads((out / "last" / "tokenizer.json").read_text()) == json.loads((source / "tokenizer.json").read_text())
+    assert json.loads((out / "last" / "tokenizer.json").read_text()) == json.loads(
+        (source / "tokenizer.json").read_text()
+    )
 
     assert main([*continued, "--max-steps", "21", "--resume"]) == 0  # the same command resumed: OUT/last wins
     assert json.loads((out / "last" / "training_state.json").read_text())["step"] == 21
@@ -81,8 +150,25 @@ def test_the_first_continued_step_starts_from_the_checkpoint_weights(first_run, 
     scratch would differ everywhere): the new run starts from the checkpoint, not from a fresh initialisation."""
     source = first_run / "last"
     out = tmp_path / "one"
-    assert main([*data_args(first_run), "--out", str(out), *RUN, "--init-from", str(source), "--lr-factor", "1e-12",
-                 "--max-steps", "13", "--film", "off"]) == 0
+    assert (
+        main(
+            [
+                *data_args(first_run),
+                "--out",
+                str(out),
+                *RUN,
+                "--init-from",
+                str(source),
+                "--lr-factor",
+                "1e-12",
+                "--max-steps",
+                "13",
+                "--film",
+                "off",
+            ]
+        )
+        == 0
+    )
     before, after = load_checkpoint(source).model.state_dict(), load_checkpoint(out / "last").model.state_dict()
     for name, value in before.items():
         assert torch.allclose(after[name], value, atol=1e-6), name
@@ -92,23 +178,42 @@ def test_a_later_frame_than_the_checkpoint_is_not_continued(first_run, tmp_path)
     """best/ at an earlier step than the film's last frame: the continued film keeps the frames up to best's step."""
     best_step = json.loads((first_run / "best" / "metrics.json").read_text())["step"]
     out = tmp_path / "from_best"
-    assert main([*data_args(first_run), "--out", str(out), *RUN, "--init-from", str(first_run / "best"),
-                 "--eval-every", "100", "--max-steps", str(best_step + 2)]) == 0
+    assert (
+        main(
+            [
+                *data_args(first_run),
+                "--out",
+                str(out),
+                *RUN,
+                "--init-from",
+                str(first_run / "best"),
+                "--eval-every",
+                "100",
+                "--max-steps",
+                str(best_step + 2),
+            ]
+        )
+        == 0
+    )
     steps = [frame["step"] for frame in film.load_film(out / film.FILM_FILE)]
     assert steps == [s for s in (6, 12) if s <= best_step] + [best_step + 2]
 
 
-@pytest.mark.parametrize("flags, named", [
-    (["--d-model", "64"], "--d-model 64 (checkpoint: 32)"),
-    (["--encoder-layers", "2", "--d-ff", "128"], "--encoder-layers 2 (checkpoint: 1); --d-ff 128 (checkpoint: 64)"),
-    (["--vocab-size", "300"], "--vocab-size 300 (checkpoint:"),
-])
+@pytest.mark.parametrize(
+    "flags, named",
+    [
+        (["--d-model", "64"], "--d-model 64 (checkpoint: 32)"),
+        (["--encoder-layers", "2", "--d-ff", "128"], "--encoder-layers 2 (checkpoint: 1); --d-ff 128 (checkpoint: 64)"),
+        (["--vocab-size", "300"], "--vocab-size 300 (checkpoint:"),
+    ],
+)
 def test_a_different_config_is_refused_with_one_message(first_run, tmp_path, capsys, flags, named):
     out = tmp_path / "refused"
-    assert main([*data_args(first_run), "--out", str(out), *RUN, *flags, "--init-from",
-                 str(first_run / "last")]) == 2
+    assert main([*data_args(first_run), "--out", str(out), *RUN, *flags, "--init-from", str(first_run / "last")]) == 2
     error = capsys.readouterr().err
-    assert error.startswith(f"error: --init-from {first_run / 'last'} continues its checkpoint's model") and named in error
+    assert (
+        error.startswith(f"error: --init-from {first_run / 'last'} continues its checkpoint's model") and named in error
+    )
     assert error.count("error:") == 1 and not (out / "last").exists()
 
 
@@ -118,24 +223,74 @@ def test_the_same_config_given_explicitly_and_a_new_dropout_are_accepted(first_r
     out = tmp_path / "same"
     vocab = str(load_checkpoint(first_run / "last").config.vocab_size)
     same = [vocab if previous == "--vocab-size" else flag for previous, flag in zip(["", *TINY], TINY)]
-    assert main([*data_args(first_run), "--out", str(out), *same, "--dropout", "0.3", "--init-from",
-                 str(first_run / "last"), "--max-steps", "13", "--film", "off"]) == 0
+    assert (
+        main(
+            [
+                *data_args(first_run),
+                "--out",
+                str(out),
+                *same,
+                "--dropout",
+                "0.3",
+                "--init-from",
+                str(first_run / "last"),
+                "--max-steps",
+                "13",
+                "--film",
+                "off",
+            ]
+        )
+        == 0
+    )
     assert load_checkpoint(out / "last").config.dropout == 0.3
 
 
 def test_a_different_tokenizer_is_refused(first_run, tmp_path, capsys, pairs):
     other = tmp_path / "other.json"
-    SubwordTokenizer.train([text for pair in pairs[:6] for text in pair] * 3, vocab_size=320,
-                           min_frequency=1).save(other)
+    SubwordTokenizer.train([text for pair in pairs[:6] for text in pair] * 3, vocab_size=320, min_frequency=1).save(
+        other
+    )
     same = first_run / "last" / "tokenizer.json"
-    assert main([*data_args(first_run), "--out", str(tmp_path / "a"), *RUN, "--tokenizer", str(other),
-                 "--init-from", str(first_run / "last")]) == 2
+    assert (
+        main(
+            [
+                *data_args(first_run),
+                "--out",
+                str(tmp_path / "a"),
+                *RUN,
+                "--tokenizer",
+                str(other),
+                "--init-from",
+                str(first_run / "last"),
+            ]
+        )
+        == 2
+    )
     assert f"--tokenizer {other} (a different tokenizer from the checkpoint's)" in capsys.readouterr().err
-    assert main([*data_args(first_run), "--out", str(tmp_path / "b"), *RUN, "--tokenizer", str(same),
-                 "--init-from", str(first_run / "last"), "--max-steps", "13", "--film", "off"]) == 0
+    assert (
+        main(
+            [
+                *data_args(first_run),
+                "--out",
+                str(tmp_path / "b"),
+                *RUN,
+                "--tokenizer",
+                str(same),
+                "--init-from",
+                str(first_run / "last"),
+                "--max-steps",
+                "13",
+                "--film",
+                "off",
+            ]
+        )
+        == 0
+    )
 
 
 def test_a_missing_checkpoint_is_a_clear_error(tmp_path, capsys, first_run):
-    assert main([*data_args(first_run), "--out", str(tmp_path / "run"), *RUN, "--init-from",
-                 str(tmp_path / "nowhere")]) == 2
+    assert (
+        main([*data_args(first_run), "--out", str(tmp_path / "run"), *RUN, "--init-from", str(tmp_path / "nowhere")])
+        == 2
+    )
     assert f"--init-from {tmp_path / 'nowhere'}: checkpoint directory" in capsys.readouterr().err

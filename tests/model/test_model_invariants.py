@@ -138,8 +138,9 @@ def test_later_target_tokens_never_change_earlier_outputs(tiny_model, tiny_token
     padded = torch.cat([tgt, torch.full((1, 3), config.pad_id)], dim=1)  # appended target padding
 
     def logits(target):
-        hidden = tiny_model.decode(target, memory, src_mask, decoder_mask(target, config.pad_id),
-                                   output_attentions=True).hidden
+        hidden = tiny_model.decode(
+            target, memory, src_mask, decoder_mask(target, config.pad_id), output_attentions=True
+        ).hidden
         return tiny_model.project(hidden)  # (1, T, V)
 
     original = logits(tgt)
@@ -228,8 +229,9 @@ def test_logit_lens_reads_every_decoder_layer_through_the_projection(tiny_model,
     with torch.no_grad():
         src_mask = padding_mask(src, tiny_model.config.pad_id)
         memory = tiny_model.encode(src, src_mask, output_attentions=True).memory
-        decoded = tiny_model.decode(tgt, memory, src_mask, decoder_mask(tgt, tiny_model.config.pad_id),
-                                    output_attentions=True)
+        decoded = tiny_model.decode(
+            tgt, memory, src_mask, decoder_mask(tgt, tiny_model.config.pad_id), output_attentions=True
+        )
         for layer, hidden in enumerate(decoded.layer_hiddens):
             probs = torch.softmax(tiny_model.project(hidden[0]), dim=-1)  # (T, V)
             expected, ids = probs.topk(trace.logit_lens_probs.shape[-1], dim=-1)

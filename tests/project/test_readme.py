@@ -43,8 +43,11 @@ def section(text: str, heading: str) -> str:
 
 def table_rows(text: str) -> list[list[str]]:
     """The cells of every Markdown table row in text, header and separator rows left out."""
-    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")]
-            for line in text.splitlines() if line.strip().startswith("|")]
+    rows = [
+        [cell.strip() for cell in line.strip().strip("|").split("|")]
+        for line in text.splitlines()
+        if line.strip().startswith("|")
+    ]
     return [row for row in rows[2:] if not all(set(cell) <= set("-: ") for cell in row)]
 
 
@@ -90,8 +93,11 @@ def folders_a_reader_must_find() -> set[str]:
     """Every top-level folder, and every package folder (one with __init__.py) outside tests/."""
     parts = [Path(name).parts for name in project_files()]
     top = {f"{p[0]}/" for p in parts if len(p) > 1 and not p[0].startswith(".")}
-    packages = {"/".join(p[:-1]) + "/" for p in parts
-                if len(p) > 1 and p[-1] == "__init__.py" and p[0] != "tests" and not p[0].startswith(".")}
+    packages = {
+        "/".join(p[:-1]) + "/"
+        for p in parts
+        if len(p) > 1 and p[-1] == "__init__.py" and p[0] != "tests" and not p[0].startswith(".")
+    }
     return top | packages
 
 
@@ -124,8 +130,9 @@ def test_the_checks_recognise_issue_numbers_and_hashes():
         assert not ISSUE_NUMBER.search(text) and not COMMIT_HASH.search(text), text
 
 
-@pytest.mark.parametrize("path", [README, *sorted((ROOT / "docs").rglob("*.md"))],
-                         ids=lambda path: path.relative_to(ROOT).as_posix())
+@pytest.mark.parametrize(
+    "path", [README, *sorted((ROOT / "docs").rglob("*.md"))], ids=lambda path: path.relative_to(ROOT).as_posix()
+)
 def test_docs_cite_no_issue_numbers_or_commit_hashes(path):
     text, name = path.read_text(encoding="utf-8"), path.relative_to(ROOT).as_posix()
     assert not ISSUE_NUMBER.findall(text), f"{name} cites issue numbers: history belongs to git"
@@ -137,20 +144,31 @@ def test_model_table_shows_the_shipped_checkpoints_numbers():
     metrics = json.loads((SHIPPED / "metrics.json").read_text())
     rows = {row[0]: row[1] for row in table_rows(section(readme(), "The model"))}
     layers = f"{config['n_encoder_layers']} + {config['n_decoder_layers']} layers"
-    for expected in (layers, f"d_model {config['d_model']}", f"{config['n_heads']} heads", f"d_ff {config['d_ff']}",
-                     f"dropout {config['dropout']}"):
+    for expected in (
+        layers,
+        f"d_model {config['d_model']}",
+        f"{config['n_heads']} heads",
+        f"d_ff {config['d_ff']}",
+        f"dropout {config['dropout']}",
+    ):
         assert expected in rows["architecture"], expected
     assert rows["parameters"].startswith(f"{metrics['parameters']:,} ")
     assert f"{config['vocab_size']:,} " in rows["vocabulary"]
     tatoeba_pairs = re.search(r"Tatoeba \(([\d,]+) pairs\)", rows["data"]).group(1)
     assert f"{tatoeba_pairs} pairs" in metrics["training_data"]
-    assert (f"{metrics['step']:,} steps, {metrics['tokens']:,} tokens, {metrics['training_seconds']:,.0f} s"
-            in rows["training"])
-    for row, split in (("test_2016_flickr BLEU, greedy / beam 4", "test_2016_flickr"),
-                       ("Tatoeba held out (3,000 pairs), greedy / beam 4", "tatoeba/holdout")):
+    assert (
+        f"{metrics['step']:,} steps, {metrics['tokens']:,} tokens, {metrics['training_seconds']:,.0f} s"
+        in rows["training"]
+    )
+    for row, split in (
+        ("test_2016_flickr BLEU, greedy / beam 4", "test_2016_flickr"),
+        ("Tatoeba held out (3,000 pairs), greedy / beam 4", "tatoeba/holdout"),
+    ):
         scores = metrics["scores"][split]
-        expected = "; ".join(f"{name} {scores[direction]['greedy']['bleu']} / {scores[direction]['beam4']['bleu']}"
-                             for direction, name in (("de-en", "de → en"), ("en-de", "en → de")))
+        expected = "; ".join(
+            f"{name} {scores[direction]['greedy']['bleu']} / {scores[direction]['beam4']['bleu']}"
+            for direction, name in (("de-en", "de → en"), ("en-de", "en → de"))
+        )
         assert rows[row] == expected
 
 

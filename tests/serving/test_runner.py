@@ -1,18 +1,16 @@
-"""The page's model calls through ui/runner.py: the worker pool wired into build_demo, a crashed
-worker answered with a message, the pipeline figure drawn only while its accordion is open, and the
-lean trace on the wire (it reads back alone), the positional-encoding table served by /positional_encoding, and
-the tables of the Positions and Masks views computed in this process.
+"""The page's model calls through ui/runner.py: the runner wired into build_demo, the model events in one
+concurrency group, the pipeline figure drawn only while its accordion is open, the lean trace on the wire (it reads
+back alone), the positional-encoding table served by /positional_encoding, and the tables of the Positions and
+Masks views computed in this process.
 
-Results through the pool are compared with model.decoding.greedy.translate run in this process (the same
-checkpoint), array for array; the table with the sinusoid formula of section 3.5 written out here.
+Results through the page are compared with model.decoding.greedy.translate run here (the same checkpoint), array
+for array; the table with the sinusoid formula of section 3.5 written out here.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
-import signal
 from pathlib import Path
 
 import gradio as gr
@@ -22,10 +20,9 @@ import pytest
 from model.decoding.ablation import Ablation
 from model.decoding.greedy import translate
 from model.decoding.trace import JSON_DECIMALS
-from serving import JOBS, ModelPool, trace_from_lean
+from serving import Runner, trace_from_lean
 from helpers import assert_same_trace
-from serving.cpus import process_cpus
-from ui import attention, build_demo, redraw, runner, session
+from ui import attention, build_demo, redraw, runner
 from ui.common import Page
 from ui.explain import branching, panel
 
@@ -33,30 +30,9 @@ GERMAN = "Zwei Hunde spielen im Schnee."
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def worker_children(parent: int) -> list[int]:
-    """Live `python -m serving.worker` processes whose parent is `parent`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            stat, cmdline = (entry / "stat").read_text(), (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if fields[0] != "Z" and int(fields[1]) == parent and b"serving.worker" in cmdline:
-            found.append(int(entry.name))
-    return found
-
-
-def segfault_translate_job(checkpoint, **kwargs) -> None:
-    """A translate job whose worker dies mid-request (workers import this module by name)."""
-    os.kill(os.getpid(), signal.SIGSEGV)
-
-
 @pytest.fixture(scope="module")
-def pool_demo(tiny_checkpoint):
-    demo = build_demo(tiny_checkpoint, workers=2)
-    yield demo
-    demo.runner.close()
+def page_demo(tiny_checkpoint):
+    return build_demo(tiny_checkpoint)
 
 
 def endpoint(demo: gr.Blocks, api_name: str):
@@ -76,57 +52,35 @@ def sinusoids(positions: int, d_model: int) -> np.ndarray:
     return table
 
 
-# ------------------------------------------------------------------ the pool behind the page
-def test_the_page_runs_its_model_calls_in_worker_processes(pool_demo, checkpoint):
-    assert pool_demo.runner.workers == 2 and len(pool_demo.runner.pool.pids) == 2
-    assert all(pid != os.getpid() for pid in pool_demo.runner.pool.pids)
-    trace, translation, path, _ = endpoint(pool_demo, "translate").fn(GERMAN, "de-en")
+# ------------------------------------------------------------------ the runner behind the page
+def test_the_page_runs_its_model_calls_through_its_runner(page_demo, checkpoint):
+    trace, translation, path, _ = endpoint(page_demo, "translate").fn(GERMAN, "de-en")
     assert_same_trace(trace, translate(checkpoint.model, checkpoint.tokenizer, GERMAN, "de-en"))
     assert translation == trace.translation and Path(path).exists()
 
 
-def test_explain_runs_through_the_pool_equal_in_process(pool_demo, checkpoint):
-    model = pool_demo.runner
+def test_explain_runs_equal_the_model_run_here(page_demo, checkpoint):
+    model = page_demo.runner
     trace = translate(checkpoint.model, checkpoint.tokenizer, GERMAN, "de-en")
     ablation = Ablation(cross_heads={(0, 0), (1, 1)})
-    here_runner = runner.Runner(checkpoint)
-    pooled, here = panel.intervene(model, trace, ablation), panel.intervene(here_runner, trace, ablation)
-    assert_same_trace(pooled.trace, here.trace)
-    np.testing.assert_array_equal(pooled.changed_probs, here.changed_probs)
-    candidate = int(trace.candidate_ids[1][1])
-    (branched, step), (expected, _) = (
-        branching.branch(model, trace, 2, candidate),
-        branching.branch(here_runner, trace, 2, candidate),
+    result = panel.intervene(model, trace, ablation)
+    assert_same_trace(
+        result.trace, translate(checkpoint.model, checkpoint.tokenizer, GERMAN, "de-en", ablation=ablation)
     )
+    candidate = int(trace.candidate_ids[1][1])
+    branched, step = branching.branch(model, trace, 2, candidate)
     assert step == 1 and branched.output_ids[1] == candidate
-    assert_same_trace(branched, expected)
-    assert model.beam_versus_greedy(trace) == here_runner.beam_versus_greedy(trace)
-    recorded, expected_cache = model.record_cache(trace), here_runner.record_cache(trace)
-    np.testing.assert_array_equal(recorded.self_keys, expected_cache.self_keys)
-    np.testing.assert_array_equal(recorded.cross_read, expected_cache.cross_read)
+    assert_same_trace(
+        branched,
+        translate(checkpoint.model, checkpoint.tokenizer, GERMAN, "de-en", forced_prefix=branched.output_ids[:2]),
+    )
 
 
-def test_model_events_share_one_concurrency_group_of_two_slots_per_worker(pool_demo, tiny_checkpoint):
-    grouped = [fn for fn in pool_demo.fns.values() if fn.concurrency_id == runner.MODEL_EVENTS]
+def test_model_events_share_one_concurrency_group(page_demo):
+    grouped = [fn for fn in page_demo.fns.values() if fn.concurrency_id == runner.MODEL_EVENTS]
     names = {fn.name for fn in grouped}
     assert {"translate", "on_ablate", "on_branch", "on_beam", "on_run", "on_load"} <= names
-    assert all(fn.concurrency_limit == pool_demo.runner.pool.workers * runner.SLOTS_PER_WORKER == 4 for fn in grouped)
-    single = build_demo(tiny_checkpoint)  # single-process mode: the queue's default limit, as before
-    assert single.runner.pool is None and endpoint(single, "translate").concurrency_limit == "default"
-
-
-@pytest.mark.slow  # a worker pool that starts, crashes and restarts model processes
-def test_a_crashed_worker_answers_the_page_with_a_message(tiny_checkpoint, checkpoint):
-    jobs = {**JOBS, "translate": segfault_translate_job}
-    with ModelPool(tiny_checkpoint, workers=1, jobs=jobs) as pool:
-        model = runner.Runner(checkpoint, pool)
-        with pytest.raises(gr.Error, match=r"stopped unexpectedly \(killed by SIGSEGV\).*try again"):
-            session.translate_text(model, GERMAN, "de-en")
-        trace = translate(checkpoint.model, checkpoint.tokenizer, GERMAN, "de-en")
-        with pytest.raises(gr.Error, match="stopped unexpectedly"):
-            panel.intervene(model, trace, Ablation(positional_encoding=False))
-        assert model.token_probabilities(trace.source_ids, trace.output_ids).shape == (trace.num_steps,)
-        assert len(pool.pids) == 1  # replaced
+    assert all(fn.concurrency_limit == runner.MODEL_SLOTS for fn in grouped)
 
 
 # ------------------------------------------------------------------ the pipeline figure only when open
@@ -143,10 +97,10 @@ def attention_tab(checkpoint):
 def test_the_pipeline_figure_is_drawn_only_while_open(attention_tab, checkpoint):
     view = attention_tab.view
     attention_plot, pipeline_plot = view.outputs
-    kind, layer, head, _show_all, pipeline_open = view.controls
+    kind, layer, head, _show_all, pipeline_open, view_as, _keep_token = view.controls
     assert isinstance(pipeline_open, gr.State) and pipeline_open.value is False  # closed at first
     trace = translate(checkpoint.model, checkpoint.tokenizer, GERMAN, "de-en")
-    values = {kind: "cross", layer: 1, head: "2", pipeline_open: False}
+    values = {kind: "cross", layer: 1, head: "2", pipeline_open: False, view_as: "heatmap"}
     for step in (1, 2, 3):  # stepping with the accordion closed redraws one figure
         assert set(redraw.render_views([view], attention.TAB_ID, trace, step, values)) == {attention_plot}
     drawn = redraw.render_views([view], attention.TAB_ID, trace, 2, {**values, pipeline_open: True})
@@ -154,21 +108,21 @@ def test_the_pipeline_figure_is_drawn_only_while_open(attention_tab, checkpoint)
     assert "layer 1, head 2" in json.loads(drawn[pipeline_plot].plot)["layout"]["title"]["text"]
 
 
-def test_opening_the_accordion_redraws_and_closing_stops(pool_demo):
-    accordion = next(block for block in pool_demo.blocks.values() if getattr(block, "elem_id", None) == "pipeline-box")
+def test_opening_the_accordion_redraws_and_closing_stops(page_demo):
+    accordion = next(block for block in page_demo.blocks.values() if getattr(block, "elem_id", None) == "pipeline-box")
     assert accordion.open is False
     by_trigger = {
-        event: fn for fn in pool_demo.fns.values() for block_id, event in fn.targets if block_id == accordion._id
+        event: fn for fn in page_demo.fns.values() for block_id, event in fn.targets if block_id == accordion._id
     }
     assert by_trigger["expand"].fn() is True and by_trigger["collapse"].fn() is False
     [state] = by_trigger["expand"].outputs
-    [listener] = [fn for fn in pool_demo.fns.values() if fn.name == "redraw"]
+    [listener] = [fn for fn in page_demo.fns.values() if fn.name == "redraw"]
     assert (state._id, "change") in listener.targets  # its change redraws the open tab
 
 
 # ------------------------------------------------------------------ the lean trace on the wire
-def test_positional_encoding_endpoint_serves_the_models_table(pool_demo, checkpoint):
-    data = endpoint(pool_demo, "positional_encoding").fn()  # a dict: JSON for API clients
+def test_positional_encoding_endpoint_serves_the_models_table(page_demo, checkpoint):
+    data = endpoint(page_demo, "positional_encoding").fn()  # a dict: JSON for API clients
     config = checkpoint.config
     assert (data["rows"], data["d_model"]) == (config.max_positions, config.d_model)
     # 4 decimals of the float32 table the model uses (float32 angles: within ~5e-5 more at position 255)
@@ -176,8 +130,8 @@ def test_positional_encoding_endpoint_serves_the_models_table(pool_demo, checkpo
     np.testing.assert_allclose(data["table"], checkpoint.model.positional_encoding.numpy(), atol=1e-4)
 
 
-def test_the_lean_trace_file_reads_back_alone(pool_demo):
-    trace, _, path, _ = endpoint(pool_demo, "translate").fn(GERMAN, "de-en")
+def test_the_lean_trace_file_reads_back_alone(page_demo):
+    trace, _, path, _ = endpoint(page_demo, "translate").fn(GERMAN, "de-en")
     again = trace_from_lean(json.loads(Path(path).read_text(encoding="utf-8")))
     assert again.output_tokens == trace.output_tokens and again.translation == trace.translation
     np.testing.assert_allclose(again.encoder_attention, trace.encoder_attention, atol=0.5 * 10**-JSON_DECIMALS + 1e-6)
@@ -185,8 +139,8 @@ def test_the_lean_trace_file_reads_back_alone(pool_demo):
 
 def test_the_views_tables_come_from_this_process(checkpoint, monkeypatch):
     """The PE rows and the padded batch of the Positions and Masks views: no job, equal to the model's own."""
-    model = runner.Runner(checkpoint)
-    monkeypatch.setattr(runner.Runner, "run", lambda *args, **kwargs: pytest.fail("a job for a table"))
+    model = Runner(checkpoint)
+    monkeypatch.setattr(Runner, "call", lambda *args, **kwargs: pytest.fail("a job for a table"))
     rows = model.positional_encoding(40)
     assert np.array_equal(rows, checkpoint.model.positional_encoding[:40].numpy())
     assert model.positional_encoding(10**6).shape[0] == checkpoint.config.max_positions
@@ -194,15 +148,12 @@ def test_the_views_tables_come_from_this_process(checkpoint, monkeypatch):
 
 @pytest.mark.slow
 def test_the_api_answers_with_a_lean_trace_and_serves_the_table(tiny_checkpoint, checkpoint, tmp_path):
-    """`python3 app.py` (its default worker pool) through gradio_client: /translate, then /positional_encoding."""
+    """`python3 app.py` through gradio_client: /translate, then /positional_encoding."""
     from gradio_client import Client
 
     from scripts.app_process import started_app
 
-    with started_app(tiny_checkpoint, tmp_path / "app.log") as (url, process):
-        assert (
-            len(worker_children(process.pid)) == process_cpus()
-        )  # the model runs in a pool, one worker per usable CPU
+    with started_app(tiny_checkpoint, tmp_path / "app.log") as (url, _process):
         client = Client(url, verbose=False, download_files=str(tmp_path), analytics_enabled=False)
         translation, path, _ = client.predict(GERMAN, "de-en", api_name="/translate")
         table = np.asarray(client.predict(api_name="/positional_encoding")["table"])

@@ -40,8 +40,11 @@ class LocalHub:
     def files(self, repo_id: str) -> dict[str, bytes]:
         """Path in the repo -> content, at the latest commit."""
         folder = self.snapshot(repo_id)
-        return {} if folder is None else {p.relative_to(folder).as_posix(): p.read_bytes()
-                                          for p in sorted(folder.rglob("*")) if p.is_file()}
+        return (
+            {}
+            if folder is None
+            else {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+        )
 
     def create_repo(self, repo_id: str, *, repo_type: str | None = None, exist_ok: bool = False, **kwargs) -> RepoUrl:
         validate_repo_id(repo_id)
@@ -52,33 +55,61 @@ class LocalHub:
         (self.repo_folder(repo_id) / "refs").mkdir(parents=True, exist_ok=True)
         return RepoUrl(f"{ENDPOINT}/{repo_id}", endpoint=ENDPOINT)
 
-    def upload_folder(self, *, repo_id: str, folder_path, repo_type: str | None = None, path_in_repo: str | None = None,
-                      allow_patterns=None, ignore_patterns=None, delete_patterns=None, **kwargs) -> CommitInfo:
+    def upload_folder(
+        self,
+        *,
+        repo_id: str,
+        folder_path,
+        repo_type: str | None = None,
+        path_in_repo: str | None = None,
+        allow_patterns=None,
+        ignore_patterns=None,
+        delete_patterns=None,
+        **kwargs,
+    ) -> CommitInfo:
         """One commit: the folder's selected files over the previous commit's (minus delete_patterns matches)."""
-        self.calls.append(("upload_folder", repo_id, {"folder_path": folder_path, "allow_patterns": allow_patterns,
-                                                      "ignore_patterns": ignore_patterns, **kwargs}))
+        self.calls.append(
+            (
+                "upload_folder",
+                repo_id,
+                {
+                    "folder_path": folder_path,
+                    "allow_patterns": allow_patterns,
+                    "ignore_patterns": ignore_patterns,
+                    **kwargs,
+                },
+            )
+        )
         assert (self.repo_folder(repo_id) / "refs").is_dir(), f"{repo_id} was not created"
         folder = Path(folder_path)
         ignore = list([ignore_patterns] if isinstance(ignore_patterns, str) else ignore_patterns or [])
         listing = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
-        uploads = {f"{path_in_repo.strip('/')}/{name}" if path_in_repo else name: (folder / name).read_bytes()
-                   for name in filter_repo_objects(listing, allow_patterns=allow_patterns,
-                                                   ignore_patterns=ignore + DEFAULT_IGNORE_PATTERNS)}
+        uploads = {
+            f"{path_in_repo.strip('/')}/{name}" if path_in_repo else name: (folder / name).read_bytes()
+            for name in filter_repo_objects(
+                listing, allow_patterns=allow_patterns, ignore_patterns=ignore + DEFAULT_IGNORE_PATTERNS
+            )
+        }
         kept = self.files(repo_id)
         if delete_patterns:
             doomed = set(filter_repo_objects(list(kept), allow_patterns=delete_patterns))
             kept = {name: data for name, data in kept.items() if name not in doomed}
         tree = {**kept, **uploads}
-        commit = hashlib.sha1(b"".join(name.encode() + hashlib.sha1(data).digest()
-                                       for name, data in sorted(tree.items()))).hexdigest()
+        commit = hashlib.sha1(
+            b"".join(name.encode() + hashlib.sha1(data).digest() for name, data in sorted(tree.items()))
+        ).hexdigest()
         snapshot = self.repo_folder(repo_id) / "snapshots" / commit
         shutil.rmtree(snapshot, ignore_errors=True)
         for name, data in tree.items():
             (snapshot / name).parent.mkdir(parents=True, exist_ok=True)
             (snapshot / name).write_bytes(data)
         (self.repo_folder(repo_id) / "refs" / "main").write_text(commit)
-        return CommitInfo(commit_url=f"{ENDPOINT}/{repo_id}/commit/{commit}", oid=commit,
-                          commit_message=kwargs.get("commit_message"), commit_description="")
+        return CommitInfo(
+            commit_url=f"{ENDPOINT}/{repo_id}/commit/{commit}",
+            oid=commit,
+            commit_message=kwargs.get("commit_message"),
+            commit_description="",
+        )
 
 
 def install(monkeypatch, cache: Path) -> LocalHub:

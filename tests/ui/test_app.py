@@ -60,7 +60,7 @@ def test_too_long_input_is_refused_naming_the_limit(checkpoint, monkeypatch):
     def must_not_run(*args, **kwargs):
         raise AssertionError("the model must not run on refused input")
 
-    monkeypatch.setattr(session.Runner, "run", must_not_run)  # every model computation of the page
+    monkeypatch.setattr(session.Runner, "call", must_not_run)  # every model computation of the page
     with pytest.raises(gr.Error, match=f"{limits.MAX_INPUT_CHARS:,} characters") as raised:
         session.translate_text(session.Runner(checkpoint), "a" * (limits.MAX_INPUT_CHARS + 1), "de-en")
     assert f"{limits.MAX_INPUT_CHARS + 1:,}" in str(raised.value)
@@ -241,7 +241,7 @@ def no_model(monkeypatch):
     def must_not_run(*args, **kwargs):
         raise AssertionError("re-rendering must not run the model")
 
-    monkeypatch.setattr(session.Runner, "run", must_not_run)  # every model computation of the page
+    monkeypatch.setattr(session.Runner, "call", must_not_run)  # every model computation of the page
 
 
 @pytest.fixture
@@ -341,8 +341,8 @@ def tab_views(checkpoint):
 
 def test_only_the_open_tab_is_drawn(trace, no_model, tab_views):
     views = list(tab_views.values())
-    kind, layer, head, _show_all, pipeline_open = tab_views["attention"].controls
-    values = {kind: "cross", layer: 1, head: "1", pipeline_open: True}
+    kind, layer, head, _show_all, pipeline_open, view_as, keep_token = tab_views["attention"].controls
+    values = {kind: "cross", layer: 1, head: "1", pipeline_open: True, view_as: "heatmap", keep_token: None}
     for tab in ("next", "attention", "positions", "masks"):
         drawn = redraw.render_views(views, tab, trace, 1, values)
         assert set(drawn) == set(tab_views[tab].outputs), tab
@@ -353,7 +353,7 @@ def test_only_the_open_tab_is_drawn(trace, no_model, tab_views):
     }
     assert redraw.render_views(views, "model", trace, 1, values) == {}  # the Model tab draws itself when opened
     masks = redraw.render_views(
-        views, "masks", trace, 2, {kind: "encoder", layer: 1, head: "all", pipeline_open: False}
+        views, "masks", trace, 2, {kind: "encoder", layer: 1, head: "all", pipeline_open: False, view_as: "lines"}
     )
     assert set(masks) == set(tab_views["masks"].outputs)
 

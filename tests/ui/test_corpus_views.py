@@ -1,4 +1,4 @@
-"""Issue 25's figures and panels: each figure shows exactly the numbers it is given (shapes, labels,
+"""The corpus figures and panels: each figure shows exactly the numbers it is given (shapes, labels,
 the highlighted sentence and step), and the panels' pure views work on the tiny checkpoint's corpus file,
 say plainly when the file is missing or stale, and run the live parts through the runner's jobs; the
 panels on the page (build_demo) draw only through the one redraw, and a number they show equals an independent
@@ -28,7 +28,7 @@ from helpers import array, figure_json
 from ui.explain import attribution
 from ui.explain import corpus_heads as panel
 from ui.explain.panel import sentence_matches
-from ui.runner import Runner
+from serving import Runner, jobs
 from visualizer import corpus as figures
 
 SMALL = CorpusSettings(importance_sentences=3, prune_sentences=3, map_sentences=3, prune_points=3, batch_size=4)
@@ -197,21 +197,14 @@ def test_corpus_panel_views_read_the_file(data, corpus_checkpoint):
 
 def test_the_sentence_and_the_attribution_run_through_the_runner(data, corpus_checkpoint, trace):
     runner = Runner(corpus_checkpoint)
-    queries, keys = runner.run(
-        "corpus_sentence_vectors",
-        source_ids=trace.source_ids,
-        output_ids=trace.output_ids,
-        kind="cross",
-        layer=1,
-        head=2,
-    )
+    queries, keys = jobs.corpus_sentence_vectors(runner, trace.source_ids, trace.output_ids, "cross", 1, 2)
     assert queries.shape[0] == trace.num_steps and keys.shape[0] == len(trace.source_tokens)
     query_tokens, key_tokens = panel.sentence_tokens(trace, "cross")
     sentence = {"queries": queries, "keys": keys, "query_tokens": query_tokens, "key_tokens": key_tokens}
     qk = figure_json(panel.qk_view(data, "cross", 2, 3, sentence=sentence))
     mine = [s for s in qk["data"] if s["name"].startswith("this sentence")]
     assert [len(array(s["x"])) for s in mine] == [trace.num_steps, len(trace.source_tokens)]
-    result = runner.run("corpus_attribution", source_ids=trace.source_ids, output_ids=trace.output_ids, steps=8)
+    result = jobs.corpus_attribution(runner, trace.source_ids, trace.output_ids, steps=8)
     assert result.integrated_gradients.shape == (trace.num_steps, len(trace.source_tokens))
     kept = {"source_ids": list(trace.source_ids), "output_ids": list(trace.output_ids), "result": result}
     assert sentence_matches(trace, kept) and not sentence_matches(trace, {**kept, "output_ids": []})

@@ -212,7 +212,7 @@ def launched(monkeypatch):
 
 
 def test_main_listens_on_localhost_unless_told(launched, monkeypatch, tiny_checkpoint):
-    local = ["--checkpoint", str(tiny_checkpoint), "--workers", "0"]  # no worker pool needed here
+    local = ["--checkpoint", str(tiny_checkpoint)]
     assert launched(local)[1]["server_name"] == "127.0.0.1"
     assert launched([*local, "--host", "0.0.0.0"])[1]["server_name"] == "0.0.0.0"
     monkeypatch.setenv(server_settings.HOST_ENV, "0.0.0.0")
@@ -220,7 +220,7 @@ def test_main_listens_on_localhost_unless_told(launched, monkeypatch, tiny_check
 
 
 def test_main_bounds_the_queue_sessions_and_uploads(launched, tiny_checkpoint):
-    blocks, kwargs = launched(["--checkpoint", str(tiny_checkpoint), "--workers", "0"])
+    blocks, kwargs = launched(["--checkpoint", str(tiny_checkpoint)])
     queue = blocks._queue  # Gradio keeps the queue settings here
     assert queue.max_size == server_settings.QUEUE_MAX_SIZE
     assert queue.default_concurrency_limit == server_settings.CONCURRENCY_LIMIT

@@ -11,7 +11,7 @@ import gradio as gr
 import pytest
 
 from model.text import language, limits
-from ui.runner import Runner
+from serving import Runner
 from ui import build_demo, session, share, tour
 from ui.text import EXAMPLES
 
@@ -86,10 +86,12 @@ def test_notice_and_switch_follow_the_trace(checkpoint):
 # --------------------------------------------------------------------------- the first view, computed once
 def test_page_loads_share_one_precomputed_example(tiny_checkpoint, monkeypatch):
     calls = []
-    real = Runner.translate  # every model call of the page goes through the runner (ui/runner.py)
-    monkeypatch.setattr(Runner, "translate", lambda *args, **kwargs: calls.append(args) or real(*args, **kwargs))
+    real = Runner.call  # every model call of the page goes through the runner (serving/runner.py)
+    monkeypatch.setattr(
+        Runner, "call", lambda self, job, *args, **kwargs: calls.append(job.name) or real(self, job, *args, **kwargs)
+    )
     demo = build_demo(tiny_checkpoint)
-    assert len(calls) == 1  # the example, at start-up
+    assert calls == ["translate"]  # the example, at start-up
     on_load = listener(demo, "on_load").fn
     request = SimpleNamespace(query_params={}, headers={})
     shown = [by_id(on_load(request)) for _ in range(100)]
@@ -205,7 +207,10 @@ def test_clearing_the_trace_empties_every_view(tiny_checkpoint, trace):
     values = {component: getattr(component, "value", None) for component in redraw.inputs}
     emptied = by_id(redraw.fn({**values, trace_state: None}, None))
     assert {"attention-plot", "pipeline-plot", "candidates-plot", "pe-plot", "mask-plot", "share-link"} <= set(emptied)
-    assert all(value is None for key, value in emptied.items() if key not in ("step-info",) and isinstance(key, str))
+    # the Compare tab's comparison says what to do instead and empties its ranking's choices (TabView.empty)
+    said = {"compare-message", "compare-ranking", "compare-looks"}
+    assert all(value is None for key, value in emptied.items() if key not in ("step-info", *said) and isinstance(key, str))
+    assert "Translate a first sentence" in emptied["compare-message"] and emptied["compare-ranking"].choices == []
     drawn = by_id(redraw.fn({**values, trace_state: trace}, None))  # with a trace: the open tab's views
     assert drawn["candidates-plot"] is not None and drawn["share-link"]
 

@@ -22,8 +22,11 @@ LAYER = 1  # 0-based: the tiny model's second layer
 
 def full_weights(trace, kind: str) -> np.ndarray:
     """(L, h, Tq, Tk) of the trace's own field for `kind`, whole sentence."""
-    return {"encoder": trace.encoder_attention, "decoder_self": trace.decoder_self_attention,
-            "cross": trace.cross_attention}[kind]
+    return {
+        "encoder": trace.encoder_attention,
+        "decoder_self": trace.decoder_self_attention,
+        "cross": trace.cross_attention,
+    }[kind]
 
 
 def as_json(figure: go.Figure) -> dict:
@@ -39,8 +42,13 @@ def test_every_line_is_the_traces_weight_and_every_weight_above_the_threshold_is
     expected = full_weights(trace, kind)[LAYER]  # (h, T, S) of the whole sentence
     n_queries = len(trace.source_tokens) if kind == "encoder" else step + 1  # decoder rows stop at the step
     n_keys = step + 1 if kind == "decoder_self" else len(trace.source_tokens)
-    above = {(h, q, k) for h in range(expected.shape[0]) for q in range(n_queries) for k in range(n_keys)
-             if expected[h, q, k] >= LINE_THRESHOLD}
+    above = {
+        (h, q, k)
+        for h in range(expected.shape[0])
+        for q in range(n_queries)
+        for k in range(n_keys)
+        if expected[h, q, k] >= LINE_THRESHOLD
+    }
     assert set(lines) == above and lines
     for (h, q, k), weight in lines.items():
         assert weight == float(expected[h, q, k])
@@ -69,9 +77,13 @@ def test_a_selected_token_keeps_only_its_lines_and_writes_their_weights(trace):
     for side, index in (("query", 3), ("key", 1)):
         fig = as_json(attention_lines(part.weights[LAYER], part.queries, part.keys, selected=(side, index)))
         lines = drawn_lines(fig)
-        mine = {(h, q, k) for h in range(weights.shape[0]) for q in range(weights.shape[1])
-                for k in range(weights.shape[2]) if (q if side == "query" else k) == index
-                and weights[h, q, k] >= LINE_THRESHOLD}
+        mine = {
+            (h, q, k)
+            for h in range(weights.shape[0])
+            for q in range(weights.shape[1])
+            for k in range(weights.shape[2])
+            if (q if side == "query" else k) == index and weights[h, q, k] >= LINE_THRESHOLD
+        }
         assert set(lines) == mine and lines
         _, other_at = column(fig, "key" if side == "query" else "query")
         for series in fig["data"]:
@@ -104,16 +116,23 @@ def test_a_long_sentence_is_windowed_and_stays_light():
     figure = attention_lines(weights, tokens, tokens, window=window)
     assert len(figure.to_json()) < 1_500_000
     lines = drawn_lines(as_json(figure))
-    assert all(window.rows.start <= q < window.rows.stop and window.cols.start <= k < window.cols.stop
-               for _, q, k in lines)
+    assert all(
+        window.rows.start <= q < window.rows.stop and window.cols.start <= k < window.cols.stop for _, q, k in lines
+    )
     go.Figure(figure.to_dict())  # what it holds passes Plotly's validation
 
 
-@pytest.mark.parametrize("arguments, message", [
-    (dict(heads=[4]), "heads"), (dict(heads=[]), "heads"), (dict(selected=("row", 1)), "selected"),
-    (dict(selected=("key", 9)), "selected key"), (dict(head_names=["a"]), "head_names"),
-    (dict(window=Window(slice(0, 9), slice(0, 2))), "window"),
-])
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (dict(heads=[4]), "heads"),
+        (dict(heads=[]), "heads"),
+        (dict(selected=("row", 1)), "selected"),
+        (dict(selected=("key", 9)), "selected key"),
+        (dict(head_names=["a"]), "head_names"),
+        (dict(window=Window(slice(0, 9), slice(0, 2))), "window"),
+    ],
+)
 def test_wrong_arguments_are_named(arguments, message):
     weights = np.full((4, 3, 3), 1 / 3)
     with pytest.raises(ValueError, match=message):

@@ -29,8 +29,11 @@ def test_the_grid_of_one_layer_fits_its_box_and_names_tokens_at_projector_size()
     assert "layer 3 · head 6" in cells[5].hovertemplate
     titles = sorted(a.text for a in fig.layout.annotations if a.text.startswith("head"))
     assert titles == sorted(f"head {h}" for h in range(1, 9))  # every panel titled: heads wrap into rows
-    fonts = [fig.layout[name].tickfont.size for name in fig.layout.to_plotly_json()
-             if name.startswith(("xaxis", "yaxis")) and fig.layout[name].showticklabels]
+    fonts = [
+        fig.layout[name].tickfont.size
+        for name in fig.layout.to_plotly_json()
+        if name.startswith(("xaxis", "yaxis")) and fig.layout[name].showticklabels
+    ]
     assert fonts and min(fonts) >= GRID_TICK_FONT >= 14
     with pytest.raises(ValueError, match="layer 3 is outside"):
         visualizer.attention_grid(weights, TARGET, SOURCE, layer=3)

@@ -3,7 +3,7 @@
 reads (section 3.2.3), and their rank correlation at every step (Jain & Wallace 2019).
 
 Pure views first ((trace, attribution, step) -> figure / markdown), then the wiring: one button runs the
-runner's "corpus_attribution" job (ui/runner.py, serving/jobs.py) and keeps the result in gr.State; the view
+model job `jobs.corpus_attribution` (serving/jobs.py) through the page's runner and keeps the result in gr.State; the view
 registers with the page's one redraw (ui/redraw.py) and follows the step with no model call.
 """
 
@@ -16,6 +16,7 @@ from gradio.components.plot import PlotData
 
 from model import Checkpoint, TranslationTrace
 from model.analysis.corpus.attribution import Attribution, rank_correlation
+from serving import jobs
 from visualizer.corpus import attribution_figure
 
 from ..common import Page, TabView, plot, step_index
@@ -95,8 +96,7 @@ def build(page: Page) -> list[TabView]:
 
     def on_run(trace):  # kept: a new `kept` redraws the view
         require(checkpoint, trace)
-        result = page.runner.run("corpus_attribution", source_ids=list(trace.source_ids),
-                                 output_ids=list(trace.output_ids), steps=IG_STEPS)
+        result = jobs.corpus_attribution(page.runner, list(trace.source_ids), list(trace.output_ids), IG_STEPS)
         return {kept: kept_for(trace, result=result)}
 
     run.click(on_run, [page.trace], [kept], **MODEL_RUN)

@@ -9,6 +9,7 @@ import html
 import gradio as gr
 
 from model.analysis import readouts
+from serving import jobs
 
 from ..common import Page, chips
 from ..text import EXPLAIN_BEAM, EXPLAIN_BEAM_LEAD
@@ -55,7 +56,7 @@ def build(page: Page) -> list[TabView]:
 
     def on_beam(trace):
         require(checkpoint, trace)
-        return {result: beam_html(page.runner.beam_versus_greedy(trace))}
+        return {result: beam_html(jobs.beam_versus_greedy(page.runner, trace))}
 
     run.click(on_beam, page.trace, [result], **MODEL_RUN)
     return [cleared_view({result: ""})]

@@ -9,7 +9,7 @@ import gradio as gr
 from model import TranslationTrace
 
 from ..common import Page, step_index
-from ..runner import Runner
+from serving import Runner, jobs
 from ..text import EXPLAIN_BRANCH, EXPLAIN_BRANCH_LEAD
 from ..common import TabView
 from .panel import MODEL_RUN, cleared_view, comparison_html, lead, more_about, require, show_result, view
@@ -34,7 +34,7 @@ def branch(runner: Runner, trace: TranslationTrace, step: float | None, candidat
         raise gr.Error("Choose a candidate to force.")
     t = step_index(trace, step)
     forced = [*trace.output_ids[:t], int(candidate)]
-    return runner.translate(trace.source_text, trace.direction, forced_prefix=forced), t
+    return jobs.translate(runner, trace.source_text, trace.direction, forced_prefix=forced), t
 
 
 def build(page: Page) -> list[TabView]:

@@ -17,7 +17,7 @@ from model.analysis.kv_cache import CacheRecording
 from visualizer.cache import cache_figure
 
 from ..common import Page, TabView, clamp, plot, step_index
-from ..runner import Runner
+from serving import Runner, jobs
 from .panel import MODEL_RUN, cleared_view, code, lead, more_about, require, show_result, view
 
 LEAD = ("KV cache: what the decoder keeps from earlier steps (keys and values) and which cached rows this step's "
@@ -37,7 +37,7 @@ WAITING = "Press *Record the cache* to replay this translation through the cache
 
 def record(runner: Runner, trace: TranslationTrace) -> tuple:
     """The one model call: (source ids, output ids, recording), the ids to tell whose cache it is."""
-    return (list(trace.source_ids), list(trace.output_ids), runner.record_cache(trace))
+    return (list(trace.source_ids), list(trace.output_ids), jobs.record_cache(runner, trace))
 
 
 def recording_for(kept, trace: TranslationTrace | None) -> CacheRecording | None:

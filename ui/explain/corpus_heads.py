@@ -8,8 +8,8 @@ Its sibling panel "Attribution vs attention" is ui/explain/attribution.py.
 
 The module is in two halves. The top half is pure: (trace, corpus data, controls) -> figure / markdown values,
 testable without Gradio events. The bottom half, under "WIRING", builds the components and registers their
-views with the page's one redraw (ui/redraw.py); its model calls are the runner's named jobs (ui/runner.py,
-serving/jobs.py).
+views with the page's one redraw (ui/redraw.py); its model calls are model jobs (serving/jobs.py) run
+through the page's runner.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from model.analysis.corpus.roles import ROLE_TEXT
 from model.analysis.corpus.store import CorpusHeads, corpus_path, corpus_status
 from model.decoding.ablation import Ablation
 from model.decoding.trace import ATTENTION_KINDS
+from serving import jobs
 from visualizer.corpus import head_role_grid, pruning_curves_figure, qk_scatter
 
 from ..attention import TAB_ID as ATTENTION_TAB, HeadOpener
@@ -201,7 +202,7 @@ WAITING_PRUNED = ("<p>Press <strong>Re-decode my sentence without them</strong> 
 # Everything below connects the pure views to the page. Drawing: each view is a `TabView` of the page's one
 # redraw (ui/redraw.py) via `panel.view`; the controls (kind, layer, head, colour, k, the head to open) and the
 # results the buttons keep in gr.State are the views' controls, so no listener here draws. Model calls: the
-# runner's named jobs ("corpus_sentence_vectors", serving/jobs.py) and, for the pruned re-decode, the Explain
+# model job `jobs.corpus_sentence_vectors` (serving/jobs.py) and, for the pruned re-decode, the Explain
 # tab's intervention path (`panel.intervene`: the translate and token_probabilities jobs).
 @dataclasses.dataclass
 class Controls:
@@ -305,8 +306,8 @@ def wire(page: Page, opener: HeadOpener, data: CorpusHeads, c: Controls) -> None
     def on_place(trace, kind_value, layer_value, head_value):  # kept: a new `placed` redraws the map
         require(checkpoint, trace)
         kind, l, h = map_head(data, kind_value, layer_value, head_value)
-        queries, keys = page.runner.run("corpus_sentence_vectors", source_ids=list(trace.source_ids),
-                                        output_ids=list(trace.output_ids), kind=kind, layer=l, head=h)
+        queries, keys = jobs.corpus_sentence_vectors(page.runner, list(trace.source_ids), list(trace.output_ids),
+                                                     kind, l, h)
         return {c.placed: kept_for(trace, head=(kind, l, h), queries=queries, keys=keys)}
 
     c.place.click(on_place, [page.trace, c.kind, c.layer, c.head], [c.placed], **MODEL_RUN)

@@ -23,10 +23,12 @@ from model.decoding.trace import ATTENTION_KINDS
 from visualizer import explain as figures
 
 from ..common import PRIVATE, TabView, chips, plot
-from ..runner import Runner, model_event
+from serving import Runner, jobs
+
+from ..runner import model_event
 
 # A button that runs the model: in the runner's one group of model events, so a crowd pressing the
-# buttons cannot start more model calls than the workers have slots.
+# buttons cannot start more model calls than the group has slots.
 MODEL_RUN = model_event(**PRIVATE)
 
 
@@ -141,8 +143,8 @@ class Intervention:
 
 def intervene(runner: Runner, trace: TranslationTrace, ablation: Ablation) -> Intervention:
     """Decode the same sentence again under `ablation` and score the original output under it."""
-    changed = runner.translate(trace.source_text, trace.direction, ablation=ablation)
-    probs = runner.token_probabilities(trace.source_ids, trace.output_ids, ablation)
+    changed = jobs.translate(runner, trace.source_text, trace.direction, ablation=ablation)
+    probs = jobs.token_probabilities(runner, trace.source_ids, trace.output_ids, ablation)
     return Intervention(changed, trace.chosen_probs, probs, describe_ablation(ablation))
 
 

@@ -21,7 +21,7 @@ from visualizer.fluid import fluid
 from visualizer.paper import paper_lines_figure
 
 from ..common import PRIVATE, Page, TabView, clamp, plot
-from ..runner import Runner
+from serving import Runner, jobs
 from .panel import MODEL_RUN, lead, markdown_text, more_about, show_result, view
 
 LEAD = ("Paper's figures: runs the sentences of the paper's Figures 3–5 through this model's encoder and draws the "
@@ -49,7 +49,7 @@ class PaperResults:
         with self.lock:
             if self.results is None and self.error is None:
                 try:
-                    self.results = self.runner.paper_figures(FIGURES)
+                    self.results = jobs.paper_figures(self.runner, FIGURES)
                 except ValueError as error:  # a tokenizer that cuts the sentence before the figure's words
                     self.error = str(error)
         if self.error:

@@ -1,4 +1,4 @@
-"""What every head does across a corpus (issue 25), beside the one-sentence views.
+"""What every head does across a corpus, beside the one-sentence views.
 
 One module per job, each naming its paper:
 - `batches`: the corpus (Multi30k val, both directions) as teacher-forced batches (section 5.1).

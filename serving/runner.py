@@ -1,0 +1,90 @@
+"""The one object that runs the model for the page: every declared job of serving/jobs.py goes through `call`.
+
+Two modes, chosen once in `Runner.start`:
+- in this process (the default): a job runs in the caller's thread on the checkpoint the process loaded. The page
+  runs a fixed number at once (the Gradio queue group of ui/runner.py); PyTorch releases the GIL.
+- ZeroGPU (on a ZeroGPU Space): a job runs through the one `@spaces.GPU` dispatcher of serving/zerogpu.py, on a
+  copy of the model put on cuda; the page's checkpoint stays on the CPU with real weights.
+
+Every failure reaches the page as one gr.Error with a title: a gr.Error as raised (ZeroGPU's quota and queue
+errors carry theirs), a ValueError (bad input) with its message, anything else as "The model computation failed".
+serving/ imports gradio for that error type only (the type the page shows and `spaces` raises); nothing of ui/.
+
+Also here, with no job (functions of the config and the tokenizer, computed in this process): the rows of the
+positional-encoding table (3.5) and a padded batch (3.2.3) for the Positions and Masks views.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+
+import gradio as gr
+import numpy as np
+
+from model import Checkpoint, TranslationTrace
+from model.core.positional import sinusoidal_positional_encoding
+from model.text.inputs import PaddedBatch, padding_example
+
+from .jobs import ModelJob, P, R
+from .zerogpu import Dispatch, gpu_checkpoint, gpu_dispatcher
+
+LOG = logging.getLogger(__name__)
+BAD_INPUT_TITLE = "Input not accepted"
+FAILED_TITLE = "The model computation failed"
+
+
+class Runner:
+    """Model computations for the page.
+
+    Args:
+        checkpoint: the checkpoint this process loaded (in-process jobs run on it; the page reads it).
+        dispatch: ZeroGPU mode's dispatcher (serving.zerogpu.gpu_dispatcher), or None to run jobs here.
+    """
+
+    def __init__(self, checkpoint: Checkpoint, dispatch: Dispatch | None = None) -> None:
+        self.checkpoint, self.dispatch = checkpoint, dispatch
+
+    @classmethod
+    def start(cls, checkpoint: Checkpoint, zerogpu: bool = False) -> "Runner":
+        """zerogpu: every job through @spaces.GPU, on a cuda copy of the model made here."""
+        return cls(checkpoint, gpu_dispatcher(gpu_checkpoint(checkpoint)) if zerogpu else None)
+
+    @property
+    def zerogpu(self) -> bool:
+        """ZeroGPU mode: the GPU exists only within a visitor's request, so nothing runs the model at start-up."""
+        return self.dispatch is not None
+
+    def call(self, job: ModelJob[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+        """Run a declared job (what `job(runner, ...)` does); every failure is a gr.Error with a title."""
+        try:
+            if self.dispatch is None:
+                return job.function(self.checkpoint, *args, **kwargs)
+            return self.dispatch(job, args, kwargs)
+        except gr.Error:
+            raise
+        except ValueError as error:
+            raise gr.Error(str(error), title=BAD_INPUT_TITLE, print_exception=False) from None
+        except Exception as error:
+            LOG.exception("model job %s failed", job.name)
+            raise gr.Error(f"{job.name.replace('_', ' ')} stopped with {type(error).__name__}: {error}. "
+                           "Try again; if it happens again, try a shorter sentence.", title=FAILED_TITLE) from error
+
+    def positional_encoding(self, rows: int) -> np.ndarray:
+        """(min(rows, max_positions), d_model): the first rows of the sinusoidal table the model adds (3.5)."""
+        config = self.checkpoint.config
+        return positional_encoding_table(config.max_positions, config.d_model)[:rows]
+
+    def padding_example(self, trace: TranslationTrace) -> PaddedBatch:
+        """The trace's source batched with a longer sentence and padded and masked as the encoder's batches are
+        (model.text.inputs.padding_example; section 3.2.3)."""
+        return padding_example(self.checkpoint.tokenizer, trace.source_ids, trace.direction,
+                               self.checkpoint.config.pad_id)
+
+
+@functools.lru_cache(maxsize=4)
+def positional_encoding_table(max_positions: int, d_model: int) -> np.ndarray:
+    """The sinusoidal table (3.5) of a config, read-only (computed once)."""
+    table = sinusoidal_positional_encoding(max_positions, d_model).numpy()
+    table.flags.writeable = False
+    return table

@@ -1,0 +1,60 @@
+"""The Compare tab in headless Chromium at 1280x720 and 390x844, light and dark: the blog post's pair opens with
+one click and shows both sentences, each with its figure (side by side on a wide screen, stacked on a phone);
+the token picked shows the ranked heads; choosing a ranked head draws that head in both figures; the page never
+scrolls sideways. Screenshots go to the folder named by COMPARE_SHOTS, when set."""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+
+import pytest
+from browser_helpers import needs_chromium, open_tab, overflow, rects
+
+from ui.text import BLOG_PAIR
+
+pytestmark = [pytest.mark.browser, needs_chromium]
+
+SCREENS = [((1280, 720), "light"), ((390, 844), "light"), ((1280, 720), "dark"), ((390, 844), "dark")]
+TITLES = """() => [1, 2].map((n) => document.querySelector(`#compare-plot-${n} .gtitle`)?.textContent || '')"""
+
+
+@pytest.mark.parametrize("size, theme", SCREENS, ids=[f"{w}x{h}-{t}" for (w, h), t in SCREENS])
+def test_the_blog_pair_compares_and_a_ranked_head_draws_in_both(browser, server, size, theme):
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": size[0], "height": size[1]})
+    page.set_default_timeout(60_000)
+    page.goto(server + f"?__theme={theme}")
+    page.wait_for_selector("#attention-plot .js-plotly-plot", timeout=120_000)  # the start-up example (a busy CPU)
+    open_tab(page, "Compare")
+    page.click("#compare-example")
+    expect(page.locator("#source textarea")).to_have_value(BLOG_PAIR[0])
+    for n, sentence in ((1, BLOG_PAIR[0]), (2, BLOG_PAIR[1])):
+        expect(page.locator(f"#compare-caption-{n}")).to_contain_text(sentence)
+        expect(page.locator(f"#compare-plot-{n} .gtitle")).to_contain_text("Encoder self-attention, layer 1, every head")
+    expect(page.locator("#compare-second textarea")).to_have_value(BLOG_PAIR[1])
+    ranked = page.locator("#compare-ranking label")
+    expect(ranked.first).to_contain_text("1. ")
+    assert page.locator("#compare-looks tr[data-head]").count() > ranked.count() > 1
+    token = page.locator("#compare-token input").input_value()
+    expect(page.locator("#compare-message")).to_contain_text(f"{token} is translated as")
+
+    boxes = rects(page, "#compare-plot-1", "#compare-plot-2")
+    side_by_side = abs(boxes["#compare-plot-1"]["top"] - boxes["#compare-plot-2"]["top"]) < 1
+    assert side_by_side == (size[0] >= 1000), boxes  # stacked on a phone
+
+    label = ranked.nth(1).inner_text()  # the second head of the ranking: not what is drawn now
+    kind, layer, head = re.search(r"\d+\. (encoder self|cross) · layer (\d+) · head (\d+)", label).groups()
+    ranked.nth(1).click()
+    name = {"encoder self": "Encoder self-attention", "cross": "Cross-attention"}[kind]
+    for n in (1, 2):
+        expect(page.locator(f"#compare-plot-{n} .gtitle")).to_contain_text(f"layer {layer}, head {head}")
+    titles = page.evaluate(TITLES)
+    assert all(html.unescape(title).startswith(name) for title in titles), titles
+    assert overflow(page) == 0
+    if os.environ.get("COMPARE_SHOTS"):
+        page.locator("#compare-pair").scroll_into_view_if_needed()
+        page.screenshot(path=f"{os.environ['COMPARE_SHOTS']}/compare-{size[0]}x{size[1]}-{theme}.png", full_page=True)
+    page.close()

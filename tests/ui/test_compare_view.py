@@ -1,0 +1,295 @@
+"""The Compare tab (ui/compare.py) as the page's one redraw draws it: every number it shows (top-key weights,
+the "differs by" ranking, the candidates and their probabilities, the lines of both figures) equals two
+independent translations of the two sentences (model.decoding.greedy.translate, recomputed here with plain
+loops); the first sentence's numbers never come from the second's trace; bad input gives one message and a
+cleared result; a share link and the blog post's pair restore a comparison."""
+
+from __future__ import annotations
+
+import html
+import re
+from types import SimpleNamespace
+from urllib.parse import parse_qsl, urlsplit
+
+import gradio as gr
+import numpy as np
+import pytest
+from helpers import array, figure_of
+from lines_figure import drawn_lines
+
+from model.analysis.compare import translating_step
+from model.decoding.greedy import translate
+from model.text.tokenizer import SPECIAL_TOKENS
+from serving import jobs
+from ui import build_demo, compare, redraw, session, share
+from ui.common import Page
+from ui.text import BLOG_PAIR
+from visualizer.lines import LINE_THRESHOLD
+
+TIRED, WIDE, DIRECTION = BLOG_PAIR
+
+
+@pytest.fixture(scope="module")
+def independent(checkpoint):
+    """The two sentences translated directly, not through the page."""
+    return tuple(translate(checkpoint.model, checkpoint.tokenizer, text, DIRECTION) for text in (TIRED, WIDE))
+
+
+@pytest.fixture(scope="module")
+def runner(checkpoint):
+    return session.Runner(checkpoint)
+
+
+@pytest.fixture(scope="module")
+def tab(checkpoint, runner):
+    """The Compare tab built as the page builds it (its views, controls and the page's trace and step)."""
+    with gr.Blocks():
+        trace, step, open_tab = gr.State(None), gr.Slider(1, 2), gr.State(compare.TAB_ID)
+        with gr.Tabs() as tabs:
+            page = Page(checkpoint, trace, step, open_tab, tabs, translate_event=None, runner=runner)
+            built = compare.build(page)
+    return built
+
+
+@pytest.fixture(scope="module")
+def token(independent):
+    """A source token both sentences have (the tiny tokenizer may not know "▁it"), read from the direct traces."""
+    first, second = independent
+    shared = [
+        t
+        for t in first.source_tokens
+        if t in second.source_tokens and t not in SPECIAL_TOKENS and not t.startswith("<2")
+    ]
+    return shared[len(shared) // 2]
+
+
+def values(
+    tab: compare.CompareTab,
+    second: compare.Second,
+    token,
+    kind="encoder",
+    layer=1,
+    head="all",
+    draw="lines",
+    at_token=True,
+) -> dict:
+    [figures, _] = tab.views
+    draw_control, at_token_control = figures.controls[5:7]
+    return {
+        tab.second: second,
+        tab.token: token,
+        tab.kind: kind,
+        tab.layer: layer,
+        tab.head: head,
+        draw_control: draw,
+        at_token_control: at_token,
+    }
+
+
+def shown(tab, first, second, token, step=1, **controls) -> dict:
+    """{elem_id: value} the redraw draws on the Compare tab."""
+    updates = redraw.render_views(tab.views, compare.TAB_ID, first, step, values(tab, second, token, **controls))
+    return {component.elem_id: value for component, value in updates.items()}
+
+
+# --------------------------------------------------------------------------- independent recomputation
+def top_keys(row, tokens, k=compare.KEYS_SHOWN) -> list[tuple[str, str]]:
+    order = sorted(range(len(row)), key=lambda i: (-float(row[i]), i))[:k]
+    return [(tokens[i], f"{float(row[i]):.2f}") for i in order]
+
+
+def distance(a, a_tokens, b, b_tokens) -> float:
+    """Total variation over keys named (token, how many times it came before)."""
+
+    def named(row, tokens):
+        weights, seen = {}, {}
+        for weight, t in zip(row, tokens):
+            weights[t, seen.get(t, 0)] = float(weight)
+            seen[t] = seen.get(t, 0) + 1
+        return weights
+
+    x, y = named(a, a_tokens), named(b, b_tokens)
+    return 0.5 * sum(abs(x.get(key, 0.0) - y.get(key, 0.0)) for key in {*x, *y})
+
+
+def shown_table(text: str) -> list[tuple[str, str, list, list]]:
+    """(head "kind/l/h", distance, sentence 1's keys, sentence 2's keys) of each row of the table of every head."""
+    rows = re.findall(r'<tr data-head="([^"]+)">(.*?)</tr>', text)
+    keys = re.compile(r'<span class="tok">(.*?)</span> ([0-9.]+)</span>')
+    table = []
+    for head, row in rows:
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
+        table.append(
+            (
+                head,
+                cells[2],
+                [(html.unescape(t), w) for t, w in keys.findall(cells[3])],
+                [(html.unescape(t), w) for t, w in keys.findall(cells[4])],
+            )
+        )
+    return table
+
+
+def candidates_of(value) -> tuple[list[str], np.ndarray, str]:
+    figure = figure_of(value)
+    [bars] = figure["data"]
+    labels = [html.unescape(re.sub(r"</?b>", "", t)) for t in figure["layout"]["yaxis"]["ticktext"]]
+    return labels, array(bars["x"]), figure["layout"]["title"]["text"]
+
+
+def assert_shows(page: dict, independent, token) -> None:
+    """Every number of a drawn comparison equals the direct translations' (token, its rows, the steps)."""
+    first, second = independent
+    at = [trace.source_tokens.index(token) for trace in independent]
+    steps = []
+    for n, trace, position in ((1, first, at[0]), (2, second, at[1])):
+        labels, probs, title = candidates_of(page[f"compare-candidates-{n}-plot"])
+        step = int(re.search(r"step (\d+)", title)[1]) - 1
+        assert step == translating_step(trace, position).step
+        assert labels == list(trace.candidate_tokens[step][: len(labels)])
+        np.testing.assert_array_equal(probs, trace.candidate_probs[step][: len(labels)])
+        assert f"step {step + 1} of sentence {n} (p = {trace.candidate_probs[step][0]:.3f}" in page["compare-message"]
+        steps.append(step)
+    expected = []
+    for kind, a, b in (
+        ("encoder", first.encoder_attention[:, :, at[0]], second.encoder_attention[:, :, at[1]]),
+        ("cross", first.cross_attention[:, :, steps[0]], second.cross_attention[:, :, steps[1]]),
+    ):
+        for layer, head in np.ndindex(a.shape[:2]):
+            d = distance(a[layer, head], first.source_tokens, b[layer, head], second.source_tokens)
+            expected.append(
+                (
+                    -d,
+                    ("encoder", "cross").index(kind),
+                    layer,
+                    head,
+                    (
+                        f"{kind}/{layer + 1}/{head + 1}",
+                        f"{d:.3f}",
+                        top_keys(a[layer, head], first.source_tokens),
+                        top_keys(b[layer, head], second.source_tokens),
+                    ),
+                )
+            )
+    assert shown_table(page["compare-looks"]) == [row for *_, row in sorted(expected)]
+    ranked = [value for _, value in page["compare-ranking"].choices]
+    assert ranked == [row[0] for *_, row in sorted(expected)][: compare.RANKED]
+
+
+# --------------------------------------------------------------------------- provenance
+def test_the_numbers_shown_equal_two_independent_translations(tab, runner, independent, token):
+    first = jobs.translate(runner, TIRED, DIRECTION)  # the page's way: the first through the runner, the second here
+    second = compare.compare_with(runner, first, WIDE)
+    assert second.trace is not None and second.trace.direction == DIRECTION
+    page = shown(tab, first, second, token)
+    assert_shows(page, independent, token)
+    assert html.escape(TIRED) in page["compare-caption-1"] and html.escape(WIDE) in page["compare-caption-2"]
+
+
+def test_the_second_sentences_trace_reused_for_the_first_is_caught(tab, runner, independent, token):
+    second = compare.compare_with(runner, independent[0], WIDE)
+    page = shown(tab, second.trace, second, token)  # planted fault: the same trace twice
+    with pytest.raises(AssertionError):
+        assert_shows(page, independent, token)
+
+
+@pytest.mark.parametrize("kind", ["encoder", "cross"])
+def test_both_figures_draw_the_same_head_each_from_its_own_sentence(tab, runner, independent, token, kind):
+    first, second_trace = independent
+    second = compare.Second(second_trace)
+    page = shown(tab, first, second, token, kind=kind, layer=2, head="3")
+    for n, trace in ((1, first), (2, second_trace)):
+        position = trace.source_tokens.index(token)
+        step = translating_step(trace, position).step
+        figure = figure_of(page[f"compare-plot-{n}"])
+        assert figure["layout"]["title"]["text"].endswith("layer 2, head 3")
+        weights = trace.encoder_attention if kind == "encoder" else trace.cross_attention
+        query = position if kind == "encoder" else step  # the token's lines only
+        expected = {
+            (2, query, k): float(weights[1, 2, query, k])
+            for k in range(len(trace.source_tokens))
+            if weights[1, 2, query, k] >= LINE_THRESHOLD
+        }
+        assert drawn_lines(figure) == expected
+        assert f"step {step + 1} of {trace.num_steps}" in page[f"compare-caption-{n}"]
+
+
+def test_a_ranked_head_sets_the_kind_layer_and_head_of_both_figures():
+    assert compare.opened("cross/2/3") == ("cross", 2, "3")
+    for bad in (None, "", "decoder_self/1/1", "cross/x/1", "<b>/1/1"):
+        assert compare.opened(bad) is None
+
+
+# --------------------------------------------------------------------------- bad input
+def cleared(page: dict) -> bool:
+    return (
+        page["compare-looks"] == ""
+        and page["compare-ranking"].choices == []
+        and page["compare-candidates-1-plot"] is None
+        and page["compare-candidates-2-plot"] is None
+    )
+
+
+def test_bad_input_gives_one_message_and_a_cleared_result(tab, runner, independent, token):
+    first = independent[0]
+    for text, message in (("  ", "second sentence is empty"), ("x" * 6000, "the limit is")):
+        page = shown(tab, first, compare.compare_with(runner, first, text), token)
+        assert message in page["compare-message"] and cleared(page)
+        assert page["compare-plot-1"] is None and page["compare-plot-2"] is None
+    assert "first sentence" in compare.compare_with(runner, None, WIDE).note
+    other = compare.Second(jobs.translate(runner, "Ein Mann fährt Fahrrad.", "de-en"))
+    page = shown(tab, first, other, token)
+    assert "English → German and the second German → English" in page["compare-message"] and cleared(page)
+    # nothing in common but the special tokens: the figures stay, the token's comparison goes
+    apart = compare.Second(jobs.translate(runner, "Wow", "en-de"))
+    assert compare.shared_source_tokens(first, apart.trace) == []
+    page = shown(tab, first, apart, token)
+    assert "share no source token" in page["compare-message"] and cleared(page)
+    assert page["compare-plot-1"] is not None and page["compare-plot-2"] is not None
+    # without a first sentence (a refused input above) the comparison is emptied too, not left as it was
+    page = {c.elem_id: v for c, v in redraw.render_views(tab.views, "next", None, 1, values(tab, other, token)).items()}
+    assert "Translate a first sentence" in page["compare-message"] and cleared(page)
+
+
+# --------------------------------------------------------------------------- share links and the blog pair
+def test_a_share_link_restores_a_comparison(tiny_checkpoint, independent, token):
+    view = share.View(TIRED, DIRECTION, 1, "compare", "cross", 2, "3", WIDE, token)
+    assert share.parse_query(dict(parse_qsl(urlsplit("http://h/" + share.query_string(view)).query))) == view
+    demo = build_demo(tiny_checkpoint)
+    [on_load] = [fn for fn in demo.fns.values() if fn.name == "on_load"]
+    params = dict(parse_qsl(share.query_string(view)[1:]))
+    page = {getattr(c, "elem_id", None) or c: v for c, v in on_load.fn(SimpleNamespace(query_params=params)).items()}
+    assert page["source"] == TIRED and page["compare-second"] == WIDE and page["views"].selected == "compare"
+    assert (page["compare-kind"], page["compare-layer"].value, page["compare-head"]) == ("cross", 2, "3")
+    assert page["compare-token"].value == token
+    [second] = [v for v in page.values() if isinstance(v, compare.Second)]
+    assert second.trace.source_text == WIDE and second.trace.direction == DIRECTION
+    np.testing.assert_array_equal(second.trace.cross_attention, independent[1].cross_attention)
+
+
+def test_the_blog_pair_opens_with_one_click(tiny_checkpoint, independent):
+    demo = build_demo(tiny_checkpoint)
+    [click] = [
+        fn
+        for fn in demo.fns.values()
+        if "compare-example" in {getattr(demo.blocks.get(t), "elem_id", None) for t, _ in fn.targets}
+    ]
+    page = {getattr(c, "elem_id", None) or c: v for c, v in click.fn().items()}
+    assert (page["source"], page["direction"], page["compare-second"]) == (TIRED, DIRECTION, WIDE)
+    assert page["views"].selected == "compare" and page["compare-head"] == "all"
+    [trace] = [v for v in page.values() if hasattr(v, "num_steps")]
+    assert trace.output_ids == independent[0].output_ids
+
+
+def test_the_link_names_the_comparison_on_the_compare_tab(tab, independent, token):
+    first, second_trace = independent
+    link = share.link(
+        first,
+        1,
+        "compare",
+        page_url="http://h/?x=1",
+        **tab.link_fields(values(tab, compare.Second(second_trace), token, kind="cross", layer=2, head="3")),
+    )
+    assert link == "http://h/" + share.query_string(
+        share.View(TIRED, DIRECTION, 1, "compare", "cross", 2, "3", WIDE, token)
+    )
