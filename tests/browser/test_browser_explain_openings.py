@@ -51,6 +51,9 @@ def test_a_panel_opens_with_its_sentence_and_its_figure_is_in_view_after_run(bro
         expect(panel.locator(".explain-lead").first).to_contain_text("Paper's figures: runs the sentences")
         expect(panel.get_by_text("More about this")).to_be_visible()
         expect(panel.get_by_text("The paper's appendix shows")).to_be_hidden()
+        if SHOTS:
+            panel.locator(".explain-lead").first.scroll_into_view_if_needed()
+            page.screenshot(path=os.path.join(SHOTS, f"explain-open-{width}x{height}-{theme}.png"))
 
         open_panel(page, "Attribution vs attention")  # a second: press its button
         expect(page.locator("#explain-panels .explain-lead:visible").first).to_contain_text("Attribution vs attention:")

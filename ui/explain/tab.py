@@ -40,7 +40,7 @@ from .panel import TAB_ID
 def build(page: Page, opener: HeadOpener) -> list[TabView]:
     """The tab and its panels (call inside the page's gr.Tabs) -> the views of its panels."""
     with gr.Tab("Explain", id=TAB_ID, elem_id="explain-tab") as tab:
-        gr.Markdown(ABOUT_EXPLAIN, elem_classes="explain-lead")
+        gr.Markdown(ABOUT_EXPLAIN)
         page.track(tab, TAB_ID)
         if page.checkpoint is None:
             gr.Markdown("No model is loaded, so there is nothing to explain.")
