@@ -57,7 +57,7 @@ def test_translate_step_and_switch_views(page):
     page.locator("#attention-kind").get_by_text("Cross-attention").click()
     expect(page.locator("#attention-plot .gtitle")).to_contain_text("Cross-attention")
     page.locator("#head").get_by_text("all heads").click()
-    expect(page.locator("#attention-plot .gtitle")).to_contain_text("every layer")
+    expect(page.locator("#attention-plot .gtitle")).to_contain_text("every head")
     expect(page.locator("#pipeline-plot .gtitle")).to_contain_text("head 1 stands in")
     expect(page.locator("#attention-plot .modebar").first).to_be_visible()  # the PNG download toolbar
 

@@ -97,7 +97,7 @@ def test_attention_variants_of_a_100_token_source(long_page):
         long_page.locator("#attention-window-all input").check()
     check_figures(long_page, "encoder, all tokens")
     long_page.locator("#head").get_by_text("all heads", exact=True).click()
-    expect(long_page.locator("#attention-plot .gtitle").first).to_contain_text("every layer")
+    expect(long_page.locator("#attention-plot .gtitle").first).to_contain_text("every head")
     check_figures(long_page, "encoder, all heads, all tokens")
     long_page.locator("#attention-window-all input").uncheck()
     long_page.locator("#head").get_by_text("head 1", exact=True).click()
