@@ -150,11 +150,15 @@ def test_the_page_keeps_its_own_cpu_weights_on_zerogpu(zerogpu_space, tiny_check
             saved = parameter.detach().clone()
             break
     gpu_trace = jobs.translate(demo.runner, GERMAN, "de-en")
-    with torch.no_grad():  # what the pack does to the server's copy: the jobs must not compute on it
-        for parameter in page_model.parameters():
-            parameter.zero_()
-    assert jobs.translate(demo.runner, GERMAN, "de-en").output_ids == gpu_trace.output_ids
-    assert not torch.equal(saved, next(page_model.parameters()))
+    weights = {name: tensor.clone() for name, tensor in page_model.state_dict().items()}  # shared with other tests
+    try:
+        with torch.no_grad():  # what the pack does to the server's copy: the jobs must not compute on it
+            for parameter in page_model.parameters():
+                parameter.zero_()
+        assert jobs.translate(demo.runner, GERMAN, "de-en").output_ids == gpu_trace.output_ids
+        assert not torch.equal(saved, next(page_model.parameters()))
+    finally:
+        page_model.load_state_dict(weights)
 
 
 def test_the_dispatcher_with_the_spaces_package_off_zerogpu_equals_the_plain_jobs(checkpoint):
