@@ -191,7 +191,7 @@ def test_redraw_draws_the_view_of_the_open_tab_and_controls(copy_runner, copy_tr
             candidates = next_token.build(page)
             attention_tab = attention.build(page)
             tabs = [candidates, attention_tab.view, *positions.build(page)]
-    kind, layer, head, show_all, pipeline_open = attention_tab.view.controls
+    kind, layer, head, show_all, pipeline_open, view_as, _keep_token = attention_tab.view.controls
     plot_component, pipeline_component = attention_tab.view.outputs
     for kind_value in ATTENTION_KINDS:
         for all_value in (False, True):
@@ -201,6 +201,7 @@ def test_redraw_draws_the_view_of_the_open_tab_and_controls(copy_runner, copy_tr
                 head: str(VIEW_HEAD),
                 show_all: all_value,
                 pipeline_open: True,
+                view_as: "heatmap",
             }
             drawn = redraw.render_views(tabs, "attention", copy_trace, copy_step + 1, values)
             args = (copy_trace, copy_step + 1, kind_value, VIEW_LAYER, str(VIEW_HEAD), all_value)
