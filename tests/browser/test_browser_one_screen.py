@@ -132,35 +132,6 @@ def test_the_tour_stop_text_sits_by_its_figure(screen):
     open_tab(screen, "Attention")
 
 
-def test_a_heatmap_wider_than_its_box_says_so_and_keeps_its_row_labels(screen):
-    open_tab(screen, "Attention")
-    screen.locator("#head label", has_text="head 1").click()
-    screen.wait_for_selector("#attention-plot .js-plotly-plot .heatmaplayer")
-    block = screen.locator("#attention-plot")
-    scroller = screen.locator("#attention-plot .plot-container")
-    wide = scroller.evaluate("(s) => s.scrollWidth > s.clientWidth + 2")
-    if screen.size[0] >= 1000:  # a wide box: the figure fills it (cells grow), nothing to scroll
-        assert not wide
-        fill = screen.evaluate(
-            "() => document.querySelector('#attention-plot .main-svg').getBoundingClientRect()"
-            ".width / document.querySelector('#attention-plot').clientWidth"
-        )
-        assert fill > 0.9, fill
-        return
-    assert wide  # GERMAN's 14 keys need more than a phone's width
-    screen.wait_for_function("() => document.querySelector('#attention-plot').classList.contains('scrolls-x')")
-    cue = block.evaluate("(b) => getComputedStyle(b, '::before').content")
-    assert "scroll" in cue, cue
-    scroller.evaluate("(s) => { s.scrollLeft = s.scrollWidth; s.dispatchEvent(new Event('scroll')); }")
-    screen.wait_for_function(
-        "() => document.querySelector('#attention-plot .yaxislayer-above').style.transform !== 'translateX(0px)'"
-    )
-    label = screen.locator("#attention-plot .yaxislayer-above text").first.bounding_box()
-    box = block.bounding_box()
-    assert label["x"] >= box["x"] - 1 and label["x"] + label["width"] <= box["x"] + box["width"], (label, box)
-    scroller.evaluate("(s) => { s.scrollLeft = 0; s.dispatchEvent(new Event('scroll')); }")
-
-
 def test_the_bar_is_not_sticky_on_the_model_tab(screen):
     open_tab(screen, "Model")
     screen.wait_for_selector("#model-tab", state="visible")

@@ -99,6 +99,7 @@ def inside(box: dict, height: float) -> bool:
 TABS = {
     "Next token": ("next", ["candidates-plot"]),
     "Attention": ("attention", ["attention-plot"]),
+    "Compare": ("compare", []),  # its figures wait for a second sentence
     "Positional encoding": ("positions", ["pe-plot"]),
     "Masks": ("masks", ["mask-plot"]),
     "Model": ("model", []),
