@@ -39,7 +39,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from model import SubwordTokenizer, Transformer, TransformerConfig  # noqa: E402
-from model.training.data import collate, make_examples, read_sources, token_batches  # noqa: E402
+from model.training.data import collate, cut_into_batches, make_examples, read_sources, token_batches  # noqa: E402
 from model.training.flops import cpu_clock_hz, cpu_fp32_lanes, cpu_peak_flops, training_flops  # noqa: E402
 from model.training.precision import cpu_flags, cpu_model  # noqa: E402
 from model.training.train import learning_rate, summed_loss  # noqa: E402
@@ -61,15 +61,7 @@ def random_batches(examples: list, max_tokens: int, rng: random.Random) -> list[
     """Examples in random order cut into batches under the same padded budget as token_batches."""
     order = list(range(len(examples)))
     rng.shuffle(order)
-    batches, current, longest = [], [], 0
-    for index in order:
-        length = max(len(examples[index].source), len(examples[index].target))
-        if current and max(longest, length) * (len(current) + 1) * 2 > max_tokens:
-            batches.append(current)
-            current, longest = [], 0
-        current.append(index)
-        longest = max(longest, length)
-    return batches + [current] if current else batches
+    return cut_into_batches(examples, order, max_tokens)
 
 
 def tensor_batches(examples: list, batches: list[list[int]], config: TransformerConfig) -> list[dict]:

@@ -129,6 +129,13 @@ def token_batches(examples: list[Example], max_tokens: int, rng: random.Random) 
     order = sorted(
         range(len(examples)), key=lambda i: (len(examples[i].source) + rng.random() * 2, len(examples[i].target))
     )
+    batches = cut_into_batches(examples, order, max_tokens)
+    rng.shuffle(batches)
+    return batches
+
+
+def cut_into_batches(examples: list[Example], order: list[int], max_tokens: int) -> list[list[int]]:
+    """`order` cut into consecutive batches whose padded source + target tokens stay within max_tokens."""
     batches, current, longest = [], [], 0
     for index in order:
         length = max(len(examples[index].source), len(examples[index].target))
@@ -137,10 +144,7 @@ def token_batches(examples: list[Example], max_tokens: int, rng: random.Random) 
             current, longest = [], 0
         current.append(index)
         longest = max(longest, length)
-    if current:
-        batches.append(current)
-    rng.shuffle(batches)
-    return batches
+    return batches + [current] if current else batches
 
 
 def collate(
