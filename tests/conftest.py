@@ -237,6 +237,25 @@ def shipped_server(tmp_path_factory):
 SERVER_FIXTURES = {"server", "corpus_server", "copy_server", "shipped_server", "app"}  # app: test_serving_load_test
 
 
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Chromium for the whole run (each test opens and closes its own pages). While Playwright's sync API
+    is open the main thread has a running event loop: code that calls asyncio.run or starts its own Playwright
+    runs in a thread of its own (helpers.in_own_thread)."""
+    from browser_helpers import CHROMIUM
+    from playwright.sync_api import expect, sync_playwright
+
+    from scripts.chromium import launch
+
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is not installed")
+    expect.set_options(timeout=30_000)  # the server shares two busy CPU cores
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        yield browser
+        browser.close()
+
+
 def pytest_collection_modifyitems(items):
     """Every test in tests/browser/ is a browser test; a test of a served app (one of SERVER_FIXTURES) is slow.
     pytest.ini's default lane leaves both out; scripts/test.sh (CI) runs everything."""

@@ -1,4 +1,4 @@
-"""The browser lane's fixtures: one headless Chromium per test run, pages on the served apps of tests/conftest.py
+"""The browser lane's fixtures: pages (on the run's one headless Chromium, tests/conftest.py `browser`) on the served apps of tests/conftest.py
 (one app per checkpoint per run: `server`, `corpus_server`, `copy_server`, `shipped_server`), and the screens a
 module's checks share. Tests open their own pages, so their sessions never cross (each page is a Gradio session
 with its own gr.State).
@@ -11,23 +11,6 @@ import pytest
 from browser_helpers import GERMAN, THEMES, VIEWPORTS, rects, settled_scroll, to_empty_page, wait_step
 
 PAGE_TIMEOUT_MS = 30_000  # the server shares two busy CPU cores
-
-
-@pytest.fixture(scope="session")
-def browser():
-    """Headless Chromium for the whole run (each test opens and closes its own pages)."""
-    from browser_helpers import CHROMIUM
-    from playwright.sync_api import expect, sync_playwright
-
-    from scripts.chromium import launch
-
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is not installed")
-    expect.set_options(timeout=PAGE_TIMEOUT_MS)
-    with sync_playwright() as playwright:
-        browser = launch(playwright)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

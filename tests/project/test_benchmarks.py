@@ -12,6 +12,7 @@ import torch
 
 from benchmarks import gpu, model_speed, run, views_speed
 from benchmarks.common import SOURCE_LANGUAGE, summarize, text_of_tokens, time_interleaved
+from helpers import in_own_thread
 
 STATS = {"median", "p95", "min", "mean", "n"}
 
@@ -115,7 +116,7 @@ def test_browser_and_memory_parts(checkpoint, tiny_checkpoint):
 
     if not browser_speed.CHROMIUM.exists():
         pytest.skip(f"{browser_speed.CHROMIUM} is not installed")
-    result = browser_speed.measure(checkpoint, str(tiny_checkpoint), repeats=1, n_tokens=5)
+    result = in_own_thread(browser_speed.measure, checkpoint, str(tiny_checkpoint), repeats=1, n_tokens=5)
     for key in ("translate_ms", "step_ms"):
         assert {"drawn", "painted", "afterplot", "plotly_react"} <= set(result[key]) and result[key]["drawn"]["n"] == 1
     result = memory.measure(checkpoint, str(tiny_checkpoint), translations=2)

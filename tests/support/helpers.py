@@ -265,3 +265,13 @@ TINY_MODEL_FLAGS = "--d-model 32 --heads 4 --encoder-layers 1 --decoder-layers 1
 TINY_RUN_FLAGS = (
     "--max-tokens 400 --warmup 20 --lr-factor 2 --bleu-sentences 4 --log-every 1 --threads 1 --precision fp32".split()
 )
+
+
+def in_own_thread(function, *args, **kwargs):
+    """function(*args, **kwargs) run in a new thread, its result or exception handed back: for code that calls
+    asyncio.run or starts its own Playwright while the run's Chromium (conftest `browser`) holds the main
+    thread's event loop."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(function, *args, **kwargs).result()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from helpers import in_own_thread
 
 from ui import build_demo, server
 
@@ -22,7 +23,7 @@ def list_tools(url: str) -> list:
                 await session.initialize()
                 return (await session.list_tools()).tools
 
-    return asyncio.run(tools())
+    return in_own_thread(asyncio.run, tools())
 
 
 def test_the_mcp_endpoint_lists_translate_with_every_parameter_described(tiny_checkpoint):

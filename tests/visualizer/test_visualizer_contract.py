@@ -14,7 +14,6 @@ import pytest
 from browser_helpers import needs_chromium
 from helpers import HOSTILE, SOURCE, TARGET, full_log, mask_inputs, sinusoids, softmax_rows
 
-from scripts.chromium import launch
 
 import visualizer
 from visualizer import explain
@@ -99,28 +98,25 @@ def test_visualizer_imports_only_numpy_and_plotly():
 
 @pytest.mark.browser
 @needs_chromium
-def test_hostile_token_is_shown_as_text_in_ticks_and_hover(tmp_path):
-    sync_api = pytest.importorskip("playwright.sync_api")
+def test_hostile_token_is_shown_as_text_in_ticks_and_hover(tmp_path, browser):
     tokens = ["▁a", HOSTILE, "<script>alert(2)</script>"]
     fig = visualizer.attention_heatmap(softmax_rows((3, 3)), tokens, tokens)
     page_path = tmp_path / "figure.html"
     fig.write_html(page_path, include_plotlyjs=True, div_id="figure")
     dialogs = []
-    with sync_api.sync_playwright() as playwright:
-        browser = launch(playwright)
-        try:
-            page = browser.new_page()
-            page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-            page.goto(page_path.as_uri())
-            page.wait_for_selector(".xtick text")
-            ticks = page.locator(".xtick text").all_text_contents()
-            box = page.locator(".nsewdrag").first.bounding_box()  # the plot area: 3 x 3 cells
-            page.mouse.move(box["x"] + box["width"] * 2.5 / 3, box["y"] + box["height"] * 1.5 / 3)  # row 1, col 2
-            page.wait_for_selector(".hovertext")
-            hover = page.locator(".hovertext").text_content()
-            images = page.evaluate("document.querySelectorAll('img').length")
-        finally:
-            browser.close()
+    page = browser.new_page()
+    try:
+        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        page.goto(page_path.as_uri())
+        page.wait_for_selector(".xtick text")
+        ticks = page.locator(".xtick text").all_text_contents()
+        box = page.locator(".nsewdrag").first.bounding_box()  # the plot area: 3 x 3 cells
+        page.mouse.move(box["x"] + box["width"] * 2.5 / 3, box["y"] + box["height"] * 1.5 / 3)  # row 1, col 2
+        page.wait_for_selector(".hovertext")
+        hover = page.locator(".hovertext").text_content()
+        images = page.evaluate("document.querySelectorAll('img').length")
+    finally:
+        page.close()
     assert ticks == tokens
     assert images == 0
     assert HOSTILE in hover and "<script>alert(2)</script>" in hover
