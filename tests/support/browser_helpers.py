@@ -89,6 +89,15 @@ def settled_scroll(page) -> None:
     )
 
 
+def scroll_at_rest(page) -> None:
+    """The page has stopped scrolling (its scroll position is the same 150 ms and a frame later): a menu opened
+    while the page still scrolls to a result stays where it opened, outside the viewport."""
+    page.wait_for_function(
+        "() => new Promise((done) => { const y = window.scrollY; "
+        "setTimeout(() => requestAnimationFrame(() => done(window.scrollY === y)), 150); })"
+    )
+
+
 def inside(box: dict, height: float) -> bool:
     return box is not None and box["top"] >= -0.5 and box["bottom"] <= height + 0.5
 
