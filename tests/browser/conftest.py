@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from browser_helpers import GERMAN, THEMES, VIEWPORTS, rects, settled_scroll, to_empty_page, wait_step
+from browser_helpers import GERMAN, SAMPLE_SCREENS, rects, settled_scroll, to_empty_page, wait_step
 
 PAGE_TIMEOUT_MS = 30_000  # the server shares two busy CPU cores
 
@@ -28,7 +28,7 @@ def page(browser, server):
 
 @pytest.fixture(
     scope="module",
-    params=[(size, theme) for size in VIEWPORTS for theme in THEMES],
+    params=SAMPLE_SCREENS,
     ids=lambda param: f"{param[0][0]}x{param[0][1]}-{param[1]}",
 )
 def screen(request, browser, server):

@@ -1,5 +1,5 @@
-"""End to end: the corpus Explain panels of `python3 app.py` in headless Chromium, on a wide screen and a
-390 px phone, light and dark: "Heads across the corpus" draws its three figures when opened (in the page's
+"""End to end: the corpus Explain panels of `python3 app.py` in headless Chromium, on a 1280x720 projector in
+dark and a 390 px phone in light: "Heads across the corpus" draws its three figures when opened (in the page's
 theme, no horizontal page scroll), re-decodes the sentence with the k least important heads off and opens a
 head in the Attention tab; "Attribution vs attention" attributes once and then follows the step.
 
@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import pytest
 
-from browser_helpers import GERMAN, needs_chromium, open_panel, open_tab, overflow, translate
+from browser_helpers import GERMAN, SAMPLE_SCREENS, needs_chromium, open_panel, open_tab, overflow, translate
 from visualizer.theme import DARK_BACKGROUND
 
-VIEWPORTS = [(1400, 1000), (390, 844)]
-THEMES = ["light", "dark"]
 CORPUS_PLOTS = ("corpus-roles", "corpus-pruning", "corpus-qk")
 pytestmark = [pytest.mark.browser, needs_chromium]
 
 
 @pytest.fixture(
-    params=[(size, theme) for size in VIEWPORTS for theme in THEMES],
+    params=SAMPLE_SCREENS,
     ids=lambda param: f"{param[0][0]}x{param[0][1]}-{param[1]}",
 )
 def screen(request, browser, corpus_server):

@@ -1,5 +1,5 @@
-"""The figure and its controls on one screen, at 1280x720 (a projector), 1400x1000 and a 390x844
-phone, light and dark: after Translate the player bar, the view's controls and the figure are in the window;
+"""The figure and its controls on one screen, on a 1280x720 projector in dark and a 390x844 phone in light
+(browser_helpers.SAMPLE_SCREENS): after Translate the player bar, the view's controls and the figure are in the window;
 a tour stop's text sits by the figure; every tab and Explain panel is one click away; the keys step after
 Enter in the sentence box and after a click on a radio, and the page says so; text typed while the start-up
 example is on its way is kept; a figure wider than the phone says it scrolls and keeps its row labels;

@@ -1,5 +1,4 @@
-"""The views' own details on one screen, at 1280x720, 1400x1000 and a 390x844 phone, light and
-dark: a tour stop's figure of 19 rows ends inside a projector's window under the stop's text; a one-row
+"""The views' own details on one screen, on a 1280x720 projector in dark and a 390x844 phone in light: a tour stop's figure of 19 rows ends inside a projector's window under the stop's text; a one-row
 heatmap's colour bar keeps its labels apart; the Masks look-ahead panel names only the rows that exist at
 the step; step-change candidate ranks start at #1; a short sentence's figure stands where the long one's stood, in projector type; the
 all-heads grid names every key where the labels fit.

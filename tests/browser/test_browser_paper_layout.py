@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from browser_helpers import THEMES, VIEWPORTS, needs_chromium, open_panel, open_tab, overflow
+from browser_helpers import SAMPLE_SCREENS, needs_chromium, open_panel, open_tab, overflow
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -22,8 +22,7 @@ KEYS = """() => Array.from(document.querySelectorAll('#paper-heatmap .js-plotly-
   font: parseFloat(getComputedStyle(t).fontSize)}; })"""
 
 
-@pytest.mark.parametrize("theme", THEMES)
-@pytest.mark.parametrize("size", VIEWPORTS, ids=lambda size: f"{size[0]}x{size[1]}")
+@pytest.mark.parametrize("size, theme", SAMPLE_SCREENS, ids=[f"{w}x{h}-{t}" for (w, h), t in SAMPLE_SCREENS])
 def test_the_papers_sentence_is_not_squeezed(browser, shipped_server, size, theme):
     page = browser.new_page(viewport={"width": size[0], "height": size[1]})
     page.set_default_timeout(60_000)

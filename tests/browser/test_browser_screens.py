@@ -1,19 +1,17 @@
 """Every screen: the player bar beside the figures, page-wide step keys, phones without a
 horizontal page scroll, figures in the page's theme, and step controls that wait for a trace.
 
-One app process for the module (tests/test_browser.py's `server` and `browser` fixtures); one page per
-(viewport, theme), translated once and reused by the checks of that screen.
+One app process for the run (tests/conftest.py's `server` and `browser` fixtures); one page per
+screen of browser_helpers.SAMPLE_SCREENS, translated once and reused by the checks of that screen.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from browser_helpers import GERMAN, needs_chromium, open_tab, overflow, show_tab
+from browser_helpers import GERMAN, SAMPLE_SCREENS, needs_chromium, open_tab, overflow, show_tab
 from visualizer.theme import DARK_BACKGROUND, DARK_COLORS, TEXT_COLOR
 
-VIEWPORTS = [(1400, 1000), (1280, 720), (390, 844)]
-THEMES = ["light", "dark"]
 TABS = ["Next token", "Attention", "Compare", "Positional encoding", "Masks", "Model", "Explain"]
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -28,7 +26,7 @@ def rgb(color: str) -> str:
 
 @pytest.fixture(
     scope="module",
-    params=[(size, theme) for size in VIEWPORTS for theme in THEMES],
+    params=SAMPLE_SCREENS,
     ids=lambda param: f"{param[0][0]}x{param[0][1]}-{param[1]}",
 )
 def screen(request, browser, server):

@@ -56,6 +56,9 @@ def overflow(page) -> int:
 
 VIEWPORTS = [(1280, 720), (1400, 1000), (390, 844)]
 THEMES = ["light", "dark"]
+# the two screens the layout checks of most modules run on: a projector in dark, a phone in light (every
+# viewport and theme together: test_browser_first_screen.py)
+SAMPLE_SCREENS = [((1280, 720), "dark"), ((390, 844), "light")]
 
 RECTS = """(ids) => Object.fromEntries(ids.map((id) => {
   const element = document.querySelector(id);
