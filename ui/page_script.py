@@ -70,18 +70,23 @@ _SCRIPT = """
     return [data, layout];
   };
   // a figure's width is the least its labels need: in a wider box it fills the box (cells grow), in a
-  // narrower one it keeps that width and scrolls sideways (one place for the figure)
+  // narrower one, or in a phone's box, it takes the box's width with its narrow layout (one place for the figure)
   const boxOf = (element) => element && (element.closest('.block') || element.parentElement);
-  const fitWidth = (element, layout) => {
+  const fitFigure = (element, data, layout) => {
     const box = boxOf(element);
-    if (!layout || !layout.width || !box || !box.clientWidth) return layout;
-    const narrow = box.clientWidth - 4 < layout.width;
+    if (!layout || !box || !box.clientWidth) return [data, layout];
+    const boxWidth = box.clientWidth - 4;
     const {width, ...rest} = layout;
-    return narrow ? narrowed(rest, box.clientWidth - 4) : {...rest, autosize: true};
+    if (boxWidth < NARROW_PX || (width && boxWidth < width)) {
+      const traces = boxWidth < NARROW_PX && layout.meta && layout.meta.narrow && layout.meta.narrow.traces;
+      return [traces ? data.map((trace, i) => merged(trace, traces[i])) : data, narrowed(width ? rest : layout, boxWidth)];
+    }
+    return [data, width ? {...rest, autosize: true} : layout];
   };
-  // a box narrower than the figure's width (a phone): the figure takes the box's width, with the layout a
-  // narrow screen needs where it carries one (`meta.narrow`: panels stacked, smaller margins), and the token
-  // labels of each axis across thinned to every k-th so they stay apart (the hover names every cell)
+  // a box narrower than the figure's width or than a phone's: the figure takes the box's width, with the layout a
+  // narrow screen needs where it carries one (`meta.narrow`: panels stacked, smaller margins; its `traces`, one
+  // patch per trace, e.g. a colour bar laid across), and the token labels of each axis across thinned to every
+  // k-th so they stay apart (the hover names every cell)
   const merged = (base, extra) => {
     const out = {...base};
     for (const [key, value] of Object.entries(extra || {})) {
@@ -101,7 +106,8 @@ _SCRIPT = """
   };
   const NARROW_PX = 640;  // a box this narrow (a phone) takes the figure's narrow layout
   const narrowed = (layout, boxWidth) => {
-    const out = boxWidth < NARROW_PX ? merged(layout, layout.meta && layout.meta.narrow) : {...layout};
+    const {traces, ...narrow} = (boxWidth < NARROW_PX && layout.meta && layout.meta.narrow) || {};
+    const out = merged(layout, narrow);
     out.autosize = true;
     const margin = out.margin || {};
     const plotWidth = Math.max(boxWidth - (margin.l ?? 80) - (margin.r ?? 80), 40);
@@ -111,7 +117,8 @@ _SCRIPT = """
       const domain = axis.domain || [0, 1];
       const span = plotWidth * (domain[1] - domain[0]);
       const font = (axis.tickfont && axis.tickfont.size) || 12;
-      const every = Math.ceil((font + 2) * values.length / Math.max(span, 1));
+      const pitch = axis.tickangle && axis.tickangle % 90 ? 1.45 * font : font + 2;  // a slanted label: font / sin 45°
+      const every = Math.ceil(pitch * values.length / Math.max(span, 1));
       if (every > 1) {
         out[key] = {...axis, tickvals: values.filter((_, i) => i % every === 0),
                     ticktext: axis.ticktext.filter((_, i) => i % every === 0)};
@@ -215,7 +222,8 @@ _SCRIPT = """
       }
       if (element) element.__lightFigure = {data: structuredClone(data || []), layout: structuredClone(layout || {}), config};
       if (isDark()) [data, layout] = darken(data, layout);
-      layout = fitTitle(element, fitWidth(element, layout));
+      [data, layout] = fitFigure(element, data || [], layout);
+      layout = fitTitle(element, layout);
       const drawn = draw.call(this, div, data, layout, config);
       Promise.resolve(drawn).then(() => scrollCue(element));
       return drawn;

@@ -17,7 +17,7 @@ from .checks import as_array, check_index, labels_for
 from .grid import axis_name, on_axes, set_axes, spacing, subplot_grid
 from .heatmap import (
     MIN_COLUMN_PX, Window, cell_gap, cell_px, fit_width, full_window, heatmap_size, highlight_rows,
-    hover_template, indexed, short_plot_bar, token_axes, token_heatmap, token_margins,
+    hover_template, indexed, narrow_colorbar, short_plot_bar, token_axes, token_heatmap, token_margins,
 )
 from .theme import ATTENTION_SCALE, DIVERGING_SCALE, MASKED_COLOR, MUTED_COLOR, colorbar, corner_note, figure
 
@@ -115,8 +115,11 @@ def attention_heatmap(weights: np.ndarray, query_tokens: Sequence[str], key_toke
                            xgap=gap, ygap=gap, first_row=window.rows.start, first_col=window.cols.start)
     # the columns grow to fill the box (a projector: big cells; the width is a minimum, page_script.py)
     xaxis, yaxis = token_axes(queries, keys, row_title="query", col_title="key", square=False)
-    return below_toolbar(figure([series], dict(xaxis=xaxis, yaxis=yaxis, shapes=highlight_rows(highlight, len(keys)),
-                                 annotations=window_note(window, full.shape), **size), title))
+    fig = below_toolbar(figure([series], dict(xaxis=xaxis, yaxis=yaxis, shapes=highlight_rows(highlight, len(keys)),
+                                annotations=window_note(window, full.shape), **size), title))
+    margin = fig.layout.margin
+    fig.layout.meta = dict(narrow=narrow_colorbar(fig.layout.height, margin.t, margin.b, margin.l))
+    return fig
 
 
 def thinned_ticks(labels: Sequence[str], panel_px: float, first: int = 0, min_px: float = GRID_TICK_FONT + 1,

@@ -45,6 +45,9 @@ RIGHT_MARGIN_PX = 20  # token_margins' right margin
 COLORBAR_ROOM_PX = 110  # heatmap_size's right margin: room for a colour bar
 MIN_HEIGHT_PX = 220  # a heatmap figure never shorter
 SHORT_BAR_PX = 120  # a colour bar never shorter than this: its three tick labels stay apart beside one row
+NARROW_BAR_PX = 56  # a phone: the colour bar lies under the key labels, in this much more height
+NARROW_RIGHT_PX = 16  # a phone: the right margin once the colour bar has moved under the plot
+NARROW_LEFT_SLACK_PX = 30  # a phone: what the left margin gives back of LEFT_PAD_PX (row labels are estimated wide)
 
 
 class Window(namedtuple("Window", "rows cols")):
@@ -265,3 +268,26 @@ def short_plot_bar(plot_px: float) -> dict:
 def cell_gap(n: int) -> int:
     """White lines between cells while cells are big enough for them not to wash the colours out."""
     return 1 if cell_px(n) >= CELL_PX[0] else 0
+
+
+def narrow_colorbar(height: int, top: int, bottom: int, left: int) -> dict:
+    """The layout a phone draws instead (``meta.narrow``, applied by ui/page_script.py) for a one-trace heatmap
+    ``height`` px tall with these margins: its colour bar laid across under the key labels and the left margin
+    without the slack kept for wide fonts, so the cells take the width the bar and the slack held."""
+    plot_px = height - top - bottom
+    bar = dict(
+        orientation="h",
+        x=0.5,
+        xanchor="center",
+        lenmode="fraction",
+        len=0.8,
+        thickness=10,
+        y=-bottom / max(plot_px, 1),
+        yanchor="top",
+        title=dict(side="right"),
+    )
+    return dict(
+        margin=dict(l=max(LEFT_MARGIN_PX[0], left - NARROW_LEFT_SLACK_PX), r=NARROW_RIGHT_PX, b=bottom + NARROW_BAR_PX),
+        height=height + NARROW_BAR_PX,
+        traces=[dict(colorbar=bar)],
+    )

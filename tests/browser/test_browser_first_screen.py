@@ -60,6 +60,13 @@ def test_on_load_the_window_shows_the_form_the_player_and_the_figure(loaded):
     figure = visible(loaded, "#attention-plot .js-plotly-plot .main-svg")
     if width < 640:
         assert figure["visible"] >= PHONE_FIGURE_PX, figure
+        # the cells take most of the phone's width: the colour bar lies under the keys (visualizer.heatmap)
+        plot = loaded.evaluate(
+            "() => { const g = document.querySelector('#attention-plot .js-plotly-plot'); "
+            "return {cells: g._fullLayout._size.w, box: g.clientWidth, bar: g.querySelector('.colorbar')"
+            ".getBoundingClientRect().top - g.querySelector('.nsewdrag').getBoundingClientRect().bottom}; }"
+        )
+        assert plot["cells"] >= 0.45 * plot["box"] and plot["bar"] > 0, plot
     else:
         assert figure["visible"] >= WIDE_FIGURE_SHARE * min(figure["height"], 0.6 * height), figure
     # what the first screen leaves out sits below the figure: the tokens, the download and the share link

@@ -117,6 +117,19 @@ def test_attention_heatmap_fills_its_container_until_its_columns_need_more_than_
     assert small.layout.height < big.layout.height <= 80 * 34 + margin.t + margin.b
 
 
+def test_attention_heatmap_on_a_phone_lays_its_colour_bar_under_the_keys():
+    """meta.narrow (ui/page_script.py applies it in a box under 640 px): the colour bar across, below the key
+    labels, in added height that keeps the plot's own height; the right margin the bar held goes to the cells."""
+    fig = visualizer.attention_heatmap(softmax_rows((6, 9)), ["▁x"] * 6, ["▁y"] * 9, title="t")
+    narrow = fig.layout.meta["narrow"]
+    bar = narrow["traces"][0]["colorbar"]
+    assert bar["orientation"] == "h" and bar["lenmode"] == "fraction" and 0 < bar["len"] <= 1
+    assert narrow["margin"]["r"] < fig.layout.margin.r and narrow["margin"]["l"] <= fig.layout.margin.l
+    added = narrow["height"] - fig.layout.height
+    assert narrow["margin"]["b"] - fig.layout.margin.b == added > 0  # the plot keeps its height
+    assert bar["yanchor"] == "top" and bar["y"] * plot_height(fig) == pytest.approx(-fig.layout.margin.b)
+
+
 def plot_height(figure) -> float:
     return figure.layout.height - figure.layout.margin.t - figure.layout.margin.b
 
