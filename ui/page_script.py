@@ -69,24 +69,26 @@ _SCRIPT = """
     if (!layout.plot_bgcolor) layout.plot_bgcolor = theme.background;
     return [data, layout];
   };
-  // a figure's width is the least its labels need: in a wider box it fills the box (cells grow), in a
-  // narrower one, or in a phone's box, it takes the box's width with its narrow layout (one place for the figure)
+  // every figure takes its box's width (cells grow or shrink), with the layout a phone's box needs where the
+  // figure carries one (`meta.narrow`: panels stacked, smaller margins; its `traces`, one patch per trace, e.g. a
+  // colour bar laid across), projector type on a wide screen (PROJECTOR_PX at least for the labels across, the
+  // axis titles and the colour bars), and the token labels of each axis thinned to every k-th so they stay apart
+  // (the hover names every cell)
+  const NARROW_PX = 640;  // a box this narrow (a phone) takes the figure's narrow layout; a window this wide is a screen
+  const PROJECTOR_PX = 14;  // the smallest text in a figure on a wide screen (a projector)
   const boxOf = (element) => element && (element.closest('.block') || element.parentElement);
   const fitFigure = (element, data, layout) => {
     const box = boxOf(element);
     if (!layout || !box || !box.clientWidth) return [data, layout];
     const boxWidth = box.clientWidth - 4;
-    const {width, ...rest} = layout;
-    if (boxWidth < NARROW_PX || (width && boxWidth < width)) {
-      const traces = boxWidth < NARROW_PX && layout.meta && layout.meta.narrow && layout.meta.narrow.traces;
-      return [traces ? data.map((trace, i) => merged(trace, traces[i])) : data, narrowed(width ? rest : layout, boxWidth)];
-    }
-    return [data, width ? {...rest, autosize: true} : layout];
+    const {traces, ...narrow} = (boxWidth < NARROW_PX && layout.meta && layout.meta.narrow) || {};
+    const {width, ...rest} = merged(layout, narrow);
+    const wide = window.innerWidth >= NARROW_PX;
+    const fitted = thinned(wide ? projectorLayout(rest) : rest, boxWidth);
+    fitted.autosize = true;
+    if (traces) data = data.map((trace, i) => merged(trace, traces[i]));
+    return [wide ? data.map(projectorTrace) : data, fitted];
   };
-  // a box narrower than the figure's width or than a phone's: the figure takes the box's width, with the layout a
-  // narrow screen needs where it carries one (`meta.narrow`: panels stacked, smaller margins; its `traces`, one
-  // patch per trace, e.g. a colour bar laid across), and the token labels of each axis across thinned to every
-  // k-th so they stay apart (the hover names every cell)
   const merged = (base, extra) => {
     const out = {...base};
     for (const [key, value] of Object.entries(extra || {})) {
@@ -95,6 +97,24 @@ _SCRIPT = """
     }
     return out;
   };
+  const atLeast = (font, size = 12) => ({...(font || {}), size: Math.max((font && font.size) || size, PROJECTOR_PX)});
+  const AXIS = /^[xy]axis\\d*$/;
+  // the labels across (thinned to fit below), the axis titles and the colour bars; a row label keeps the size
+  // the figure gave it for its row's height, and a note or a cell's text the size its place allows
+  const projectorLayout = (layout) => {
+    const out = {...layout, font: atLeast(layout.font)};
+    for (const key of Object.keys(out).filter((name) => AXIS.test(name))) {
+      const axis = out[key] || {}, title = axis.title;
+      out[key] = {...axis, ...(key[0] === 'x' ? {tickfont: atLeast(axis.tickfont, out.font.size)} : {}),
+                  ...(title && typeof title === 'object' ? {title: {...title, font: atLeast(title.font)}} : {})};
+    }
+    for (const key of Object.keys(out).filter((name) => /^coloraxis\\d*$/.test(name) && out[name].colorbar)) {
+      out[key] = {...out[key], colorbar: projectorTrace(out[key]).colorbar};
+    }
+    return out;
+  };
+  const projectorTrace = (trace) => trace.colorbar
+    ? {...trace, colorbar: {...trace.colorbar, tickfont: atLeast(trace.colorbar.tickfont)}} : trace;
   // an array as the figure's JSON holds it: a list, or Plotly's packed binary ({dtype, bdata}, one axis)
   const TYPED = {i1: Int8Array, u1: Uint8Array, i2: Int16Array, u2: Uint16Array, i4: Int32Array, u4: Uint32Array,
                  f4: Float32Array, f8: Float64Array};
@@ -104,11 +124,10 @@ _SCRIPT = """
     const bytes = Uint8Array.from(atob(value.bdata), (c) => c.charCodeAt(0));
     return Array.from(new TYPED[value.dtype](bytes.buffer));
   };
-  const NARROW_PX = 640;  // a box this narrow (a phone) takes the figure's narrow layout
-  const narrowed = (layout, boxWidth) => {
-    const {traces, ...narrow} = (boxWidth < NARROW_PX && layout.meta && layout.meta.narrow) || {};
-    const out = merged(layout, narrow);
-    out.autosize = true;
+  // the token labels across each axis, every k-th where the figure at `boxWidth` gives them less room than their
+  // font needs (a slanted label: font / sin 45°)
+  const thinned = (layout, boxWidth) => {
+    const out = {...layout};
     const margin = out.margin || {};
     const plotWidth = Math.max(boxWidth - (margin.l ?? 80) - (margin.r ?? 80), 40);
     for (const key of Object.keys(out).filter((name) => /^xaxis\\d*$/.test(name))) {
@@ -117,7 +136,7 @@ _SCRIPT = """
       const domain = axis.domain || [0, 1];
       const span = plotWidth * (domain[1] - domain[0]);
       const font = (axis.tickfont && axis.tickfont.size) || 12;
-      const pitch = axis.tickangle && axis.tickangle % 90 ? 1.45 * font : font + 2;  // a slanted label: font / sin 45°
+      const pitch = axis.tickangle && axis.tickangle % 90 ? 1.45 * font : font + 2;
       const every = Math.ceil(pitch * values.length / Math.max(span, 1));
       if (every > 1) {
         out[key] = {...axis, tickvals: values.filter((_, i) => i % every === 0),

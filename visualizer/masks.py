@@ -28,7 +28,7 @@ BATCH_CHARS = 14  # panel (a)'s cells are wide enough for tokens of up to this m
 MASK_SCALE = [[0, MASKED_COLOR], [0.5, MASKED_COLOR], [0.5, PRIMARY_COLOR], [1, PRIMARY_COLOR]]
 MASK_COLORAXIS = dict(cmin=0, cmax=1, colorscale=MASK_SCALE,
                       colorbar=colorbar("", tickvals=[0.25, 0.75], ticktext=[MASKED, ATTEND], len=0.35,
-                                        tickfont=dict(size=12), y=1, yanchor="top"))
+                                        tickfont=dict(size=14), y=1, yanchor="top"))
 
 
 def as_mask(name: str, value, rows: int | None = None, cols: int | None = None,
@@ -144,7 +144,7 @@ def masks_figure(batch_padding_mask: np.ndarray, batch_tokens: list[list[str]], 
     at_step = "" if t is None else f" at step {t + 1}"
     layout, refs = subplot_grid(
         3, 2, specs=[[{"colspan": 2}, None], [{}, {}], [{"colspan": 2}, None]], row_heights=row_h,
-        horizontal_spacing=gap / plot_w, vertical_spacing=gap_y / plot_h, title_size=12,
+        horizontal_spacing=gap / plot_w, vertical_spacing=gap_y / plot_h, title_size=14,
         titles=(
             "(a) source padding mask of a padded batch: [PAD] keys are masked",
             f"(b) look-ahead mask{at_step}",

@@ -211,7 +211,7 @@ def stacked_layout() -> dict:
     """The layout a narrow box (a phone) draws instead (ui/page_script.py applies it): the three panels one
     above the other, the matrix tallest, in a taller figure with narrower side margins."""
     layout, _ = subplot_grid(
-        3, 1, row_heights=STACKED_ROWS, vertical_spacing=STACKED_GAP, titles=PANEL_TITLES, title_size=13
+        3, 1, row_heights=STACKED_ROWS, vertical_spacing=STACKED_GAP, titles=PANEL_TITLES, title_size=14
     )
     (a_bottom, a_top), (c_bottom, c_top) = layout["yaxis"]["domain"], layout["yaxis3"]["domain"]
     bars = {
@@ -253,7 +253,7 @@ def positional_encoding_figure(
         horizontal_spacing=0.13,
         vertical_spacing=0.13,
         titles=PANEL_TITLES,
-        title_size=13,
+        title_size=14,
     )
     token_of = np.array([f" {label}" for label in labels] + [""] * (n_positions - len(labels)), dtype=object)
     matrix, matrix_shapes = matrix_panel(enc, labels, token_of, layout, refs[1, 1])

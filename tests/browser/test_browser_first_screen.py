@@ -2,7 +2,8 @@
 and a 390x844 phone, light and dark, the window shows the sentence box, Translate, the step player and a drawn
 attention figure of the start-up example; a shared link opens with its view there too. And on that page: the
 step slider's track lies inside its block, the keys step after a click on a tab, the step line keeps the
-current token in view, and the page's text shows no raw entity or Markdown asterisks.
+current token in view, the page's text shows no raw entity or Markdown asterisks, and on a wide screen no text
+of the page or of the figure's labels across, titles and colour bar is under 14 px (projector type).
 
 One page per (viewport, theme), loaded once and reused by its checks (in the order below).
 """
@@ -51,6 +52,24 @@ def visible(page, selector: str) -> dict:
     return box
 
 
+# visible text under 14 px: the page's, and the figures' except their row labels, notes and cell text (sized by the
+# figure to its rows and cells) and Plotly's hover and toolbar
+SMALL_TEXT = """() => {
+  const small = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const element = node.parentElement;
+    if (!node.textContent.trim() || !element) continue;
+    if (element.closest('.ytick, .annotation, .textpoint, .hoverlayer, .modebar, script, style')) continue;
+    const box = element.getBoundingClientRect();
+    if (!box.width || !box.height) continue;
+    const size = parseFloat(getComputedStyle(element).fontSize);
+    if (size < 13.9) small.push([node.textContent.trim().slice(0, 30), size, (element.closest('[id]') || {}).id]);
+  }
+  return small;
+}"""
+
+
 def test_on_load_the_window_shows_the_form_the_player_and_the_figure(loaded):
     width, height = loaded.size
     assert loaded.evaluate("window.scrollY") == 0
@@ -72,6 +91,18 @@ def test_on_load_the_window_shows_the_form_the_player_and_the_figure(loaded):
     # what the first screen leaves out sits below the figure: the tokens, the download and the share link
     for later in ("#tokens", "#download-trace", "#share-link"):
         assert visible(loaded, later)["top"] >= figure["top"], later
+
+
+def test_projector_type_on_a_wide_screen(loaded):
+    if loaded.size[0] < 640:
+        pytest.skip("a phone keeps Gradio's sizes")
+    small = loaded.evaluate(SMALL_TEXT)
+    assert small == [], small[:12]
+    ticks = loaded.evaluate(
+        "() => Array.from(document.querySelectorAll('#attention-plot .xtick text, #attention-plot .cbaxis text'))"
+        ".map((t) => parseFloat(getComputedStyle(t).fontSize))"
+    )
+    assert ticks and min(ticks) >= 14, ticks
 
 
 def test_the_step_slider_has_its_track_inside_its_block(loaded):

@@ -30,7 +30,7 @@ HEATMAP = """(id) => { const g = document.querySelector(id + ' .js-plotly-plot')
 # the drawn text of a selector inside a figure: content, box, font size
 TEXTS = """([id, selector]) => Array.from(document.querySelectorAll(id + ' .js-plotly-plot ' + selector))
   .map((t) => { const b = t.getBoundingClientRect();
-    return {text: t.textContent, x: b.left + b.width / 2, y: b.top + b.height / 2, height: b.height,
+    return {text: t.textContent, x: b.left + b.width / 2, y: b.top + b.height / 2, height: b.height, width: b.width,
             font: parseFloat(getComputedStyle(t).fontSize)}; })"""
 
 
@@ -77,9 +77,11 @@ def test_a_one_row_heatmap_keeps_its_colour_bar_labels_apart(screen):
     screen.wait_for_function("() => document.querySelector('#attention-plot .js-plotly-plot').data[0].y.length == 1")
     labels = [t for t in texts(screen, "#attention-plot", ".colorbar text") if t["text"] in ("0", "0.5", "1")]
     assert len(labels) == 3, labels
-    labels.sort(key=lambda t: t["y"])
-    for upper, lower in zip(labels, labels[1:]):
-        assert lower["y"] - upper["y"] >= upper["height"], labels  # no two tick labels on top of each other
+    for i, one in enumerate(labels):  # no two tick labels on top of each other (the bar stands, or lies on a phone)
+        for other in labels[i + 1 :]:
+            apart_x = abs(one["x"] - other["x"]) >= (one["width"] + other["width"]) / 2
+            apart_y = abs(one["y"] - other["y"]) >= (one["height"] + other["height"]) / 2
+            assert apart_x or apart_y, labels
 
 
 def test_the_look_ahead_mask_names_only_the_rows_that_exist(screen):
@@ -144,5 +146,9 @@ def test_the_all_heads_grid_names_every_key_where_the_labels_fit(screen):
       document.querySelectorAll('#attention-plot .js-plotly-plot g[class$=tick] text').forEach((t) => {
         const name = t.parentNode.getAttribute('class'); if (/^x\\d*tick$/.test(name)) (axes[name] ??= []).push(t.textContent); });
       return Object.values(axes); }""")
-    assert keys <= 8 and named and max(len(panel) for panel in named) == keys, (keys, named)  # every key named
+    shown = max(len(panel) for panel in named) if named else 0
+    if screen.size[0] >= 640:  # a projector: every key named
+        assert keys <= 8 and shown == keys, (keys, named)
+    else:  # a phone's panels are too narrow for every slanted label: every k-th, the hover names the rest
+        assert keys <= 8 and 2 <= shown < keys, (keys, named)
     screen.locator("#head label", has_text="head 1").click()
