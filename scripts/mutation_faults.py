@@ -345,4 +345,12 @@ FAULTS = [
           "linked[np.argmax(alignment.strength[linked])]",
           "linked[np.argmin(alignment.strength[linked])]",
           "of several steps aligned to the token, the most weakly linked is taken as its translation"),
+    Fault("heatmap-narrow-bar-standing", "visualizer/heatmap.py",
+          'orientation="h",',
+          'orientation="v",',
+          "a phone's heatmap keeps its colour bar standing at the right (no room given back to the cells)"),
+    Fault("heatmap-narrow-bar-over-plot", "visualizer/heatmap.py",
+          "y=-bottom / max(plot_px, 1),",
+          "y=bottom / max(plot_px, 1),",
+          "a phone's colour bar is laid over the cells instead of under the key labels"),
 ]
