@@ -33,6 +33,8 @@ ROLE_COLORS = {"previous": PALETTE[0], "same": PALETTE[4], "next": PALETTE[1], "
                "eos": PALETTE[3], "punctuation": PALETTE[5], "broad": PALETTE[9], "mixed": PALETTE[7]}
 QUERY_COLOR, KEY_COLOR = "#2ca02c", "#d6338a"  # AttentionViz's green queries and pink keys
 MAX_LABELLED_POINTS = 40  # the user's sentence gets text labels on the map up to this many points
+RHO_PANEL_PX = 150  # the attribution figure's rho panel: with the tokens' panel it fits under the bar at 1280x720
+PANEL_GAP_PX = 90  # the attribution figure: between its two panels (the rotated token labels and the rho title)
 
 
 def plural(name: str) -> str:
@@ -260,9 +262,9 @@ def attribution_figure(source_tokens: Sequence[str], integrated: np.ndarray, inp
     shown = raw / np.where(scale > 0, scale, 1.0)
     text = np.array([[f"{v:+.4f}" for v in row] for row in raw])
     cell = cell_px(len(cols), budget=760, low=MIN_COLUMN_PX, high=40)
-    layout, refs = subplot_grid(2, 1, row_heights=[len(rows) * 30 + 10, 190], vertical_spacing=0.2,
+    layout, refs = subplot_grid(2, 1, row_heights=[len(rows) * 30 + 10, RHO_PANEL_PX], vertical_spacing=0.2,
                                 titles=[f"step {t + 1}: source tokens", "Spearman ρ between |IG| and attention, per step"],
-                                title_size=12)
+                                title_size=14)
     heat = on_axes(token_heatmap(shown, rows, cols, row_name="", col_name="source", value_name="value",
                                  value_text=text, zmin=-1, zmax=1, colorscale=DIVERGING_SCALE, xgap=1, ygap=1,
                                  colorbar=colorbar("share of row max", len=0.4, y=0.8)), refs[1, 1])
@@ -291,7 +293,7 @@ def attribution_figure(source_tokens: Sequence[str], integrated: np.ndarray, inp
     margin = token_margins(rows, cols, title=bool(title))
     margin.update(r=90, t=110 if title else 80)
     sides = margin["l"] + margin["r"]
-    height = int(len(rows) * 30 + 10 + 190 + margin["t"] + margin["b"] + 120)
+    height = int(len(rows) * 30 + 10 + RHO_PANEL_PX + margin["t"] + margin["b"] + PANEL_GAP_PX)
     return figure(series, dict(layout, annotations=annotations, shapes=shapes, height=height, margin=margin,
                                # beside the rho panel: below it, the legend covered the output tokens' labels
                                legend=dict(orientation="v", x=1.01, xanchor="left", y=0, yanchor="bottom"), autosize=True,
