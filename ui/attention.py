@@ -21,7 +21,7 @@ from model.decoding.trace import ATTENTION_KINDS, AttentionSlice
 from visualizer.heatmap import WINDOW_HALF, Window, around, attention_window
 from visualizer.lines import attention_lines
 
-from .common import PRIVATE, Page, TabView, clamp, plot, step_index
+from .common import KIND_CHOICES, PRIVATE, Page, TabView, clamp, plot, step_index
 from .text import ABOUT_ATTENTION, ABOUT_HEADS, ABOUT_PIPELINE
 
 TAB_ID = "attention"
@@ -183,7 +183,7 @@ def build(page: Page) -> AttentionTab:
         # fit one screen); on a narrow screen the columns stack, controls first
         with gr.Row(equal_height=False, elem_classes="view-row"):
             with gr.Column(scale=1, min_width=280, elem_classes="view-side"):
-                kind = gr.Radio([(spec.label, name) for name, spec in ATTENTION_KINDS.items()], value="cross",
+                kind = gr.Radio(KIND_CHOICES, value="cross",
                                 label="Attention", elem_id="attention-kind")
                 layer = gr.Radio(layer_choices(page.checkpoint, "cross"), value=1, label="Layer", elem_id="layer")
                 head = gr.Radio([("all heads", "all"), ("mean of heads", "mean")]

@@ -18,6 +18,7 @@ import numpy as np
 from gradio.components.plot import PlotData
 
 from model import Checkpoint, TranslationTrace
+from model.decoding.trace import ATTENTION_KINDS
 from model.text.tokenizer import SPECIAL_TOKENS
 from visualizer.tokens import token_chips
 
@@ -65,6 +66,10 @@ class TabView:
     follows_step: bool = True
     follows_trace: bool = True
     empty: Callable[[], dict] | None = None  # what it shows without a trace (None: every output emptied)
+
+
+# the three attention kinds as a radio's (label, value) choices, in the trace's order (section 3.2.3)
+KIND_CHOICES = [(spec.label, name) for name, spec in ATTENTION_KINDS.items()]
 
 
 def plot(figure, name: str) -> PlotData:

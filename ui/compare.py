@@ -25,10 +25,9 @@ from model.analysis.compare import (
     compare_token,
     shared_source_tokens,
 )
-from model.decoding.trace import ATTENTION_KINDS
 
 from .attention import VIEWS, attention_view, layer_choices, lines_view
-from .common import PRIVATE, Page, TabView, plot, step_index
+from .common import KIND_CHOICES, PRIVATE, Page, TabView, plot, step_index
 from .redraw import trace_key
 from serving import Runner, jobs
 
@@ -235,7 +234,7 @@ def controls(page: Page) -> dict:
         made["example"] = gr.Button("The blog post's pair: “…too tired” / “…too wide”", elem_id="compare-example",
                                     variant="secondary", min_width=200)
     made["token"] = gr.Dropdown([], value=None, label="Source token in both sentences", elem_id="compare-token")
-    made["kind"] = gr.Radio([(spec.label, name) for name, spec in ATTENTION_KINDS.items()], value="encoder",
+    made["kind"] = gr.Radio(KIND_CHOICES, value="encoder",
                             label="Attention", elem_id="compare-kind")
     made["layer"] = gr.Radio(layer_choices(page.checkpoint, "encoder"), value=1, label="Layer", elem_id="compare-layer")
     made["head"] = gr.Radio([("all heads", "all"), ("mean of heads", "mean")]

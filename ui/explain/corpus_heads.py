@@ -34,7 +34,7 @@ from serving import jobs
 from visualizer.corpus import head_role_grid, pruning_curves_figure, qk_scatter
 
 from ..attention import TAB_ID as ATTENTION_TAB, HeadOpener
-from ..common import PRIVATE, Page, TabView, clamp, plot
+from ..common import KIND_CHOICES, PRIVATE, Page, TabView, clamp, plot
 from .panel import (MODEL_RUN, cleared_view, intervene, intervention_views, kept_for, lead, more_about, require,
                     sentence_matches, show_result, view)
 
@@ -242,7 +242,7 @@ def layout(data: CorpusHeads, n_layers: int, n_heads: int) -> Controls:
     pruned_result = gr.HTML(elem_id="corpus-prune-result")
     pruned_plot = gr.Plot(elem_id="corpus-prune-plot", show_label=False)
     with gr.Row():
-        kind = gr.Radio([(spec.label, name) for name, spec in ATTENTION_KINDS.items()], value="cross",
+        kind = gr.Radio(KIND_CHOICES, value="cross",
                         label="Query-key map of", elem_id="corpus-qk-kind")
         color_by = gr.Radio([("query / key", "side"), ("position", "position")], value="side",
                             label="Colour", elem_id="corpus-qk-color")

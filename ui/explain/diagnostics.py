@@ -14,7 +14,7 @@ from model.decoding.trace import ATTENTION_KINDS
 from visualizer import explain as figures
 
 from ..attention import TAB_ID as ATTENTION_TAB, HeadOpener
-from ..common import PRIVATE, Page, TabView, plot
+from ..common import KIND_CHOICES, PRIVATE, Page, TabView, plot
 from ..text import EXPLAIN_DIAGNOSTICS, EXPLAIN_DIAGNOSTICS_LEAD
 from .panel import lead, more_about, view
 
@@ -59,7 +59,7 @@ def build(page: Page, opener: HeadOpener) -> list[TabView]:
         lead(EXPLAIN_DIAGNOSTICS_LEAD)
         with gr.Row():
             kind = gr.Radio(
-                [(spec.label, name) for name, spec in ATTENTION_KINDS.items()],
+                KIND_CHOICES,
                 value="encoder",
                 label="Attention",
                 elem_id="diag-kind",

@@ -20,7 +20,7 @@ from visualizer.attention import attention_heatmap
 from visualizer.film import entropy_multiples_figure
 from visualizer.fluid import fluid
 
-from ..common import Page, TabView, chips, clamp, plot
+from ..common import KIND_CHOICES, Page, TabView, chips, clamp, plot
 from .panel import lead, more_about, view
 
 LEAD = (
@@ -123,7 +123,7 @@ def build(page: Page) -> list[TabView]:
         with gr.Row():
             direction = gr.Radio(directions, value=directions[0], label="Probe", elem_id="film-direction")
             kind = gr.Radio(
-                [(spec.label, name) for name, spec in ATTENTION_KINDS.items()],
+                KIND_CHOICES,
                 value="cross",
                 label="Attention",
                 elem_id="film-kind",
