@@ -1,6 +1,6 @@
 """GPU part: training throughput (tokens/s) and model FLOPs utilisation (MFU) of a configuration.
 
-Steps as `model.training.train` takes them: bf16 autocast, label-smoothed loss (`model.training.train.batch_loss`),
+Steps as `model.training.train` takes them: bf16 autocast, label-smoothed loss (`model.training.loss.batch_loss`),
 backward, fused Adam, zero_grad; torch.compile on by default. Batches are synthetic (random ids,
 no padding) of `max_tokens` source+target tokens, so every counted FLOP is useful work.
 
@@ -20,7 +20,7 @@ import time
 
 import torch
 
-from model.training.train import batch_loss
+from model.training.loss import batch_loss
 from model.core.transformer import Transformer
 
 H100_SXM_BF16_DENSE = 989e12

@@ -42,7 +42,7 @@ from model import SubwordTokenizer, Transformer, TransformerConfig  # noqa: E402
 from model.training.data import collate, cut_into_batches, make_examples, read_sources, token_batches  # noqa: E402
 from model.training.flops import cpu_clock_hz, cpu_fp32_lanes, cpu_peak_flops, training_flops  # noqa: E402
 from model.training.precision import cpu_flags, cpu_model  # noqa: E402
-from model.training.train import learning_rate, summed_loss  # noqa: E402
+from model.training.loss import learning_rate, summed_loss  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 SOURCES = [str(DATA / "multi30k" / "train")] * 4 + [str(DATA / "tatoeba" / "eng-deu.large.tsv")]  # the CPU recipe's mix

@@ -26,41 +26,29 @@ import time
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
 from model.training import film
 from model.core.config import TransformerConfig
-from model.training.data import DataError, Example, collate, make_examples, prefetch, read_sources, token_batches
-from model.training.evaluate import score, translate_batch
+from model.training.data import DataError, make_examples, prefetch, read_sources, token_batches
 from model.training.flops import peak_flops
 from model.training.init_from import InitFromError, Start, announce, load_start
+from model.training.loss import learning_rate, summed_loss
 from model.training.distributed import Distributed
 from model.training.options import MODEL_FLAGS, build_parser
 from model.training.precision import choose_precision, cpu_flags
-from model.training.run_files import (LOG_FILE, STATE_FILE, empty_log, git_commit, load_tokenizer, load_training_state,
-                                      new_state, save_run_checkpoint, save_training_state)
-from model.text.tokenizer import SubwordTokenizer
+from model.training.validation import validate
+from model.training.run_files import (
+    LOG_FILE,
+    STATE_FILE,
+    empty_log,
+    git_commit,
+    load_tokenizer,
+    load_training_state,
+    new_state,
+    save_run_checkpoint,
+    save_training_state,
+)
 from model.core.transformer import Transformer
-
-
-def learning_rate(step: int, d_model: int, warmup: int, factor: float = 1.0) -> float:
-    """lrate = d_model^-0.5 * min(step^-0.5, step * warmup^-1.5), section 5.3 (times a factor)."""
-    step = max(step, 1)
-    return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
-
-
-def summed_loss(model, src, tgt_in, labels, pad_id: int, label_smoothing: float, autocast: bool) -> torch.Tensor:
-    """Label-smoothed cross-entropy (section 5.4) summed over real tokens (a tensor: no GPU sync)."""
-    with torch.autocast(device_type=src.device.type, dtype=torch.bfloat16, enabled=autocast):
-        logits = model(src, tgt_in)  # (B, T, V)
-    return F.cross_entropy(logits.float().flatten(0, 1), labels.flatten(), ignore_index=pad_id,
-                           label_smoothing=label_smoothing, reduction="sum")
-
-
-def batch_loss(model, src, tgt_in, labels, pad_id: int, label_smoothing: float, autocast: bool):
-    """The summed loss and the number of real target tokens it is summed over."""
-    return (summed_loss(model, src, tgt_in, labels, pad_id, label_smoothing, autocast),
-            int((labels != pad_id).sum()))
 
 
 def source_name(spec: str) -> str:
@@ -68,44 +56,13 @@ def source_name(spec: str) -> str:
     return Path(spec).name.removesuffix(".tsv")
 
 
-@torch.no_grad()
-def validate(model: Transformer, tokenizer: SubwordTokenizer, examples: list[Example], val_sets: dict[str, list],
-             args, device) -> dict:
-    """Validation loss (label-smoothed, like the training loss) and greedy BLEU in both directions.
-
-    BLEU is computed on the first `--bleu-sentences` pairs of each validation source (`NAME bleu_de_en`)
-    and `bleu_de_en` / `bleu_en_de` are the means over the sources, used for model selection.
-    """
-    model.eval()
-    total, count = 0.0, 0
-    for indices in token_batches(examples, args.max_tokens, random.Random(0)):
-        src, tgt_in, labels = (t.to(device) for t in collate(examples, indices, model.config.pad_id))
-        loss, tokens = batch_loss(model, src, tgt_in, labels, model.config.pad_id, args.label_smoothing, False)
-        total, count = total + float(loss), count + tokens
-    result = {"loss": total / max(count, 1)}
-    for key in ("bleu_de_en", "bleu_en_de"):
-        result[key] = 0.0
-    for name, pairs in val_sets.items():
-        subset = pairs[: args.bleu_sentences]
-        for direction, (sources, references) in {
-            "de-en": ([p[0] for p in subset], [p[1] for p in subset]),
-            "en-de": ([p[1] for p in subset], [p[0] for p in subset]),
-        }.items():
-            key = f"bleu_{direction.replace('-', '_')}"
-            bleu = score(translate_batch(model, tokenizer, sources, direction), references)["bleu"]
-            if len(val_sets) > 1:
-                result[f"{name} {key}"] = bleu
-            result[key] += bleu / len(val_sets)
-    model.train()
-    return result
-
-
 class Run:
     """One training run: the model, optimiser, data and log that the loop, the evaluations and the end share
     (one object instead of closures over main's locals)."""
 
-    def __init__(self, args, argv: list[str] | None, dist: Distributed, pairs: list, val_sets: dict,
-                 start: Start | None = None) -> None:
+    def __init__(
+        self, args, argv: list[str] | None, dist: Distributed, pairs: list, val_sets: dict, start: Start | None = None
+    ) -> None:
         self.args, self.dist, self.device, self.val_sets = args, dist, dist.device, val_sets
         self.out = Path(args.out)
         self.tokenizer = start.checkpoint.tokenizer if start else load_tokenizer(args, self.out, pairs)
@@ -113,10 +70,12 @@ class Run:
         self.config = start.config if start else TransformerConfig(vocab_size=self.tokenizer.vocab_size, **model_fields)
         self.model = Transformer(self.config).to(self.device)
         self.cuda = self.device.type == "cuda"
-        self.precision = choose_precision(args.precision, self.device.type,
-                                          self.cuda and torch.cuda.is_bf16_supported(), cpu_flags())
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9,
-                                          **({"fused": True} if self.cuda else {}))
+        self.precision = choose_precision(
+            args.precision, self.device.type, self.cuda and torch.cuda.is_bf16_supported(), cpu_flags()
+        )
+        self.optimizer = torch.optim.Adam(
+            self.model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9, **({"fused": True} if self.cuda else {})
+        )
         self.state, self.log = new_state(), empty_log()
         if args.resume and (self.out / "last" / STATE_FILE).exists():
             self.state, self.log = load_training_state(self.out / "last", self.model, self.optimizer)
@@ -130,13 +89,17 @@ class Run:
             self.training_model = torch.compile(self.model, dynamic=True)  # batch shapes vary with length bucketing
         if dist.world > 1:
             self.training_model = torch.nn.parallel.DistributedDataParallel(
-                self.training_model, device_ids=[self.device.index] if self.cuda else None)
+                self.training_model, device_ids=[self.device.index] if self.cuda else None
+            )
         self.examples = make_examples(pairs, self.tokenizer, args.max_length)
-        self.val_examples = make_examples([pair for pairs in val_sets.values() for pair in pairs], self.tokenizer,
-                                          args.max_length)
-        self.say(f"{len(pairs)} pairs -> {len(self.examples)} examples (both directions); vocab "
-                 f"{self.tokenizer.vocab_size}; {self.model.num_parameters() / 1e6:.2f}M parameters; device "
-                 f"{self.device}; world {dist.world}")
+        self.val_examples = make_examples(
+            [pair for pairs in val_sets.values() for pair in pairs], self.tokenizer, args.max_length
+        )
+        self.say(
+            f"{len(pairs)} pairs -> {len(self.examples)} examples (both directions); vocab "
+            f"{self.tokenizer.vocab_size}; {self.model.num_parameters() / 1e6:.2f}M parameters; device "
+            f"{self.device}; world {dist.world}"
+        )
         self.command = "python -m model.training.train " + " ".join(sys.argv[1:] if argv is None else argv)
         self.commit = git_commit()  # the code this run started from, recorded in every checkpoint it saves
         self.snapshots: list[dict[str, torch.Tensor]] = []  # the last --average-last evaluated weights
@@ -165,10 +128,14 @@ class Run:
         """Whole-run throughput so far: real tokens per training second and MFU (model/training/flops.py)."""
         state = self.state
         seconds = max(state["seconds"], 1e-9)
-        self.log["speed"] = {"training_seconds": round(state["seconds"], 1), "tokens": state["tokens"],
-                             "tokens_per_second": round(state["tokens"] / seconds), "model_flops": state["flops"],
-                             "mfu": round(state["flops"] / seconds / self.peak, 4) if self.peak else None,
-                             "evaluation_seconds": round(state.get("evaluation_seconds", 0.0), 1)}
+        self.log["speed"] = {
+            "training_seconds": round(state["seconds"], 1),
+            "tokens": state["tokens"],
+            "tokens_per_second": round(state["tokens"] / seconds),
+            "model_flops": state["flops"],
+            "mfu": round(state["flops"] / seconds / self.peak, 4) if self.peak else None,
+            "evaluation_seconds": round(state.get("evaluation_seconds", 0.0), 1),
+        }
 
     def validate(self) -> tuple[dict, float]:
         """(validation scores, mean BLEU of the two directions)."""
@@ -184,8 +151,11 @@ class Run:
         for key, value in scores.items():
             log["validation"].setdefault(key, []).append(round(value, 4))
         log["validation"]["step"].append(state["step"])
-        print(f"\nstep {state['step']}: val loss {scores['loss']:.3f}  BLEU de-en {scores['bleu_de_en']:.2f}  "
-              f"en-de {scores['bleu_en_de']:.2f}", flush=True)
+        print(
+            f"\nstep {state['step']}: val loss {scores['loss']:.3f}  BLEU de-en {scores['bleu_de_en']:.2f}  "
+            f"en-de {scores['bleu_en_de']:.2f}",
+            flush=True,
+        )
         if args.average_last:
             self.snapshots.append({k: v.detach().clone().cpu() for k, v in self.model.state_dict().items()})
             del self.snapshots[: -args.average_last]
@@ -195,8 +165,9 @@ class Run:
             self.model.train()
         if mean_bleu > state["best_bleu"]:
             state["best_bleu"] = mean_bleu
-            save_run_checkpoint(out / "best", self.model, self.tokenizer, log, state, scores, self.command,
-                                self.commit, "best")
+            save_run_checkpoint(
+                out / "best", self.model, self.tokenizer, log, state, scores, self.command, self.commit, "best"
+            )
         save_training_state(out / "last", self.model, self.optimizer, state, self.tokenizer, log)
         (out / LOG_FILE).write_text(json.dumps(log) + "\n", encoding="utf-8")  # the run's log, beside best/ and last/
         state["evaluation_seconds"] = state.get("evaluation_seconds", 0.0) + time.time() - evaluation_start
@@ -245,7 +216,9 @@ class Run:
             self.evaluate_and_save()
         if len(self.snapshots) > 1:
             self.try_average()
-        print(f"done: {state['step']} steps, {state['seconds'] / 60:.1f} min, best mean val BLEU {state['best_bleu']:.2f}")
+        print(
+            f"done: {state['step']} steps, {state['seconds'] / 60:.1f} min, best mean val BLEU {state['best_bleu']:.2f}"
+        )
         print(f"best checkpoint: {out / 'best'}\ntraining log: {out / LOG_FILE}")
         if self.args.film == "on":
             print(f"training film: {out / film.FILM_FILE}")
@@ -253,16 +226,28 @@ class Run:
     def try_average(self) -> None:
         """Checkpoint averaging (section 6.1 averages the last checkpoints): keep it if val BLEU improves."""
         snapshots = self.snapshots
-        averaged = {k: torch.stack([s[k].float() for s in snapshots]).mean(0).to(snapshots[-1][k].dtype)
-                    for k in snapshots[-1]}
+        averaged = {
+            k: torch.stack([s[k].float() for s in snapshots]).mean(0).to(snapshots[-1][k].dtype) for k in snapshots[-1]
+        }
         self.model.load_state_dict(averaged)
         scores, mean_bleu = self.validate()
-        print(f"average of last {len(snapshots)}: val BLEU de-en {scores['bleu_de_en']:.2f} "
-              f"en-de {scores['bleu_en_de']:.2f}")
+        print(
+            f"average of last {len(snapshots)}: val BLEU de-en {scores['bleu_de_en']:.2f} "
+            f"en-de {scores['bleu_en_de']:.2f}"
+        )
         if mean_bleu > self.state["best_bleu"]:
             self.state["best_bleu"] = mean_bleu
-            save_run_checkpoint(self.out / "best", self.model, self.tokenizer, self.log, self.state, scores,
-                                self.command, self.commit, f"average of last {len(snapshots)}")
+            save_run_checkpoint(
+                self.out / "best",
+                self.model,
+                self.tokenizer,
+                self.log,
+                self.state,
+                scores,
+                self.command,
+                self.commit,
+                f"average of last {len(snapshots)}",
+            )
 
 
 class Clock:
@@ -303,11 +288,17 @@ def log_step(run: Run, clock: Clock, loss_sum: torch.Tensor, tgt_tokens: int, ra
     loss_value = loss_sum.item() / max(tgt_tokens, 1)
     speed = clock.window_tokens / max(time.time() - clock.window_start, 1e-9)
     clock.window_tokens, clock.window_start = 0, time.time()
-    for key, value in (("step", state["step"]), ("loss", round(loss_value, 4)),
-                       ("learning_rate", rate), ("tokens_per_second", round(speed))):
+    for key, value in (
+        ("step", state["step"]),
+        ("loss", round(loss_value, 4)),
+        ("learning_rate", rate),
+        ("tokens_per_second", round(speed)),
+    ):
         log["train"][key].append(value)
     if progress is not None:
-        progress.set_postfix_str(f"loss {loss_value:.3f}  {speed / 1000:.1f}k tok/s  lr {rate:.2e}  epoch {state['epoch']}")
+        progress.set_postfix_str(
+            f"loss {loss_value:.3f}  {speed / 1000:.1f}k tok/s  lr {rate:.2e}  epoch {state['epoch']}"
+        )
 
 
 def train_epoch(run: Run, clock: Clock, progress) -> bool:
@@ -315,10 +306,11 @@ def train_epoch(run: Run, clock: Clock, progress) -> bool:
     args, state, dist = run.args, run.state, run.dist
     batches = token_batches(run.examples, args.max_tokens, random.Random(args.seed + state["epoch"]))
     per_rank = len(batches) // dist.world
-    batches = batches[dist.rank::dist.world][:per_rank]
+    batches = batches[dist.rank :: dist.world][:per_rank]
     clock.start = time.time()  # training time runs from here; evaluations are taken out of it
     for src, tgt_in, labels, src_tokens, tgt_tokens, flops in prefetch(
-            run.examples, batches[state["batch_in_epoch"]:], run.config, run.device):
+        run.examples, batches[state["batch_in_epoch"] :], run.config, run.device
+    ):
         loss_sum = run.loss(src, tgt_in, labels)
         rate = run.step(loss_sum, tgt_tokens)
         state["tokens"] += (src_tokens + tgt_tokens) * dist.world
@@ -345,8 +337,13 @@ def progress_bar(run: Run):
         from tqdm import tqdm
     except ImportError:  # pragma: no cover
         return None
-    return tqdm(total=run.args.max_steps or None, initial=run.state["step"], disable=not run.dist.main,
-                mininterval=2.0, dynamic_ncols=True)
+    return tqdm(
+        total=run.args.max_steps or None,
+        initial=run.state["step"],
+        disable=not run.dist.main,
+        mininterval=2.0,
+        dynamic_ncols=True,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,7 +10,8 @@ import torch
 
 from model import SubwordTokenizer, load_checkpoint
 from model.training import film
-from model.training.train import learning_rate, main
+from model.training.loss import learning_rate
+from model.training.train import main
 from helpers import TINY_MODEL_FLAGS, TINY_RUN_FLAGS
 
 TINY = TINY_MODEL_FLAGS + TINY_RUN_FLAGS

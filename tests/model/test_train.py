@@ -15,7 +15,8 @@ import pytest
 from model import load_checkpoint
 from model.training import film
 from model.training.data import DataError, collate, make_examples, read_source, read_sources, token_batches
-from model.training.train import learning_rate, main
+from model.training.loss import learning_rate
+from model.training.train import main
 from helpers import TINY_MODEL_FLAGS, TINY_RUN_FLAGS
 
 

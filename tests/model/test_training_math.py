@@ -20,7 +20,7 @@ from torch import nn
 
 import provenance_fixtures as ref
 from helpers import reference_transformer  # the weight copy onto nn.Transformer
-from model.training import train
+from model.training import loss, train
 from model.core.config import TransformerConfig
 
 CONFIG = TransformerConfig(
@@ -174,7 +174,7 @@ def test_batch_loss_is_label_smoothed_cross_entropy_ignoring_padding(smoothing):
     labels = torch.tensor([[3, 5, 1, 0], [6, 0, 0, 0]])  # [PAD] = 0 at the end of each row
     logits[labels == 0] = torch.tensor([50.0, -50, -50, -50, -50, -50, -50])  # would dominate if counted
     model = lambda src, tgt_in: logits  # noqa: E731  batch_loss only calls the model
-    loss, count = train.batch_loss(
+    summed, count = loss.batch_loss(
         model,
         torch.zeros(2, 3, dtype=torch.long),
         torch.zeros(2, 4, dtype=torch.long),
@@ -185,20 +185,21 @@ def test_batch_loss_is_label_smoothed_cross_entropy_ignoring_padding(smoothing):
     )
     expected, expected_count = hand_loss(logits, labels, smoothing)
     assert count == expected_count == 4
-    assert float(loss) == pytest.approx(expected, rel=1e-5)
+    assert float(summed) == pytest.approx(expected, rel=1e-5)
 
 
 def test_training_uses_the_papers_label_smoothing(tmp_path, pairs, monkeypatch):
     """Section 5.4: eps_ls = 0.1 by default, passed to every training and validation loss."""
     (tmp_path / "train.de").write_text("\n".join(de for de, _ in pairs) + "\n", encoding="utf-8")
     (tmp_path / "train.en").write_text("\n".join(en for _, en in pairs) + "\n", encoding="utf-8")
-    seen, summed_loss = [], train.summed_loss  # every training and validation loss goes through it
+    seen, summed_loss = [], loss.summed_loss  # every training and validation loss goes through it
 
     def recording(model, src, tgt_in, labels, pad_id, label_smoothing, autocast):
         seen.append(label_smoothing)
         return summed_loss(model, src, tgt_in, labels, pad_id, label_smoothing, autocast)
 
-    monkeypatch.setattr(train, "summed_loss", recording)
+    monkeypatch.setattr(loss, "summed_loss", recording)  # validation's batch_loss looks it up here
+    monkeypatch.setattr(train, "summed_loss", recording)  # the training step looks it up here
     tiny = [
         "--d-model",
         "16",
