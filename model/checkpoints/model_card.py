@@ -7,7 +7,8 @@ parses the way the Hub parses it. Every number in it comes from the checkpoint's
 (written by `model.training.train`, scores by `scripts/score_checkpoint.py`); nothing is typed in.
 
 The architecture is the paper's (Vaswani et al., 2017, section 3); scores are sacreBLEU and chrF on
-detokenized output, greedy and beam search (section 6.1).
+detokenized output, greedy and beam search (section 6.1). The card's fixed prose is the template in
+model/checkpoints/card_template.py.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import re
 from pathlib import Path
 
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
+
+from model.checkpoints.card_template import TEMPLATE
 
 CARD_FILE = "README.md"
 LANGUAGE_NAMES = {"de": "German", "en": "English"}
@@ -35,87 +38,43 @@ PAPER_URL = "https://arxiv.org/abs/1706.03762"
 DATA_SETS = {
     "multi30k": {
         "hub_id": MULTI30K_HUB_ID,
-        "terms": ("**Multi30k** task 1 ([github.com/multi30k/dataset](https://github.com/multi30k/dataset)): "
-                  "English descriptions of Flickr30k images with German translations, 29,000 training pairs. "
-                  "Released for research use (the images' Flickr terms apply); cite Elliott et al. (2016), "
-                  '"Multi30K: Multilingual English-German Image Descriptions", Proceedings of the 5th Workshop on '
-                  "Vision and Language."),
+        "terms": (
+            "**Multi30k** task 1 ([github.com/multi30k/dataset](https://github.com/multi30k/dataset)): "
+            "English descriptions of Flickr30k images with German translations, 29,000 training pairs. "
+            "Released for research use (the images' Flickr terms apply); cite Elliott et al. (2016), "
+            '"Multi30K: Multilingual English-German Image Descriptions", Proceedings of the 5th Workshop on '
+            "Vision and Language."
+        ),
     },
     "tatoeba": {
         "hub_id": "Helsinki-NLP/tatoeba",
-        "terms": ("**Tatoeba** English-German sentence pairs, from the export at "
-                  "[manythings.org/anki](https://www.manythings.org/anki/): licensed "
-                  "[CC BY 2.0 FR](https://creativecommons.org/licenses/by/2.0/fr/), attribution "
-                  '"Tatoeba, [tatoeba.org](https://tatoeba.org)".'),
+        "terms": (
+            "**Tatoeba** English-German sentence pairs, from the export at "
+            "[manythings.org/anki](https://www.manythings.org/anki/): licensed "
+            "[CC BY 2.0 FR](https://creativecommons.org/licenses/by/2.0/fr/), attribution "
+            '"Tatoeba, [tatoeba.org](https://tatoeba.org)".'
+        ),
     },
 }
 # Weights derived from Multi30k are for research use, as Multi30k is; the code is MIT. The link is the terms'
 # own page (Multi30k publishes no licence file of its own).
-WEIGHTS_LICENSE = {"license": "other", "license_name": "research-use-only",
-                   "license_link": "https://github.com/multi30k/dataset"}
-TAGS = ["translation", "transformer", "attention-is-all-you-need", "encoder-decoder", "pytorch",
-        "safetensors", "from-scratch", "attention-visualization", "model_hub_mixin", "pytorch_model_hub_mixin"]
-
-TEMPLATE = """---
-{{ card_data }}
----
-
-# {{ title }}
-
-A small German ↔ English translation model: the original Transformer of "Attention Is All You Need"
-(Vaswani et al., 2017, [arXiv:1706.03762](https://arxiv.org/abs/1706.03762)), encoder-decoder and
-post-LN exactly as in the paper, written from scratch in PyTorch and trained from random weights by
-{{ project }}, an app that shows every attention head while it translates. One model translates both
-ways: the first source token is a target-language tag (`<2en>` or `<2de>`).
-
-{{ architecture }}
-
-## Training
-
-{{ provenance }}
-
-{{ training_data }}
-
-Training follows section 5 of the paper: Adam (β = 0.9, 0.98, ε = 1e-9), warm-up then inverse-square-root
-learning rate, label smoothing 0.1, dropout, batches by token count.
-
-## Results
-
-{{ results }}
-
-## Licence
-
-{{ licences }}
-
-## How to use
-
-The weights load with {{ project }}'s code (they are not a `transformers` model): its `Transformer`
-is a `torch.nn.Module` with huggingface_hub's `PyTorchModelHubMixin`, so `from_pretrained`,
-`save_pretrained` and `push_to_hub` work as for any Hub model. In a copy of the project, after
-`python3 -m pip install -r requirements.txt`:
-
-```python
-{{ usage_python }}
-```
-
-```bash
-{{ usage }}
-```
-
-The checkpoint is data only: `config.json` (the `TransformerConfig`), safetensors weights (shards
-under 10 MB), `tokenizer.json` (BPE with byte fallback), `metrics.json`, `training_log.json`, and the
-app's `film.npz` (the training film) and `corpus_heads.npz` (per-head corpus statistics). Nothing is
-unpickled when it is loaded.
-
-## Limitations
-
-Trained on short sentences (image captions and everyday phrases): long, technical or unusual input
-translates poorly, and input in neither German nor English comes back as fluent nonsense.
-
-## Citation
-
-Vaswani et al. (2017), "Attention Is All You Need", arXiv:1706.03762.
-"""
+WEIGHTS_LICENSE = {
+    "license": "other",
+    "license_name": "research-use-only",
+    "license_link": "https://github.com/multi30k/dataset",
+}
+TAGS = [
+    "translation",
+    "transformer",
+    "attention-is-all-you-need",
+    "encoder-decoder",
+    "pytorch",
+    "safetensors",
+    "from-scratch",
+    "attention-visualization",
+    "model_hub_mixin",
+    "pytorch_model_hub_mixin",
+]
 
 
 # --------------------------------------------------------------------------- model-index
@@ -129,10 +88,15 @@ def _scores(metrics: dict) -> dict:
     scores = metrics.get("scores")
     if not isinstance(scores, dict):
         return {}
-    return {split: {direction: {decoding: values for decoding, values in by_decoding.items()
-                                if isinstance(values, dict)}
-                    for direction, by_decoding in directions.items() if isinstance(by_decoding, dict)}
-            for split, directions in scores.items() if isinstance(directions, dict)}
+    return {
+        split: {
+            direction: {decoding: values for decoding, values in by_decoding.items() if isinstance(values, dict)}
+            for direction, by_decoding in directions.items()
+            if isinstance(by_decoding, dict)
+        }
+        for split, directions in scores.items()
+        if isinstance(directions, dict)
+    }
 
 
 def eval_results(metrics: dict) -> list[EvalResult]:
@@ -148,18 +112,20 @@ def eval_results(metrics: dict) -> list[EvalResult]:
                 for metric, metric_name in METRIC_NAMES.items():
                     if metric not in scores:
                         continue
-                    results.append(EvalResult(
-                        task_type="translation",
-                        task_name=f"Translation {_direction_name(direction)}",
-                        dataset_type=MULTI30K_HUB_ID,
-                        dataset_name=f"Multi30k task 1 ({split})",
-                        dataset_config=direction,
-                        dataset_split=HUB_SPLITS.get(split, split),
-                        metric_type=metric,
-                        metric_name=f"{metric_name} ({DECODING_NAMES.get(decoding, decoding)})",
-                        metric_value=scores[metric],
-                        metric_config="sacrebleu, cased, detokenized" if metric == "bleu" else None,
-                    ))
+                    results.append(
+                        EvalResult(
+                            task_type="translation",
+                            task_name=f"Translation {_direction_name(direction)}",
+                            dataset_type=MULTI30K_HUB_ID,
+                            dataset_name=f"Multi30k task 1 ({split})",
+                            dataset_config=direction,
+                            dataset_split=HUB_SPLITS.get(split, split),
+                            metric_type=metric,
+                            metric_name=f"{metric_name} ({DECODING_NAMES.get(decoding, decoding)})",
+                            metric_value=scores[metric],
+                            metric_config="sacrebleu, cased, detokenized" if metric == "bleu" else None,
+                        )
+                    )
     return results
 
 
@@ -168,10 +134,14 @@ def results_table(metrics: dict) -> str:
     """The README's table: one row per split and direction, greedy and beam-4 BLEU and chrF."""
     scores = _scores(metrics)
     if not scores:
-        return ("Not scored yet: `python3 scripts/score_checkpoint.py --checkpoint DIR --data MULTI30K_DIR` "
-                "writes the scores into metrics.json and this card.")
-    lines = ["| split | direction | greedy BLEU | beam-4 BLEU | greedy chrF | beam-4 chrF |",
-             "| --- | --- | ---: | ---: | ---: | ---: |"]
+        return (
+            "Not scored yet: `python3 scripts/score_checkpoint.py --checkpoint DIR --data MULTI30K_DIR` "
+            "writes the scores into metrics.json and this card."
+        )
+    lines = [
+        "| split | direction | greedy BLEU | beam-4 BLEU | greedy chrF | beam-4 chrF |",
+        "| --- | --- | ---: | ---: | ---: | ---: |",
+    ]
     for split, directions in scores.items():
         for direction, by_decoding in directions.items():
             greedy, beam = by_decoding.get("greedy", {}), by_decoding.get("beam4", {})
@@ -186,10 +156,12 @@ def _architecture(config: dict, metrics: dict) -> str:
         return ""
     parameters = metrics.get("parameters")
     count = f"{parameters / 1e6:.2f}M parameters: " if isinstance(parameters, (int, float)) else ""
-    return (f"{count}d_model {config.get('d_model')}, {config.get('n_heads')} heads, "
-            f"{config.get('n_encoder_layers')} encoder + {config.get('n_decoder_layers')} decoder layers, "
-            f"d_ff {config.get('d_ff')}, dropout {config.get('dropout')}, shared vocabulary of "
-            f"{config.get('vocab_size')} tokens (embeddings tied, section 3.4).")
+    return (
+        f"{count}d_model {config.get('d_model')}, {config.get('n_heads')} heads, "
+        f"{config.get('n_encoder_layers')} encoder + {config.get('n_decoder_layers')} decoder layers, "
+        f"d_ff {config.get('d_ff')}, dropout {config.get('dropout')}, shared vocabulary of "
+        f"{config.get('vocab_size')} tokens (embeddings tied, section 3.4)."
+    )
 
 
 _PATH = re.compile(r"(?:\.{0,2}/)?(?:[\w.-]+/)+([\w.-]+/)?([\w.-]+)")
@@ -198,9 +170,11 @@ _PATH = re.compile(r"(?:\.{0,2}/)?(?:[\w.-]+/)+([\w.-]+/)?([\w.-]+)")
 def public_paths(text: str) -> str:
     """Local file paths in text cut to their last two parts ("../shared/data/multi30k/train" -> "multi30k/train"):
     what the data was, without the machine it was read from."""
+
     def shorten(match: re.Match) -> str:
         parts = match.group(0).strip("/").split("/")
         return "/".join(part for part in parts[-2:] if part not in ("..", "."))
+
     return _PATH.sub(shorten, text)
 
 
@@ -208,13 +182,22 @@ def _hardware(metrics: dict) -> str:
     """Where it was trained, in plain words, from metrics.json's device, time, steps and speed."""
     device = str(metrics.get("device") or "")
     seconds, steps, speed = metrics.get("training_seconds"), metrics.get("step"), metrics.get("tokens_per_second")
-    where = ("on a CPU" if device == "cpu" else "on a GPU" if device.startswith("cuda") else
-             f"on `{device}`" if device else "")
+    where = (
+        "on a CPU"
+        if device == "cpu"
+        else "on a GPU"
+        if device.startswith("cuda")
+        else f"on `{device}`"
+        if device
+        else ""
+    )
     if isinstance(metrics.get("device_name"), str):
         where += f" ({metrics['device_name']})"
-    details = [f"{seconds / 60:.0f} minutes" if isinstance(seconds, (int, float)) else "",
-               f"{steps:,} optimizer steps" if isinstance(steps, int) else "",
-               f"about {speed:,.0f} tokens per second" if isinstance(speed, (int, float)) else ""]
+    details = [
+        f"{seconds / 60:.0f} minutes" if isinstance(seconds, (int, float)) else "",
+        f"{steps:,} optimizer steps" if isinstance(steps, int) else "",
+        f"about {speed:,.0f} tokens per second" if isinstance(speed, (int, float)) else "",
+    ]
     details = [d for d in details if d]
     if not where and not details:
         return ""
@@ -245,22 +228,29 @@ def _training_data(metrics: dict, data_used: list[str]) -> str:
     recorded = metrics.get("training_data")
     lines = [f"Data: {public_paths(str(recorded))}." if recorded else ""]
     lines += [f"- {DATA_SETS[name]['terms']}" for name in data_used]
-    return "\n\n".join(line for line in lines[:1] if line) + ("\n\n" if lines[0] and data_used else "") + \
-        "\n".join(lines[1:])
+    return (
+        "\n\n".join(line for line in lines[:1] if line)
+        + ("\n\n" if lines[0] and data_used else "")
+        + "\n".join(lines[1:])
+    )
 
 
 def _licences(data_used: list[str]) -> str:
     """What applies to what: the code's licence, and the training data's terms for everything learnt from it."""
     home = f" ({PROJECT_URL})" if PROJECT_URL else ""
     code = f"- **Code**: the project{home} that defines, trains and runs the model is MIT-licensed (its `LICENSE`)."
-    learnt = ("- **Weights** (`model*.safetensors`) and the files learnt from or computed on the training data "
-              "(`tokenizer.json`, `film.npz`, `corpus_heads.npz`) are not MIT: they carry the data's terms")
+    learnt = (
+        "- **Weights** (`model*.safetensors`) and the files learnt from or computed on the training data "
+        "(`tokenizer.json`, `film.npz`, `corpus_heads.npz`) are not MIT: they carry the data's terms"
+    )
     if not data_used:
         return f"{code}\n{learnt}. The training data is not recorded in metrics.json: check its terms before sharing."
     terms = []
     if "multi30k" in data_used:
-        terms.append("Multi30k was released for research use, so these are for **research and teaching use only**, "
-                     "not for commercial use (the card's `license: other`, `license_name: research-use-only`)")
+        terms.append(
+            "Multi30k was released for research use, so these are for **research and teaching use only**, "
+            "not for commercial use (the card's `license: other`, `license_name: research-use-only`)"
+        )
     if "tatoeba" in data_used:
         terms.append('the Tatoeba sentences are CC BY 2.0 FR, so any use credits "Tatoeba, tatoeba.org"')
     return f"{code}\n{learnt}. " + "; ".join(terms) + "."
@@ -270,16 +260,19 @@ def _licences(data_used: list[str]) -> str:
 def usage_python(source: str, hub: bool) -> str:
     """Python that loads the checkpoint at source (a Hub repo id, or a folder) and translates one sentence."""
     where = f"{json.dumps(source)}, hub=True" if hub else json.dumps(source)
-    return ("from model import Transformer, load_checkpoint\n"
-            "from model.decoding.greedy import translate\n\n"
-            f"model = Transformer.from_pretrained({json.dumps(source)})  # the model alone: config.json + safetensors\n"
-            f"checkpoint = load_checkpoint({where})  # the model, its tokenizer and metrics\n"
-            'trace = translate(checkpoint.model, checkpoint.tokenizer, "Ein Mann fährt Fahrrad.", "de-en")\n'
-            "print(trace.translation)")
+    return (
+        "from model import Transformer, load_checkpoint\n"
+        "from model.decoding.greedy import translate\n\n"
+        f"model = Transformer.from_pretrained({json.dumps(source)})  # the model alone: config.json + safetensors\n"
+        f"checkpoint = load_checkpoint({where})  # the model, its tokenizer and metrics\n"
+        'trace = translate(checkpoint.model, checkpoint.tokenizer, "Ein Mann fährt Fahrrad.", "de-en")\n'
+        "print(trace.translation)"
+    )
 
 
-def build_model_card(metrics: dict, config: dict, name: str, repo_id: str | None = None,
-                     source: str = ".") -> ModelCard:
+def build_model_card(
+    metrics: dict, config: dict, name: str, repo_id: str | None = None, source: str = "."
+) -> ModelCard:
     """A ModelCard from a checkpoint's metrics.json and config.json contents.
 
     Args:
@@ -297,25 +290,39 @@ def build_model_card(metrics: dict, config: dict, name: str, repo_id: str | None
     if results and MULTI30K_HUB_ID not in datasets:  # scored on it
         datasets.append(MULTI30K_HUB_ID)
     data = ModelCardData(
-        language=["de", "en"], pipeline_tag="translation", library_name=LIBRARY_NAME, tags=TAGS,
+        language=["de", "en"],
+        pipeline_tag="translation",
+        library_name=LIBRARY_NAME,
+        tags=TAGS,
         datasets=datasets or None,
         metrics=sorted({result.metric_type for result in results}) or None,
-        model_name=name if results else None, eval_results=results or None,
+        model_name=name if results else None,
+        eval_results=results or None,
         **(WEIGHTS_LICENSE if "multi30k" in data_used else {}),
     )
     project = f"[Attention Explorer]({PROJECT_URL})" if PROJECT_URL else "the Attention Explorer project"
     if repo_id:  # a card for the Hub: load by repo id
-        usage = (f"python3 -m model.decoding.cli --hub --checkpoint {repo_id} --direction de-en "
-                 '"Ein Mann fährt Fahrrad."\n'
-                 f"python3 app.py --hub {repo_id}   # the app on this checkpoint")
+        usage = (
+            f"python3 -m model.decoding.cli --hub --checkpoint {repo_id} --direction de-en "
+            '"Ein Mann fährt Fahrrad."\n'
+            f"python3 app.py --hub {repo_id}   # the app on this checkpoint"
+        )
     else:
-        usage = (f'python3 -m model.decoding.cli --checkpoint {source} --direction de-en "Ein Mann fährt Fahrrad."\n'
-                 f"python3 app.py --checkpoint {source}   # the app on this checkpoint")
+        usage = (
+            f'python3 -m model.decoding.cli --checkpoint {source} --direction de-en "Ein Mann fährt Fahrrad."\n'
+            f"python3 app.py --checkpoint {source}   # the app on this checkpoint"
+        )
     return ModelCard.from_template(
-        data, template_str=TEMPLATE, title=f"Attention Explorer: {name}",
-        architecture=_architecture(config, metrics), provenance=_provenance(metrics),
-        results=results_table(metrics), training_data=_training_data(metrics, data_used),
-        licences=_licences(data_used), usage=usage, project=project,
+        data,
+        template_str=TEMPLATE,
+        title=f"Attention Explorer: {name}",
+        architecture=_architecture(config, metrics),
+        provenance=_provenance(metrics),
+        results=results_table(metrics),
+        training_data=_training_data(metrics, data_used),
+        licences=_licences(data_used),
+        usage=usage,
+        project=project,
         usage_python=usage_python(repo_id or source, hub=bool(repo_id)),
     )
 
@@ -339,8 +346,13 @@ def local_source(directory: Path) -> str:
 def write_model_card(directory: str | Path, repo_id: str | None = None) -> Path:
     """Write README.md into a checkpoint directory from its metrics.json and config.json; returns its path."""
     directory = Path(directory)
-    card = build_model_card(_read(directory / "metrics.json"), _read(directory / "config.json"),
-                            name=repo_id or directory.resolve().name, repo_id=repo_id, source=local_source(directory))
+    card = build_model_card(
+        _read(directory / "metrics.json"),
+        _read(directory / "config.json"),
+        name=repo_id or directory.resolve().name,
+        repo_id=repo_id,
+        source=local_source(directory),
+    )
     path = directory / CARD_FILE
     if not path.exists() or path.read_text(encoding="utf-8") != str(card):  # unchanged: leave the file alone
         card.save(path)
