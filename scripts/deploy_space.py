@@ -17,7 +17,7 @@ are not uploaded are deleted, so the Space mirrors the app. A Space variable tel
 Everything is checked before the first request: the Space id, the checkpoint (it must load), that ZeroGPU
 supports the torch that requirements.txt pins, the token, and that every uploaded file is under the Hub's 10 MB limit for plain git pushes. When the Hub
 refuses (no plan for the hardware, a token without write access, a rate limit), the error says in
-plain words what the account needs.
+plain words what the account needs. What is uploaded, and the checks on those files, are in scripts/space_upload.py.
 """
 
 from __future__ import annotations
@@ -32,14 +32,12 @@ sys.path.insert(0, str(ROOT))
 
 from huggingface_hub import HfApi, get_token  # noqa: E402
 from huggingface_hub.errors import HfHubHTTPError  # noqa: E402
-from huggingface_hub.hf_api import DEFAULT_IGNORE_PATTERNS  # noqa: E402
-from huggingface_hub.utils import filter_repo_objects  # noqa: E402
 
-from model.checkpoints.checkpoint import HUB_MAX_FILE_BYTES, CheckpointError, load_local_checkpoint  # noqa: E402
-from model.checkpoints.files import CHECKPOINT_FILES  # noqa: E402
+from model.checkpoints.checkpoint import CheckpointError, load_local_checkpoint  # noqa: E402
 from model.checkpoints.hub import validate_repo_id  # noqa: E402
 from model.checkpoints.model_card import write_model_card  # noqa: E402
 from model.checkpoints.paths import DEFAULT_CHECKPOINT  # noqa: E402
+from scripts.space_upload import CHECKPOINTS_DIR, DeployError, check_files, plan, uploaded_files  # noqa: E402
 
 CHECKPOINT_VARIABLE = "ATTENTION_EXPLORER_CHECKPOINT"  # read by app.py
 
@@ -54,71 +52,31 @@ class Hardware:
 
 HARDWARE = {
     # ZeroGPU: the GPU exists only inside the server process's @spaces.GPU calls
-    "zerogpu": Hardware("zero-a10g", (
-        "Hosting a ZeroGPU Space needs a PRO account (up to 10 ZeroGPU Spaces) or a free personal account in "
-        "good standing, with a verified email and older than 30 days, which may host up to 2 "
-        "(https://huggingface.co/docs/hub/spaces-zerogpu); an organization needs a Team or Enterprise plan. "
-        "Check the account's email and age, or free a slot by deleting a ZeroGPU Space you no longer use")),
+    "zerogpu": Hardware(
+        "zero-a10g",
+        (
+            "Hosting a ZeroGPU Space needs a PRO account (up to 10 ZeroGPU Spaces) or a free personal account in "
+            "good standing, with a verified email and older than 30 days, which may host up to 2 "
+            "(https://huggingface.co/docs/hub/spaces-zerogpu); an organization needs a Team or Enterprise plan. "
+            "Check the account's email and age, or free a slot by deleting a ZeroGPU Space you no longer use"
+        ),
+    ),
     # CPU Basic: 2 vCPUs
-    "cpu-basic": Hardware("cpu-basic", (
-        "Since 2026-07-21 creating a Gradio Space on CPU hardware needs a paid plan (PRO for a personal account, "
-        "Team or Enterprise for an organization: https://huggingface.co/settings/billing/subscription). "
-        "A free account can deploy with --hardware zerogpu (the default)")),
+    "cpu-basic": Hardware(
+        "cpu-basic",
+        (
+            "Since 2026-07-21 creating a Gradio Space on CPU hardware needs a paid plan (PRO for a personal account, "
+            "Team or Enterprise for an organization: https://huggingface.co/settings/billing/subscription). "
+            "A free account can deploy with --hardware zerogpu (the default)"
+        ),
+    ),
 }
 DEFAULT_HARDWARE = "zerogpu"
 PYTORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
-CHECKPOINTS_DIR = "checkpoints"
-# huggingface_hub's patterns are fnmatch globs on paths relative to the folder; "*" also matches "/",
-# and "name/" means everything under name/.
-IGNORE_PATTERNS = [
-    ".*", "*/.*",  # hidden files and folders: .git, .venv, .pytest_cache, .gradio, .cache, .ci, ...
-    "runs/", "data/", "shared/", "flagged/",  # training runs, data sets, a device share, Gradio flags
-    "*__pycache__*", "*.pyc", "*.egg-info*",
-    "test-results/", "playwright-report/", "htmlcov/", "*.log", "benchmarks/results/*.tmp",
-    "*.tsv", "*.de", "*.en",  # parallel text never ships: its licences are not the code's
-    "*.pt", "*.pth", "*.bin", "*.ckpt", "*.pkl", "*.pickle",  # weights are safetensors only
-    # what the running app never reads: tests, measurements, maintenance scripts and their requirements
-    "tests/", "benchmarks/", "scripts/", "pytest.ini", "requirements-test.txt",
-    "pre-requirements.txt",  # written per hardware by this command (space_files), never taken from the folder
-]
-
-
-class DeployError(Exception):
-    """Something to fix before deploying; the message says what."""
 
 
 def space_url(space_id: str) -> str:
     return f"https://huggingface.co/spaces/{space_id}"
-
-
-def gitignore_patterns(text: str) -> list[str]:
-    """A .gitignore's lines as upload_folder's patterns (fnmatch on paths relative to the root, where "*"
-    also matches "/" and "name/" means everything under name/).
-
-    "/x" or "a/x" is anchored at the root; "x" matches at any depth; "x/" only folders. Negations ("!x")
-    have no upload_folder equivalent and are refused rather than ignored.
-    """
-    patterns = []
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        if line.startswith("!"):
-            raise DeployError(f".gitignore line {line!r}: negations are not supported by the upload filter")
-        anchored = "/" in line.rstrip("/")  # a slash before the end anchors the pattern (git's rule)
-        body = line.lstrip("/")
-        forms = [body] if body.endswith("/") else [body, f"{body}/"]  # a file pattern may name a folder
-        patterns += forms + ([] if anchored else [f"*/{form}" for form in forms])
-    return patterns
-
-
-def ignore_patterns(root: Path, checkpoint: Path) -> list[str]:
-    """IGNORE_PATTERNS, what root/.gitignore names, and every folder of checkpoints/ but the one deployed."""
-    gitignore = root / ".gitignore"
-    ignored = gitignore_patterns(gitignore.read_text(encoding="utf-8")) if gitignore.is_file() else []
-    folders = sorted(p for p in (root / CHECKPOINTS_DIR).glob("*") if p.is_dir())
-    return IGNORE_PATTERNS + ignored + [f"{CHECKPOINTS_DIR}/{p.name}/" for p in folders
-                                        if p.resolve() != checkpoint.resolve()]
 
 
 def torch_pin(requirements: Path) -> str:
@@ -158,8 +116,10 @@ def check_torch_for(root: Path, hardware: str) -> None:
         return
     problem = zerogpu_torch_problem(torch_pin(root / "requirements.txt"))
     if problem:
-        raise DeployError(f"{problem}. Pin a supported torch in requirements.txt (see "
-                          "https://huggingface.co/docs/hub/spaces-zerogpu), or deploy with --hardware cpu-basic")
+        raise DeployError(
+            f"{problem}. Pin a supported torch in requirements.txt (see "
+            "https://huggingface.co/docs/hub/spaces-zerogpu), or deploy with --hardware cpu-basic"
+        )
 
 
 def space_files(root: Path, hardware: str) -> dict[str, bytes]:
@@ -172,59 +132,11 @@ def space_files(root: Path, hardware: str) -> dict[str, bytes]:
     if hardware != "cpu-basic":
         return {}
     version = torch_pin(root / "requirements.txt")
-    text = ("# Written by scripts/deploy_space.py for CPU hardware: the CPU build of requirements.txt's torch.\n"
-            f"--extra-index-url {PYTORCH_CPU_INDEX}\ntorch=={version}+cpu\n")
+    text = (
+        "# Written by scripts/deploy_space.py for CPU hardware: the CPU build of requirements.txt's torch.\n"
+        f"--extra-index-url {PYTORCH_CPU_INDEX}\ntorch=={version}+cpu\n"
+    )
     return {"pre-requirements.txt": text.encode()}
-
-
-def selected_files(folder: Path, allow: list[str] | None, ignore: list[str] | None) -> list[str]:
-    """The files upload_folder uploads from folder: huggingface_hub's own filter over the same listing."""
-    paths = sorted(p.relative_to(folder).as_posix() for p in folder.glob("**/*") if p.is_file())
-    ignore = None if ignore is None else list(ignore) + DEFAULT_IGNORE_PATTERNS
-    return list(filter_repo_objects(paths, allow_patterns=allow, ignore_patterns=ignore))
-
-
-def plan(root: Path, checkpoint: Path) -> list[dict]:
-    """The upload_folder calls of a deploy, as keyword arguments (without repo_id, token).
-
-    One call when the checkpoint is inside root/checkpoints/ (the usual case: one commit); a
-    checkpoint from elsewhere (runs/base/best) is uploaded to checkpoints/<its folder name>/.
-    """
-    checkpoint = checkpoint.resolve()
-    inside = checkpoint.parent == (root / CHECKPOINTS_DIR).resolve()
-    # delete_patterns "*": the Space mirrors the folder (stale files go; the Hub always keeps .gitattributes)
-    calls = [{"folder_path": str(root), "ignore_patterns": ignore_patterns(root, checkpoint), "delete_patterns": ["*"]}]
-    if not inside:
-        if (root / CHECKPOINTS_DIR / checkpoint.name).exists():
-            raise DeployError(f"{CHECKPOINTS_DIR}/{checkpoint.name} already exists here; rename {checkpoint} "
-                              "or copy it into checkpoints/ under a new name")
-        # every file of the checkpoint, its npz files included; never code, pickles or a run's optimizer state
-        calls.append({"folder_path": str(checkpoint), "path_in_repo": f"{CHECKPOINTS_DIR}/{checkpoint.name}",
-                      "allow_patterns": CHECKPOINT_FILES})
-    return calls
-
-
-def uploaded_files(calls: list[dict]) -> dict[str, Path]:
-    """Path in the Space -> file on disk, for every file the calls upload."""
-    files = {}
-    for call in calls:
-        folder, prefix = Path(call["folder_path"]), call.get("path_in_repo", "")
-        for relative in selected_files(folder, call.get("allow_patterns"), call.get("ignore_patterns")):
-            files[f"{prefix}/{relative}" if prefix else relative] = folder / relative
-    return files
-
-
-def check_files(files: dict[str, Path], checkpoint_in_space: str) -> None:
-    """Refuse what the Hub (or the app) would refuse: big files, a missing app, README or checkpoint."""
-    too_big = [f"{name} ({path.stat().st_size / 1e6:.1f} MB)" for name, path in files.items()
-               if path.stat().st_size >= HUB_MAX_FILE_BYTES]
-    if too_big:
-        raise DeployError(f"files of {HUB_MAX_FILE_BYTES / 1e6:.0f} MB or more would break a plain git push to "
-                          f"the Space: {', '.join(too_big)} (a checkpoint: re-save it with "
-                          "model.checkpoints.checkpoint.save_checkpoint, which shards the weights)")
-    for required in ("README.md", "app.py", "requirements.txt", f"{checkpoint_in_space}/config.json"):
-        if required not in files:
-            raise DeployError(f"{required} would not be uploaded")
 
 
 def hub_refusal(error: HfHubHTTPError, doing: str, space_id: str, hardware: str) -> DeployError:
@@ -232,19 +144,37 @@ def hub_refusal(error: HfHubHTTPError, doing: str, space_id: str, hardware: str)
     status = error.response.status_code if error.response is not None else None
     said = " ".join((error.server_message or "").split()) or str(error).splitlines()[0]
     owner = space_id.split("/")[0]
-    plan_words = ("plan", "pro ", "subscri", "billing", "payment", "upgrade", "zerogpu", "zero-a10g", "hardware",
-                  "quota", "limit", "good standing", "verified", "paid")
+    plan_words = (
+        "plan",
+        "pro ",
+        "subscri",
+        "billing",
+        "payment",
+        "upgrade",
+        "zerogpu",
+        "zero-a10g",
+        "hardware",
+        "quota",
+        "limit",
+        "good standing",
+        "verified",
+        "paid",
+    )
     if status == 401:
-        what = ("The Hub did not accept the token (mistyped, expired or revoked): make one with write access at "
-                "https://huggingface.co/settings/tokens and pass it with --token or `hf auth login`")
+        what = (
+            "The Hub did not accept the token (mistyped, expired or revoked): make one with write access at "
+            "https://huggingface.co/settings/tokens and pass it with --token or `hf auth login`"
+        )
     elif status == 429:
         what = "The Hub is limiting this account's requests: wait a few minutes and run the same command again"
     elif status == 402 or (status in (400, 403) and any(word in said.lower() for word in plan_words)):
         what = HARDWARE[hardware].needs
     elif status == 403:
-        what = (f"The token may not create or write repositories under {owner!r}: it needs the write role (a "
-                f"fine-grained token needs write access to {owner}'s repositories), and {owner!r} must be your "
-                "account or an organization where you may create Spaces")
+        what = (
+            f"The token may not create or write repositories under {owner!r}: it needs the write role (a "
+            f"fine-grained token needs write access to {owner}'s repositories), and {owner!r} must be your "
+            "account or an organization where you may create Spaces"
+        )
     elif status == 409:
         what = f"{space_id} exists and cannot be used as this Space (is it a model or dataset of that name?)"
     else:
@@ -252,8 +182,15 @@ def hub_refusal(error: HfHubHTTPError, doing: str, space_id: str, hardware: str)
     return DeployError(f"{doing} failed. {what}. (The Hub said: {said})")
 
 
-def deploy(space_id: str, checkpoint: Path, private: bool = False, api=None, root: Path = ROOT,
-           dry_run: bool = False, hardware: str = DEFAULT_HARDWARE) -> str:
+def deploy(
+    space_id: str,
+    checkpoint: Path,
+    private: bool = False,
+    api=None,
+    root: Path = ROOT,
+    dry_run: bool = False,
+    hardware: str = DEFAULT_HARDWARE,
+) -> str:
     """Create the Space and upload the app and checkpoint; returns the Space's URL.
 
     Args:
@@ -280,8 +217,9 @@ def deploy(space_id: str, checkpoint: Path, private: bool = False, api=None, roo
     check_files(files, checkpoint_in_space)
     extra = space_files(root, hardware)
     total = sum(path.stat().st_size for path in files.values()) + sum(map(len, extra.values()))
-    print(f"{len(files) + len(extra)} files, {total / 1e6:.1f} MB, checkpoint {checkpoint_in_space}, "
-          f"hardware {hardware}")
+    print(
+        f"{len(files) + len(extra)} files, {total / 1e6:.1f} MB, checkpoint {checkpoint_in_space}, hardware {hardware}"
+    )
     if dry_run:
         print("\n".join([*files, *extra]))
         return space_url(space_id)
@@ -289,8 +227,9 @@ def deploy(space_id: str, checkpoint: Path, private: bool = False, api=None, roo
     variables = {CHECKPOINT_VARIABLE: (checkpoint_in_space, "checkpoint folder the app loads")}
     step = "Creating the Space"
     try:
-        api.create_repo(space_id, repo_type="space", space_sdk="gradio", space_hardware=spec.hub_id,
-                        private=private, exist_ok=True)
+        api.create_repo(
+            space_id, repo_type="space", space_sdk="gradio", space_hardware=spec.hub_id, private=private, exist_ok=True
+        )
         step = f"Moving the Space to {hardware} hardware"
         api.request_space_hardware(space_id, spec.hub_id)  # an existing Space keeps its hardware otherwise
         step = "Setting the Space variables"
@@ -300,8 +239,13 @@ def deploy(space_id: str, checkpoint: Path, private: bool = False, api=None, roo
         for call in calls:
             api.upload_folder(repo_id=space_id, repo_type="space", commit_message="Deploy Attention Explorer", **call)
         for path, content in extra.items():
-            api.upload_file(path_or_fileobj=content, path_in_repo=path, repo_id=space_id, repo_type="space",
-                            commit_message=f"Deploy Attention Explorer: {path} for {hardware}")
+            api.upload_file(
+                path_or_fileobj=content,
+                path_in_repo=path,
+                repo_id=space_id,
+                repo_type="space",
+                commit_message=f"Deploy Attention Explorer: {path} for {hardware}",
+            )
     except HfHubHTTPError as error:
         raise hub_refusal(error, step, space_id, hardware) from None
     return space_url(space_id)
@@ -310,9 +254,13 @@ def deploy(space_id: str, checkpoint: Path, private: bool = False, api=None, roo
 def main(argv: list[str] | None = None, api=None) -> int:
     parser = argparse.ArgumentParser(description="Deploy the app to a Hugging Face Space (Gradio SDK).")
     parser.add_argument("space_id", metavar="SPACE_ID", help="owner/name of the Space (created if missing)")
-    parser.add_argument("--hardware", choices=sorted(HARDWARE), default=DEFAULT_HARDWARE,
-                        help="zerogpu (default; free accounts in good standing may host two ZeroGPU Spaces) or "
-                             "cpu-basic (needs a paid plan)")
+    parser.add_argument(
+        "--hardware",
+        choices=sorted(HARDWARE),
+        default=DEFAULT_HARDWARE,
+        help="zerogpu (default; free accounts in good standing may host two ZeroGPU Spaces) or "
+        "cpu-basic (needs a paid plan)",
+    )
     parser.add_argument("--checkpoint", type=Path, default=DEFAULT_CHECKPOINT, help="checkpoint folder to ship")
     parser.add_argument("--private", action="store_true", help="create the Space private")
     parser.add_argument("--token", help="Hugging Face token with write access (default: $HF_TOKEN or `hf auth login`)")
@@ -323,8 +271,10 @@ def main(argv: list[str] | None = None, api=None) -> int:
             validate_repo_id(args.space_id)  # a bad id is reported before a missing token
             token = args.token or get_token()
             if not token:
-                raise DeployError("no Hugging Face token: pass --token, set HF_TOKEN, or run `hf auth login` "
-                                  "(a token with write access: https://huggingface.co/settings/tokens)")
+                raise DeployError(
+                    "no Hugging Face token: pass --token, set HF_TOKEN, or run `hf auth login` "
+                    "(a token with write access: https://huggingface.co/settings/tokens)"
+                )
             api = HfApi(token=token)
         url = deploy(args.space_id, args.checkpoint, args.private, api, dry_run=args.dry_run, hardware=args.hardware)
     except (DeployError, CheckpointError) as error:

@@ -38,7 +38,7 @@ from model.checkpoints.checkpoint import load_checkpoint, save_checkpoint
 from model.checkpoints.model_card import build_model_card, local_source
 
 ROOT = Path(__file__).resolve().parents[2]
-from scripts import deploy_space, score_checkpoint  # noqa: E402
+from scripts import deploy_space, score_checkpoint, space_upload  # noqa: E402
 
 HUB_LIMIT = 10 * 1000 * 1000  # the Hub refuses a plain git push of a file this large (no LFS/Xet)
 SHIPPED = ROOT / "checkpoints" / "de-en-small"
@@ -488,7 +488,7 @@ def test_gitignore_becomes_upload_patterns_that_leave_out_what_git_ignores(proje
     )
     assert answer.returncode in (0, 1), answer.stderr  # 1: nothing ignored
     ignored_by_git = set(answer.stdout.split())
-    patterns = deploy_space.gitignore_patterns((project / ".gitignore").read_text())
+    patterns = space_upload.gitignore_patterns((project / ".gitignore").read_text())
     kept = set(filter_repo_objects(listing, ignore_patterns=patterns))
     assert {
         "ui/step_slider.pyi",
@@ -497,8 +497,8 @@ def test_gitignore_becomes_upload_patterns_that_leave_out_what_git_ignores(proje
         "model/__pycache__/config.cpython-311.pyc",
     } <= ignored_by_git
     assert set(listing) - kept == ignored_by_git
-    with pytest.raises(deploy_space.DeployError, match="negations"):
-        deploy_space.gitignore_patterns("*.log\n!keep.log\n")
+    with pytest.raises(space_upload.DeployError, match="negations"):
+        space_upload.gitignore_patterns("*.log\n!keep.log\n")
 
 
 def test_deploy_of_a_checkpoint_from_elsewhere_uploads_it_under_checkpoints(
