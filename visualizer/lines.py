@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .attention import below_toolbar, window_note
+from .attention import below_toolbar, shown_window, window_note
 from .checks import as_array, check_index, labels_for
 from .heatmap import PHONE_PX, Window, fit_width, label_px, tick_font_size
 from .theme import ACCENT_COLOR, MUTED_COLOR, PALETTE, TEXT_COLOR, figure
@@ -61,8 +61,9 @@ def _checked_selection(selected, shape) -> tuple[str, int] | None:
     return side, check_index(f"selected {side}", index, shape[-2] if side == "query" else shape[-1])
 
 
-def _line_series(weights: np.ndarray, keep: np.ndarray, head: int, name: str, window: Window,
-                 queries: list[str], keys: list[str]) -> list[dict]:
+def _line_series(
+    weights: np.ndarray, keep: np.ndarray, head: int, name: str, window: Window, queries: list[str], keys: list[str]
+) -> list[dict]:
     """The lines of one head, one series per opacity level: (Tq, Tk) windowed weights, ``keep`` the
     pairs drawn; positions are shown in the whole sentence's numbering."""
     rows, cols = np.nonzero(keep)  # (N,) each, row-major: query by query
@@ -77,18 +78,43 @@ def _line_series(weights: np.ndarray, keep: np.ndarray, head: int, name: str, wi
         y = np.stack([r, (r + c) / 2, c, np.full(n, np.nan)], axis=1).ravel()  # (4N,)
         data = np.stack([r + window.rows.start, c + window.cols.start, v], axis=1).astype(np.float64)  # (N, 3)
         hover = np.full((n, 4), "", dtype=object)
-        hover[:, 1] = [f"{name}<br>query <b>#{window.rows.start + i} {queries[i]}</b><br>"
-                       f"key <b>#{window.cols.start + j} {keys[j]}</b><br>weight <b>{value:.4f}</b>"
-                       for i, j, value in zip(r, c, v)]
-        series.append(dict(
-            type="scatter", mode="lines", x=x, y=y, customdata=np.repeat(data, 4, axis=0),
-            hovertext=hover.ravel(), hovertemplate="%{hovertext}<extra></extra>", name=name,
-            legendgroup=name, showlegend=False, opacity=round(float(level), 2),
-            line=dict(color=head_color(head), width=LINE_WIDTH), meta=dict(head=head, side="lines"),
-        ))
+        hover[:, 1] = [
+            f"{name}<br>query <b>#{window.rows.start + i} {queries[i]}</b><br>"
+            f"key <b>#{window.cols.start + j} {keys[j]}</b><br>weight <b>{value:.4f}</b>"
+            for i, j, value in zip(r, c, v)
+        ]
+        series.append(
+            dict(
+                type="scatter",
+                mode="lines",
+                x=x,
+                y=y,
+                customdata=np.repeat(data, 4, axis=0),
+                hovertext=hover.ravel(),
+                hovertemplate="%{hovertext}<extra></extra>",
+                name=name,
+                legendgroup=name,
+                showlegend=False,
+                opacity=round(float(level), 2),
+                line=dict(color=head_color(head), width=LINE_WIDTH),
+                meta=dict(head=head, side="lines"),
+            )
+        )
     # the legend's entry: an empty series at full opacity, so a head of faint lines is named in its true colour
-    return [dict(type="scatter", mode="lines", x=[None], y=[None], name=name, legendgroup=name, hoverinfo="skip",
-                 line=dict(color=head_color(head), width=3), meta=dict(head=head, side="legend")), *series]
+    return [
+        dict(
+            type="scatter",
+            mode="lines",
+            x=[None],
+            y=[None],
+            name=name,
+            legendgroup=name,
+            hoverinfo="skip",
+            line=dict(color=head_color(head), width=3),
+            meta=dict(head=head, side="legend"),
+        ),
+        *series,
+    ]
 
 
 def _column(side: str, labels: list[str], first: int, highlight: int | None, font: int) -> dict:
@@ -98,18 +124,33 @@ def _column(side: str, labels: list[str], first: int, highlight: int | None, fon
     colors = [ACCENT_COLOR if i == highlight else TEXT_COLOR for i in range(n)]
     labels = [f"<b>{label}</b>" if i == highlight else label for i, label in enumerate(labels)]
     return dict(
-        type="scatter", mode="markers+text", name="queries" if side == "query" else "keys", showlegend=False, cliponaxis=False,
-        x=np.full(n, QUERY_X if side == "query" else KEY_X), y=np.arange(n, dtype=float),
-        text=labels, textposition="middle left" if side == "query" else "middle right",
-        textfont=dict(size=font, color=colors), customdata=np.arange(first, first + n),
+        type="scatter",
+        mode="markers+text",
+        name="queries" if side == "query" else "keys",
+        showlegend=False,
+        cliponaxis=False,
+        x=np.full(n, QUERY_X if side == "query" else KEY_X),
+        y=np.arange(n, dtype=float),
+        text=labels,
+        textposition="middle left" if side == "query" else "middle right",
+        textfont=dict(size=font, color=colors),
+        customdata=np.arange(first, first + n),
         marker=dict(size=7, color=[ACCENT_COLOR if i == highlight else MUTED_COLOR for i in range(n)]),
         meta=dict(side=side),
         hovertemplate=f"{side} <b>#%{{customdata}} %{{text}}</b><extra></extra>",
     )
 
 
-def _weight_column(weights: np.ndarray, keep: np.ndarray, selected: tuple[str, int], head: int, name: str,
-                   slot: int, step: float, font: int) -> dict:
+def _weight_column(
+    weights: np.ndarray,
+    keep: np.ndarray,
+    selected: tuple[str, int],
+    head: int,
+    name: str,
+    slot: int,
+    step: float,
+    font: int,
+) -> dict:
     """The weights of one head's lines from the selected token, written beside the tokens at their other
     end (inside the line area, one column per head): marker in the head's colour, number in the text's."""
     side, index = selected
@@ -118,11 +159,20 @@ def _weight_column(weights: np.ndarray, keep: np.ndarray, selected: tuple[str, i
     # one column per head, ``step`` apart: left of the keys for a selected query, right of the queries for a key
     x = KEY_X - step * (slot + 1) if side == "query" else QUERY_X + step * (slot + 0.3)
     return dict(
-        type="scatter", mode="markers+text", x=np.full(len(drawn), x), y=drawn.astype(float),
-        text=[f"{row[j]:.2f}".lstrip("0") for j in drawn], textposition="middle right",
-        textfont=dict(size=max(font - 2, 10), color=TEXT_COLOR), cliponaxis=False,
-        marker=dict(size=5, symbol="square", color=head_color(head)), name=name, legendgroup=name, showlegend=False,
-        customdata=row[drawn].astype(np.float64), hovertemplate=f"{name}: %{{customdata:.4f}}<extra></extra>",
+        type="scatter",
+        mode="markers+text",
+        x=np.full(len(drawn), x),
+        y=drawn.astype(float),
+        text=[f"{row[j]:.2f}".lstrip("0") for j in drawn],
+        textposition="middle right",
+        textfont=dict(size=max(font - 2, 10), color=TEXT_COLOR),
+        cliponaxis=False,
+        marker=dict(size=5, symbol="square", color=head_color(head)),
+        name=name,
+        legendgroup=name,
+        showlegend=False,
+        customdata=row[drawn].astype(np.float64),
+        hovertemplate=f"{name}: %{{customdata:.4f}}<extra></extra>",
         meta=dict(head=head, side="weights"),
     )
 
@@ -136,8 +186,9 @@ def _notes(drawn: int, total: int, threshold: float, window: Window, shape, sele
     return " · ".join(parts)
 
 
-def _size(queries: list[str], keys: list[str], *, title: bool, n_heads: int,
-          weight_columns: int) -> tuple[dict, int, float]:
+def _size(
+    queries: list[str], keys: list[str], *, title: bool, n_heads: int, weight_columns: int
+) -> tuple[dict, int, float]:
     """(height, margins and maybe a width; the labels' font; the x distance between two weight columns).
 
     The width is the least the figure needs (the page may widen it): the labels beside both columns and
@@ -152,15 +203,27 @@ def _size(queries: list[str], keys: list[str], *, title: bool, n_heads: int,
     per_row = max(1, int(max(lines_px, PHONE_PX - left - right) // LEGEND_ITEM_PX))
     legend_rows = int(np.ceil(n_heads / per_row))
     margin = dict(l=left, r=right, t=TOP_PX + (TITLE_PX if title else 0), b=BOTTOM_PX + legend_rows * LEGEND_ROW_PX)
-    return (dict(height=int(n * row_px + margin["t"] + margin["b"]), margin=margin, **fit_width(least, least)),
-            font, WEIGHT_COLUMN_PX / lines_px)
+    return (
+        dict(height=int(n * row_px + margin["t"] + margin["b"]), margin=margin, **fit_width(least, least)),
+        font,
+        WEIGHT_COLUMN_PX / lines_px,
+    )
 
 
-def attention_lines(weights: np.ndarray, query_tokens: Sequence[str], key_tokens: Sequence[str], *,
-                    heads: Sequence[int] | None = None, head_names: Sequence[str] | None = None,
-                    selected: tuple[str, int] | None = None, highlight_query: int | None = None,
-                    window: Window | None = None, threshold: float = LINE_THRESHOLD, title: str = "",
-                    column_titles: tuple[str, str] = SIDES) -> go.Figure:
+def attention_lines(
+    weights: np.ndarray,
+    query_tokens: Sequence[str],
+    key_tokens: Sequence[str],
+    *,
+    heads: Sequence[int] | None = None,
+    head_names: Sequence[str] | None = None,
+    selected: tuple[str, int] | None = None,
+    highlight_query: int | None = None,
+    window: Window | None = None,
+    threshold: float = LINE_THRESHOLD,
+    title: str = "",
+    column_titles: tuple[str, str] = SIDES,
+) -> go.Figure:
     """One layer's attention as lines from query tokens (left) to key tokens (right), a colour per head.
 
     Args:
@@ -178,59 +241,113 @@ def attention_lines(weights: np.ndarray, query_tokens: Sequence[str], key_tokens
     Raises:
         ValueError: weights not 3-D, not matching the tokens, heads/selection/window out of range.
     """
-    from .attention import _shown  # the window checks of the heatmaps, shared
-
     full = as_array("weights", weights, 3)
     queries = labels_for("query_tokens", query_tokens, full.shape[1])
     keys = labels_for("key_tokens", key_tokens, full.shape[2])
-    heads = list(range(full.shape[0])) if heads is None else [check_index("heads", h, full.shape[0]) for h in heads]
-    if not heads or len(set(heads)) != len(heads):
-        raise ValueError(f"heads must name distinct heads of {full.shape[0]}, got {heads}")
-    names = [f"head {h + 1}" for h in range(full.shape[0])] if head_names is None else list(head_names)
-    if len(names) != full.shape[0]:
-        raise ValueError(f"head_names has {len(names)} names for {full.shape[0]} heads")
+    heads, names = _checked_heads(heads, head_names, full.shape[0])
     selection = _checked_selection(selected, full.shape)
-    window, queries, keys, highlight = _shown(window, full.shape, queries, keys,
-                                              check_index("highlight_query", highlight_query, full.shape[1]))
+    window, queries, keys, highlight = shown_window(
+        window, full.shape, queries, keys, check_index("highlight_query", highlight_query, full.shape[1])
+    )
     shown = window.of(full)  # (H, tq, tk)
     keep = shown >= threshold  # (H, tq, tk)
     hidden = False
     if selection is not None:
-        side, index = selection
-        part = window.rows if side == "query" else window.cols
-        only = np.zeros_like(keep)
-        if part.start <= index < part.stop:
-            local = index - part.start
-            selection = (side, local)
-            if side == "query":
-                only[:, local] = keep[:, local]
-            else:
-                only[:, :, local] = keep[:, :, local]
-        else:
-            selection, hidden = None, True
-        keep = only
-    size, font, step = _size(queries, keys, title=bool(title), n_heads=len(heads),
-                             weight_columns=len(heads) if selection else 0)
+        keep, selection, hidden = _selected_lines(keep, selection, window)
+    size, font, step = _size(
+        queries, keys, title=bool(title), n_heads=len(heads), weight_columns=len(heads) if selection else 0
+    )
     series = [series for h in heads for series in _line_series(shown[h], keep[h], h, names[h], window, queries, keys)]
     marked = {side: index for side, index in [selection or ("", None)]}
-    series += [_column("query", queries, window.rows.start, marked.get("query", highlight), font),
-               _column("key", keys, window.cols.start, marked.get("key"), font)]
+    series += [
+        _column("query", queries, window.rows.start, marked.get("query", highlight), font),
+        _column("key", keys, window.cols.start, marked.get("key"), font),
+    ]
     if selection is not None:
-        series += [_weight_column(shown[h], keep[h], selection, h, names[h], slot, step, font)
-                   for slot, h in enumerate(heads)]
+        series += [
+            _weight_column(shown[h], keep[h], selection, h, names[h], slot, step, font) for slot, h in enumerate(heads)
+        ]
     n = max(len(queries), len(keys))
-    headers = [dict(text=f"<b>{text}</b>", x=x, xref="x", y=1, yref="paper", yanchor="bottom", yshift=4,
-                    xanchor=anchor, showarrow=False, font=dict(size=12, color=MUTED_COLOR))
-               for text, x, anchor in ((column_titles[0], QUERY_X, "right"), (column_titles[1], KEY_X, "left"))]
-    note = dict(text=_notes(int(keep[heads].sum()), int(np.prod(shown.shape[1:])) * len(heads), threshold,
-                            window, full.shape, hidden),
-                x=0.5, xref="paper", xanchor="center", y=1, yref="paper", yanchor="bottom", yshift=24,
-                showarrow=False, font=dict(size=11, color=MUTED_COLOR))
-    return below_toolbar(figure(series, dict(
-        xaxis=dict(visible=False, range=[QUERY_X - 0.02, KEY_X + 0.02], fixedrange=True),
-        yaxis=dict(visible=False, range=[n - 0.5, -0.5], fixedrange=True),
-        annotations=[*headers, note], hovermode="closest", showlegend=True,
-        legend=dict(orientation="h", x=0, xanchor="left", y=0, yanchor="bottom", yref="container",
-                    font=dict(size=11)),
-        **size,
-    ), title))
+    note = _notes(
+        int(keep[heads].sum()), int(np.prod(shown.shape[1:])) * len(heads), threshold, window, full.shape, hidden
+    )
+    return below_toolbar(
+        figure(
+            series,
+            dict(
+                xaxis=dict(visible=False, range=[QUERY_X - 0.02, KEY_X + 0.02], fixedrange=True),
+                yaxis=dict(visible=False, range=[n - 0.5, -0.5], fixedrange=True),
+                annotations=_annotations(column_titles, note),
+                hovermode="closest",
+                showlegend=True,
+                legend=dict(
+                    orientation="h", x=0, xanchor="left", y=0, yanchor="bottom", yref="container", font=dict(size=11)
+                ),
+                **size,
+            ),
+            title,
+        )
+    )
+
+
+def _checked_heads(
+    heads: Sequence[int] | None, head_names: Sequence[str] | None, n_heads: int
+) -> tuple[list[int], list[str]]:
+    """(the distinct 0-based heads drawn, in order; a name for each of the n_heads heads)."""
+    heads = list(range(n_heads)) if heads is None else [check_index("heads", h, n_heads) for h in heads]
+    if not heads or len(set(heads)) != len(heads):
+        raise ValueError(f"heads must name distinct heads of {n_heads}, got {heads}")
+    names = [f"head {h + 1}" for h in range(n_heads)] if head_names is None else list(head_names)
+    if len(names) != n_heads:
+        raise ValueError(f"head_names has {len(names)} names for {n_heads} heads")
+    return heads, names
+
+
+def _selected_lines(
+    keep: np.ndarray, selection: tuple[str, int], window: Window
+) -> tuple[np.ndarray, tuple[str, int] | None, bool]:
+    """Only the selected token's lines: (keep (H, tq, tk) with every other line dropped, the selection as a
+    position in the window or None, whether the selected token lies outside the window)."""
+    side, index = selection
+    part = window.rows if side == "query" else window.cols
+    only = np.zeros_like(keep)
+    if not part.start <= index < part.stop:
+        return only, None, True
+    local = index - part.start
+    if side == "query":
+        only[:, local] = keep[:, local]
+    else:
+        only[:, :, local] = keep[:, :, local]
+    return only, (side, local), False
+
+
+def _annotations(column_titles: tuple[str, str], note_text: str) -> list[dict]:
+    """The two columns' names above them and, above those, the note of what the figure leaves out."""
+    headers = [
+        dict(
+            text=f"<b>{text}</b>",
+            x=x,
+            xref="x",
+            y=1,
+            yref="paper",
+            yanchor="bottom",
+            yshift=4,
+            xanchor=anchor,
+            showarrow=False,
+            font=dict(size=12, color=MUTED_COLOR),
+        )
+        for text, x, anchor in ((column_titles[0], QUERY_X, "right"), (column_titles[1], KEY_X, "left"))
+    ]
+    note = dict(
+        text=note_text,
+        x=0.5,
+        xref="paper",
+        xanchor="center",
+        y=1,
+        yref="paper",
+        yanchor="bottom",
+        yshift=24,
+        showarrow=False,
+        font=dict(size=11, color=MUTED_COLOR),
+    )
+    return [*headers, note]

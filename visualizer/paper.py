@@ -10,7 +10,7 @@ Width follows the page; the height grows with the sentence.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -29,9 +29,15 @@ def _indices(name: str, values: Collection[int], size: int) -> set[int]:
     return chosen
 
 
-def paper_lines_figure(weights: np.ndarray, tokens: Sequence[str], *, query_tokens: Collection[int] = (),
-                       target_tokens: Collection[int] = (), only_queries: bool = False,
-                       title: str = "") -> go.Figure:
+def paper_lines_figure(
+    weights: np.ndarray,
+    tokens: Sequence[str],
+    *,
+    query_tokens: Collection[int] = (),
+    target_tokens: Collection[int] = (),
+    only_queries: bool = False,
+    title: str = "",
+) -> go.Figure:
     """Lines between two token columns, opacity = attention weight, as in the paper's Figures 3-5.
 
     Args:
@@ -54,24 +60,71 @@ def paper_lines_figure(weights: np.ndarray, tokens: Sequence[str], *, query_toke
     if only_queries and not queries:
         raise ValueError("only_queries needs query_tokens")
     y = -np.arange(n, dtype=float)  # first token at the top
+    drawn = sorted(queries) if only_queries else range(n)
+    markers = [
+        dict(
+            type="scatter",
+            x=np.full(n, x),
+            y=y,
+            mode="markers",
+            hoverinfo="skip",
+            showlegend=False,
+            marker=dict(size=5, color=MUTED_COLOR),
+        )
+        for x in (0.0, 1.0)
+    ]
+    return figure(
+        markers,
+        dict(
+            shapes=weight_lines(w, y, drawn, queries),
+            annotations=token_column(labels, y, "left", queries, queries)
+            + token_column(labels, y, "right", targets, queries),
+            xaxis=dict(visible=False, range=[-0.05, 1.05], fixedrange=True),
+            yaxis=dict(visible=False, range=[-n + 0.5, 0.5], fixedrange=True),
+            showlegend=False,
+            autosize=True,
+            height=int(n * TOKEN_PX + (110 if title else 60)),
+            margin=dict(l=110, r=110, t=80 if title else 30, b=20),
+        ),
+        title,
+    )
+
+
+def weight_lines(w: np.ndarray, y: np.ndarray, drawn: Iterable[int], queries: set[int]) -> list[dict]:
+    """A line shape from query i (left, x 0) to key j (right, x 1) for each drawn i and each weight w[i, j] of
+    at least MIN_WEIGHT, with that weight as its opacity; the lines of `queries` in the accent colour."""
     shapes = []
-    for i in sorted(queries) if only_queries else range(n):
+    for i in drawn:
         for j in np.flatnonzero(w[i] >= MIN_WEIGHT):
-            shapes.append(dict(type="line", x0=0, x1=1, y0=y[i], y1=y[j], layer="below",
-                               line=dict(color=ACCENT_COLOR if i in queries else PRIMARY_COLOR, width=2),
-                               opacity=float(min(w[i, j], 1.0)), name=f"{i}-{j}"))
+            shapes.append(
+                dict(
+                    type="line",
+                    x0=0,
+                    x1=1,
+                    y0=y[i],
+                    y1=y[j],
+                    layer="below",
+                    line=dict(color=ACCENT_COLOR if i in queries else PRIMARY_COLOR, width=2),
+                    opacity=float(min(w[i, j], 1.0)),
+                    name=f"{i}-{j}",
+                )
+            )
+    return shapes
 
-    def column(x: float, side: str, bold: set[int]) -> list[dict]:
-        return [dict(x=x, y=y[k], text=f"<b>{label}</b>" if k in bold else label, showarrow=False,
-                     xanchor="right" if side == "left" else "left", xshift=-6 if side == "left" else 6,
-                     font=dict(size=12, color=ACCENT_COLOR if side == "left" and k in queries else TEXT_COLOR))
-                for k, label in enumerate(labels)]
 
-    markers = [dict(type="scatter", x=np.full(n, x), y=y, mode="markers", hoverinfo="skip", showlegend=False,
-                    marker=dict(size=5, color=MUTED_COLOR)) for x in (0.0, 1.0)]
-    return figure(markers, dict(
-        shapes=shapes, annotations=column(0.0, "left", queries) + column(1.0, "right", targets),
-        xaxis=dict(visible=False, range=[-0.05, 1.05], fixedrange=True),
-        yaxis=dict(visible=False, range=[-n + 0.5, 0.5], fixedrange=True), showlegend=False, autosize=True,
-        height=int(n * TOKEN_PX + (110 if title else 60)), margin=dict(l=110, r=110, t=80 if title else 30, b=20),
-    ), title)
+def token_column(labels: list[str], y: np.ndarray, side: str, bold: set[int], queries: set[int]) -> list[dict]:
+    """The tokens of one side ("left": the queries at x 0, "right": the keys at x 1) as annotations at heights
+    y, those in `bold` written in bold; on the left the `queries` in the accent colour."""
+    x = 0.0 if side == "left" else 1.0
+    return [
+        dict(
+            x=x,
+            y=y[k],
+            text=f"<b>{label}</b>" if k in bold else label,
+            showarrow=False,
+            xanchor="right" if side == "left" else "left",
+            xshift=-6 if side == "left" else 6,
+            font=dict(size=12, color=ACCENT_COLOR if side == "left" and k in queries else TEXT_COLOR),
+        )
+        for k, label in enumerate(labels)
+    ]

@@ -10,7 +10,7 @@ import pytest
 from helpers import SOURCE, TARGET, heatmaps, mask_inputs, softmax_rows
 
 import visualizer
-from visualizer.attention import GRID_TICK_FONT, grid_cells
+from visualizer.head_grid import GRID_TICK_FONT, grid_cells
 
 
 def test_one_layer_of_the_grid_wraps_its_heads_into_rows_of_panels():
