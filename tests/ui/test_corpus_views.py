@@ -30,6 +30,8 @@ from ui.explain import corpus_heads as panel
 from ui.explain.panel import sentence_matches
 from serving import Runner, jobs
 from visualizer import corpus as figures
+from visualizer.attribution import attribution_figure
+from visualizer.qk_map import qk_scatter
 
 SMALL = CorpusSettings(importance_sentences=3, prune_sentences=3, map_sentences=3, prune_points=3, batch_size=4)
 
@@ -105,7 +107,7 @@ def test_pruning_curves_show_importance_and_random_orders():
 
 def test_qk_scatter_draws_queries_keys_and_the_highlighted_sentence():
     coords = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 2.0]])
-    fig = figures.qk_scatter(
+    fig = qk_scatter(
         coords,
         np.array([False, True, True]),
         ["▁a", "▁b", "[EOS]"],
@@ -128,19 +130,19 @@ def test_qk_scatter_draws_queries_keys_and_the_highlighted_sentence():
     assert (
         list(fig["data"][3]["text"]) == ["▁y"] and fig["data"][3]["marker"]["size"] > fig["data"][1]["marker"]["size"]
     )
-    by_position = figures.qk_scatter(
+    by_position = qk_scatter(
         coords, np.array([False, True, True]), ["a", "b", "c"], np.array([0, 0, 1]), color_by="position"
     ).to_plotly_json()
     np.testing.assert_array_equal(array(by_position["data"][1]["marker"]["color"]), [0, 1])
     with pytest.raises(ValueError, match="color_by"):
-        figures.qk_scatter(coords, np.zeros(3, bool), ["a", "b", "c"], np.zeros(3), color_by="token")
+        qk_scatter(coords, np.zeros(3, bool), ["a", "b", "c"], np.zeros(3), color_by="token")
 
 
 def test_attribution_figure_rows_and_correlation_per_step():
     tokens = ["<2en>", "▁Ein", "▁Mann", "[EOS]"]
     attention = np.array([[0.1, 0.6, 0.2, 0.1], [0.0, 0.2, 0.7, 0.1]])
     rho = np.array([[0.5, 1.0, np.nan], [-0.2, 0.3, 0.8]])
-    fig = figures.attribution_figure(
+    fig = attribution_figure(
         tokens,
         np.array([0.0, 2.0, -1.0, 0.5]),
         np.array([0.1, 0.4, 0.2, -0.8]),
@@ -166,12 +168,12 @@ def test_attribution_figure_rows_and_correlation_per_step():
     np.testing.assert_allclose(array(lines[1]["y"]), rho[1])
     assert fig["layout"]["shapes"][0]["x0"] == 1
     assert any("Σ IG +1.500" in a["text"] for a in fig["layout"]["annotations"])
-    long = figures.attribution_figure(
+    long = attribution_figure(
         [f"▁w{i}" for i in range(100)], np.ones(100), np.ones(100), np.ones((3, 100)) / 100, np.zeros((3, 5)), step=4
     ).to_plotly_json()
     assert long["layout"]["width"] >= 100 * 14  # 100 source tokens: readable columns, scrolling in their box
     with pytest.raises(ValueError, match="step"):
-        figures.attribution_figure(tokens, np.ones(4), np.ones(4), attention, rho, step=3)
+        attribution_figure(tokens, np.ones(4), np.ones(4), attention, rho, step=3)
 
 
 # --------------------------------------------------------------------------- panels

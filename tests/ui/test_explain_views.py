@@ -17,6 +17,7 @@ from model.decoding.ablation import Ablation
 from ui import session
 from ui.explain import ablation as ablation_panel, beam, branching, diagnostics, no_pe, panel, readouts
 from visualizer import explain as figures
+from visualizer.alignment import alignment_figure
 
 SOURCE = ["<2en>", "▁Ein", "▁Mann", "▁fährt", ".", "[EOS]"]
 OUTPUT = ["▁A", "▁man", "▁rides", ".", "[EOS]"]
@@ -54,7 +55,7 @@ def test_logit_lens_outlines_the_chosen_token_and_escapes():
 
 def test_alignment_figure_draws_one_line_per_link():
     links = [(1, 0), (2, 1), (3, 2), (4, 3)]
-    fig = figures.alignment_figure(SOURCE, OUTPUT, links, [0.9, 0.5, 0.2, 0.4], title="align")
+    fig = alignment_figure(SOURCE, OUTPUT, links, [0.9, 0.5, 0.2, 0.4], title="align")
     lines = [shape for shape in fig.layout.shapes if shape.type == "line"]
     assert len(lines) == 4
     source_x, target_x = fig.data[0].x, fig.data[1].x
@@ -63,9 +64,9 @@ def test_alignment_figure_draws_one_line_per_link():
     labels = [a.text for a in fig.layout.annotations]
     assert "▁Mann" in labels and "&lt;2en&gt;" in labels
     with pytest.raises(ValueError, match="out of range"):
-        figures.alignment_figure(SOURCE, OUTPUT, [(9, 0)])
+        alignment_figure(SOURCE, OUTPUT, [(9, 0)])
     with pytest.raises(ValueError, match="one value per link"):
-        figures.alignment_figure(SOURCE, OUTPUT, links, [1.0])
+        alignment_figure(SOURCE, OUTPUT, links, [1.0])
 
 
 def test_head_diagnostics_figure_has_a_panel_per_statistic():

@@ -15,7 +15,7 @@ import pytest
 import visualizer
 from model.analysis.readouts import head_diagnostics
 from model.decoding.greedy import translate
-from visualizer import explain
+from visualizer import alignment
 from visualizer.heatmap import MIN_FONT, WINDOW_HALF, attention_window
 
 N_SOURCE, N_TARGET = 100, 30
@@ -57,7 +57,7 @@ def long_figures() -> dict:
         "grid": visualizer.attention_grid(cross, TARGET, SOURCE, window=window),
         "pipeline": visualizer.attention_pipeline(np.log(cross[0, 0]), mask, cross[0, 0], TARGET, SOURCE),
         "masks": visualizer.masks_figure(padding, batch, causal, causal, mask, SOURCE, TARGET, step=5),
-        "alignment": explain.alignment_figure(
+        "alignment": alignment.alignment_figure(
             SOURCE, TARGET, [(3 * t, t) for t in range(N_TARGET)], np.linspace(0.2, 1, N_TARGET)
         ),
         "candidates": visualizer.candidates_chart(SOURCE[:10], np.linspace(0.2, 0.01, 10), 0),
@@ -117,14 +117,14 @@ def test_masks_figure_covers_every_position_at_100_tokens():
 def test_alignment_at_100_tokens_is_a_matrix_of_the_links():
     links = [(3 * t, t) for t in range(N_TARGET)]
     strengths = np.linspace(0.2, 1, N_TARGET)
-    fig = explain.alignment_figure(SOURCE, TARGET, links, strengths, input_tokens=["[BOS]"] + TARGET[:-1])
+    fig = alignment.alignment_figure(SOURCE, TARGET, links, strengths, input_tokens=["[BOS]"] + TARGET[:-1])
     assert not fig.layout.shapes  # no lines
     z = fig.data[0].z
     assert z.shape == (N_TARGET, N_SOURCE) and np.count_nonzero(z) == N_TARGET
     for (s, t), w in zip(links, strengths):
         assert z[t, s] == pytest.approx(w)
     assert fig.data[0].y[1] == "#1 ▁t0 → ▁t1"  # input → predicted
-    short = explain.alignment_figure(SOURCE[:8], TARGET[:6], [(i, i) for i in range(6)])
+    short = alignment.alignment_figure(SOURCE[:8], TARGET[:6], [(i, i) for i in range(6)])
     assert len(short.layout.shapes) == 6  # short sentences keep their lines
 
 

@@ -14,7 +14,7 @@ import pytest
 from helpers import HOSTILE, SOURCE, TARGET, heatmaps, highlight_shapes, softmax_rows
 
 import visualizer
-from visualizer import explain
+from visualizer import alignment
 from visualizer.theme import ACCENT_COLOR, GRID_COLOR, MUTED_COLOR, PRIMARY_COLOR
 from visualizer.tokens import token_chips
 
@@ -53,13 +53,13 @@ def test_token_chips_mark_the_special_tokens_the_caller_names():
 
 
 def test_alignment_figure_mutes_the_special_tokens_the_caller_names():
-    fig = explain.alignment_figure(SOURCE, TARGET, [(2, 2)], special_tokens=SPECIAL)
+    fig = alignment.alignment_figure(SOURCE, TARGET, [(2, 2)], special_tokens=SPECIAL)
     for row, tokens in zip(fig.data, (SOURCE, TARGET)):
         expected = [GRID_COLOR if token in SPECIAL else PRIMARY_COLOR for token in tokens]
         assert list(row.marker.color) == expected, row.name
     muted = {a.text for a in fig.layout.annotations if a.font.color == MUTED_COLOR and a.xref != "paper"}
     assert muted == {"&lt;2en&gt;", "[EOS]", "[BOS]"}
-    plain = explain.alignment_figure(SOURCE, TARGET, [(2, 2)])
+    plain = alignment.alignment_figure(SOURCE, TARGET, [(2, 2)])
     assert GRID_COLOR not in list(plain.data[0].marker.color) + list(plain.data[1].marker.color)
 
 

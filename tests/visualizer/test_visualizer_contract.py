@@ -16,7 +16,7 @@ from helpers import HOSTILE, SOURCE, TARGET, full_log, mask_inputs, sinusoids, s
 
 
 import visualizer
-from visualizer import explain
+from visualizer import alignment, explain
 
 VISUALIZER_DIR = Path(__file__).resolve().parents[2] / "visualizer"
 
@@ -44,7 +44,7 @@ def every_figure() -> dict[str, go.Figure]:
         "probability change": explain.probability_change_figure(TARGET, rng.random(n), rng.random(n), title="t"),
         "logit lens": explain.logit_lens_figure([TARGET[:3], TARGET[2:5]], rng.random((2, 3)), TARGET[2], title="t"),
         # strongest link 0.4: 0.2 + 0.8 * 0.4 / 0.4 is 1.0000000000000002, an opacity Plotly rejects
-        "alignment": explain.alignment_figure(
+        "alignment": alignment.alignment_figure(
             SOURCE,
             TARGET,
             [(i, i - 1) for i in range(1, n)],

@@ -17,7 +17,7 @@ from gradio.components.plot import PlotData
 from model import Checkpoint, TranslationTrace
 from model.analysis.corpus.attribution import Attribution, rank_correlation
 from serving import jobs
-from visualizer.corpus import attribution_figure
+from visualizer.attribution import attribution_figure
 
 from ..common import Page, TabView, plot, step_index
 from .panel import (

@@ -31,7 +31,8 @@ from model.analysis.corpus.store import CorpusHeads, corpus_path, corpus_status
 from model.decoding.ablation import Ablation
 from model.decoding.trace import ATTENTION_KINDS
 from serving import jobs
-from visualizer.corpus import head_role_grid, pruning_curves_figure, qk_scatter
+from visualizer.corpus import head_role_grid, pruning_curves_figure
+from visualizer.qk_map import qk_scatter
 
 from ..attention import TAB_ID as ATTENTION_TAB, HeadOpener
 from ..common import KIND_CHOICES, PRIVATE, Page, TabView, clamp, plot

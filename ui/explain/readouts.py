@@ -12,6 +12,7 @@ from model import TranslationTrace
 from model.analysis import readouts
 from model.text.tokenizer import SPECIAL_TOKENS
 from visualizer import explain as figures
+from visualizer.alignment import alignment_figure
 
 from ..common import Page, TabView, plot, step_index
 from ..text import EXPLAIN_ALIGNMENT, EXPLAIN_ALIGNMENT_LEAD, EXPLAIN_LENS, EXPLAIN_LENS_LEAD
@@ -36,7 +37,7 @@ def alignment_views(trace: TranslationTrace, layers: list[int] | None, level: st
     alignment = readouts.word_alignment(trace.cross_attention, trace.source_tokens, trace.output_tokens, chosen)
     strengths = [float(alignment.strength[t]) for _, t in alignment.links]
     names = ", ".join(str(layer + 1) for layer in chosen)
-    figure = figures.alignment_figure(
+    figure = alignment_figure(
         trace.source_tokens,
         trace.output_tokens,
         alignment.links,
