@@ -65,24 +65,32 @@ def view_window(trace: TranslationTrace, step: float | None, part: AttentionSlic
     return Window(around(centre, n), around(centre, n))
 
 
-def attention_view(trace: TranslationTrace, step: float | None, kind: str, layer: float | None,
-                   head: str, show_all: bool = False) -> PlotData:
+def attention_view(
+    trace: TranslationTrace, step: float | None, kind: str, layer: float | None, head: str, show_all: bool = False
+) -> PlotData:
     part = attention_slice(trace, step, kind)
     weights, queries, keys = part.weights, query_labels(trace, part), part.keys
     highlight = None if kind == "encoder" else len(queries) - 1
     name, shown = part.kind.label, dict(window=view_window(trace, step, part, show_all), highlight_query=highlight)
     l = clamp(layer, weights.shape[0])
     if head == "all":  # one layer at a time: its heads as small multiples that fit the figure's box
-        figure = visualizer.attention_grid(weights, queries, keys, **shown, layer=l, columns=GRID_COLUMNS,
-                                           title=f"{name}, layer {l + 1}: every head")
+        figure = visualizer.attention_grid(
+            weights, queries, keys, **shown, layer=l, columns=GRID_COLUMNS, title=f"{name}, layer {l + 1}: every head"
+        )
         return plot(figure, f"{kind}-attention-layer{l + 1}-all-heads")
     if head == "mean":
-        figure = visualizer.attention_heatmap(weights[l].mean(axis=0), queries, keys, **shown,
-                                              title=f"{name}, layer {l + 1}, mean of {weights.shape[1]} heads")
+        figure = visualizer.attention_heatmap(
+            weights[l].mean(axis=0),
+            queries,
+            keys,
+            **shown,
+            title=f"{name}, layer {l + 1}, mean of {weights.shape[1]} heads",
+        )
         return plot(figure, f"{kind}-attention-layer{l + 1}-mean")
     h = head_index(weights, head)
-    figure = visualizer.attention_heatmap(weights[l, h], queries, keys, **shown,
-                                          title=f"{name}, layer {l + 1}, head {h + 1}")
+    figure = visualizer.attention_heatmap(
+        weights[l, h], queries, keys, **shown, title=f"{name}, layer {l + 1}, head {h + 1}"
+    )
     return plot(figure, f"{kind}-attention-layer{l + 1}-head{h + 1}")
 
 
@@ -90,7 +98,7 @@ VIEWS = [("heatmap", "heatmap"), ("lines", "lines")]  # how the attention figure
 
 
 def token_choices(trace: TranslationTrace | None, kind: str) -> list[tuple[str, str]]:
-    """"every token", then each query and key of `kind` in the whole sentence ("query #3 ▁it" -> "query/3")."""
+    """ "every token", then each query and key of `kind` in the whole sentence ("query #3 ▁it" -> "query/3")."""
     choices = [("every token", "")]
     if trace is None:
         return choices
@@ -101,7 +109,7 @@ def token_choices(trace: TranslationTrace | None, kind: str) -> list[tuple[str, 
 
 
 def selected_token(choice: str | None, part: AttentionSlice) -> tuple[str, int] | None:
-    """"query/3" -> ("query", 3) while that token exists at this step; None for every token or a later one."""
+    """ "query/3" -> ("query", 3) while that token exists at this step; None for every token or a later one."""
     side, _, index = str(choice or "").partition("/")
     if side not in ("query", "key") or not index.isdigit():
         return None
@@ -109,31 +117,54 @@ def selected_token(choice: str | None, part: AttentionSlice) -> tuple[str, int] 
     return (side, int(index)) if int(index) < count else None
 
 
-def lines_view(trace: TranslationTrace, step: float | None, kind: str, layer: float | None, head: str,
-               show_all: bool = False, token: str | None = None) -> PlotData:
+def lines_view(
+    trace: TranslationTrace,
+    step: float | None,
+    kind: str,
+    layer: float | None,
+    head: str,
+    show_all: bool = False,
+    token: str | None = None,
+) -> PlotData:
     """One layer's heads as lines between query and key tokens (every head, their mean, or one head)."""
     part = attention_slice(trace, step, kind)
     l = clamp(layer, part.weights.shape[0])
     weights, heads, names, which = part.weights[l], None, None, "every head"
     if head == "mean":
-        weights, names, which = weights.mean(axis=0, keepdims=True), [f"mean of {weights.shape[0]} heads"], "mean of heads"
+        weights, names, which = (
+            weights.mean(axis=0, keepdims=True),
+            [f"mean of {weights.shape[0]} heads"],
+            "mean of heads",
+        )
     elif head != "all":
         heads = [head_index(part.weights, head)]
         which = f"head {heads[0] + 1}"
-    figure = attention_lines(weights, query_labels(trace, part), part.keys, heads=heads, head_names=names,
-                             selected=selected_token(token, part), window=view_window(trace, step, part, show_all),
-                             highlight_query=None if kind == "encoder" else len(part.queries) - 1,
-                             title=f"{part.kind.label}, layer {l + 1}, {which}")
+    figure = attention_lines(
+        weights,
+        query_labels(trace, part),
+        part.keys,
+        heads=heads,
+        head_names=names,
+        selected=selected_token(token, part),
+        window=view_window(trace, step, part, show_all),
+        highlight_query=None if kind == "encoder" else len(part.queries) - 1,
+        title=f"{part.kind.label}, layer {l + 1}, {which}",
+    )
     return plot(figure, f"{kind}-lines-layer{l + 1}-{which.replace(' ', '-')}")
 
 
-def pipeline_view(trace: TranslationTrace, step: float | None, kind: str, layer: float | None,
-                  head: str, show_all: bool = False) -> PlotData:
+def pipeline_view(
+    trace: TranslationTrace, step: float | None, kind: str, layer: float | None, head: str, show_all: bool = False
+) -> PlotData:
     part = attention_slice(trace, step, kind)
     l, h = clamp(layer, part.weights.shape[0]), head_index(part.weights, head)
     stand_in = " (head 1 stands in for all heads)" if not str(head).isdigit() else ""
     figure = visualizer.attention_pipeline(
-        part.scores[l, h], np.asarray(part.mask), part.weights[l, h], query_labels(trace, part), part.keys,
+        part.scores[l, h],
+        np.asarray(part.mask),
+        part.weights[l, h],
+        query_labels(trace, part),
+        part.keys,
         window=view_window(trace, step, part, show_all),
         title=f"{part.kind.label}, layer {l + 1}, head {h + 1}{stand_in}: scores → + mask → softmax",
     )
@@ -146,10 +177,13 @@ def layer_choices(checkpoint: Checkpoint | None, kind: str) -> list[tuple[str, i
 
 
 def grid_choices(checkpoint: Checkpoint | None, kind: str) -> list[tuple[str, str]]:
-    """"layer l · head h" for every cell of the all-heads grid (gr.Plot has no click event in Gradio 6)."""
+    """ "layer l · head h" for every cell of the all-heads grid (gr.Plot has no click event in Gradio 6)."""
     n_heads = checkpoint.config.n_heads if checkpoint else 1
-    return [(f"layer {layer} · head {h}", f"{layer}/{h}") for _, layer in layer_choices(checkpoint, kind)
-            for h in range(1, n_heads + 1)]
+    return [
+        (f"layer {layer} · head {h}", f"{layer}/{h}")
+        for _, layer in layer_choices(checkpoint, kind)
+        for h in range(1, n_heads + 1)
+    ]
 
 
 def opened_head(choice: str | None) -> tuple[int, str] | None:
@@ -176,77 +210,138 @@ class AttentionTab:
     pipeline: tuple = ()  # (the "inside one head" accordion, its open-state): the tour opens it
 
 
-def build(page: Page) -> AttentionTab:
+@dataclass(frozen=True)
+class AttentionControls:
+    """The controls beside the attention figure, and the prose about the chosen kind."""
+
+    kind: gr.Radio
+    layer: gr.Radio
+    head: gr.Radio
+    view_as: gr.Radio
+    keep_token: gr.Dropdown
+    open_head: gr.Dropdown
+    show_all: gr.Checkbox
+    about_kind: gr.Markdown
+
+
+def side_controls(page: Page) -> AttentionControls:
+    """The side column's controls (kind, layer, head, how to draw, one token's lines, a head of the grid to open,
+    every token) and the "About this view" prose, made in the open Gradio column."""
     n_heads = page.checkpoint.config.n_heads if page.checkpoint else 1
+    kind = gr.Radio(KIND_CHOICES, value="cross", label="Attention", elem_id="attention-kind")
+    layer = gr.Radio(layer_choices(page.checkpoint, "cross"), value=1, label="Layer", elem_id="layer")
+    head = gr.Radio(
+        [("all heads", "all"), ("mean of heads", "mean")] + [(f"head {h}", str(h)) for h in range(1, n_heads + 1)],
+        value="1",
+        label="Head",
+        elem_id="head",
+    )
+    view_as = gr.Radio(
+        VIEWS,
+        value="heatmap",
+        label="Draw as",
+        elem_id="attention-view",
+        info="lines: one layer's heads, a line per query and key",
+    )
+    keep_token = gr.Dropdown(
+        token_choices(None, "cross"),
+        value="",
+        label="Keep one token's lines",
+        elem_id="lines-token",
+        visible=False,
+    )
+    open_head = gr.Dropdown(
+        grid_choices(page.checkpoint, "cross"),
+        value=None,
+        label="Open a head of the grid",
+        elem_id="grid-open-head",
+    )
+    show_all = gr.Checkbox(
+        False,
+        label=f"Show all tokens (long sentences show {2 * WINDOW_HALF + 1} around the current query)",
+        elem_id="attention-window-all",
+    )
+    with gr.Accordion("About this view", open=True, elem_classes="view-about"):
+        about_kind = gr.Markdown(ABOUT_ATTENTION["cross"])
+        gr.Markdown(ABOUT_HEADS)
+    return AttentionControls(kind, layer, head, view_as, keep_token, open_head, show_all, about_kind)
+
+
+def wire_controls(page: Page, c: AttentionControls) -> None:
+    """The controls' own listeners: the token list follows the sentence, the kind and how it is drawn; a new kind
+    resets the layer choices, the grid's heads and the prose; a grid cell opened sets the layer and head radios
+    (the page's redraw listener then draws that head)."""
+
+    def on_tokens(trace, kind_value, view_value) -> dict:  # the token list follows the sentence and the kind
+        return {
+            c.keep_token: gr.Dropdown(choices=token_choices(trace, kind_value), value="", visible=view_value == "lines")
+        }
+
+    for event in (page.trace.change, c.kind.input, c.view_as.input):
+        event(on_tokens, [page.trace, c.kind, c.view_as], c.keep_token, trigger_mode="always_last", **PRIVATE)
+
+    def on_kind(kind_value, layer_value):
+        choices = layer_choices(page.checkpoint, kind_value)
+        return {
+            c.layer: gr.Radio(choices=choices, value=min(int(layer_value or 1), len(choices))),
+            c.open_head: gr.Dropdown(choices=grid_choices(page.checkpoint, kind_value), value=None),
+            c.about_kind: ABOUT_ATTENTION[kind_value],
+        }
+
+    c.kind.input(
+        on_kind, [c.kind, c.layer], [c.layer, c.open_head, c.about_kind], trigger_mode="always_last", **PRIVATE
+    )
+
+    def on_open(choice) -> dict:  # the radios change, and the redraw listener draws that head
+        cell = opened_head(choice)
+        return {} if cell is None else {c.layer: cell[0], c.head: cell[1]}
+
+    c.open_head.input(on_open, c.open_head, [c.layer, c.head], **PRIVATE)
+
+
+def build(page: Page) -> AttentionTab:
     with gr.Tab("Attention", id=TAB_ID) as tab:
         # controls and prose beside the figure (at 1280x720 the player bar, the controls and the figure
         # fit one screen); on a narrow screen the columns stack, controls first
         with gr.Row(equal_height=False, elem_classes="view-row"):
             with gr.Column(scale=1, min_width=280, elem_classes="view-side"):
-                kind = gr.Radio(KIND_CHOICES, value="cross",
-                                label="Attention", elem_id="attention-kind")
-                layer = gr.Radio(layer_choices(page.checkpoint, "cross"), value=1, label="Layer", elem_id="layer")
-                head = gr.Radio([("all heads", "all"), ("mean of heads", "mean")]
-                                + [(f"head {h}", str(h)) for h in range(1, n_heads + 1)],
-                                value="1", label="Head", elem_id="head")
-                view_as = gr.Radio(VIEWS, value="heatmap", label="Draw as", elem_id="attention-view",
-                                   info="lines: one layer's heads, a line per query and key")
-                keep_token = gr.Dropdown(token_choices(None, "cross"), value="", label="Keep one token's lines",
-                                         elem_id="lines-token", visible=False)
-                open_head = gr.Dropdown(grid_choices(page.checkpoint, "cross"), value=None,
-                                        label="Open a head of the grid", elem_id="grid-open-head")
-                show_all = gr.Checkbox(False, label=f"Show all tokens (long sentences show {2 * WINDOW_HALF + 1} "
-                                                    "around the current query)", elem_id="attention-window-all")
-                with gr.Accordion("About this view", open=True, elem_classes="view-about"):
-                    about_kind = gr.Markdown(ABOUT_ATTENTION["cross"])
-                    gr.Markdown(ABOUT_HEADS)
+                c = side_controls(page)
             with gr.Column(scale=3, min_width=340, elem_classes="view-main"):
                 attention_plot = gr.Plot(elem_id="attention-plot", show_label=False)
                 # drawn only while open: a step redraws one figure, not two
-                with gr.Accordion("Inside one head: scores → + mask → softmax", open=False,
-                                  elem_id="pipeline-box") as pipeline_box:
+                with gr.Accordion(
+                    "Inside one head: scores → + mask → softmax", open=False, elem_id="pipeline-box"
+                ) as pipeline_box:
                     gr.Markdown(ABOUT_PIPELINE)
                     pipeline_plot = gr.Plot(elem_id="pipeline-plot", show_label=False)
         pipeline_open = gr.State(False)
     page.track(tab, TAB_ID)
     pipeline_box.expand(lambda: True, None, pipeline_open, **PRIVATE)
     pipeline_box.collapse(lambda: False, None, pipeline_open, **PRIVATE)
-
-    def figures(trace, step, kind_value, layer_value, head_value, all_value=False, with_pipeline=False,
-                view_value="heatmap", token_value=None) -> dict:
-        args = (trace, step, kind_value, layer_value, head_value, bool(all_value))
-        main = lines_view(*args, token_value) if view_value == "lines" else attention_view(*args)
-        return {attention_plot: main, **({pipeline_plot: pipeline_view(*args)} if with_pipeline else {})}
-
-    def on_tokens(trace, kind_value, view_value) -> dict:  # the token list follows the sentence and the kind
-        return {keep_token: gr.Dropdown(choices=token_choices(trace, kind_value), value="",
-                                        visible=view_value == "lines")}
-
-    for event in (page.trace.change, kind.input, view_as.input):
-        event(on_tokens, [page.trace, kind, view_as], keep_token, trigger_mode="always_last", **PRIVATE)
-
-    def on_kind(kind_value, layer_value):
-        choices = layer_choices(page.checkpoint, kind_value)
-        return {layer: gr.Radio(choices=choices, value=min(int(layer_value or 1), len(choices))),
-                open_head: gr.Dropdown(choices=grid_choices(page.checkpoint, kind_value), value=None),
-                about_kind: ABOUT_ATTENTION[kind_value]}
-
-    kind.input(on_kind, [kind, layer], [layer, open_head, about_kind], trigger_mode="always_last", **PRIVATE)
-    def on_open(choice) -> dict:  # the radios change, and the redraw listener draws that head
-        cell = opened_head(choice)
-        return {} if cell is None else {layer: cell[0], head: cell[1]}
-
-    open_head.input(on_open, open_head, [layer, head], **PRIVATE)
+    wire_controls(page, c)
 
     def show_head(kind_value, layer_value, head_value) -> dict:
-        return {kind: kind_value, layer: gr.Radio(choices=layer_choices(page.checkpoint, kind_value), value=layer_value),
-                head: head_value, about_kind: ABOUT_ATTENTION[kind_value]}
+        return {
+            c.kind: kind_value,
+            c.layer: gr.Radio(choices=layer_choices(page.checkpoint, kind_value), value=layer_value),
+            c.head: head_value,
+            c.about_kind: ABOUT_ATTENTION[kind_value],
+        }
 
     def render(trace, step, values) -> dict:
-        return figures(trace, step, values[kind], values[layer], values[head], values.get(show_all, False),
-                       values.get(pipeline_open, False), values.get(view_as, "heatmap"), values.get(keep_token))
+        args = (trace, step, values[c.kind], values[c.layer], values[c.head], bool(values.get(c.show_all, False)))
+        if values.get(c.view_as, "heatmap") == "lines":
+            main = lines_view(*args, values.get(c.keep_token))
+        else:
+            main = attention_view(*args)
+        with_pipeline = values.get(pipeline_open, False)
+        return {attention_plot: main, **({pipeline_plot: pipeline_view(*args)} if with_pipeline else {})}
 
-    view = TabView(TAB_ID, [attention_plot, pipeline_plot], render,
-                   controls=[kind, layer, head, show_all, pipeline_open, view_as, keep_token])
-    return AttentionTab(view, HeadOpener((kind, layer, head, about_kind), show_head),
-                        (pipeline_box, pipeline_open))
+    view = TabView(
+        TAB_ID,
+        [attention_plot, pipeline_plot],
+        render,
+        controls=[c.kind, c.layer, c.head, c.show_all, pipeline_open, c.view_as, c.keep_token],
+    )
+    opener = HeadOpener((c.kind, c.layer, c.head, c.about_kind), show_head)
+    return AttentionTab(view, opener, (pipeline_box, pipeline_open))

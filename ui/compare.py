@@ -5,29 +5,21 @@ animal or the street): where it looks in every head of each sentence, the heads 
 
 The first sentence is the page's trace; the second is translated here in the first's direction through
 `translate_second` (the one way this tab calls the model) and kept in this user's gr.State. The two figures and
-the comparison are views of the page's one redraw (ui/redraw.py).
+the comparison are views of the page's one redraw (ui/redraw.py); what they show is made in ui/compare_views.py.
 """
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 
 import gradio as gr
-from gradio.components.plot import PlotData
 
-import visualizer
 from model import Checkpoint, TranslationTrace
-from model.analysis.compare import (
-    Comparison,
-    HeadDifference,
-    TokenLooks,
-    compare_token,
-    shared_source_tokens,
-)
+from model.analysis.compare import Comparison, compare_token, shared_source_tokens
 
-from .attention import VIEWS, attention_view, layer_choices, lines_view
-from .common import KIND_CHOICES, PRIVATE, Page, TabView, plot, step_index
+from .attention import VIEWS, layer_choices
+from .common import KIND_CHOICES, PRIVATE, Page, TabView
+from .compare_views import candidates_view, caption, looks_html, opened, ranking_choices, side_view, summary
 from .redraw import trace_key
 from serving import Runner, jobs
 
@@ -36,10 +28,7 @@ from .session import check_input
 from .text import ABOUT_ATTENTION, ABOUT_COMPARE, BLOG_PAIR, DIRECTION_LABELS
 
 TAB_ID = "compare"
-RANKED = 10  # heads offered to open, the largest difference first
-KEYS_SHOWN = 3  # keys listed per head and sentence in the table of every head
 PREFERRED_TOKEN = "▁it"  # picked first where both sentences have it (the blog post's token)
-KIND_NAMES = {"encoder": "encoder self", "cross": "cross"}  # the kinds a comparison ranks
 
 
 def translate_second(runner: Runner | None, text: str | None, direction: str) -> TranslationTrace:
@@ -82,8 +71,10 @@ def problem(first: TranslationTrace | None, second: Second | None) -> str:
         return second.note
     if second.trace.direction != first.direction:
         now, then = DIRECTION_LABELS[first.direction], DIRECTION_LABELS[second.trace.direction]
-        return (f"⚠️ The first sentence is translated {now} and the second {then}: press **Compare** to translate "
-                f"the second {now} too.")
+        return (
+            f"⚠️ The first sentence is translated {now} and the second {then}: press **Compare** to translate "
+            f"the second {now} too."
+        )
     return ""
 
 
@@ -108,84 +99,6 @@ def comparison(first: TranslationTrace, second: TranslationTrace, chosen: str | 
     return None if token is None else compare_token(first, second, token)
 
 
-# --------------------------------------------------------------------------- what the tab shows
-def head_name(head: HeadDifference) -> str:
-    return f"{KIND_NAMES[head.kind]} · layer {head.layer + 1} · head {head.head + 1}"
-
-
-def head_value(head: HeadDifference) -> str:
-    """A ranked head as the ranking's value, 1-based: "encoder/3/2"."""
-    return f"{head.kind}/{head.layer + 1}/{head.head + 1}"
-
-
-def opened(value: str | None) -> tuple[str, int, str] | None:
-    """"encoder/3/2" -> ("encoder", 3, "2") for the kind, layer and head controls; None for anything else."""
-    kind, layer, head = (str(value or "").split("/") + ["", ""])[:3]
-    return (kind, int(layer), head) if kind in KIND_NAMES and layer.isdigit() and head.isdigit() else None
-
-
-def ranking_choices(result: Comparison) -> list[tuple[str, str]]:
-    return [(f"{rank}. {head_name(head)}: {head.distance:.3f}", head_value(head))
-            for rank, head in enumerate(result.ranking[:RANKED], 1)]
-
-
-def keys_html(looks: TokenLooks, head: HeadDifference) -> str:
-    keys = looks.top_keys(head.kind, head.layer, head.head, KEYS_SHOWN)
-    return " ".join(f'<span class="key"><span class="tok">{html.escape(key.token)}</span> {key.weight:.2f}</span>'
-                    for key in keys)
-
-
-def looks_html(result: Comparison) -> str:
-    """Every head, the largest difference first: how much the token's rows differ, and its top keys in each."""
-    token = html.escape(result.token)
-    rows = "".join(f'<tr data-head="{head_value(head)}"><td class="num">{rank}</td><td>{head_name(head)}</td>'
-                   f'<td class="num">{head.distance:.3f}</td><td>{keys_html(result.first, head)}</td>'
-                   f'<td>{keys_html(result.second, head)}</td></tr>' for rank, head in enumerate(result.ranking, 1))
-    return (f'<div class="compare-looks"><table class="beam-table"><thead><tr><th>#</th><th>head</th>'
-            f'<th>differs by</th><th>sentence 1: {token} looks at</th><th>sentence 2: {token} looks at</th></tr>'
-            f'</thead><tbody>{rows}</tbody></table></div>')
-
-
-def summary(result: Comparison) -> str:
-    """One line: what the token became in each sentence, and the head that tells them apart most."""
-    said = [f"**{html.escape(looks.translating.output_token)}** at step {looks.translating.step + 1} of sentence {n} "
-            f"(p = {float(looks.translating.probabilities[0]):.3f} for its top candidate)"
-            for n, looks in ((1, result.first), (2, result.second))]
-    top = result.ranking[0]
-    return (f"**{html.escape(result.token)}** is translated as {said[0]} and as {said[1]}. The head that tells the "
-            f"two apart most: {head_name(top)} ({top.distance:.3f}).")
-
-
-def candidates_view(number: int, looks: TokenLooks) -> PlotData:
-    step = looks.translating
-    chosen = step.candidates.index(step.output_token) if step.output_token in step.candidates else None
-    figure = visualizer.candidates_chart(step.candidates, step.probabilities, chosen,
-                                         title=f"Sentence {number}, step {step.step + 1}")
-    return plot(figure, f"compare-candidates-{number}")
-
-
-def side_view(trace: TranslationTrace, step: float | None, looks: TokenLooks | None, kind: str, layer, head: str,
-              draw: str, at_token: bool) -> tuple[PlotData, int]:
-    """One sentence's figure and the 1-based step drawn: the step that translates the token when at_token."""
-    if looks is not None and at_token:
-        step = looks.translating.step + 1
-    step = step_index(trace, step) + 1
-    if draw != "lines":
-        return attention_view(trace, step, kind, layer, head), step
-    keep = None  # the token's lines: its encoder row, or the decoder query that translates it
-    if looks is not None and (kind == "encoder" or at_token):
-        keep = f"query/{looks.position if kind == 'encoder' else looks.translating.step}"
-    return lines_view(trace, step, kind, layer, head, False, keep), step
-
-
-def caption(number: int, trace: TranslationTrace, step: int, looks: TokenLooks | None) -> str:
-    where = "" if looks is None else (f" · {html.escape(trace.source_tokens[looks.position])} is translated at step "
-                                      f"{looks.translating.step + 1}")
-    return (f'<div class="compare-caption"><b>Sentence {number}</b> {html.escape(trace.source_text)}'
-            f'<div class="translation">→ {html.escape(trace.translation)}</div>'
-            f'<div class="facts">step {step} of {trace.num_steps}{where}</div></div>')
-
-
 @dataclass(frozen=True)
 class CompareTab:
     """The tab's views and the controls a share link or the blog pair sets (ui/share.py)."""
@@ -204,45 +117,69 @@ class CompareTab:
     def outputs(self) -> list:
         return [self.second_text, self.second, self.token, self.kind, self.layer, self.head, self.about_kind]
 
-    def show(self, first: TranslationTrace, second: Second, token: str | None, kind: str, layer: int,
-             head: str) -> dict:
+    def show(
+        self, first: TranslationTrace, second: Second, token: str | None, kind: str, layer: int, head: str
+    ) -> dict:
         """Updates that compare `second` with `first` at this kind, layer and head (clamped to what exists)."""
         layers = layer_choices(self.checkpoint, kind)
         n_heads = self.checkpoint.config.n_heads if self.checkpoint else 1
         head = head if not head.isdigit() else str(min(int(head), n_heads))
         text = second.trace.source_text if second.trace is not None else ""
-        return {self.second_text: text, self.second: second, self.token: token_update(first, second, token),
-                self.kind: kind, self.layer: gr.Radio(choices=layers, value=min(layer, len(layers))), self.head: head,
-                self.about_kind: ABOUT_ATTENTION[kind]}
+        return {
+            self.second_text: text,
+            self.second: second,
+            self.token: token_update(first, second, token),
+            self.kind: kind,
+            self.layer: gr.Radio(choices=layers, value=min(layer, len(layers))),
+            self.head: head,
+            self.about_kind: ABOUT_ATTENTION[kind],
+        }
 
     def link_fields(self, values: dict) -> dict:
         """What a link to this tab carries: the second sentence, the token, and this tab's kind, layer and head."""
         second = values.get(self.second)
         text = second.trace.source_text if isinstance(second, Second) and second.trace is not None else None
-        return {"second": text, "token": values.get(self.token) or None, "kind": values[self.kind],
-                "layer": values[self.layer], "head": values[self.head]}
+        return {
+            "second": text,
+            "token": values.get(self.token) or None,
+            "kind": values[self.kind],
+            "layer": values[self.layer],
+            "head": values[self.head],
+        }
 
 
 def controls(page: Page) -> dict:
     """The side column: the second sentence, the blog pair, the token and the kind, layer, head and drawing."""
     n_heads = page.checkpoint.config.n_heads if page.checkpoint else 1
     made = {}
-    made["second_text"] = gr.Textbox(label="Second sentence (translated in the first one's direction)", lines=1,
-                                     max_lines=4, elem_id="compare-second", placeholder=BLOG_PAIR[1])
+    made["second_text"] = gr.Textbox(
+        label="Second sentence (translated in the first one's direction)",
+        lines=1,
+        max_lines=4,
+        elem_id="compare-second",
+        placeholder=BLOG_PAIR[1],
+    )
     with gr.Row(elem_id="compare-buttons"):
         made["go"] = gr.Button("Compare", variant="primary", elem_id="compare-go", min_width=100)
-        made["example"] = gr.Button("The blog post's pair: “…too tired” / “…too wide”", elem_id="compare-example",
-                                    variant="secondary", min_width=200)
+        made["example"] = gr.Button(
+            "The blog post's pair: “…too tired” / “…too wide”",
+            elem_id="compare-example",
+            variant="secondary",
+            min_width=200,
+        )
     made["token"] = gr.Dropdown([], value=None, label="Source token in both sentences", elem_id="compare-token")
-    made["kind"] = gr.Radio(KIND_CHOICES, value="encoder",
-                            label="Attention", elem_id="compare-kind")
+    made["kind"] = gr.Radio(KIND_CHOICES, value="encoder", label="Attention", elem_id="compare-kind")
     made["layer"] = gr.Radio(layer_choices(page.checkpoint, "encoder"), value=1, label="Layer", elem_id="compare-layer")
-    made["head"] = gr.Radio([("all heads", "all"), ("mean of heads", "mean")]
-                            + [(f"head {h}", str(h)) for h in range(1, n_heads + 1)],
-                            value="all", label="Head", elem_id="compare-head")
+    made["head"] = gr.Radio(
+        [("all heads", "all"), ("mean of heads", "mean")] + [(f"head {h}", str(h)) for h in range(1, n_heads + 1)],
+        value="all",
+        label="Head",
+        elem_id="compare-head",
+    )
     made["draw"] = gr.Radio(VIEWS, value="lines", label="Draw as", elem_id="compare-view")
-    made["at_token"] = gr.Checkbox(True, label="Each sentence at the step that translates the token",
-                                   elem_id="compare-at-token")
+    made["at_token"] = gr.Checkbox(
+        True, label="Each sentence at the step that translates the token", elem_id="compare-at-token"
+    )
     with gr.Accordion("About this view", open=False, elem_classes="view-about"):
         gr.Markdown(ABOUT_COMPARE)
         made["about_kind"] = gr.Markdown(ABOUT_ATTENTION["encoder"])
@@ -258,8 +195,9 @@ def results() -> dict:
             with gr.Column(min_width=340):
                 made[f"caption{n}"] = gr.HTML(elem_id=f"compare-caption-{n}")
                 made[f"plot{n}"] = gr.Plot(elem_id=f"compare-plot-{n}", show_label=False)
-    made["ranking"] = gr.Radio([], value=None, label="Heads that tell the two apart (choose one to draw it)",
-                               elem_id="compare-ranking")
+    made["ranking"] = gr.Radio(
+        [], value=None, label="Heads that tell the two apart (choose one to draw it)", elem_id="compare-ranking"
+    )
     with gr.Row(equal_height=False, elem_id="compare-candidates"):
         for n in (1, 2):
             with gr.Column(min_width=300):
@@ -271,6 +209,7 @@ def results() -> dict:
 
 def views(c: dict, r: dict) -> list[TabView]:
     """The two figures (they follow the step) and the comparison (it does not), both drawn by the one redraw."""
+
     def render_figures(first, step, values) -> dict:
         second = values[c["second"]]
         if problem(first, second):
@@ -279,14 +218,27 @@ def views(c: dict, r: dict) -> list[TabView]:
         updates = {}
         for n, trace in ((1, first), (2, second.trace)):
             looks = None if result is None else (result.first, result.second)[n - 1]
-            figure, shown = side_view(trace, step, looks, values[c["kind"]], values[c["layer"]], values[c["head"]],
-                                      values[c["draw"]], bool(values[c["at_token"]]))
+            figure, shown = side_view(
+                trace,
+                step,
+                looks,
+                values[c["kind"]],
+                values[c["layer"]],
+                values[c["head"]],
+                values[c["draw"]],
+                bool(values[c["at_token"]]),
+            )
             updates |= {r[f"plot{n}"]: figure, r[f"caption{n}"]: caption(n, trace, shown, looks)}
         return updates
 
     def cleared(message: str) -> dict:
-        return {r["message"]: message, r["ranking"]: gr.Radio(choices=[], value=None), r["looks"]: "",
-                r["candidates1"]: None, r["candidates2"]: None}
+        return {
+            r["message"]: message,
+            r["ranking"]: gr.Radio(choices=[], value=None),
+            r["looks"]: "",
+            r["candidates1"]: None,
+            r["candidates2"]: None,
+        }
 
     def render_comparison(first, step, values) -> dict:
         second = values[c["second"]]
@@ -296,32 +248,56 @@ def views(c: dict, r: dict) -> list[TabView]:
         result = comparison(first, second.trace, values[c["token"]])
         if result is None:
             return cleared("⚠️ The two sentences share no source token: nothing to compare token by token.")
-        return {r["message"]: summary(result), r["ranking"]: gr.Radio(choices=ranking_choices(result), value=None),
-                r["looks"]: looks_html(result), r["candidates1"]: candidates_view(1, result.first),
-                r["candidates2"]: candidates_view(2, result.second)}
+        return {
+            r["message"]: summary(result),
+            r["ranking"]: gr.Radio(choices=ranking_choices(result), value=None),
+            r["looks"]: looks_html(result),
+            r["candidates1"]: candidates_view(1, result.first),
+            r["candidates2"]: candidates_view(2, result.second),
+        }
 
     figure_controls = [c["second"], c["token"], c["kind"], c["layer"], c["head"], c["draw"], c["at_token"]]
-    return [TabView(TAB_ID, [r["caption1"], r["caption2"], r["plot1"], r["plot2"]], render_figures, figure_controls),
-            TabView(TAB_ID, [r["message"], r["ranking"], r["looks"], r["candidates1"], r["candidates2"]],
-                    render_comparison, [c["second"], c["token"]], follows_step=False,
-                    empty=lambda: cleared(problem(None, None)))]
+    return [
+        TabView(TAB_ID, [r["caption1"], r["caption2"], r["plot1"], r["plot2"]], render_figures, figure_controls),
+        TabView(
+            TAB_ID,
+            [r["message"], r["ranking"], r["looks"], r["candidates1"], r["candidates2"]],
+            render_comparison,
+            [c["second"], c["token"]],
+            follows_step=False,
+            empty=lambda: cleared(problem(None, None)),
+        ),
+    ]
 
 
 def wire(page: Page, c: dict, ranking: gr.Radio) -> None:
     """Compare (a model run), the token list, the kind's layers and a ranked head opened: none of them draws."""
+
     def on_compare(first, text, chosen) -> dict:
         second = compare_with(page.runner, first, text)
         return {c["second"]: second, c["token"]: token_update(first, second, chosen)}
 
-    gr.on([c["go"].click, c["second_text"].submit], on_compare, [page.trace, c["second_text"], c["token"]],
-          [c["second"], c["token"]], **model_event(show_progress="minimal", **PRIVATE))
-    page.trace.change(lambda first, second, chosen: {c["token"]: token_update(first, second, chosen)},
-                      [page.trace, c["second"], c["token"]], c["token"], trigger_mode="always_last", **PRIVATE)
+    gr.on(
+        [c["go"].click, c["second_text"].submit],
+        on_compare,
+        [page.trace, c["second_text"], c["token"]],
+        [c["second"], c["token"]],
+        **model_event(show_progress="minimal", **PRIVATE),
+    )
+    page.trace.change(
+        lambda first, second, chosen: {c["token"]: token_update(first, second, chosen)},
+        [page.trace, c["second"], c["token"]],
+        c["token"],
+        trigger_mode="always_last",
+        **PRIVATE,
+    )
 
     def on_kind(kind, layer) -> dict:
         choices = layer_choices(page.checkpoint, kind)
-        return {c["layer"]: gr.Radio(choices=choices, value=min(int(layer or 1), len(choices))),
-                c["about_kind"]: ABOUT_ATTENTION[kind]}
+        return {
+            c["layer"]: gr.Radio(choices=choices, value=min(int(layer or 1), len(choices))),
+            c["about_kind"]: ABOUT_ATTENTION[kind],
+        }
 
     c["kind"].input(on_kind, [c["kind"], c["layer"]], [c["layer"], c["about_kind"]], **PRIVATE)
 
@@ -330,8 +306,12 @@ def wire(page: Page, c: dict, ranking: gr.Radio) -> None:
         if head is None:
             return {}
         kind, layer, number = head
-        return {c["kind"]: kind, c["layer"]: gr.Radio(choices=layer_choices(page.checkpoint, kind), value=layer),
-                c["head"]: number, c["about_kind"]: ABOUT_ATTENTION[kind]}
+        return {
+            c["kind"]: kind,
+            c["layer"]: gr.Radio(choices=layer_choices(page.checkpoint, kind), value=layer),
+            c["head"]: number,
+            c["about_kind"]: ABOUT_ATTENTION[kind],
+        }
 
     ranking.input(on_ranked, ranking, [c["kind"], c["layer"], c["head"], c["about_kind"]], **PRIVATE)
 
@@ -346,5 +326,15 @@ def build(page: Page) -> CompareTab:
         c["second"] = gr.State(None)
     page.track(tab, TAB_ID)
     wire(page, c, r["ranking"])
-    return CompareTab(views(c, r), page.checkpoint, c["second_text"], c["second"], c["token"], c["kind"],
-                      c["layer"], c["head"], c["about_kind"], c["example"])
+    return CompareTab(
+        views(c, r),
+        page.checkpoint,
+        c["second_text"],
+        c["second"],
+        c["token"],
+        c["kind"],
+        c["layer"],
+        c["head"],
+        c["about_kind"],
+        c["example"],
+    )

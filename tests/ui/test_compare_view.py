@@ -21,7 +21,7 @@ from model.analysis.compare import translating_step
 from model.decoding.greedy import translate
 from model.text.tokenizer import SPECIAL_TOKENS
 from serving import jobs
-from ui import build_demo, compare, redraw, session, share
+from ui import build_demo, compare, compare_views, redraw, session, share
 from ui.common import Page
 from ui.text import BLOG_PAIR
 from visualizer.lines import LINE_THRESHOLD
@@ -93,7 +93,7 @@ def shown(tab, first, second, token, step=1, **controls) -> dict:
 
 
 # --------------------------------------------------------------------------- independent recomputation
-def top_keys(row, tokens, k=compare.KEYS_SHOWN) -> list[tuple[str, str]]:
+def top_keys(row, tokens, k=compare_views.KEYS_SHOWN) -> list[tuple[str, str]]:
     order = sorted(range(len(row)), key=lambda i: (-float(row[i]), i))[:k]
     return [(tokens[i], f"{float(row[i]):.2f}") for i in order]
 
@@ -173,7 +173,7 @@ def assert_shows(page: dict, independent, token) -> None:
             )
     assert shown_table(page["compare-looks"]) == [row for *_, row in sorted(expected)]
     ranked = [value for _, value in page["compare-ranking"].choices]
-    assert ranked == [row[0] for *_, row in sorted(expected)][: compare.RANKED]
+    assert ranked == [row[0] for *_, row in sorted(expected)][: compare_views.RANKED]
 
 
 # --------------------------------------------------------------------------- provenance
@@ -215,9 +215,9 @@ def test_both_figures_draw_the_same_head_each_from_its_own_sentence(tab, runner,
 
 
 def test_a_ranked_head_sets_the_kind_layer_and_head_of_both_figures():
-    assert compare.opened("cross/2/3") == ("cross", 2, "3")
+    assert compare_views.opened("cross/2/3") == ("cross", 2, "3")
     for bad in (None, "", "decoder_self/1/1", "cross/x/1", "<b>/1/1"):
-        assert compare.opened(bad) is None
+        assert compare_views.opened(bad) is None
 
 
 # --------------------------------------------------------------------------- bad input

@@ -26,7 +26,7 @@ from model.decoding.greedy import translate
 from serving.jobs import JOBS
 from helpers import array, figure_json
 from ui.explain import attribution
-from ui.explain import corpus_heads as panel
+from ui.explain import corpus_figures
 from ui.explain.panel import sentence_matches
 from serving import Runner, jobs
 from visualizer import corpus as figures
@@ -49,7 +49,7 @@ def corpus_checkpoint(tiny_checkpoint, pairs, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def data(corpus_checkpoint):
-    loaded, message = panel.CorpusData(corpus_checkpoint).get()
+    loaded, message = corpus_figures.CorpusData(corpus_checkpoint).get()
     assert message == ""
     return loaded
 
@@ -178,18 +178,18 @@ def test_attribution_figure_rows_and_correlation_per_step():
 
 # --------------------------------------------------------------------------- panels
 def test_corpus_panel_views_read_the_file(data, corpus_checkpoint):
-    roles = figure_json(panel.roles_view(data, ("cross", 1, 2)))
+    roles = figure_json(corpus_figures.roles_view(data, ("cross", 1, 2)))
     n_heads = sum(len(np.ravel(s["x"] if not isinstance(s["x"], dict) else array(s["x"]))) for s in roles["data"])
     assert n_heads == 3 * 2 * 4
-    assert len(panel.head_choices(data)) == 24 and panel.parse_head("cross:2:3") == ("cross", 2, 3)
+    assert len(corpus_figures.head_choices(data)) == 24 and corpus_figures.parse_head("cross:2:3") == ("cross", 2, 3)
     with pytest.raises(gr.Error, match="Not a head"):
-        panel.parse_head("attention:2:x")
-    pruning = figure_json(panel.pruning_view(data, 5))
+        corpus_figures.parse_head("attention:2:x")
+    pruning = figure_json(corpus_figures.pruning_view(data, 5))
     np.testing.assert_allclose(array(pruning["data"][0]["y"]), data.pruning.bleu_importance)
-    ablation = panel.pruned_ablation(data, 5)
+    ablation = corpus_figures.pruned_ablation(data, 5)
     off = [(k, l, h) for k, kind in enumerate(KINDS) for l, h in getattr(ablation, f"{kind}_heads")]
     assert sorted(off) == sorted(map(tuple, data.pruning.order[:5].tolist()))
-    qk = figure_json(panel.qk_view(data, "cross", 2, 3))
+    qk = figure_json(corpus_figures.qk_view(data, "cross", 2, 3))
     n_points = data.maps["cross"].coords.shape[2]
     assert sum(len(array(s["x"])) for s in qk["data"]) == n_points
     head_map = data.maps["cross"]  # layer 2, head 3: the stored coordinates of that head, queries then keys
@@ -201,9 +201,9 @@ def test_the_sentence_and_the_attribution_run_through_the_runner(data, corpus_ch
     runner = Runner(corpus_checkpoint)
     queries, keys = jobs.corpus_sentence_vectors(runner, trace.source_ids, trace.output_ids, "cross", 1, 2)
     assert queries.shape[0] == trace.num_steps and keys.shape[0] == len(trace.source_tokens)
-    query_tokens, key_tokens = panel.sentence_tokens(trace, "cross")
+    query_tokens, key_tokens = corpus_figures.sentence_tokens(trace, "cross")
     sentence = {"queries": queries, "keys": keys, "query_tokens": query_tokens, "key_tokens": key_tokens}
-    qk = figure_json(panel.qk_view(data, "cross", 2, 3, sentence=sentence))
+    qk = figure_json(corpus_figures.qk_view(data, "cross", 2, 3, sentence=sentence))
     mine = [s for s in qk["data"] if s["name"].startswith("this sentence")]
     assert [len(array(s["x"])) for s in mine] == [trace.num_steps, len(trace.source_tokens)]
     result = jobs.corpus_attribution(runner, trace.source_ids, trace.output_ids, steps=8)
@@ -219,7 +219,7 @@ def test_the_sentence_and_the_attribution_run_through_the_runner(data, corpus_ch
 
 
 def test_a_missing_or_stale_corpus_file_says_how_to_make_it(tiny_checkpoint, corpus_checkpoint, tmp_path):
-    missing = panel.CorpusData(load_checkpoint(tiny_checkpoint)).get()
+    missing = corpus_figures.CorpusData(load_checkpoint(tiny_checkpoint)).get()
     assert missing[0] is None and "there is no" in missing[1]
     assert f"python3 -m scripts.corpus_heads --checkpoint {tiny_checkpoint}" in missing[1]
     stale_dir = tmp_path / "stale"
@@ -227,7 +227,7 @@ def test_a_missing_or_stale_corpus_file_says_how_to_make_it(tiny_checkpoint, cor
     stale = load_checkpoint(stale_dir)
     with torch.no_grad():
         stale.model.embedding.weight[5, 0] += 0.5
-    data, message = panel.CorpusData(stale).get()
+    data, message = corpus_figures.CorpusData(stale).get()
     assert data is None and "other weights" in message
 
 
@@ -326,15 +326,15 @@ def test_the_corpus_panel_draws_when_opened_and_redraws_only_what_its_controls_c
     assert "attribution-facts" in first and not {"corpus-roles", "corpus-pruning", "corpus-qk"} & set(first)
     opened = page.set(on(demo, "corpus-heads", "select").fn())  # the visitor opens the sub-tab
     assert {"corpus-roles", "corpus-pruning", "corpus-qk"} <= set(opened)
-    assert figure_json(opened["corpus-roles"]) == figure_json(panel.roles_view(data))
-    assert figure_json(opened["corpus-qk"]) == figure_json(panel.qk_view(data, "cross", 1, 1, "side"))
+    assert figure_json(opened["corpus-roles"]) == figure_json(corpus_figures.roles_view(data))
+    assert figure_json(opened["corpus-qk"]) == figure_json(corpus_figures.qk_view(data, "cross", 1, 1, "side"))
     assert page.draw() == {}  # nothing changed, nothing sent
     stepped = page.set({page.step: 2})  # the corpus figures do not follow the step; the attribution does
     assert not {"corpus-roles", "corpus-pruning", "corpus-qk", "corpus-prune-plot"} & set(stepped)
     assert "attribution-facts" in stepped
     moved = page.set({page.component("corpus-qk-kind"): "encoder", page.component("corpus-qk-head"): 3})
     assert set(moved) & {"corpus-roles", "corpus-pruning", "corpus-qk"} == {"corpus-qk"}
-    assert figure_json(moved["corpus-qk"]) == figure_json(panel.qk_view(data, "encoder", 1, 3, "side"))
+    assert figure_json(moved["corpus-qk"]) == figure_json(corpus_figures.qk_view(data, "encoder", 1, 3, "side"))
     k = page.set({page.component("corpus-prune-k"): 5})
     assert set(k) & {"corpus-roles", "corpus-pruning", "corpus-qk"} == {"corpus-pruning"}
     assert [s["x0"] for s in figure_json(k["corpus-pruning"])["layout"]["shapes"]] == [5, 5]
@@ -352,7 +352,7 @@ def test_pruning_the_least_important_heads_goes_through_the_intervention_path(de
     page = Page(demo, trace)
     page.set(on(demo, "corpus-heads", "select").fn())
     shown = page.set(on(demo, "corpus-prune-run", "click").fn(trace, 4))
-    ablation = panel.pruned_ablation(data, 4)
+    ablation = corpus_figures.pruned_ablation(data, 4)
     again = translate(
         corpus_checkpoint.model, corpus_checkpoint.tokenizer, trace.source_text, trace.direction, ablation=ablation
     )

@@ -6,43 +6,54 @@ and every head's query-key map (AttentionViz, Yeh et al. 2023). Per-sentence par
 translation: re-decoding with the k least important heads off, and the sentence's own queries and keys on the map.
 Its sibling panel "Attribution vs attention" is ui/explain/attribution.py.
 
-The module is in two halves. The top half is pure: (trace, corpus data, controls) -> figure / markdown values,
-testable without Gradio events. The bottom half, under "WIRING", builds the components and registers their
-views with the page's one redraw (ui/redraw.py); its model calls are model jobs (serving/jobs.py) run
-through the page's runner.
+The panel is in two halves. The pure half, ui/explain/corpus_figures.py: the corpus file loaded once, and
+(trace, corpus data, controls) -> figure / HTML values, testable without Gradio events. This module, the wiring:
+it builds the components and registers their views with the page's one redraw (ui/redraw.py); its model calls
+are model jobs (serving/jobs.py) run through the page's runner.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import html
-import threading
-from pathlib import Path
 
 import gradio as gr
-import numpy as np
-from gradio.components.plot import PlotData
 
-from model import Checkpoint, TranslationTrace
-from model.analysis.corpus.importance import KINDS, ablation_of
-from model.analysis.corpus.qk_map import project
-from model.analysis.corpus.roles import ROLE_TEXT
-from model.analysis.corpus.store import CorpusHeads, corpus_path, corpus_status
-from model.decoding.ablation import Ablation
-from model.decoding.trace import ATTENTION_KINDS
+from model import Checkpoint
+from model.analysis.corpus.store import CorpusHeads
 from serving import jobs
-from visualizer.corpus import head_role_grid, pruning_curves_figure
-from visualizer.qk_map import qk_scatter
 
 from ..attention import TAB_ID as ATTENTION_TAB, HeadOpener
-from ..common import KIND_CHOICES, PRIVATE, Page, TabView, clamp, plot
-from .panel import (MODEL_RUN, cleared_view, intervene, intervention_views, kept_for, lead, more_about, require,
-                    sentence_matches, show_result, view)
+from ..common import KIND_CHOICES, PRIVATE, Page, TabView, clamp
+from .corpus_figures import (
+    WAITING_PRUNED,
+    CorpusData,
+    head_choices,
+    parse_head,
+    placed_sentence,
+    pruned_ablation,
+    pruning_view,
+    qk_view,
+    roles_view,
+)
+from .panel import (
+    MODEL_RUN,
+    cleared_view,
+    intervene,
+    intervention_views,
+    kept_for,
+    lead,
+    more_about,
+    require,
+    sentence_matches,
+    show_result,
+    view,
+)
 
-COMMAND = "python3 -m scripts.corpus_heads --checkpoint {checkpoint}"
-
-LEAD_CORPUS = ("Heads across the corpus: every head over many sentences, coloured by its role and sized by its "
-               "importance, what switching the least important off costs, and one head's queries and keys.")
+LEAD_CORPUS = (
+    "Heads across the corpus: every head over many sentences, coloured by its role and sized by its "
+    "importance, what switching the least important off costs, and one head's queries and keys."
+)
 ABOUT_CORPUS = """
 Every other view explains one sentence; these read Multi30k val (both directions), computed once per checkpoint.
 
@@ -62,141 +73,6 @@ Every other view explains one sentence; these read Multi30k val (both directions
   which changes no softmax. AttentionViz drew self-attention; here cross-attention works too: its queries are
   target-language states and its keys source-language ones.
 """
-
-
-# --------------------------------------------------------------------------- loading, shared per checkpoint
-def missing_message(checkpoint_dir: str | Path, problem: str) -> str:
-    """HTML: the corpus file is missing, stale or unreadable, and the command that makes it."""
-    path = html.escape(str(corpus_path(checkpoint_dir)))
-    reason = {"missing": f"there is no <code>{path}</code>",
-              "stale": f"<code>{path}</code> was computed for other weights (the checkpoint changed)"}.get(
-        problem, f"<code>{path}</code> cannot be used ({html.escape(problem)})")
-    command = html.escape(COMMAND.format(checkpoint=checkpoint_dir))
-    return (f'<div style="overflow-wrap: anywhere"><p><b>The corpus figures are not available</b>: {reason}. '
-            "They are computed once per checkpoint (a few minutes on a CPU; fewer sentences with "
-            "<code>--sentences 200 --prune-sentences 30</code>):</p>"
-            f'<pre style="white-space: pre-wrap"><code>{command}</code></pre>'
-            "<p>then restart the app (the file is read when the app starts). The panel "
-            "<i>Attribution vs attention</i> works without it.</p></div>")
-
-
-class CorpusData:
-    """The checkpoint's corpus file, read and checked against the weights once (shared, read-only)."""
-
-    def __init__(self, checkpoint: Checkpoint):
-        self.checkpoint, self.lock, self.loaded = checkpoint, threading.Lock(), None
-
-    def get(self) -> tuple[CorpusHeads | None, str]:
-        """(data, "") or (None, HTML saying why there is none and how to make it)."""
-        with self.lock:
-            if self.loaded is None:
-                data, problem = corpus_status(corpus_path(self.checkpoint.path), self.checkpoint.model)
-                self.loaded = (data, "" if data is not None else missing_message(self.checkpoint.path, problem))
-        return self.loaded
-
-
-# --------------------------------------------------------------------------- pure views
-def head_details(data: CorpusHeads, kind: str) -> np.ndarray:
-    """(L, h) hover text: every statistic of each head."""
-    stats = data.stats[kind]
-    n_layers, n_heads = stats["confidence"].shape
-    shares = ("previous", "same", "next", "rare", "eos", "punctuation", "confidence")
-    return np.array([["\n".join([" · ".join(f"{name} {100 * stats[name][l, h]:.0f}%" for name in shares[:4]),
-                                 " · ".join(f"{name} {100 * stats[name][l, h]:.0f}%" for name in shares[4:]),
-                                 f"entropy {stats['entropy'][l, h]:.2f} bits"])
-                      for h in range(n_heads)] for l in range(n_layers)], dtype=object)
-
-
-def roles_view(data: CorpusHeads, selected: tuple[str, int, int] | None = None) -> PlotData:
-    """Every head coloured by role, sized by normalised importance."""
-    figure = head_role_grid(data.roles, data.importance_normalized,
-                            kind_labels={kind: spec.label for kind, spec in ATTENTION_KINDS.items()},
-                            role_text=ROLE_TEXT, details={kind: head_details(data, kind) for kind in KINDS},
-                            selected=selected,
-                            title=f"Every head over {data.settings['examples']['roles']} val sentences: role and importance")
-    return plot(figure, "corpus-head-roles")
-
-
-def head_choices(data: CorpusHeads) -> list[tuple[str, str]]:
-    """Dropdown choices "kind:layer:head" (1-based) with each head's role and importance, by kind."""
-    return [(f"{ATTENTION_KINDS[kind].label} · layer {l + 1} · head {h + 1} · {ROLE_TEXT.get(role, role)} · "
-             f"importance {data.importance_normalized[kind][l, h]:.2f}", f"{kind}:{l + 1}:{h + 1}")
-            for kind in KINDS for (l, h), role in np.ndenumerate(data.roles[kind])]
-
-
-def parse_head(value: str) -> tuple[str, int, int]:
-    """"cross:2:3" -> ("cross", 2, 3) (1-based layer and head)."""
-    parts = str(value).split(":")
-    if len(parts) != 3 or parts[0] not in KINDS or not parts[1].isdigit() or not parts[2].isdigit():
-        raise gr.Error(f"Not a head: {value!r}")
-    return parts[0], int(parts[1]), int(parts[2])
-
-
-def pruning_view(data: CorpusHeads, k: int | None = None) -> PlotData:
-    curves = data.pruning
-    figure = pruning_curves_figure(curves.pruned, curves.bleu_importance, curves.loss_importance, curves.bleu_random,
-                                   curves.loss_random, total_heads=len(curves.order), current=k,
-                                   title=f"Pruning heads ({data.settings['examples']['pruning']} val sentences, greedy)")
-    return plot(figure, "corpus-pruning")
-
-
-def pruned_ablation(data: CorpusHeads, k: float | None) -> Ablation:
-    """The Ablation switching off the k least important heads (Michel et al.'s order)."""
-    count = int(np.clip(int(k or 0), 0, len(data.pruning.order)))
-    return ablation_of(data.pruning.order[:count])
-
-
-QK_SIDES = {"encoder": ("source query", "source key"), "decoder_self": ("target query", "target key"),
-            "cross": ("target query", "source key")}
-
-
-def qk_view(data: CorpusHeads, kind: str, layer: float | None, head: float | None, color_by: str = "side",
-            sentence: dict | None = None) -> PlotData:
-    """One head's corpus map; `sentence` = {"queries", "keys" (vectors), "query_tokens", "key_tokens"} overlays
-    the user's sentence, projected with the head's stored basis."""
-    head_map = data.maps[kind]
-    l, h = clamp(layer, head_map.coords.shape[0]), clamp(head, head_map.coords.shape[1])
-    n_q = head_map.n_queries
-    tokens = np.concatenate([head_map.query_tokens, head_map.key_tokens])
-    positions = np.concatenate([head_map.query_positions, head_map.key_positions])
-    is_key = np.arange(len(tokens)) >= n_q
-    query_name, key_name = QK_SIDES[kind]
-    overlay = {}
-    if sentence is not None:
-        projection = head_map.projection(l, h)
-        points = np.concatenate([project(sentence["queries"], projection, "query"),
-                                 project(sentence["keys"], projection, "key")])
-        overlay = dict(current=points, current_is_key=np.arange(len(points)) >= len(sentence["queries"]),
-                       current_tokens=[*sentence["query_tokens"], *sentence["key_tokens"]],
-                       current_positions=np.concatenate([np.arange(len(sentence["queries"])),
-                                                         np.arange(len(sentence["keys"]))]))
-    explained = head_map.explained[l, h].sum()
-    figure = qk_scatter(head_map.coords[l, h], is_key, tokens, positions, color_by=color_by, query_name=query_name,
-                        key_name=key_name, **overlay,
-                        title=f"{ATTENTION_KINDS[kind].label}, layer {l + 1}, head {h + 1}: queries and keys "
-                              f"({100 * explained:.0f}% of the variance in view)")
-    return plot(figure, f"qk-{kind}-L{l + 1}-H{h + 1}")
-
-
-def sentence_tokens(trace: TranslationTrace, kind: str) -> tuple[list[str], list[str]]:
-    """(query tokens, key tokens) of the user's sentence for one kind."""
-    spec = ATTENTION_KINDS[kind]
-    return list(getattr(trace, spec.queries_field)), list(getattr(trace, spec.keys_field))
-
-
-def placed_sentence(trace: TranslationTrace | None, placed: dict | None, kind: str, layer: int, head: int
-                    ) -> dict | None:
-    """The user's sentence on the map ({"queries", "keys", "query_tokens", "key_tokens"}) when `placed` was
-    computed for this trace and this head (0-based layer and head), else None."""
-    if not sentence_matches(trace, placed) or placed["head"] != (kind, layer, head):
-        return None
-    query_tokens, key_tokens = sentence_tokens(trace, kind)
-    return {"queries": placed["queries"], "keys": placed["keys"], "query_tokens": query_tokens,
-            "key_tokens": key_tokens}
-
-
-WAITING_PRUNED = ("<p>Press <strong>Re-decode my sentence without them</strong> to see it decoded with these heads "
-                  "off.</p>")  # an HTML component: HTML, not Markdown
 
 
 # =========================================================================== WIRING
@@ -230,30 +106,57 @@ class Controls:
 def layout(data: CorpusHeads, n_layers: int, n_heads: int) -> Controls:
     """The sub-tab's components, top to bottom: open a head, roles, pruning and its re-decode, the query-key map."""
     opened = gr.State(False)
-    open_head = gr.Dropdown(head_choices(data), value=None, label="Open a head in the Attention tab",
-                            info="outlined in the grid; with a translation, the Attention tab opens on it",
-                            elem_id="corpus-open-head")
+    open_head = gr.Dropdown(
+        head_choices(data),
+        value=None,
+        label="Open a head in the Attention tab",
+        info="outlined in the grid; with a translation, the Attention tab opens on it",
+        elem_id="corpus-open-head",
+    )
     roles_plot = gr.Plot(elem_id="corpus-roles", show_label=False)
     pruning_plot = gr.Plot(elem_id="corpus-pruning", show_label=False)
     with gr.Row():
-        k = gr.Slider(1, len(data.pruning.order), value=min(10, len(data.pruning.order)), step=1,
-                      label="Switch off the k least important heads", elem_id="corpus-prune-k")
-        run = gr.Button("Re-decode my sentence without them", variant="primary", elem_id="corpus-prune-run",
-                        scale=0, min_width=300)
+        k = gr.Slider(
+            1,
+            len(data.pruning.order),
+            value=min(10, len(data.pruning.order)),
+            step=1,
+            label="Switch off the k least important heads",
+            elem_id="corpus-prune-k",
+        )
+        run = gr.Button(
+            "Re-decode my sentence without them", variant="primary", elem_id="corpus-prune-run", scale=0, min_width=300
+        )
     pruned_result = gr.HTML(elem_id="corpus-prune-result")
     pruned_plot = gr.Plot(elem_id="corpus-prune-plot", show_label=False)
     with gr.Row():
-        kind = gr.Radio(KIND_CHOICES, value="cross",
-                        label="Query-key map of", elem_id="corpus-qk-kind")
-        color_by = gr.Radio([("query / key", "side"), ("position", "position")], value="side",
-                            label="Colour", elem_id="corpus-qk-color")
+        kind = gr.Radio(KIND_CHOICES, value="cross", label="Query-key map of", elem_id="corpus-qk-kind")
+        color_by = gr.Radio(
+            [("query / key", "side"), ("position", "position")], value="side", label="Colour", elem_id="corpus-qk-color"
+        )
     with gr.Row():
         layer = gr.Radio(list(range(1, n_layers + 1)), value=1, label="Layer", elem_id="corpus-qk-layer")
         head = gr.Radio(list(range(1, n_heads + 1)), value=1, label="Head", elem_id="corpus-qk-head")
     place = gr.Button("Place my sentence on this head's map", elem_id="corpus-qk-place")
     qk_plot = gr.Plot(elem_id="corpus-qk", show_label=False)
-    return Controls(opened, open_head, roles_plot, pruning_plot, k, run, pruned_result, pruned_plot, kind, color_by,
-                    layer, head, place, qk_plot, placed=gr.State(None), pruned=gr.State(None))
+    return Controls(
+        opened,
+        open_head,
+        roles_plot,
+        pruning_plot,
+        k,
+        run,
+        pruned_result,
+        pruned_plot,
+        kind,
+        color_by,
+        layer,
+        head,
+        place,
+        qk_plot,
+        placed=gr.State(None),
+        pruned=gr.State(None),
+    )
 
 
 def map_head(data: CorpusHeads, kind: str, layer: float | None, head: float | None) -> tuple[str, int, int]:
@@ -287,17 +190,24 @@ def corpus_views(data: CorpusHeads, c: Controls) -> list[TabView]:
         if not sentence_matches(trace, kept):
             return {c.pruned_result: WAITING_PRUNED, c.pruned_plot: None}
         heading = f"{kept['k']} least important heads off"  # the heads are listed under the comparison, not in
-        html_value, change = intervention_views(trace, dataclasses.replace(kept["result"], label=heading), heading,
-                                                "corpus-pruned")  # the figure's title (a phone could not fit them)
+        html_value, change = intervention_views(
+            trace, dataclasses.replace(kept["result"], label=heading), heading, "corpus-pruned"
+        )  # the figure's title (a phone could not fit them)
         listed = f'<p class="facts">Switched off: {html.escape(kept["result"].label)}.</p>'
         return {c.pruned_result: html_value + listed, c.pruned_plot: change}
 
-    return [cleared_view({c.placed: None, c.pruned: None}),
-            view([c.roles_plot], draw_roles, controls=[c.opened, c.open_head], follows_trace=False),
-            view([c.pruning_plot], draw_pruning, controls=[c.opened, c.k], follows_trace=False),
-            view([c.qk_plot], draw_map, controls=[c.opened, c.kind, c.layer, c.head, c.color_by, c.placed],
-                 follows_trace=False),
-            view([c.pruned_result, c.pruned_plot], draw_pruned, controls=[c.pruned])]
+    return [
+        cleared_view({c.placed: None, c.pruned: None}),
+        view([c.roles_plot], draw_roles, controls=[c.opened, c.open_head], follows_trace=False),
+        view([c.pruning_plot], draw_pruning, controls=[c.opened, c.k], follows_trace=False),
+        view(
+            [c.qk_plot],
+            draw_map,
+            controls=[c.opened, c.kind, c.layer, c.head, c.color_by, c.placed],
+            follows_trace=False,
+        ),
+        view([c.pruned_result, c.pruned_plot], draw_pruned, controls=[c.pruned]),
+    ]
 
 
 def wire(page: Page, opener: HeadOpener, data: CorpusHeads, c: Controls) -> None:
@@ -307,8 +217,9 @@ def wire(page: Page, opener: HeadOpener, data: CorpusHeads, c: Controls) -> None
     def on_place(trace, kind_value, layer_value, head_value):  # kept: a new `placed` redraws the map
         require(checkpoint, trace)
         kind, l, h = map_head(data, kind_value, layer_value, head_value)
-        queries, keys = jobs.corpus_sentence_vectors(page.runner, list(trace.source_ids), list(trace.output_ids),
-                                                     kind, l, h)
+        queries, keys = jobs.corpus_sentence_vectors(
+            page.runner, list(trace.source_ids), list(trace.output_ids), kind, l, h
+        )
         return {c.placed: kept_for(trace, head=(kind, l, h), queries=queries, keys=keys)}
 
     c.place.click(on_place, [page.trace, c.kind, c.layer, c.head], [c.placed], **MODEL_RUN)
@@ -330,11 +241,19 @@ def wire(page: Page, opener: HeadOpener, data: CorpusHeads, c: Controls) -> None
         if trace is None:  # nothing to open on: the head's query-key map is what there is to see
             gr.Info("Translate a sentence to open this head on it in the Attention tab; its query-key map is below.")
             return shown
-        return {**shown, page.tabs: gr.Tabs(selected=ATTENTION_TAB), page.tab: ATTENTION_TAB,
-                **opener.show(kind_value, layer_value, str(head_value))}
+        return {
+            **shown,
+            page.tabs: gr.Tabs(selected=ATTENTION_TAB),
+            page.tab: ATTENTION_TAB,
+            **opener.show(kind_value, layer_value, str(head_value)),
+        }
 
-    c.open_head.input(on_open_head, [page.trace, c.open_head],
-                      [c.kind, c.layer, c.head, page.tabs, page.tab, *opener.outputs], **PRIVATE)
+    c.open_head.input(
+        on_open_head,
+        [page.trace, c.open_head],
+        [c.kind, c.layer, c.head, page.tabs, page.tab, *opener.outputs],
+        **PRIVATE,
+    )
 
 
 def build_corpus(page: Page, opener: HeadOpener) -> list[TabView]:
