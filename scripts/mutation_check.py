@@ -22,8 +22,9 @@ Run --stale after any refactor of model/, ui/ or visualizer/ and re-anchor what 
 fault tests nothing); add a fault with every new view or model module, and a test for every survivor
 that is not an equivalent mutant.
 
-To add a fault, append a Fault(name, file, old, new, description) to FAULTS in scripts/mutation_faults.py:
-`old` must occur exactly once in `file`.
+To add a fault, append a Fault(name, file, old, new, description) to MODEL_FAULTS in scripts/mutation_faults.py
+(the model) or to VIEW_FAULTS in scripts/mutation_faults_views.py (the views and what they draw): `old` must occur
+exactly once in `file`.
 """
 
 from __future__ import annotations
@@ -77,7 +78,10 @@ SUITES = {
 
 if str(ROOT) not in sys.path:  # run as a file: import scripts.mutation_faults as the package module
     sys.path.insert(0, str(ROOT))
-from scripts.mutation_faults import FAULTS  # noqa: E402
+from scripts.mutation_faults import MODEL_FAULTS  # noqa: E402
+from scripts.mutation_faults_views import VIEW_FAULTS  # noqa: E402
+
+FAULTS = [*MODEL_FAULTS, *VIEW_FAULTS]
 
 
 def copy_repository(destination: Path) -> None:
