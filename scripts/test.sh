@@ -16,4 +16,6 @@ fi
 python3 -m pip install -q -r requirements-test.txt
 python3 -m ruff check .
 python3 -m ruff format --check .
-python3 -m pytest -q -m "" "$@"  # -m "": every test (pytest.ini's default leaves out the browser and slow ones)
+# -m "": every test (pytest.ini's default leaves out the browser and slow ones); -n 2: two workers (pytest-xdist),
+# each module on one of them (its module-scoped pages stay one page), each worker with its own served apps
+python3 -m pytest -q -m "" -n 2 --dist loadfile "$@"

@@ -249,11 +249,30 @@ def browser():
 
     if not CHROMIUM.exists():
         pytest.skip(f"{CHROMIUM} is not installed")
-    expect.set_options(timeout=30_000)  # the server shares two busy CPU cores
+    expect.set_options(timeout=PAGE_TIMEOUT_MS)
     with sync_playwright() as playwright:
         browser = launch(playwright)
-        yield browser
+        yield PatientBrowser(browser)
         browser.close()
+
+
+PAGE_TIMEOUT_MS = 60_000  # two test workers share two busy CPU cores with their servers and Chromium
+
+
+class PatientBrowser:
+    """The run's Chromium, whose pages wait up to PAGE_TIMEOUT_MS for the page's state (Playwright's default is
+    30 s); everything else is the Playwright Browser's own."""
+
+    def __init__(self, browser):
+        self._browser = browser
+
+    def new_page(self, **options):
+        page = self._browser.new_page(**options)
+        page.set_default_timeout(PAGE_TIMEOUT_MS)
+        return page
+
+    def __getattr__(self, name):
+        return getattr(self._browser, name)
 
 
 def pytest_collection_modifyitems(items):

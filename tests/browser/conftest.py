@@ -10,8 +10,6 @@ import pytest
 
 from browser_helpers import GERMAN, SAMPLE_SCREENS, rects, settled_scroll, to_empty_page, wait_step
 
-PAGE_TIMEOUT_MS = 30_000  # the server shares two busy CPU cores
-
 
 @pytest.fixture
 def page(browser, server):
@@ -19,7 +17,6 @@ def page(browser, server):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.dialogs = []  # any alert() would land here
     page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
-    page.set_default_timeout(PAGE_TIMEOUT_MS)
     page.goto(server)
     to_empty_page(page)
     yield page
@@ -38,7 +35,6 @@ def screen(request, browser, server):
 
     (width, height), theme = request.param
     page = browser.new_page(viewport={"width": width, "height": height})
-    page.set_default_timeout(PAGE_TIMEOUT_MS)
     page.goto(server + f"?__theme={theme}")
     page.wait_for_selector("#attention-plot .js-plotly-plot")  # the start-up example, on the Attention tab
     expect(page.locator("#translation textarea")).not_to_have_value("")

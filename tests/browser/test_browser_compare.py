@@ -25,7 +25,6 @@ def test_the_blog_pair_compares_and_a_ranked_head_draws_in_both(browser, server,
     from playwright.sync_api import expect
 
     page = browser.new_page(viewport={"width": size[0], "height": size[1]})
-    page.set_default_timeout(60_000)
     page.goto(server + f"?__theme={theme}")
     page.wait_for_selector("#attention-plot .js-plotly-plot", timeout=120_000)  # the start-up example (a busy CPU)
     open_tab(page, "Compare")

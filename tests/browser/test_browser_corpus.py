@@ -28,7 +28,6 @@ def screen(request, browser, corpus_server):
 
     (width, height), theme = request.param
     page = browser.new_page(viewport={"width": width, "height": height})
-    page.set_default_timeout(30_000)
     page.dialogs = []
     page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
     page.goto(corpus_server + f"?__theme={theme}")

@@ -39,7 +39,6 @@ def test_a_panel_opens_with_its_sentence_and_its_figure_is_in_view_after_run(bro
 
     width, height = size
     page = browser.new_page(viewport={"width": width, "height": height})
-    page.set_default_timeout(60_000)
     try:
         page.goto(server + f"?__theme={theme}")
         page.wait_for_selector("#attention-plot .js-plotly-plot .heatmaplayer")  # the start-up example, translated

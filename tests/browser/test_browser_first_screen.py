@@ -37,7 +37,6 @@ def loaded(request, browser, server):
     """The bare URL at one viewport and theme, the start-up example drawn; nothing clicked or scrolled."""
     (width, height), theme = request.param
     page = browser.new_page(viewport={"width": width, "height": height})
-    page.set_default_timeout(60_000)
     page.goto(server + f"?__theme={theme}")
     page.wait_for_selector("#attention-plot .js-plotly-plot .heatmaplayer")
     page.wait_for_function("() => /Step \\d+ of/.test(document.querySelector('#step-info').textContent)")
@@ -184,7 +183,6 @@ def test_each_figure_fits_its_box_without_sideways_scroll(loaded, tab, elem_id):
 
 def test_a_shared_link_opens_with_its_view_on_the_first_screen(browser, server):
     page = browser.new_page(viewport={"width": 1280, "height": 720})
-    page.set_default_timeout(60_000)
     try:
         page.goto(server + "?text=Zwei+Hunde+spielen+im+Schnee.&dir=de-en&step=2&tab=masks")
         page.wait_for_selector("#mask-plot .js-plotly-plot .main-svg")

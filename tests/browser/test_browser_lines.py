@@ -27,7 +27,6 @@ def test_lines_draw_and_a_token_keeps_only_its_lines(browser, server, size, them
     from playwright.sync_api import expect
 
     page = browser.new_page(viewport={"width": size[0], "height": size[1]})
-    page.set_default_timeout(30_000)
     page.goto(server + f"?__theme={theme}")
     page.wait_for_selector("#attention-plot .js-plotly-plot", timeout=120_000)  # the start-up example (a busy CPU)
     translate(page, GERMAN)

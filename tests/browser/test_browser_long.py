@@ -51,7 +51,6 @@ def long_page(request, browser, server):
 
     width, height = request.param
     page = browser.new_page(viewport={"width": width, "height": height})
-    page.set_default_timeout(60_000)
     page.goto(server)
     page.wait_for_selector("#attention-plot .js-plotly-plot")  # the start-up example has landed
     expect(page.locator("#translation textarea")).not_to_have_value("")

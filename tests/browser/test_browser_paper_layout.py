@@ -25,7 +25,6 @@ KEYS = """() => Array.from(document.querySelectorAll('#paper-heatmap .js-plotly-
 @pytest.mark.parametrize("size, theme", SAMPLE_SCREENS, ids=[f"{w}x{h}-{t}" for (w, h), t in SAMPLE_SCREENS])
 def test_the_papers_sentence_is_not_squeezed(browser, shipped_server, size, theme):
     page = browser.new_page(viewport={"width": size[0], "height": size[1]})
-    page.set_default_timeout(60_000)
     try:
         page.goto(shipped_server + f"?__theme={theme}")
         page.wait_for_selector("#attention-plot .js-plotly-plot")

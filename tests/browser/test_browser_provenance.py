@@ -50,7 +50,6 @@ def translated_page(browser, url: str, trace):
     from playwright.sync_api import expect
 
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.set_default_timeout(30_000)
     page.goto(url)
     # the page opens by translating an example: let it land first, or it overwrites ours
     page.wait_for_selector("#attention-plot .js-plotly-plot")

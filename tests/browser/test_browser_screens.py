@@ -35,7 +35,6 @@ def screen(request, browser, server):
 
     (width, height), theme = request.param
     page = browser.new_page(viewport={"width": width, "height": height})
-    page.set_default_timeout(30_000)
     page.goto(server + f"?__theme={theme}")
     # the page opens on a translated example; a refused input clears it, so the controls must be
     # disabled again with no trace on the page

@@ -20,7 +20,6 @@ pytestmark = [pytest.mark.browser, needs_chromium]
 def open_page(browser, url: str):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
-    page.set_default_timeout(30_000)
     page.goto(url)
     return context, page
 
