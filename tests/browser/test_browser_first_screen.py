@@ -92,6 +92,28 @@ def test_on_load_the_window_shows_the_form_the_player_and_the_figure(loaded):
         assert visible(loaded, later)["top"] >= figure["top"], later
 
 
+def test_before_a_tour_the_tour_is_one_button_out_of_the_figures_way(loaded):
+    """Before a tour starts its row shows "Start the tour" and no Back; on a wide screen (>= 1024 px) that button
+    sits at the right end of the tab bar, clear of the tabs, so the figure starts a row higher; on a phone the
+    direction choice fills the form's width (no strip of the form's background beside it)."""
+    start, back = visible(loaded, "#tour-next"), loaded.locator("#tour-back")
+    assert not back.is_visible()
+    assert loaded.locator("#tour-next").inner_text().startswith("Start the tour")
+    tab_list = visible(loaded, "#views [role=tablist]")
+    last_tab = loaded.evaluate(
+        "() => Math.max(...Array.from(document.querySelectorAll('#views [role=tablist] [role=tab]'))"
+        ".map((tab) => tab.getBoundingClientRect().right))"
+    )
+    if loaded.size[0] >= 1024:
+        assert start["top"] < tab_list["bottom"] and start["bottom"] > tab_list["top"], (start, tab_list)
+        assert start["left"] > last_tab, (start, last_tab)
+    else:
+        assert start["bottom"] <= tab_list["top"], (start, tab_list)
+    if loaded.size[0] < 640:
+        direction, form = visible(loaded, "#direction"), visible(loaded, "#input-row .form")
+        assert abs(direction["right"] - form["right"]) <= 2, (direction, form)
+
+
 def test_projector_type_on_a_wide_screen(loaded):
     if loaded.size[0] < 640:
         pytest.skip("a phone keeps Gradio's sizes")
