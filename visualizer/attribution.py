@@ -14,12 +14,15 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .checks import as_array, check_index, labels_for
-from .grid import Refs, on_axes, set_axes, subplot_grid
+from .grid import Refs, axis_name, on_axes, set_axes, subplot_grid
 from .heatmap import MIN_COLUMN_PX, cell_px, fit_width, token_axis, token_heatmap, token_margins
 from .theme import ACCENT_COLOR, DIVERGING_SCALE, GRID_COLOR, MUTED_COLOR, PALETTE, axis_title, colorbar, figure
 
 RHO_PANEL_PX = 150  # the rho panel: with the tokens' panel it fits under the bar at 1280x720
 PANEL_GAP_PX = 90  # between the two panels (the rotated token labels and the rho title)
+NARROW_LEGEND_PX = 40  # a phone: the layers' legend lies across under the rho panel, in this much more height
+RHO_TITLE = "Spearman ρ between |IG| and attention, per step"
+NARROW_RHO_TITLE = "ρ(|IG|, attention) per step"
 
 
 def attribution_figure(
@@ -66,7 +69,7 @@ def attribution_figure(
         1,
         row_heights=[len(rows) * 30 + 10, RHO_PANEL_PX],
         vertical_spacing=0.2,
-        titles=[f"step {t + 1}: source tokens", "Spearman ρ between |IG| and attention, per step"],
+        titles=[f"step {t + 1}: source tokens", RHO_TITLE],
         title_size=14,
     )
     series = [attribution_rows(layout, refs[1, 1], rows, cols, np.vstack([ig, ixg, att]))]  # (2 + L, S) rows
@@ -89,9 +92,49 @@ def attribution_figure(
             # beside the rho panel: below it, the legend covered the output tokens' labels
             legend=dict(orientation="v", x=1.01, xanchor="left", y=0, yanchor="bottom"),
             autosize=True,
+            meta=dict(narrow=narrow_layout(refs[1, 1], rows, cols, annotations, height, margin)),
             **fit_width(sides + len(cols) * MIN_COLUMN_PX, sides + len(cols) * cell),
         ),
         title,
+    )
+
+
+def short_row_label(row: str) -> str:
+    """A row's name as a phone shows it beside the cells (the hover keeps the whole name)."""
+    return {"integrated gradients": "IG", "input × gradient": "input × grad"}.get(row, row.replace("attention, ", ""))
+
+
+def narrow_layout(
+    panel: Refs, rows: list[str], cols: list[str], annotations: list[dict], height: int, margin: dict
+) -> dict:
+    """The layout a phone draws instead (``meta.narrow``, applied by ui/page_script.py): short row labels and a
+    narrow right margin, so the cells take the width the colour bar and the legend held (no colour bar: the hover
+    gives each raw value); the layers' legend across under the rho panel; the rho panel's title shortened."""
+    plot_px = max(height - margin["t"] - margin["b"], 1)
+    short_rows = [short_row_label(row) for row in rows]
+    y_axis = axis_name(panel[1])
+    return dict(
+        margin=dict(
+            l=token_margins(short_rows, cols, title=False)["l"],
+            r=16,
+            t=margin["t"],
+            b=margin["b"] + NARROW_LEGEND_PX,
+        ),
+        height=height + NARROW_LEGEND_PX,
+        legend=dict(
+            orientation="h",
+            x=0,
+            xanchor="left",
+            y=-margin["b"] / plot_px,
+            yanchor="top",
+            entrywidthmode="fraction",
+            entrywidth=1 / 3,
+        ),
+        annotations=[
+            dict(note, text=NARROW_RHO_TITLE) if note.get("text") == RHO_TITLE else note for note in annotations
+        ],
+        **{y_axis: dict(ticktext=short_rows)},  # merged into the axis (ui/page_script.py)
+        traces=[dict(showscale=False)],  # the hover gives each raw value; the lead says how rows are scaled
     )
 
 

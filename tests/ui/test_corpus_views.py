@@ -176,6 +176,25 @@ def test_attribution_figure_rows_and_correlation_per_step():
         attribution_figure(tokens, np.ones(4), np.ones(4), attention, rho, step=3)
 
 
+def test_attribution_figure_on_a_phone_gives_the_cells_the_width():
+    """meta.narrow (drawn in a phone's box by ui/page_script.py): short row labels in the rows' order, no colour
+    bar and a narrow right margin, the layers' legend across under the rho panel, a short rho title."""
+    tokens = ["<2en>", "▁Ein", "▁Mann", "[EOS]"]
+    fig = attribution_figure(
+        tokens, np.ones(4), np.ones(4), np.ones((2, 4)) / 4, np.zeros((2, 3)), step=1, title="Why"
+    ).to_plotly_json()
+    layout, narrow = fig["layout"], fig["layout"]["meta"]["narrow"]
+    assert narrow["yaxis"]["ticktext"] == ["IG", "input × grad", "layer 1", "layer 2"]
+    assert list(fig["data"][0]["y"])[0] == "#0 integrated gradients"  # the hover keeps the whole name
+    assert narrow["traces"][0] == {"showscale": False} and len(narrow["traces"]) == 1
+    assert narrow["margin"]["r"] < layout["margin"]["r"] and narrow["margin"]["l"] <= layout["margin"]["l"]
+    legend = narrow["legend"]
+    assert legend["orientation"] == "h" and legend["y"] < 0 and legend["yanchor"] == "top"
+    assert narrow["height"] - narrow["margin"]["b"] == layout["height"] - layout["margin"]["b"]  # plot area kept
+    titles = [note["text"] for note in narrow["annotations"]]
+    assert "ρ(|IG|, attention) per step" in titles and len(titles) == len(layout["annotations"])
+
+
 # --------------------------------------------------------------------------- panels
 def test_corpus_panel_views_read_the_file(data, corpus_checkpoint):
     roles = figure_json(corpus_figures.roles_view(data, ("cross", 1, 2)))
