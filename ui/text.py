@@ -34,7 +34,7 @@ EXAMPLES = [  # each one read and checked with the shipped checkpoint; tests/ui/
     ["I like music.", "en-de"],
     ["Wo ist der Bahnhof?", "de-en"],
     ["The cat is sleeping on the sofa.", "en-de"],
-    ["My brother lives in Hamburg.", "en-de"],
+    ["My father works in a bank.", "en-de"],
     ["Ich habe heute keine Zeit.", "de-en"],
 ]
 

@@ -15,8 +15,8 @@ from model.decoding.greedy import translate
 from ui.text import EXAMPLES
 
 PINNED = {
-    ("Ein Mann fährt mit dem Fahrrad die Straße entlang.", "de-en"): "A man is riding a bike down the street.",
-    ("Zwei Hunde spielen im Schnee.", "de-en"): "Two dogs are playing in the snow.",
+    ("Ein Mann fährt mit dem Fahrrad die Straße entlang.", "de-en"): "A man is riding a bicycle down the street.",
+    ("Zwei Hunde spielen im Schnee.", "de-en"): "Two dogs playing in the snow.",
     ("Eine Frau in einem roten Kleid singt auf einer Bühne.", "de-en"): "A woman in a red dress is singing on a stage.",
     ("Wo wohnst du?", "de-en"): "Where do you live?",
     ("Kannst du mir helfen?", "de-en"): "Can you help me?",
@@ -27,7 +27,7 @@ PINNED = {
     ("I like music.", "en-de"): "Ich mag Musik.",
     ("Wo ist der Bahnhof?", "de-en"): "Where's the station?",
     ("The cat is sleeping on the sofa.", "en-de"): "Die Katze schläft auf dem Sofa.",
-    ("My brother lives in Hamburg.", "en-de"): "Mein Bruder lebt in Hamburg.",
+    ("My father works in a bank.", "en-de"): "Mein Vater arbeitet in einer Bank.",
     ("Ich habe heute keine Zeit.", "de-en"): "I don't have time today.",
 }
 
