@@ -9,10 +9,12 @@ Variants (each its own model copy, same initial weights, its own Adam):
 - 1 or 2 threads (`torch.set_num_threads`);
 - --max-tokens 2000 / 4000 / 8000 per batch;
 - length-bucketed batches (train.py's) or random batches of the same budget: their padding share;
-- all in float32 (no autocast: bf16 pays only on CPUs with native bf16, model/training/precision.py).
+- float32, or bf16 autocast ("bf16 ..." variants: what train.py's --precision auto picks on a CPU with native
+  bf16, model/training/precision.py; emulated and slow on one without).
 The variants run round-robin, one step each in turn, so a load that comes and goes on a shared
 machine falls on all of them alike. tokens/s counts real (not padding) source + target tokens;
-MFU = model FLOPs of the real tokens (model/training/flops.py) / time / the float32 peak of the cores used
+MFU = model FLOPs of the real tokens (model/training/flops.py) / time / the float32 peak of the cores used (for a
+bf16 variant too: its share of the float32 peak)
 (`cpu_peak_flops`: 2 FMA units x SIMD lanes x 2 FLOPs x the clock in /proc/cpuinfo, per core).
 
     python -m benchmarks.train_speed                                  # the shipped shape, ~5 minutes
@@ -46,14 +48,17 @@ from model.training.loss import learning_rate, summed_loss  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 SOURCES = [str(DATA / "multi30k" / "train")] * 4 + [str(DATA / "tatoeba" / "eng-deu.large.tsv")]  # the CPU recipe's mix
-VARIANTS = {  # name -> (compiled, threads, max_tokens, bucketed)
-    "eager 1t 4000": (False, 1, 4000, True),
-    "compile 1t 4000": (True, 1, 4000, True),
-    "eager 2t 4000": (False, 2, 4000, True),
-    "compile 2t 4000": (True, 2, 4000, True),
-    "eager 1t 2000": (False, 1, 2000, True),
-    "eager 1t 8000": (False, 1, 8000, True),
-    "eager 1t 4000 random": (False, 1, 4000, False),
+VARIANTS = {  # name -> (compiled, threads, max_tokens, bucketed, bf16 autocast)
+    "eager 1t 4000": (False, 1, 4000, True, False),
+    "compile 1t 4000": (True, 1, 4000, True, False),
+    "eager 2t 4000": (False, 2, 4000, True, False),
+    "compile 2t 4000": (True, 2, 4000, True, False),
+    "eager 1t 2000": (False, 1, 2000, True, False),
+    "eager 1t 8000": (False, 1, 8000, True, False),
+    "eager 1t 4000 random": (False, 1, 4000, False, False),
+    "bf16 eager 1t 4000": (False, 1, 4000, True, True),
+    "bf16 compile 1t 4000": (True, 1, 4000, True, True),
+    "bf16 eager 2t 4000": (False, 2, 4000, True, True),
 }
 
 
@@ -86,8 +91,11 @@ def tensor_batches(examples: list, batches: list[list[int]], config: Transformer
 class Variant:
     """One way to train: a network over its own model copy, its Adam, and what each timed step took."""
 
-    def __init__(self, name: str, model: Transformer, compiled: bool, threads: int, batches: list[dict]):
+    def __init__(
+        self, name: str, model: Transformer, compiled: bool, threads: int, batches: list[dict], bf16: bool = False
+    ):
         self.name, self.model, self.compiled, self.threads, self.batches = name, model, compiled, threads, batches
+        self.bf16 = bf16  # bf16 autocast, as train.py's --precision auto picks on a CPU with native bf16
         self.network = torch.compile(model, dynamic=True) if compiled else model
         self.optimizer = torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
         self.step_count, self.warmup_seconds = 0, 0.0
@@ -98,7 +106,9 @@ class Variant:
         torch.set_num_threads(self.threads)
         start, cpu_start = time.perf_counter(), time.process_time()
         config = self.model.config
-        loss_sum = summed_loss(self.network, batch["src"], batch["tgt_in"], batch["labels"], config.pad_id, 0.1, False)
+        loss_sum = summed_loss(
+            self.network, batch["src"], batch["tgt_in"], batch["labels"], config.pad_id, 0.1, self.bf16
+        )
         target_tokens = int((batch["labels"] != config.pad_id).sum())
         (loss_sum / target_tokens).backward()
         self.step_count += 1
@@ -138,6 +148,7 @@ class Variant:
             "warmup_seconds": round(self.warmup_seconds, 1),
             "compiled": self.compiled,
             "threads": self.threads,
+            "bf16": self.bf16,
         }
 
 
@@ -155,14 +166,16 @@ def build_variants(args, tokenizer: SubwordTokenizer, examples: list) -> list[Va
     base = Transformer(config).train()
     variants = []
     for name in args.variants:
-        compiled, threads, max_tokens, bucketed = VARIANTS[name]
+        compiled, threads, max_tokens, bucketed, bf16 = VARIANTS[name]
         rng = random.Random(args.seed)
         batches = token_batches(examples, max_tokens, rng) if bucketed else random_batches(examples, max_tokens, rng)
         needed = args.warmup + args.steps
         if len(batches) < needed:
             raise SystemExit(f"{name}: {len(batches)} batches, {needed} needed: raise --pairs")
         variants.append(
-            Variant(name, copy.deepcopy(base), compiled, threads, tensor_batches(examples, batches[:needed], config))
+            Variant(
+                name, copy.deepcopy(base), compiled, threads, tensor_batches(examples, batches[:needed], config), bf16
+            )
         )
     return variants
 
