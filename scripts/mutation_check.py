@@ -65,6 +65,7 @@ VIEW_TESTS = [
     "tests/ui/test_start_share_tour.py",
     "tests/model/test_flops.py",
     "tests/visualizer/test_visualizer_attention.py",
+    "tests/ui/test_corpus_views.py",
 ]  # the views, the page's redraw and the newer model modules
 
 # Independent test files: a fault is caught by "both" exactly when "old" or "new" catches it.

@@ -311,6 +311,20 @@ VIEW_FAULTS = [
         "a phone's heatmap keeps its colour bar standing at the right (no room given back to the cells)",
     ),
     Fault(
+        "attribution-narrow-rows-reversed",
+        "visualizer/attribution.py",
+        "short_rows = [short_row_label(row) for row in rows]",
+        "short_rows = [short_row_label(row) for row in rows][::-1]",
+        "a phone's Attribution figure names its rows in reverse order",
+    ),
+    Fault(
+        "attribution-narrow-bar-kept",
+        "visualizer/attribution.py",
+        "traces=[dict(showscale=False)],",
+        "traces=[dict(showscale=True)],",
+        "a phone's Attribution figure keeps its colour bar beside the cells",
+    ),
+    Fault(
         "heatmap-narrow-bar-over-plot",
         "visualizer/heatmap.py",
         "y=-bottom / max(plot_px, 1),",
