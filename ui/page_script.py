@@ -84,10 +84,10 @@ _SCRIPT = """
     const {traces, ...narrow} = (boxWidth < NARROW_PX && layout.meta && layout.meta.narrow) || {};
     const {width, ...rest} = merged(layout, narrow);
     const wide = window.innerWidth >= NARROW_PX;
-    const fitted = thinned(wide ? projectorLayout(rest) : rest, boxWidth);
+    const fitted = thinned(wide ? projectorRows(projectorLayout(rest)) : rest, boxWidth);
     fitted.autosize = true;
     if (traces) data = data.map((trace, i) => merged(trace, traces[i]));
-    return [wide ? data.map(projectorTrace) : data, fitted];
+    return [cellText(wide ? data.map(projectorTrace) : data, fitted, boxWidth, wide), fitted];
   };
   const merged = (base, extra) => {
     const out = {...base};
@@ -103,6 +103,8 @@ _SCRIPT = """
   // the figure gave it for its row's height, and a note or a cell's text the size its place allows
   const projectorLayout = (layout) => {
     const out = {...layout, font: atLeast(layout.font)};
+    if (out.legend) out.legend = {...out.legend, font: atLeast(out.legend.font)};
+    if (Array.isArray(out.annotations)) out.annotations = out.annotations.map((note) => ({...note, font: atLeast(note.font)}));
     for (const key of Object.keys(out).filter((name) => AXIS.test(name))) {
       const axis = out[key] || {}, title = axis.title;
       out[key] = {...axis, ...(key[0] === 'x' ? {tickfont: atLeast(axis.tickfont, out.font.size)} : {}),
@@ -113,8 +115,62 @@ _SCRIPT = """
     }
     return out;
   };
-  const projectorTrace = (trace) => trace.colorbar
-    ? {...trace, colorbar: {...trace.colorbar, tickfont: atLeast(trace.colorbar.tickfont)}} : trace;
+  // the row labels in projector type too: a figure whose rows would be shorter than ROW_PX grows (up to
+  // ROWS_MAX_PX of rows) and its left margin with its labels; where it cannot (rows beyond that, cells kept
+  // square) its labels are every k-th (the hover names every row)
+  const ROW_PX = 16, ROWS_MAX_PX = 720, LABEL_PAD_PX = 40, LEFT_MAX_PX = 300;  // visualizer.heatmap's pad
+  const projectorRows = (layout) => {
+    const out = {...layout}, margin = out.margin || {};
+    const plot = (out.height || 450) - (margin.t ?? 100) - (margin.b ?? 80);
+    const squares = new Set(Object.values(out).map((axis) => axis && axis.scaleanchor).filter(Boolean));
+    const rows = Object.keys(out).filter((name) => /^yaxis\\d*$/.test(name) && out[name] && Array.isArray(out[name].ticktext)
+                                                   && ((out[name].tickfont && out[name].tickfont.size) || 12) < PROJECTOR_PX);
+    const span = (axis) => (axis.domain || [0, 1])[1] - (axis.domain || [0, 1])[0];
+    const grows = (name) => out.height && !out[name].scaleanchor && !squares.has(name.replace('axis', ''));
+    const needed = Math.max(plot, ...rows.filter(grows).map((name) => ROW_PX * out[name].ticktext.length / span(out[name])));
+    const grown = Math.min(needed, Math.max(plot, ROWS_MAX_PX));
+    if (grown > plot) out.height += grown - plot;
+    let left = margin.l ?? 80;
+    for (const name of rows) {
+      const axis = out[name], values = numbers(axis.tickvals), font = (axis.tickfont && axis.tickfont.size) || 12;
+      const every = Math.ceil(ROW_PX * axis.ticktext.length / (grown * span(axis)));
+      out[name] = {...axis, tickfont: atLeast(axis.tickfont)};
+      left = Math.max(left, LABEL_PAD_PX + ((margin.l ?? 80) - LABEL_PAD_PX) * PROJECTOR_PX / font);  // wider labels
+      if (values && every > 1) {
+        out[name].tickvals = values.filter((_, i) => i % every === 0);
+        out[name].ticktext = axis.ticktext.filter((_, i) => i % every === 0);
+      }
+    }
+    if (rows.length) out.margin = {...margin, l: Math.round(Math.min(left, LEFT_MAX_PX))};
+    return out;
+  };
+  const projectorTrace = (trace) => {
+    const out = trace.colorbar ? {...trace, colorbar: {...trace.colorbar, tickfont: atLeast(trace.colorbar.tickfont)}} : trace;
+    return out.type === 'bar' && out.text ? {...out, textfont: atLeast(out.textfont)} : out;
+  };
+  // a heatmap's text in its cells: at the largest size its cells hold up to PROJECTOR_PX on a wide screen (the
+  // figure's own size on a phone); where even the figure's own size is too big for the longest text, at that size
+  // with each text cut to what its cell holds ("…"), none where that is under 3 characters (the hover names all)
+  const CHAR_EM = 0.62, CELL_PAD_PX = 4;  // visualizer.heatmap's estimate of a character's width
+  const units = (text) => String(text).match(/&[a-z]+;|&#x?[0-9a-f]+;|./gi) || [];  // an entity is one character
+  const cellText = (data, layout, boxWidth, wide) => data.map((trace) => {
+    if (trace.type !== 'heatmap' || !trace.texttemplate || !Array.isArray(trace.text)) return trace;
+    const margin = layout.margin || {}, axis = layout['xaxis' + (trace.xaxis || 'x').slice(1)] || {};
+    const domain = axis.domain || [0, 1], nested = Array.isArray(trace.text[0]);
+    const rows = nested ? trace.text : [trace.text];
+    const plotWidth = Math.max(boxWidth - (margin.l ?? 80) - (margin.r ?? 80), 40);
+    const cell = plotWidth * (domain[1] - domain[0]) / Math.max(rows[0].length, 1) - CELL_PAD_PX;
+    const longest = Math.max(1, ...rows.flat().map((text) => units(text).length));
+    const own = (trace.textfont && trace.textfont.size) || 12;
+    const size = Math.min(wide ? Math.max(own, PROJECTOR_PX) : own, Math.floor(cell / (CHAR_EM * longest)));
+    if (size >= own) return {...trace, textfont: {...(trace.textfont || {}), size}};
+    const room = Math.floor(cell / (CHAR_EM * own));
+    const cut = rows.map((row) => row.map((text) => {
+      const chars = units(text);
+      return chars.length <= room ? text : room >= 3 ? chars.slice(0, room - 1).join('') + '…' : '';
+    }));
+    return {...trace, text: nested ? cut : cut[0]};
+  });
   // an array as the figure's JSON holds it: a list, or Plotly's packed binary ({dtype, bdata}, one axis)
   const TYPED = {i1: Int8Array, u1: Uint8Array, i2: Int16Array, u2: Uint16Array, i4: Int32Array, u4: Uint32Array,
                  f4: Float32Array, f8: Float64Array};

@@ -132,5 +132,5 @@ def attention_heatmap(
         )
     )
     margin = fig.layout.margin
-    fig.layout.meta = dict(narrow=narrow_colorbar(fig.layout.height, margin.t, margin.b, margin.l))
+    fig.layout.meta = dict(narrow=narrow_colorbar(fig.layout.height, margin.b, margin.l))
     return fig

@@ -270,11 +270,11 @@ def cell_gap(n: int) -> int:
     return 1 if cell_px(n) >= CELL_PX[0] else 0
 
 
-def narrow_colorbar(height: int, top: int, bottom: int, left: int) -> dict:
+def narrow_colorbar(height: int, bottom: int, left: int) -> dict:
     """The layout a phone draws instead (``meta.narrow``, applied by ui/page_script.py) for a one-trace heatmap
-    ``height`` px tall with these margins: its colour bar laid across under the key labels and the left margin
-    without the slack kept for wide fonts, so the cells take the width the bar and the slack held."""
-    plot_px = height - top - bottom
+    ``height`` px tall with these margins: its colour bar laid across under the key labels (its top NARROW_BAR_PX
+    above the figure's foot, however short the plot) and the left margin without the slack kept for wide fonts, so
+    the cells take the width the bar and the slack held."""
     bar = dict(
         orientation="h",
         x=0.5,
@@ -282,7 +282,8 @@ def narrow_colorbar(height: int, top: int, bottom: int, left: int) -> dict:
         lenmode="fraction",
         len=0.8,
         thickness=10,
-        y=-bottom / max(plot_px, 1),
+        yref="container",  # placed in pixels from the figure's foot, however short the plot (one row)
+        y=NARROW_BAR_PX / (height + NARROW_BAR_PX),
         yanchor="top",
         title=dict(side="right"),
     )

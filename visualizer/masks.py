@@ -33,6 +33,9 @@ ATTEND, MASKED = "attend", "masked"
 CELL_CHAR_PX = 6.5  # a character's width in panel (a)'s cells (font size MIN_FONT)
 BATCH_CHARS = 14  # panel (a)'s cells are wide enough for tokens of up to this many characters
 GAP_X_PX, GAP_Y_PX = 70.0, 110.0  # between panels; the vertical gaps hold (a)'s position labels and the titles
+NARROW_PANEL_PX = 240.0  # a phone: (b) and (c) at most this tall (their cells square across the box's width)
+CELL_PX_MAX = 24.0  # panels (b), (c): the biggest cell
+NARROW_KEY_PX = 40  # a phone: the attend/masked key across the figure's top
 MASK_SCALE = [[0, MASKED_COLOR], [0.5, MASKED_COLOR], [0.5, PRIMARY_COLOR], [1, PRIMARY_COLOR]]
 MASK_COLORAXIS = dict(
     cmin=0,
@@ -196,7 +199,7 @@ def masks_figure(
 
     # (a) and (d) run across the whole figure (their rows are as long as the source), (b) and (c)
     # side by side between them: nothing is cut off at 100 source tokens, and long rows thin their labels.
-    cell = cell_px(n_target, budget=360, low=12, high=24)
+    cell = cell_px(n_target, budget=360, low=12, high=CELL_PX_MAX)
     source_cell = 8.0 if n_source > 60 else 14.0  # (a), (d): 8 px cells with every 2nd label beyond 60 tokens
     row_h = [30.0 * batch.shape[0], n_target * cell, n_target * cell * 0.6]
     longest = max((shown_length(label) for sentence in batch_tokens for label in display_tokens(sentence)), default=1)
@@ -226,8 +229,39 @@ def masks_figure(
             margin=margin,
             shapes=shapes,
             height=int(plot_h + margin["t"] + margin["b"]),
+            meta=dict(narrow=stacked_masks(batch.shape[0], n_target, t, margin)),
             **fit_width(plot_w + sides, plot_w + sides),
         ),
+    )
+
+
+def stacked_masks(n_sentences: int, n_target: int, step: int | None, margin: dict) -> dict:
+    """The layout a phone draws instead (``meta.narrow``, applied by ui/page_script.py): the four panels one above
+    the other, (b) and (c) as wide as the box (cells kept square), short titles, the key above the panels."""
+    square = min(NARROW_PANEL_PX, n_target * CELL_PX_MAX)
+    row_h = [30.0 * n_sentences, square, square, min(0.6 * square, 0.6 * n_target * CELL_PX_MAX)]
+    plot_h = sum(row_h) + 3 * GAP_Y_PX
+    at_step = "" if step is None else f" at step {step + 1}"
+    layout, _ = subplot_grid(
+        4,
+        1,
+        row_heights=row_h,
+        vertical_spacing=GAP_Y_PX / plot_h,
+        title_size=14,
+        titles=(
+            "(a) padding mask of a batch",
+            f"(b) look-ahead mask{at_step}",
+            "(c) decoder self-attention",
+            "(d) cross-attention",
+        ),
+    )
+    key = dict(orientation="h", x=0.5, xanchor="center", y=1, yref="container", yanchor="top", len=0.7, thickness=12)
+    top = NARROW_KEY_PX + 30
+    return dict(
+        layout,
+        coloraxis=dict(colorbar=key),
+        margin=dict(l=max(60, margin["l"] - 30), r=16, t=top, b=margin["b"]),
+        height=int(plot_h + top + margin["b"]),
     )
 
 

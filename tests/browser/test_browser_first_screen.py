@@ -187,18 +187,20 @@ FIGURE_FIT = """(id) => { const block = document.querySelector('#' + id);
 )
 def test_each_figure_fits_its_box_without_sideways_scroll(loaded, tab, elem_id):
     """The figure of each view (one head's heatmap on the Attention tab) is no wider than its box, nothing in the
-    box or the page scrolls sideways; a narrow box (the phone) draws the positional encoding's panels stacked."""
+    box or the page scrolls sideways; a narrow box (the phone) draws the positional encoding's and the masks'
+    panels stacked."""
     show_tab(loaded, tab)
     loaded.wait_for_function("(id) => !!document.querySelector('#' + id + ' .js-plotly-plot .main-svg')", arg=elem_id)
     fit = loaded.evaluate(FIGURE_FIT, elem_id)
     assert fit["figure"] <= fit["box"] + 1 and not fit["scrolls"], fit
     assert overflow(loaded) == 0
-    if elem_id == "pe-plot":
+    if elem_id in ("pe-plot", "mask-plot"):  # panels side by side on a wide screen, one above the other on a phone
         domains = loaded.evaluate(
-            "() => { const l = document.querySelector('#pe-plot .js-plotly-plot').layout;"
-            " return [l.xaxis.domain, l.xaxis2.domain, l.xaxis3.domain]; }"
+            "(id) => { const l = document.querySelector('#' + id + ' .js-plotly-plot').layout;"
+            " return [l.xaxis.domain, l.xaxis2.domain, l.xaxis3.domain]; }",
+            elem_id,
         )
-        stacked = all(domain[1] - domain[0] > 0.9 for domain in domains)
+        stacked = all(domain[1] - domain[0] > 0.6 for domain in domains)  # side by side: each under half
         assert stacked == (loaded.size[0] < 640), domains
     show_tab(loaded, "Attention")
 

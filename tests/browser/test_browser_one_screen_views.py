@@ -1,5 +1,5 @@
 """The views' own details on one screen, on a 1280x720 projector in dark and a 390x844 phone in light: a tour stop's figure of 19 rows ends inside a projector's window under the stop's text; a one-row
-heatmap's colour bar keeps its labels apart; the Masks look-ahead panel names only the rows that exist at
+heatmap's colour bar keeps its labels apart and lies clear of the cells; the Masks look-ahead panel names only the rows that exist at
 the step; step-change candidate ranks start at #1; a short sentence's figure stands where the long one's stood, in projector type; the
 all-heads grid names every key where the labels fit.
 
@@ -82,6 +82,35 @@ def test_a_one_row_heatmap_keeps_its_colour_bar_labels_apart(screen):
             apart_x = abs(one["x"] - other["x"]) >= (one["width"] + other["width"]) / 2
             apart_y = abs(one["y"] - other["y"]) >= (one["height"] + other["height"]) / 2
             assert apart_x or apart_y, labels
+    # the bar clear of the cells: beside the row (a wide screen) or below its key labels (a phone)
+    where = rects(screen, "#attention-plot .nsewdrag", "#attention-plot .colorbar", "#attention-plot .xtick")
+    cells, bar = where["#attention-plot .nsewdrag"], where["#attention-plot .colorbar"]
+    if screen.size[0] >= 640:
+        assert bar["left"] >= cells["right"], where
+    else:
+        assert bar["top"] >= where["#attention-plot .xtick"]["bottom"] - 1 and bar["top"] >= cells["bottom"], where
+
+
+def test_row_labels_stand_apart_in_projector_type_at_any_length(screen):
+    """The last step's cross-attention (the tiny model's long translation: over 24 rows, rows shorter than a
+    label): every row stays in the data (the hover names it); the drawn row labels stand apart (every k-th where
+    rows are short), and on a wide screen they are 14 px or more, the figure grown for them (rows of 16 px)."""
+    open_tab(screen, "Attention")
+    screen.click("#step-last")
+    total = step_of(screen)[1]
+    wait_step(screen, total)
+    screen.wait_for_function(  # every row, or the window of rows around the last (long sentences)
+        "(n) => document.querySelector('#attention-plot .js-plotly-plot').data[0].y.length == Math.min(n, 41)",
+        arg=total,
+    )
+    rows = sorted(texts(screen, "#attention-plot", ".ytick text"), key=lambda label: label["y"])
+    assert total > 24 and len(rows) >= 12, (total, len(rows))
+    for above, below in zip(rows, rows[1:]):
+        assert below["y"] - above["y"] >= above["font"] - 0.5, (above, below)
+    if screen.size[0] >= 640:
+        assert min(label["font"] for label in rows) >= 14, rows
+        cell = screen.evaluate(HEATMAP, "#attention-plot")["cell"]
+        assert cell >= 16 - 0.5 or len(rows) < total, cell  # rows a label high, or every k-th labelled
 
 
 def test_the_look_ahead_mask_names_only_the_rows_that_exist(screen):
@@ -95,6 +124,12 @@ def test_the_look_ahead_mask_names_only_the_rows_that_exist(screen):
     assert len(named) == 3 and named[0] == "[BOS]", named  # rows 1..3; the future rows have no cells, no names
     decoder_rows = screen.evaluate("() => document.querySelector('#mask-plot .js-plotly-plot').data[2].y.length")
     assert decoder_rows > 3  # panel (c) beside it has all the rows: (b) stopped at the step
+    # panel (a)'s tokens in their cells: each inside its cell (cut with "…" where the cell is too narrow, none
+    # where that leaves under 3 characters: the tiny model's tokens make 57 narrow positions)
+    cells = texts(screen, "#mask-plot", ".heatmaplayer text")
+    first_row = sorted(cell["x"] for cell in cells if abs(cell["y"] - cells[0]["y"]) < 1) if cells else []
+    pitch = min((b - a for a, b in zip(first_row, first_row[1:])), default=float("inf"))  # one cell's width
+    assert all(cell["width"] <= pitch for cell in cells), (pitch, cells[:5])
     open_tab(screen, "Attention")
 
 

@@ -127,7 +127,20 @@ def test_attention_heatmap_on_a_phone_lays_its_colour_bar_under_the_keys():
     assert narrow["margin"]["r"] < fig.layout.margin.r and narrow["margin"]["l"] <= fig.layout.margin.l
     added = narrow["height"] - fig.layout.height
     assert narrow["margin"]["b"] - fig.layout.margin.b == added > 0  # the plot keeps its height
-    assert bar["yanchor"] == "top" and bar["y"] * plot_height(fig) == pytest.approx(-fig.layout.margin.b)
+    # the bar's top NARROW_BAR_PX over the figure's foot (container coordinates), under the keys' margin
+    assert bar["yref"] == "container" and bar["yanchor"] == "top"
+    assert bar["y"] * narrow["height"] == pytest.approx(added)
+
+
+@pytest.mark.parametrize("rows", [1, 2, 6])
+def test_attention_heatmap_on_a_phone_keeps_a_short_plots_colour_bar_under_its_keys(rows):
+    """A one-row heatmap's plot is shorter than its key labels: the bar is still placed under them (a position
+    in the plot's own coordinates would lie beyond Plotly's range, -2, and fall back onto the cells)."""
+    fig = visualizer.attention_heatmap(softmax_rows((rows, 22)), ["▁x"] * rows, ["▁key"] * 22, title="a title")
+    narrow = fig.layout.meta["narrow"]
+    bar = narrow["traces"][0]["colorbar"]
+    foot_px = bar["y"] * narrow["height"]  # the bar's top above the figure's foot
+    assert 0 < bar["y"] < 1 and foot_px <= narrow["margin"]["b"] - fig.layout.margin.b
 
 
 def plot_height(figure) -> float:

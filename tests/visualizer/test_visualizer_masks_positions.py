@@ -32,6 +32,22 @@ def test_masks_figure_has_four_panels_with_attend_and_masked():
     assert list(fig.layout.xaxis4.ticktext) == visualizer.display_tokens(SOURCE)
 
 
+def test_masks_figure_on_a_phone_stacks_its_four_panels_in_order():
+    """meta.narrow (ui/page_script.py applies it in a box under 640 px): the panels one above the other, each the
+    box's width, (a) at the top and (d) at the foot, apart; the step still in (b)'s title; the key across the top."""
+    padding, batch, causal, decoder, cross = mask_inputs()
+    fig = visualizer.masks_figure(padding, batch, causal, decoder, cross, SOURCE, TARGET, step=3)
+    narrow = fig.layout.meta["narrow"]
+    xs = [narrow[name]["domain"] for name in ("xaxis", "xaxis2", "xaxis3", "xaxis4")]
+    ys = [narrow[name]["domain"] for name in ("yaxis", "yaxis2", "yaxis3", "yaxis4")]
+    assert all(x == [0.0, 1.0] or tuple(x) == (0, 1) for x in xs), xs
+    assert all(upper[0] > lower[1] for upper, lower in zip(ys, ys[1:])), ys  # top to bottom, no overlap
+    titles = [note["text"] for note in narrow["annotations"]]
+    assert titles[1] == "(b) look-ahead mask at step 4" and len(titles) == 4
+    assert narrow["coloraxis"]["colorbar"]["orientation"] == "h"
+    assert narrow["height"] > fig.layout.height  # one column: taller
+
+
 def test_masks_figure_without_a_step_shows_the_whole_look_ahead_mask():
     padding, batch, causal, decoder, cross = mask_inputs()
     fig = visualizer.masks_figure(padding, batch, causal, decoder, cross, SOURCE, TARGET)
