@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .attention import COLORBAR_PX, below_toolbar, checked_weights, shown_window, window_note
+from .attention import COLORBAR_PX, TITLE_DROP_PX, below_toolbar, checked_weights, shown_window, window_note
 from .grid import Refs, on_axes, set_axes, spacing, subplot_grid
 from .heatmap import Window, highlight_rows, hover_template, indexed
 from .theme import ATTENTION_SCALE, MUTED_COLOR, colorbar, figure
@@ -27,6 +27,9 @@ GRID_TOP_MARGIN_PX = (60, 90)  # without, with a title
 GRID_HIGHLIGHT_WIDTH = 1.5  # px: the inspected query's outline in every small panel
 WINDOW_NOTE_SHIFT_PX = 22  # the window note, up clear of the head titles
 COLORBAR_SPAN_PX = 400  # the colour bar's length in pixels (at most the plot's height)
+NARROW_COLUMNS, NARROW_WIDTH_PX = 2, 240  # a phone: two panels a row, drawn for about this width together
+NARROW_TICK_FONT = 10  # px: a phone's token labels
+NARROW_RIGHT_PX, NARROW_BAR_PX = 16, 56  # a phone: the right margin, and the colour bar's room under the keys
 
 Cells = dict[tuple[int, int], tuple[int, int]]  # (row, col) of a panel, 1-based -> (layer, head), 0-based
 
@@ -110,7 +113,7 @@ def attention_grid(
     layout, refs, plot_h = head_panels(cells, n_rows, n_cols, n_cols == n_heads, panel_w, panel_h)
     series = head_heatmaps(w, cells, refs, queries, keys, window)
     margin = head_axes(layout, refs, cells, queries, keys, window, panel_w, panel_h, title=bool(title))
-    return below_toolbar(
+    fig = below_toolbar(
         figure(
             series,
             dict(
@@ -132,6 +135,11 @@ def attention_grid(
             title,
         )
     )
+    if n_cols > NARROW_COLUMNS:
+        narrow = narrow_grid(w.shape, layer, queries, keys, window, highlight, title=bool(title))
+        narrow["annotations"] = narrow.get("annotations", []) + window_note(window, full.shape, WINDOW_NOTE_SHIFT_PX)
+        fig.layout.meta = dict(narrow=narrow)
+    return fig
 
 
 def head_panels(
@@ -196,12 +204,13 @@ def head_axes(
     panel_h: float,
     *,
     title: bool,
+    font: int = GRID_TICK_FONT,
 ) -> dict:
     """Set every panel's axes in layout: key labels under each column's bottom panel, query labels and "layer l"
-    left of the first column, nothing elsewhere. -> the figure's margin, wide enough for those labels."""
+    left of the first column (``font`` px), nothing elsewhere. -> the figure's margin, wide enough for those labels."""
     hidden = dict(type="category", showticklabels=False, showgrid=False, zeroline=False, ticks="")
-    key_ticks = thinned_ticks(keys, panel_w, window.cols.start)
-    query_ticks = thinned_ticks(queries, panel_h, window.rows.start)  # horizontal labels: a line each
+    key_ticks = thinned_ticks(keys, panel_w, window.cols.start, min_px=font + 1, font=font)
+    query_ticks = thinned_ticks(queries, panel_h, window.rows.start, min_px=font + 1, font=font)  # a line each
     bottom = {col: max(row for row, c in cells if c == col) for _, col in cells}  # each column's lowest row
     for (row, col), cell in sorted(refs.items()):
         xaxis = dict(hidden, **key_ticks, tickangle=-90) if row == bottom[col] else hidden
@@ -213,9 +222,41 @@ def head_axes(
                 yaxis["title"] = dict(text=f"layer {l + 1}", font=dict(size=HEAD_TITLE_FONT, color=MUTED_COLOR))
         set_axes(layout, cell, xaxis, yaxis)
     longest_query, longest_key = (max(map(len, ticks["ticktext"])) for ticks in (query_ticks, key_ticks))
+    char_px = GRID_CHAR_PX * font / GRID_TICK_FONT
     return dict(
-        l=int(np.clip(GRID_CHAR_PX * longest_query + GRID_LEFT_PX, *GRID_LEFT_MARGIN_PX)),
+        l=int(np.clip(char_px * longest_query + GRID_LEFT_PX, *GRID_LEFT_MARGIN_PX)),
         r=COLORBAR_PX,
         t=GRID_TOP_MARGIN_PX[title],
-        b=int(np.clip(GRID_CHAR_PX * longest_key + GRID_BOTTOM_PX, *GRID_BOTTOM_MARGIN_PX)),
+        b=int(np.clip(char_px * longest_key + GRID_BOTTOM_PX, *GRID_BOTTOM_MARGIN_PX)),
+    )
+
+
+def narrow_grid(
+    shape: tuple[int, int, int, int],
+    layer: int | None,
+    queries: list[str],
+    keys: list[str],
+    window: Window,
+    highlight: int | None,
+    *,
+    title: bool,
+) -> dict:
+    """The layout a phone draws instead (``meta.narrow``, applied by ui/page_script.py): NARROW_COLUMNS panels a
+    row, drawn for NARROW_WIDTH_PX, labels in NARROW_TICK_FONT px, the colour bar across under the keys. The
+    panels keep their order (head h is the h-th subplot either way), so the same traces fall into place."""
+    n_layers, n_heads, n_queries, n_keys = shape
+    n_rows, n_cols, cells = grid_cells(n_layers, n_heads, layer, NARROW_COLUMNS)
+    panel_w = NARROW_WIDTH_PX / n_cols
+    panel_h = panel_w * float(np.clip(n_queries / n_keys, *HEAD_ASPECT))
+    layout, refs, plot_h = head_panels(cells, n_rows, n_cols, n_cols == n_heads, panel_w, panel_h)
+    margin = head_axes(layout, refs, cells, queries, keys, window, panel_w, panel_h, title=title, font=NARROW_TICK_FONT)
+    margin.update(r=NARROW_RIGHT_PX, b=margin["b"] + NARROW_BAR_PX, t=margin["t"] + (TITLE_DROP_PX if title else 0))
+    height = int(plot_h + margin["t"] + margin["b"])
+    bar = dict(orientation="h", x=0.5, xanchor="center", len=0.8, thickness=10, title=dict(side="right"))
+    return dict(
+        layout,
+        shapes=highlight_rows(highlight, n_keys, [refs[cell] for cell in sorted(refs)], width=GRID_HIGHLIGHT_WIDTH),
+        margin=margin,
+        height=height,
+        coloraxis=dict(colorbar=dict(bar, yref="container", y=NARROW_BAR_PX / height, yanchor="top")),
     )

@@ -39,6 +39,24 @@ def test_the_grid_of_one_layer_fits_its_box_and_names_tokens_at_projector_size()
         visualizer.attention_grid(weights, TARGET, SOURCE, layer=3)
 
 
+def test_the_grid_on_a_phone_puts_two_heads_a_row_in_the_same_order():
+    """meta.narrow (ui/page_script.py applies it in a box under 640 px): head h stays the h-th subplot, so each
+    trace lands in its head's panel; two panels a row, titled by head; the colour bar across under the keys."""
+    weights = softmax_rows((3, 8, len(TARGET), len(SOURCE)))
+    fig = visualizer.attention_grid(weights, TARGET, SOURCE, layer=1, columns=4, title="layer 2", highlight_query=2)
+    narrow = fig.layout.meta["narrow"]
+    x_domains = [tuple(narrow["xaxis" + ("" if h == 0 else str(h + 1))]["domain"]) for h in range(8)]
+    y_domains = [tuple(narrow["yaxis" + ("" if h == 0 else str(h + 1))]["domain"]) for h in range(8)]
+    assert len(set(x_domains)) == 2 and len(set(y_domains)) == 4  # two columns, four rows
+    assert x_domains[0][0] == 0 and x_domains[1][0] > x_domains[0][1] and y_domains[0] == y_domains[1]
+    assert y_domains[2][1] < y_domains[0][0]  # heads 3 and 4 under heads 1 and 2
+    titles = {a["text"]: (a["x"], a["y"]) for a in narrow["annotations"] if a["text"].startswith("head")}
+    assert len(titles) == 8 and titles["head 2"][0] > titles["head 1"][0] and titles["head 3"][1] < titles["head 1"][1]
+    assert [trace.xaxis for trace in heatmaps(fig)] == ["x"] + [f"x{h + 1}" for h in range(1, 8)]
+    assert len(narrow["shapes"]) == 8  # the query's outline in every panel
+    assert narrow["coloraxis"]["colorbar"]["orientation"] == "h" and narrow["margin"]["r"] < fig.layout.margin.r
+
+
 def test_the_masks_batch_panel_shows_every_token_whole():
     padding, batch, causal, decoder, cross = mask_inputs()
     fig = visualizer.masks_figure(padding, batch, causal, decoder, cross, SOURCE, TARGET, step=3)
