@@ -99,15 +99,16 @@ _SCRIPT = """
   };
   const atLeast = (font, size = 12) => ({...(font || {}), size: Math.max((font && font.size) || size, PROJECTOR_PX)});
   const AXIS = /^[xy]axis\\d*$/;
-  // the labels across (thinned to fit below), the axis titles and the colour bars; a row label keeps the size
-  // the figure gave it for its row's height, and a note or a cell's text the size its place allows
+  // the labels across (thinned to fit below), numbers and categories down, the axis titles, the colour bars, the
+  // legend and the notes (token rows: projectorRows; a cell's text: cellText)
   const projectorLayout = (layout) => {
     const out = {...layout, font: atLeast(layout.font)};
     if (out.legend) out.legend = {...out.legend, font: atLeast(out.legend.font)};
     if (Array.isArray(out.annotations)) out.annotations = out.annotations.map((note) => ({...note, font: atLeast(note.font)}));
     for (const key of Object.keys(out).filter((name) => AXIS.test(name))) {
       const axis = out[key] || {}, title = axis.title;
-      out[key] = {...axis, ...(key[0] === 'x' ? {tickfont: atLeast(axis.tickfont, out.font.size)} : {}),
+      const lifted = key[0] === 'x' || !Array.isArray(axis.ticktext);  // token rows: projectorRows
+      out[key] = {...axis, ...(lifted ? {tickfont: atLeast(axis.tickfont, out.font.size)} : {}),
                   ...(title && typeof title === 'object' ? {title: {...title, font: atLeast(title.font)}} : {})};
     }
     for (const key of Object.keys(out).filter((name) => /^coloraxis\\d*$/.test(name) && out[name].colorbar)) {
