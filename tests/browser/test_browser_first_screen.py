@@ -2,8 +2,9 @@
 and a 390x844 phone, light and dark, the window shows the sentence box, Translate, the step player and a drawn
 attention figure of the start-up example; a shared link opens with its view there too. And on that page: the
 step slider's track lies inside its block, the keys step after a click on a tab, the step line keeps the
-current token in view, the page's text shows no raw entity or Markdown asterisks, and on a wide screen no text
-of the page or of the figure's labels across, titles and colour bar is under 14 px (projector type).
+current token in view, the page's text shows no raw entity or Markdown asterisks and is drawn in one face (a
+full bold file), and on a wide screen no text of the page or of the figure's labels across, titles and colour bar
+is under 14 px (projector type).
 
 One page per (viewport, theme), loaded once and reused by its checks (in the order below).
 """
@@ -124,6 +125,31 @@ def test_projector_type_on_a_wide_screen(loaded):
         ".map((t) => parseFloat(getComputedStyle(t).fontSize))"
     )
     assert ticks and min(ticks) >= 14, ticks
+
+
+# the families of the page's visible text (outside figures and monospace token chips) and the faces they loaded
+FACES = """() => { const families = new Set();
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const element = node.parentElement;
+    if (!node.textContent.trim() || !element || element.closest('svg, script, style, code, kbd, .tok')) continue;
+    if (!element.getBoundingClientRect().width) continue;
+    const style = getComputedStyle(element);
+    if (!/mono/i.test(style.fontFamily)) families.add(style.fontFamily.split(',')[0].replace(/["']/g, '').trim());
+  }
+  const faces = Array.from(document.fonts).filter((face) => face.status === 'loaded')
+    .map((face) => [face.family.replace(/["']/g, ''), face.weight]);
+  return {families: Array.from(families), faces};
+}"""
+
+
+def test_the_page_draws_its_text_in_one_face(loaded):
+    """Regular and bold text (headings, buttons, labels) in the page's own family, whose bold face is Gradio's full
+    Bold file: the theme's semibold file holds a handful of glyphs, and a button drawn with it mixed two faces."""
+    found = loaded.evaluate(FACES)
+    assert found["families"] == ["Explorer Sans"], found
+    weights = {weight for family, weight in found["faces"] if family == "Explorer Sans"}
+    assert {"400", "500 900"} <= weights, found["faces"]
 
 
 def test_the_step_slider_has_its_track_inside_its_block(loaded):
