@@ -66,6 +66,8 @@ VIEW_TESTS = [
     "tests/model/test_flops.py",
     "tests/visualizer/test_visualizer_attention.py",
     "tests/ui/test_corpus_views.py",
+    "tests/visualizer/test_visualizer_fit.py",
+    "tests/visualizer/test_visualizer_masks_positions.py",
 ]  # the views, the page's redraw and the newer model modules
 
 # Independent test files: a fault is caught by "both" exactly when "old" or "new" catches it.

@@ -327,8 +327,22 @@ VIEW_FAULTS = [
     Fault(
         "heatmap-narrow-bar-over-plot",
         "visualizer/heatmap.py",
-        "y=-bottom / max(plot_px, 1),",
-        "y=bottom / max(plot_px, 1),",
-        "a phone's colour bar is laid over the cells instead of under the key labels",
+        "y=NARROW_BAR_PX / (height + NARROW_BAR_PX),",
+        "y=1 - NARROW_BAR_PX / (height + NARROW_BAR_PX),",
+        "a phone's colour bar is laid at the figure's top instead of under the key labels",
+    ),
+    Fault(
+        "grid-narrow-four-a-row",
+        "visualizer/head_grid.py",
+        "n_rows, n_cols, cells = grid_cells(n_layers, n_heads, layer, NARROW_COLUMNS)",
+        "n_rows, n_cols, cells = grid_cells(n_layers, n_heads, layer, 4)",
+        "a phone's all-heads grid keeps four panels a row (each a sliver)",
+    ),
+    Fault(
+        "masks-narrow-step-dropped",
+        "visualizer/masks.py",
+        'f"(b) look-ahead mask{at_step}",\n            "(c) decoder self-attention",',
+        '"(b) look-ahead mask",\n            "(c) decoder self-attention",',
+        "a phone's Masks figure no longer names the step its look-ahead panel stops at",
     ),
 ]
