@@ -345,4 +345,11 @@ VIEW_FAULTS = [
         '"(b) look-ahead mask",\n            "(c) decoder self-attention",',
         "a phone's Masks figure no longer names the step its look-ahead panel stops at",
     ),
+    Fault(
+        "masks-narrow-batch-not-turned",
+        "visualizer/masks.py",
+        'text=np.transpose(batch_panel["text"]).tolist(),',
+        'text=np.asarray(batch_panel["text"]).tolist(),',
+        "a phone's turned padding panel keeps its cells' tokens unturned (each token in another cell)",
+    ),
 ]

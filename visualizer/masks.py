@@ -36,6 +36,7 @@ GAP_X_PX, GAP_Y_PX = 70.0, 110.0  # between panels; the vertical gaps hold (a)'s
 NARROW_PANEL_PX = 240.0  # a phone: (b) and (c) at most this tall (their cells square across the box's width)
 CELL_PX_MAX = 24.0  # panels (b), (c): the biggest cell
 NARROW_KEY_PX = 40  # a phone: the attend/masked key across the figure's top
+NARROW_BATCH_ROW_PX = 20.0  # a phone: panel (a) turned, a position a row
 MASK_SCALE = [[0, MASKED_COLOR], [0.5, MASKED_COLOR], [0.5, PRIMARY_COLOR], [1, PRIMARY_COLOR]]
 MASK_COLORAXIS = dict(
     cmin=0,
@@ -229,17 +230,20 @@ def masks_figure(
             margin=margin,
             shapes=shapes,
             height=int(plot_h + margin["t"] + margin["b"]),
-            meta=dict(narrow=stacked_masks(batch.shape[0], n_target, t, margin)),
+            meta=dict(narrow=stacked_masks(series[0], n_target, t, margin)),
             **fit_width(plot_w + sides, plot_w + sides),
         ),
     )
 
 
-def stacked_masks(n_sentences: int, n_target: int, step: int | None, margin: dict) -> dict:
+def stacked_masks(batch_panel: dict, n_target: int, step: int | None, margin: dict) -> dict:
     """The layout a phone draws instead (``meta.narrow``, applied by ui/page_script.py): the four panels one above
-    the other, (b) and (c) as wide as the box (cells kept square), short titles, the key above the panels."""
+    the other, (b) and (c) as wide as the box (cells kept square), short titles, the key above the panels; panel
+    (a) turned (``batch_panel``'s cells transposed: positions down, a column per sentence, wide enough for every
+    token, [PAD] included)."""
+    n_sentences, n_positions = np.shape(batch_panel["z"])
     square = min(NARROW_PANEL_PX, n_target * CELL_PX_MAX)
-    row_h = [30.0 * n_sentences, square, square, min(0.6 * square, 0.6 * n_target * CELL_PX_MAX)]
+    row_h = [NARROW_BATCH_ROW_PX * n_positions, square, square, min(0.6 * square, 0.6 * n_target * CELL_PX_MAX)]
     plot_h = sum(row_h) + 3 * GAP_Y_PX
     at_step = "" if step is None else f" at step {step + 1}"
     layout, _ = subplot_grid(
@@ -257,8 +261,30 @@ def stacked_masks(n_sentences: int, n_target: int, step: int | None, margin: dic
     )
     key = dict(orientation="h", x=0.5, xanchor="center", y=1, yref="container", yanchor="top", len=0.7, thickness=12)
     top = NARROW_KEY_PX + 30
+    turned = dict(
+        z=np.transpose(batch_panel["z"]).tolist(),
+        x=list(range(n_sentences)),
+        y=list(range(n_positions)),
+        text=np.transpose(batch_panel["text"]).tolist(),
+        customdata=np.transpose(batch_panel["customdata"], (1, 0, 2)).tolist(),
+    )
+    layout["xaxis"].update(
+        tickmode="array",
+        tickvals=list(range(n_sentences)),
+        ticktext=[f"sentence {r + 1}" for r in range(n_sentences)],
+        title=dict(text=""),
+        tickfont=dict(size=12),
+    )
+    layout["yaxis"].update(
+        tickmode="array",
+        tickvals=list(range(n_positions)),
+        ticktext=[str(p) for p in range(n_positions)],
+        autorange="reversed",
+        title=dict(text="position", font=dict(size=12)),
+    )
     return dict(
         layout,
+        traces=[turned],
         coloraxis=dict(colorbar=key),
         margin=dict(l=max(60, margin["l"] - 30), r=16, t=top, b=margin["b"]),
         height=int(plot_h + top + margin["b"]),

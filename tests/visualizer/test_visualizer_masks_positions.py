@@ -46,6 +46,10 @@ def test_masks_figure_on_a_phone_stacks_its_four_panels_in_order():
     assert titles[1] == "(b) look-ahead mask at step 4" and len(titles) == 4
     assert narrow["coloraxis"]["colorbar"]["orientation"] == "h"
     assert narrow["height"] > fig.layout.height  # one column: taller
+    turned = narrow["traces"][0]  # panel (a) turned: positions down, a column per sentence, tokens whole
+    np.testing.assert_array_equal(np.array(turned["z"]), np.transpose(padding))
+    assert [row[0] for row in turned["text"]] == visualizer.display_tokens(batch[0])
+    assert turned["customdata"][-1][0] == list(heatmaps(fig)[0].customdata[0, -1])  # the hover follows its cell
 
 
 def test_masks_figure_without_a_step_shows_the_whole_look_ahead_mask():
