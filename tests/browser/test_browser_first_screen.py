@@ -152,6 +152,27 @@ def test_the_page_draws_its_text_in_one_face(loaded):
     assert {"400", "500 900"} <= weights, found["faces"]
 
 
+# the drawn text of the open tab's figures under 14 px, but a heatmap's text in its cells (sized to its cells)
+FIGURE_SMALL_TEXT = """() => Array.from(document.querySelectorAll('#views .js-plotly-plot text'))
+  .filter((t) => t.textContent.trim() && t.getBoundingClientRect().width && t.closest('.js-plotly-plot').offsetParent)
+  .filter((t) => !t.closest('.hoverlayer, .modebar, .heatmaplayer'))
+  .map((t) => [t.textContent.trim().slice(0, 20), parseFloat(getComputedStyle(t).fontSize)])
+  .filter(([, size]) => size < 13.9)"""
+
+
+@pytest.mark.parametrize("tab", ["Next token", "Positional encoding", "Masks", "Model"])
+def test_projector_type_in_every_tabs_figures(loaded, tab):
+    """On a wide screen every text of a tab's figures is 14 px or more: ticks down and across, titles, colour
+    bars, legends, notes and bar values (the figures draw smaller type; the page lifts it)."""
+    if loaded.size[0] < 640:
+        pytest.skip("a phone keeps the figures' sizes")
+    show_tab(loaded, tab)
+    loaded.wait_for_timeout(500)  # Plotly draws after the figure's data lands
+    small = loaded.evaluate(FIGURE_SMALL_TEXT)
+    show_tab(loaded, "Attention")
+    assert small == [], small[:12]
+
+
 def test_the_step_slider_has_its_track_inside_its_block(loaded):
     track = visible(loaded, "#step input[type=range]")
     block = visible(loaded, "#step")
