@@ -15,7 +15,7 @@ from model.decoding.greedy import translate
 from ui.text import EXAMPLES
 
 PINNED = {
-    ("Ein Mann fährt mit dem Fahrrad die Straße entlang.", "de-en"): "A man is riding a bicycle down the street.",
+    ("Ein Mann fährt mit dem Fahrrad die Straße entlang.", "de-en"): "A man rides a bicycle down the street.",
     ("Zwei Hunde spielen im Schnee.", "de-en"): "Two dogs playing in the snow.",
     ("Eine Frau in einem roten Kleid singt auf einer Bühne.", "de-en"): "A woman in a red dress is singing on a stage.",
     ("Wo wohnst du?", "de-en"): "Where do you live?",
@@ -25,7 +25,7 @@ PINNED = {
     ("The children are playing in the garden.", "en-de"): "Die Kinder spielen im Garten.",
     ("This is my house.", "en-de"): "Das ist mein Haus.",
     ("I like music.", "en-de"): "Ich mag Musik.",
-    ("Wo ist der Bahnhof?", "de-en"): "Where's the station?",
+    ("Wo ist der Bahnhof?", "de-en"): "Where is the station?",
     ("The cat is sleeping on the sofa.", "en-de"): "Die Katze schläft auf dem Sofa.",
     ("My father works in a bank.", "en-de"): "Mein Vater arbeitet in einer Bank.",
     ("Ich habe heute keine Zeit.", "de-en"): "I don't have time today.",
