@@ -327,8 +327,8 @@ VIEW_FAULTS = [
     Fault(
         "heatmap-narrow-bar-over-plot",
         "visualizer/heatmap.py",
-        "y=NARROW_BAR_PX / (height + NARROW_BAR_PX),",
-        "y=1 - NARROW_BAR_PX / (height + NARROW_BAR_PX),",
+        "y=NARROW_BAR_PX / height,",
+        "y=1 - NARROW_BAR_PX / height,",
         "a phone's colour bar is laid at the figure's top instead of under the key labels",
     ),
     Fault(
@@ -341,7 +341,7 @@ VIEW_FAULTS = [
     Fault(
         "masks-narrow-step-dropped",
         "visualizer/masks.py",
-        'f"(b) look-ahead mask{at_step}",\n            "(c) decoder self-attention",',
+        'look_ahead_title(step),\n            "(c) decoder self-attention",',
         '"(b) look-ahead mask",\n            "(c) decoder self-attention",',
         "a phone's Masks figure no longer names the step its look-ahead panel stops at",
     ),

@@ -97,6 +97,14 @@ _SCRIPT = """
     }
     return out;
   };
+  // a figure's plot width in a box, an axis's share of it, and an axis naming every k-th of its ticks
+  const plotWidthOf = (layout, boxWidth) => {
+    const margin = layout.margin || {};
+    return Math.max(boxWidth - (margin.l ?? 80) - (margin.r ?? 80), 40);
+  };
+  const span = (axis) => { const [low, high] = (axis && axis.domain) || [0, 1]; return high - low; };
+  const everyKth = (axis, values, every) => ({...axis, tickvals: values.filter((_, i) => i % every === 0),
+                                              ticktext: axis.ticktext.filter((_, i) => i % every === 0)});
   const atLeast = (font, size = 12) => ({...(font || {}), size: Math.max((font && font.size) || size, PROJECTOR_PX)});
   const AXIS = /^[xy]axis\\d*$/;
   // the labels across (thinned to fit below), numbers and categories down, the axis titles, the colour bars, the
@@ -126,7 +134,6 @@ _SCRIPT = """
     const squares = new Set(Object.values(out).map((axis) => axis && axis.scaleanchor).filter(Boolean));
     const rows = Object.keys(out).filter((name) => /^yaxis\\d*$/.test(name) && out[name] && Array.isArray(out[name].ticktext)
                                                    && ((out[name].tickfont && out[name].tickfont.size) || 12) < PROJECTOR_PX);
-    const span = (axis) => (axis.domain || [0, 1])[1] - (axis.domain || [0, 1])[0];
     const grows = (name) => out.height && !out[name].scaleanchor && !squares.has(name.replace('axis', ''));
     const needed = Math.max(plot, ...rows.filter(grows).map((name) => ROW_PX * out[name].ticktext.length / span(out[name])));
     const grown = Math.min(needed, Math.max(plot, ROWS_MAX_PX));
@@ -135,12 +142,8 @@ _SCRIPT = """
     for (const name of rows) {
       const axis = out[name], values = numbers(axis.tickvals), font = (axis.tickfont && axis.tickfont.size) || 12;
       const every = Math.ceil(ROW_PX * axis.ticktext.length / (grown * span(axis)));
-      out[name] = {...axis, tickfont: atLeast(axis.tickfont)};
+      out[name] = {...(values && every > 1 ? everyKth(axis, values, every) : axis), tickfont: atLeast(axis.tickfont)};
       left = Math.max(left, LABEL_PAD_PX + ((margin.l ?? 80) - LABEL_PAD_PX) * PROJECTOR_PX / font);  // wider labels
-      if (values && every > 1) {
-        out[name].tickvals = values.filter((_, i) => i % every === 0);
-        out[name].ticktext = axis.ticktext.filter((_, i) => i % every === 0);
-      }
     }
     if (rows.length) out.margin = {...margin, l: Math.round(Math.min(left, LEFT_MAX_PX))};
     return out;
@@ -156,11 +159,9 @@ _SCRIPT = """
   const units = (text) => String(text).match(/&[a-z]+;|&#x?[0-9a-f]+;|./gi) || [];  // an entity is one character
   const cellText = (data, layout, boxWidth, wide) => data.map((trace) => {
     if (trace.type !== 'heatmap' || !trace.texttemplate || !Array.isArray(trace.text)) return trace;
-    const margin = layout.margin || {}, axis = layout['xaxis' + (trace.xaxis || 'x').slice(1)] || {};
-    const domain = axis.domain || [0, 1], nested = Array.isArray(trace.text[0]);
+    const axis = layout['xaxis' + (trace.xaxis || 'x').slice(1)], nested = Array.isArray(trace.text[0]);
     const rows = nested ? trace.text : [trace.text];
-    const plotWidth = Math.max(boxWidth - (margin.l ?? 80) - (margin.r ?? 80), 40);
-    const cell = plotWidth * (domain[1] - domain[0]) / Math.max(rows[0].length, 1) - CELL_PAD_PX;
+    const cell = plotWidthOf(layout, boxWidth) * span(axis) / Math.max(rows[0].length, 1) - CELL_PAD_PX;
     const longest = Math.max(1, ...rows.flat().map((text) => units(text).length));
     const own = (trace.textfont && trace.textfont.size) || 12;
     const size = Math.min(wide ? Math.max(own, PROJECTOR_PX) : own, Math.floor(cell / (CHAR_EM * longest)));
@@ -184,21 +185,14 @@ _SCRIPT = """
   // the token labels across each axis, every k-th where the figure at `boxWidth` gives them less room than their
   // font needs (a slanted label: font / sin 45°)
   const thinned = (layout, boxWidth) => {
-    const out = {...layout};
-    const margin = out.margin || {};
-    const plotWidth = Math.max(boxWidth - (margin.l ?? 80) - (margin.r ?? 80), 40);
+    const out = {...layout}, plotWidth = plotWidthOf(layout, boxWidth);
     for (const key of Object.keys(out).filter((name) => /^xaxis\\d*$/.test(name))) {
       const axis = out[key], values = axis && numbers(axis.tickvals);
       if (!values || !Array.isArray(axis.ticktext)) continue;
-      const domain = axis.domain || [0, 1];
-      const span = plotWidth * (domain[1] - domain[0]);
       const font = (axis.tickfont && axis.tickfont.size) || 12;
       const pitch = axis.tickangle && axis.tickangle % 90 ? 1.45 * font : font + 2;
-      const every = Math.ceil(pitch * values.length / Math.max(span, 1));
-      if (every > 1) {
-        out[key] = {...axis, tickvals: values.filter((_, i) => i % every === 0),
-                    ticktext: axis.ticktext.filter((_, i) => i % every === 0)};
-      }
+      const every = Math.ceil(pitch * values.length / Math.max(plotWidth * span(axis), 1));
+      if (every > 1) out[key] = everyKth(axis, values, every);
     }
     return out;
   };

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 
 from .attention import COLORBAR_PX, TITLE_DROP_PX, below_toolbar, checked_weights, shown_window, window_note
 from .grid import Refs, on_axes, set_axes, spacing, subplot_grid
-from .heatmap import Window, highlight_rows, hover_template, indexed
+from .heatmap import NARROW_BAR_PX, NARROW_RIGHT_PX, Window, foot_colorbar, highlight_rows, hover_template, indexed
 from .theme import ATTENTION_SCALE, MUTED_COLOR, colorbar, figure
 
 GRID_WIDTH_PX = 700  # a row of panels is drawn for about this width (what a 1280 px screen gives the figure) ...
@@ -29,7 +29,6 @@ WINDOW_NOTE_SHIFT_PX = 22  # the window note, up clear of the head titles
 COLORBAR_SPAN_PX = 400  # the colour bar's length in pixels (at most the plot's height)
 NARROW_COLUMNS, NARROW_WIDTH_PX = 2, 240  # a phone: two panels a row, drawn for about this width together
 NARROW_TICK_FONT = 10  # px: a phone's token labels
-NARROW_RIGHT_PX, NARROW_BAR_PX = 16, 56  # a phone: the right margin, and the colour bar's room under the keys
 
 Cells = dict[tuple[int, int], tuple[int, int]]  # (row, col) of a panel, 1-based -> (layer, head), 0-based
 
@@ -252,11 +251,10 @@ def narrow_grid(
     margin = head_axes(layout, refs, cells, queries, keys, window, panel_w, panel_h, title=title, font=NARROW_TICK_FONT)
     margin.update(r=NARROW_RIGHT_PX, b=margin["b"] + NARROW_BAR_PX, t=margin["t"] + (TITLE_DROP_PX if title else 0))
     height = int(plot_h + margin["t"] + margin["b"])
-    bar = dict(orientation="h", x=0.5, xanchor="center", len=0.8, thickness=10, title=dict(side="right"))
     return dict(
         layout,
         shapes=highlight_rows(highlight, n_keys, [refs[cell] for cell in sorted(refs)], width=GRID_HIGHLIGHT_WIDTH),
         margin=margin,
         height=height,
-        coloraxis=dict(colorbar=dict(bar, yref="container", y=NARROW_BAR_PX / height, yanchor="top")),
+        coloraxis=dict(colorbar=foot_colorbar(height)),
     )

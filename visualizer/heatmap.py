@@ -270,23 +270,29 @@ def cell_gap(n: int) -> int:
     return 1 if cell_px(n) >= CELL_PX[0] else 0
 
 
-def narrow_colorbar(height: int, bottom: int, left: int) -> dict:
-    """The layout a phone draws instead (``meta.narrow``, applied by ui/page_script.py) for a one-trace heatmap
-    ``height`` px tall with these margins: its colour bar laid across under the key labels (its top NARROW_BAR_PX
-    above the figure's foot, however short the plot) and the left margin without the slack kept for wide fonts, so
-    the cells take the width the bar and the slack held."""
-    bar = dict(
+def foot_colorbar(height: int) -> dict:
+    """A phone's colour bar laid across the foot of a figure ``height`` px tall, its top NARROW_BAR_PX above the
+    foot (container coordinates: in place however short the plot, one row included)."""
+    return dict(
         orientation="h",
         x=0.5,
         xanchor="center",
         lenmode="fraction",
         len=0.8,
         thickness=10,
-        yref="container",  # placed in pixels from the figure's foot, however short the plot (one row)
-        y=NARROW_BAR_PX / (height + NARROW_BAR_PX),
+        yref="container",
+        y=NARROW_BAR_PX / height,
         yanchor="top",
         title=dict(side="right"),
     )
+
+
+def narrow_colorbar(height: int, bottom: int, left: int) -> dict:
+    """The layout a phone draws instead (``meta.narrow``, applied by ui/page_script.py) for a one-trace heatmap
+    ``height`` px tall with these margins: its colour bar laid across under the key labels (``foot_colorbar``, in
+    NARROW_BAR_PX more height) and the left margin without the slack kept for wide fonts, so the cells take the
+    width the bar and the slack held."""
+    bar = foot_colorbar(height + NARROW_BAR_PX)
     return dict(
         margin=dict(l=max(LEFT_MARGIN_PX[0], left - NARROW_LEFT_SLACK_PX), r=NARROW_RIGHT_PX, b=bottom + NARROW_BAR_PX),
         height=height + NARROW_BAR_PX,

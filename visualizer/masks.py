@@ -17,6 +17,7 @@ from .checks import as_array, check_axis, check_index, labels_for
 from .grid import Refs, on_axes, set_axes, subplot_grid
 from .heatmap import (
     MIN_FONT,
+    NARROW_RIGHT_PX,
     cell_px,
     fit_width,
     heatmap_size,
@@ -245,7 +246,6 @@ def stacked_masks(batch_panel: dict, n_target: int, step: int | None, margin: di
     square = min(NARROW_PANEL_PX, n_target * CELL_PX_MAX)
     row_h = [NARROW_BATCH_ROW_PX * n_positions, square, square, min(0.6 * square, 0.6 * n_target * CELL_PX_MAX)]
     plot_h = sum(row_h) + 3 * GAP_Y_PX
-    at_step = "" if step is None else f" at step {step + 1}"
     layout, _ = subplot_grid(
         4,
         1,
@@ -254,7 +254,7 @@ def stacked_masks(batch_panel: dict, n_target: int, step: int | None, margin: di
         title_size=14,
         titles=(
             "(a) padding mask of a batch",
-            f"(b) look-ahead mask{at_step}",
+            look_ahead_title(step),
             "(c) decoder self-attention",
             "(d) cross-attention",
         ),
@@ -286,9 +286,14 @@ def stacked_masks(batch_panel: dict, n_target: int, step: int | None, margin: di
         layout,
         traces=[turned],
         coloraxis=dict(colorbar=key),
-        margin=dict(l=max(60, margin["l"] - 30), r=16, t=top, b=margin["b"]),
+        margin=dict(l=max(60, margin["l"] - 30), r=NARROW_RIGHT_PX, t=top, b=margin["b"]),
         height=int(plot_h + top + margin["b"]),
     )
+
+
+def look_ahead_title(step: int | None) -> str:
+    """Panel (b)'s title: the step its rows stop at, where there is one."""
+    return "(b) look-ahead mask" + ("" if step is None else f" at step {step + 1}")
 
 
 def mask_grid(
@@ -296,7 +301,6 @@ def mask_grid(
 ) -> tuple[dict, dict[tuple[int, int], Refs]]:
     """The panels' grid: (a) across the top, (b) and (c) side by side, (d) across the bottom; rows
     `row_heights` px high in a plot of plot_w x plot_h px. -> (layout, refs by (row, col))."""
-    at_step = "" if step is None else f" at step {step + 1}"
     return subplot_grid(
         3,
         2,
@@ -307,7 +311,7 @@ def mask_grid(
         title_size=14,
         titles=(
             "(a) source padding mask of a padded batch: [PAD] keys are masked",
-            f"(b) look-ahead mask{at_step}",
+            look_ahead_title(step),
             "(c) decoder self-attention mask",
             "(d) cross-attention mask",
         ),
