@@ -83,7 +83,7 @@ def add_optimisation_options(optim: argparse._ArgumentGroup) -> None:
         "--average-last",
         type=int,
         default=0,
-        help="at the end, also try the average of the last N evaluated weights; keep it if val BLEU is better",
+        help="at the end, average the last N evaluated weights into OUT/average; best/ too if val BLEU is better",
     )
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 import torch
 
 from model.training import film
+from model.training.average import average_state_dicts
 from model.core.config import TransformerConfig
 from model.training.data import DataError, make_examples, prefetch, read_sources, token_batches
 from model.training.flops import peak_flops
@@ -224,30 +225,17 @@ class Run:
             print(f"training film: {out / film.FILM_FILE}")
 
     def try_average(self) -> None:
-        """Checkpoint averaging (section 6.1 averages the last checkpoints): keep it if val BLEU improves."""
-        snapshots = self.snapshots
-        averaged = {
-            k: torch.stack([s[k].float() for s in snapshots]).mean(0).to(snapshots[-1][k].dtype) for k in snapshots[-1]
-        }
-        self.model.load_state_dict(averaged)
+        """Checkpoint averaging (section 6.1 averages the last checkpoints): the average is saved to OUT/average
+        (to score it on full sets later) and replaces best/ if its val BLEU is better."""
+        self.model.load_state_dict(average_state_dicts(self.snapshots))
         scores, mean_bleu = self.validate()
-        print(
-            f"average of last {len(snapshots)}: val BLEU de-en {scores['bleu_de_en']:.2f} "
-            f"en-de {scores['bleu_en_de']:.2f}"
-        )
+        selected = f"average of last {len(self.snapshots)}"
+        print(f"{selected}: val BLEU de-en {scores['bleu_de_en']:.2f} en-de {scores['bleu_en_de']:.2f}")
+        files = (self.model, self.tokenizer, self.log, self.state, scores, self.command, self.commit, selected)
+        save_run_checkpoint(self.out / "average", *files)
         if mean_bleu > self.state["best_bleu"]:
             self.state["best_bleu"] = mean_bleu
-            save_run_checkpoint(
-                self.out / "best",
-                self.model,
-                self.tokenizer,
-                self.log,
-                self.state,
-                scores,
-                self.command,
-                self.commit,
-                f"average of last {len(snapshots)}",
-            )
+            save_run_checkpoint(self.out / "best", *files)
 
 
 class Clock:

@@ -145,6 +145,8 @@ def test_tiny_training_run_learns_saves_and_resumes(corpus, tmp_path):
 
     checkpoint = load_checkpoint(out / "best")  # the app can load what training wrote
     assert checkpoint.config.d_model == 32
+    average = load_checkpoint(out / "average")  # --average-last 2 keeps the average, better or not
+    assert average.metrics["selected"] == "average of last 2" and average.metrics["step"] == 30
 
     assert main([*args, "--max-steps", "40", "--resume"]) == 0  # continues from step 30, not from 0
     state = json.loads((out / "last" / "training_state.json").read_text())
