@@ -47,6 +47,7 @@ OLD_MODEL_TESTS = [
     "tests/model/test_analysis.py",
     "tests/model/test_train.py",
     "tests/model/test_learning.py",
+    "tests/model/test_average.py",
 ]
 PROVENANCE_TESTS = [
     "tests/model/test_provenance_trace.py",

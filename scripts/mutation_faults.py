@@ -275,6 +275,20 @@ MODEL_FAULTS = [
         "        labels.flatten(),\n",
         "the training loss counts [PAD] labels",
     ),
+    Fault(
+        "average-weights-to-the-first",
+        "model/training/average.py",
+        "torch.stack([s[name].float() for s in state_dicts]).mean(0)",
+        "torch.stack([s[name].float() for s in state_dicts])[: len(state_dicts) - 1].mean(0)",
+        "checkpoint averaging leaves the newest checkpoint out of the mean",
+    ),
+    Fault(
+        "average-newest-by-order",
+        "model/training/average.py",
+        "sorted((load_local_checkpoint(d) for d in directories), key=checkpoint_step)",
+        "[load_local_checkpoint(d) for d in directories]",
+        "the averaged checkpoint takes the metrics and log of the last one named, not the newest step",
+    ),
     # ---- analysis
     Fault(
         "diagnostics-entropy-nats",
