@@ -13,7 +13,6 @@ from model import load_checkpoint
 from model.checkpoints.checkpoint import CheckpointError, save_checkpoint
 from model.core.transformer import Transformer
 from model.text.tokenizer import SubwordTokenizer
-from conftest import tiny_texts
 from model.training.average import average_checkpoints, average_state_dicts, main
 
 
@@ -64,13 +63,16 @@ def test_average_state_dicts_keeps_the_dtype_and_refuses_other_weights():
         average_state_dicts([])
 
 
-def test_checkpoints_of_another_config_or_tokenizer_are_refused(three, tmp_path, tiny_config, tiny_tokenizer):
+def test_checkpoints_of_another_config_or_tokenizer_are_refused(three, tmp_path, tiny_config, tiny_tokenizer, pairs):
     (first, _), (second, _) = three[:2]
     wider = dataclasses.replace(tiny_config, d_ff=128)
     other_config, _ = saved(tmp_path, "wider", wider, tiny_tokenizer, 4, {"step": 400})
     with pytest.raises(CheckpointError, match="another config"):
         average_checkpoints([first, other_config], tmp_path / "out")
-    texts = tiny_texts() * 3 + ["Zwölf Quokkas zählen Zebras.", "Quirky quokkas quiz zebras."] * 9
+    texts = [text for pair in pairs for text in pair] * 3 + [
+        "Zwölf Quokkas zählen Zebras.",
+        "Quirky quokkas quiz zebras.",
+    ] * 9
     tokenizer = SubwordTokenizer.train(texts, vocab_size=tiny_config.vocab_size, min_frequency=1)
     assert tokenizer.vocab_size == tiny_config.vocab_size  # same size, other subwords
     other_tokenizer, _ = saved(tmp_path, "retokenized", tiny_config, tokenizer, 5, {"step": 500})
