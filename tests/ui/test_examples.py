@@ -16,7 +16,7 @@ from ui.text import EXAMPLES
 
 PINNED = {
     ("Ein Mann fährt mit dem Fahrrad die Straße entlang.", "de-en"): "A man rides a bicycle down the street.",
-    ("Zwei Hunde spielen im Schnee.", "de-en"): "Two dogs playing in the snow.",
+    ("Zwei Hunde spielen im Schnee.", "de-en"): "Two dogs play in the snow.",
     ("Eine Frau in einem roten Kleid singt auf einer Bühne.", "de-en"): "A woman in a red dress is singing on a stage.",
     ("Wo wohnst du?", "de-en"): "Where do you live?",
     ("Kannst du mir helfen?", "de-en"): "Can you help me?",
