@@ -25,7 +25,7 @@ PINNED = {
     ("The children are playing in the garden.", "en-de"): "Die Kinder spielen im Garten.",
     ("This is my house.", "en-de"): "Das ist mein Haus.",
     ("I like music.", "en-de"): "Ich mag Musik.",
-    ("Wo ist der Bahnhof?", "de-en"): "Where is the station?",
+    ("Wo ist der Bahnhof?", "de-en"): "Where's the station?",
     ("The cat is sleeping on the sofa.", "en-de"): "Die Katze schläft auf dem Sofa.",
     ("My father works in a bank.", "en-de"): "Mein Vater arbeitet in einer Bank.",
     ("Ich habe heute keine Zeit.", "de-en"): "I don't have time today.",
