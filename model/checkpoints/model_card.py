@@ -205,7 +205,7 @@ def _hardware(metrics: dict) -> str:
     rest = details[1:] if details and "minutes" in details[0] else details
     text += f" ({', '.join(rest)})" if rest else ""
     if metrics.get("selected"):
-        text += f"; the weights are the {metrics['selected']} evaluated weights"
+        text += f"; weights: {metrics['selected']}"
     return text + "."
 
 
