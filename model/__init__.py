@@ -6,11 +6,12 @@ Pure PyTorch: nothing here knows of Gradio or Plotly. By concern:
     decoding/     greedy decoding and `translate` -> TranslationTrace, the trace, beam search (6.1), ablations
     training/     training (5), data, BLEU evaluation, precision, FLOPs, the run directory, the training film
     analysis/     analyses for the UI: read-outs and interventions, rollout, step changes, KV cache, figures
-    checkpoints/  checkpoint directories, the model card, the Hub
+    checkpoints/  checkpoint directories, the model card, the Hub (`PretrainedTransformer`)
 The one call a view needs is `model.decoding.greedy.translate(model, tokenizer, text, direction)`.
 """
 
 from model.checkpoints.checkpoint import Checkpoint, CheckpointError, load_checkpoint, save_checkpoint
+from model.checkpoints.hub import PretrainedTransformer
 from model.core.config import ConfigError, TransformerConfig
 from model.decoding.greedy import greedy_decode
 from model.text.tokenizer import DIRECTIONS, SubwordTokenizer
@@ -22,6 +23,7 @@ __all__ = [
     "CheckpointError",
     "ConfigError",
     "DIRECTIONS",
+    "PretrainedTransformer",
     "SubwordTokenizer",
     "Transformer",
     "TransformerConfig",

@@ -148,15 +148,15 @@ MODEL_FAULTS = [
     Fault(
         "cross-attention-no-source-mask",
         "model/core/layers.py",
-        "self._cross_key_value(memory, cache), src_mask, cross_head_mask,",
-        "self._cross_key_value(memory, cache), None if output_attentions else src_mask, cross_head_mask,",
+        "x, memory, src_mask, cross_head_mask, cross_cache,",
+        "x, memory, None if output_attentions else src_mask, cross_head_mask, cross_cache,",
         "cross-attention ignores source padding (written-out kernel: the trace)",
     ),
     Fault(
         "fused-cross-attention-no-source-mask",
         "model/core/layers.py",
-        "self._cross_key_value(memory, cache), src_mask, cross_head_mask,",
-        "self._cross_key_value(memory, cache), src_mask if output_attentions else None, cross_head_mask,",
+        "x, memory, src_mask, cross_head_mask, cross_cache,",
+        "x, memory, src_mask if output_attentions else None, cross_head_mask, cross_cache,",
         "cross-attention ignores source padding (fused kernel: training, greedy and beam decoding)",
     ),
     # ---- ablation routing
@@ -170,8 +170,8 @@ MODEL_FAULTS = [
     Fault(
         "no-pe-ablation-in-decoder",
         "model/core/transformer.py",
-        "return self.embed(tgt, offset, positions=use_positions), layer_caches",
-        "return self.embed(tgt, offset), layer_caches",
+        "x = self.embed(tgt, offset, positions=interventions.use_positions)",
+        "x = self.embed(tgt, offset)",
         "removing positional encodings affects the encoder only",
     ),
     Fault(
@@ -242,8 +242,8 @@ MODEL_FAULTS = [
     Fault(
         "beam-self-keys-not-reordered",
         "model/decoding/beam.py",
-        "layer_cache.self_key = layer_cache.self_key.index_select(0, parents)",
-        "layer_cache.self_key = layer_cache.self_key",
+        "layer_cache.self_attention.select(parents)",
+        "layer_cache.self_attention.select(torch.arange(len(parents)))",
         "beam reselection forgets to reorder cached self-attention keys",
     ),
     Fault(

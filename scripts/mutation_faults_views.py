@@ -147,8 +147,8 @@ VIEW_FAULTS = [
     Fault(
         "kv-cache-keys-first-row",
         "model/analysis/kv_cache.py",
-        "key_rows.append(np.stack([_numpy(layer.self_key[0, :, step])",
-        "key_rows.append(np.stack([_numpy(layer.self_key[0, :, 0])",
+        "key_rows.append(np.stack([_numpy(c.key[0, :, step])",
+        "key_rows.append(np.stack([_numpy(c.key[0, :, 0])",
         "the KV-cache view records the first key at every step",
     ),
     Fault(

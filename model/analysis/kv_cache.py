@@ -114,27 +114,30 @@ def record_cache(model: Transformer, source_ids: Sequence[int], target_ids: Sequ
         decoded = model.decode(tgt[:, step : step + 1], memory, src_mask, None, cache, output_attentions=True)
         self_read[:, :, step, : step + 1] = np.stack([_numpy(a.weights[0, :, 0]) for a in decoded.self_attentions])
         cross_rows.append(np.stack([_numpy(a.weights[0, :, 0]) for a in decoded.cross_attentions]))  # (L, h, S)
-        key_rows.append(np.stack([_numpy(layer.self_key[0, :, step]) for layer in cache.layers]))  # (L, h, d_head)
-        value_rows.append(np.stack([_numpy(layer.self_value[0, :, step]) for layer in cache.layers]))
-        cross_now = [layer.cross_key for layer in cache.layers]
+        kept = [layer.self_attention for layer in cache.layers]  # each layer's self-attention cache
+        key_rows.append(np.stack([_numpy(c.key[0, :, step]) for c in kept]))  # (L, h, d_head)
+        value_rows.append(np.stack([_numpy(c.value[0, :, step]) for c in kept]))
+        cross_now = [layer.cross_attention.key for layer in cache.layers]
         first_cross = cross_now if first_cross is None else first_cross
         reused = reused and all(a is b for a, b in zip(first_cross, cross_now))
         lengths.append(cache.length)
 
-    def final(name: str, rows: int) -> np.ndarray:
-        return np.stack([_numpy(getattr(layer, name)[0, :, :rows]) for layer in cache.layers])  # (L, h, rows, d_head)
+    def final(attention: str, part: str, rows: int) -> np.ndarray:
+        """What the cache holds at the end: each layer's `attention` cache's `part` ("key", "value")."""
+        kept = [getattr(getattr(layer, attention), part) for layer in cache.layers]
+        return np.stack([_numpy(tensor[0, :, :rows]) for tensor in kept])  # (L, h, rows, d_head)
 
     self_keys, self_values = np.stack(key_rows, axis=2), np.stack(value_rows, axis=2)  # (L, h, T, d_head)
-    unchanged = np.array_equal(final("self_key", n_target), self_keys) and np.array_equal(
-        final("self_value", n_target), self_values
+    unchanged = np.array_equal(final("self_attention", "key", n_target), self_keys) and np.array_equal(
+        final("self_attention", "value", n_target), self_values
     )
     n_source = memory.size(1)
     return CacheRecording(
         [int(i) for i in target_ids],
         self_keys,
         self_values,
-        final("cross_key", n_source),
-        final("cross_value", n_source),
+        final("cross_attention", "key", n_source),
+        final("cross_attention", "value", n_source),
         self_read,
         np.stack(cross_rows, axis=2),
         lengths,

@@ -36,7 +36,7 @@ learning rate, label smoothing 0.1, dropout, batches by token count.
 
 ## How to use
 
-The weights load with {{ project }}'s code (they are not a `transformers` model): its `Transformer`
+The weights load with {{ project }}'s code (they are not a `transformers` model): its `PretrainedTransformer`
 is a `torch.nn.Module` with huggingface_hub's `PyTorchModelHubMixin`, so `from_pretrained`,
 `save_pretrained` and `push_to_hub` work as for any Hub model. In a copy of the project, after
 `python3 -m pip install -r requirements.txt`:

@@ -3,7 +3,7 @@ files the app's views read (training log, film, corpus heads; model/checkpoints/
 
 Weights are safetensors only (a checkpoint can never run code: nothing is unpickled), written and read by
 huggingface_hub's helpers (model/checkpoints/weights.py). The model loads through
-`Transformer.from_pretrained` (model/checkpoints/hub.py). Loading from the Hugging Face Hub happens only
+`PretrainedTransformer.from_pretrained` (model/checkpoints/hub.py). Loading from the Hugging Face Hub happens only
 when asked for explicitly (`hub=True` / `--hub`); the default reads a local directory, offline.
 """
 
@@ -23,7 +23,7 @@ from model.checkpoints.files import (
     TOKENIZER_FILE,
     CheckpointError,
 )
-from model.checkpoints.hub import download_checkpoint, validate_repo_id
+from model.checkpoints.hub import PretrainedTransformer, download_checkpoint, validate_repo_id
 from model.checkpoints.model_card import write_model_card
 from model.checkpoints.weights import MAX_SHARD_BYTES, save_weights
 from model.core.config import ConfigError, TransformerConfig
@@ -87,7 +87,7 @@ def load_local_checkpoint(directory: str | Path, device: str | torch.device = "c
     """Load a checkpoint directory; every problem becomes a CheckpointError naming it.
 
     The config and tokenizer are checked first (a vocabulary mismatch is named as such), then the model
-    loads through Transformer.from_pretrained.
+    loads through PretrainedTransformer.from_pretrained.
     """
     directory = Path(directory)
     if not directory.is_dir():
@@ -107,7 +107,7 @@ def load_local_checkpoint(directory: str | Path, device: str | torch.device = "c
         raise CheckpointError(
             f"tokenizer has {tokenizer.vocab_size} tokens but config.json says vocab_size={config.vocab_size}"
         )
-    model = Transformer.from_pretrained(directory, map_location=device)
+    model = PretrainedTransformer.from_pretrained(directory, map_location=device)
     metrics_path = directory / METRICS_FILE
     metrics = _read_json(metrics_path) if metrics_path.exists() else {}
     return Checkpoint(model, tokenizer, config, metrics, directory)

@@ -6,6 +6,8 @@ or shards and their index), and the files the app's views read beside them. Noth
 
 from __future__ import annotations
 
+from pathlib import Path
+
 CONFIG_FILE = "config.json"
 SINGLE_WEIGHTS_FILE = "model.safetensors"
 INDEX_FILE = "model.safetensors.index.json"
@@ -23,6 +25,18 @@ COMPANION_FILES = (TOKENIZER_FILE, METRICS_FILE, LOG_FILE, FILM_FILE, CORPUS_FIL
 # Every file of a checkpoint, as huggingface_hub patterns (fnmatch): what is downloaded from and uploaded to
 # the Hub. A run's OUT/last also holds optimizer state: it is not on this list, so it never leaves home.
 CHECKPOINT_FILES = [CONFIG_FILE, SINGLE_WEIGHTS_FILE, INDEX_FILE, SHARD_FILES, CARD_FILE, *COMPANION_FILES]
+
+
+def film_candidates(checkpoint_dir: str | Path) -> list[Path]:
+    """Where a checkpoint's film may lie: beside its files, or in the run directory that holds it
+    (model/training/train.py writes OUT/film.npz and saves the checkpoints as OUT/best and OUT/last)."""
+    directory = Path(checkpoint_dir)
+    return [directory / FILM_FILE, directory.parent / FILM_FILE]
+
+
+def find_film(checkpoint_dir: str | Path) -> Path | None:
+    """The first film of `film_candidates` that exists, or None."""
+    return next((path for path in film_candidates(checkpoint_dir) if path.is_file()), None)
 
 
 class CheckpointError(Exception):

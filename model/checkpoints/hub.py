@@ -1,11 +1,12 @@
-"""Checkpoints as Hugging Face Hub models: `Transformer.from_pretrained` / `save_pretrained` / `push_to_hub`.
+"""Checkpoints as Hugging Face Hub models: `PretrainedTransformer.from_pretrained` / `save_pretrained` / `push_to_hub`.
 
-The Transformer (section 3) inherits TransformerHubMixin, huggingface_hub's PyTorchModelHubMixin with the
+`PretrainedTransformer` is the Transformer of section 3 (model/core/transformer.py, which knows nothing of
+files) with TransformerHubMixin: huggingface_hub's PyTorchModelHubMixin with the
 weights written and read by the library's safetensors helpers (model/checkpoints/weights.py: shards and
 an index) instead of its single `model.safetensors`, and with every file the app's views read travelling
 with the weights both ways:
 
-    model = Transformer.from_pretrained("owner/name")    # or a local checkpoint directory
+    model = PretrainedTransformer.from_pretrained("owner/name")    # or a local checkpoint directory
     model.save_pretrained("some/folder")                  # config.json, weights, README.md, the companions
     model.push_to_hub("owner/name")                       # the same files, in one commit
 
@@ -33,10 +34,12 @@ from model.checkpoints.files import (
     FILM_FILE,
     METRICS_FILE,
     CheckpointError,
+    find_film,
 )
 from model.checkpoints.model_card import LIBRARY_NAME, PAPER_URL, PROJECT_URL, TAGS, build_model_card
 from model.checkpoints.weights import load_weights, save_weights
 from model.core.config import ConfigError, TransformerConfig
+from model.core.transformer import Transformer
 
 
 def validate_repo_id(repo_id: str) -> str:
@@ -151,8 +154,6 @@ class TransformerHubMixin(
         """config.json, the weights, and the companion files of checkpoint_dir; the mixin then writes README.md."""
         source = self.checkpoint_dir
         if source is not None and source.resolve() != save_directory.resolve():
-            from model.training.film import find_film  # here: film.py imports the Transformer
-
             found = {name: source / name for name in COMPANION_FILES if (source / name).is_file()}
             film = find_film(source)  # beside the weights, or in the run directory that holds them
             found.update({FILM_FILE: film} if film else {})
@@ -178,3 +179,7 @@ class TransformerHubMixin(
         validate_repo_id(repo_id)
         kwargs["model_card_kwargs"] = {"repo_id": repo_id, **(kwargs.get("model_card_kwargs") or {})}
         return super().push_to_hub(repo_id, **kwargs)
+
+
+class PretrainedTransformer(Transformer, TransformerHubMixin):
+    """The Transformer of section 3 as a Hub model: from_pretrained, save_pretrained, push_to_hub."""

@@ -261,9 +261,9 @@ def usage_python(source: str, hub: bool) -> str:
     """Python that loads the checkpoint at source (a Hub repo id, or a folder) and translates one sentence."""
     where = f"{json.dumps(source)}, hub=True" if hub else json.dumps(source)
     return (
-        "from model import Transformer, load_checkpoint\n"
+        "from model import PretrainedTransformer, load_checkpoint\n"
         "from model.decoding.greedy import translate\n\n"
-        f"model = Transformer.from_pretrained({json.dumps(source)})  # the model alone: config.json + safetensors\n"
+        f"model = PretrainedTransformer.from_pretrained({json.dumps(source)})  # the model alone: config.json + safetensors\n"
         f"checkpoint = load_checkpoint({where})  # the model, its tokenizer and metrics\n"
         'trace = translate(checkpoint.model, checkpoint.tokenizer, "Ein Mann fährt Fahrrad.", "de-en")\n'
         "print(trace.translation)"

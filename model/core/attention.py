@@ -9,12 +9,14 @@
   memory-efficient kernel on a GPU, a fused loop on a CPU); weights and scores come back as None.
 tests/model/test_fast_attention.py checks the two kernels agree.
 
-Nothing is stored on the module between calls.
+Nothing is stored on the module between calls: keys and values kept across decoding steps live in a
+`KeyValueCache` that the caller owns, passed in as Marian passes its `past_key_value`.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import torch
@@ -52,6 +54,37 @@ def scaled_dot_product_attention(
     return attended @ value, weights, scores
 
 
+@dataclass
+class KeyValueCache:
+    """The keys and values one attention keeps between decoding steps, each (B, h, T, d_head).
+
+    grows=True (masked self-attention): every call appends the new positions' keys and values; earlier rows
+    never change (the look-ahead mask, 3.2.3). grows=False (encoder-decoder attention): the memory's keys and
+    values are computed by the first call and reused by every later one.
+    """
+
+    grows: bool
+    key: torch.Tensor | None = None
+    value: torch.Tensor | None = None
+
+    @property
+    def is_filled(self) -> bool:
+        return self.key is not None
+
+    def store(self, key: torch.Tensor, value: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Keep the new keys and values (after the cached ones when the cache grows); return all of them."""
+        if self.grows and self.is_filled:
+            key = torch.cat([self.key, key], dim=2)  # (B, h, T_cached + T, d_head)
+            value = torch.cat([self.value, value], dim=2)
+        self.key, self.value = key, value
+        return key, value
+
+    def select(self, rows: torch.Tensor) -> None:
+        """Keep only these batch rows, in this order (beam search reorders and drops beams)."""
+        if self.is_filled:
+            self.key, self.value = self.key.index_select(0, rows), self.value.index_select(0, rows)
+
+
 class MultiHeadAttention(nn.Module):
     """MultiHead(Q, K, V) = Concat(head_1..head_h) W^O, head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V).
 
@@ -85,31 +118,39 @@ class MultiHeadAttention(nn.Module):
         concat = heads.transpose(1, 2).reshape(batch, length, self.n_heads * self.d_head)  # (B, T_q, d_model)
         return self.out_proj(concat)
 
-    def project_key_value(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Keys and values of a sequence, split into heads: (B, T, d_model) -> 2 x (B, h, T, d_head).
+    def project_key_value(self, source: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """K W^K and V W^V of a sequence, split into heads: (B, T, d_model) -> 2 x (B, h, T, d_head)."""
+        return self.split_heads(self.k_proj(source)), self.split_heads(self.v_proj(source))
 
-        Separate from `forward` so a decoder can cache them (cross-attention: once per source;
-        self-attention: one new row per step).
-        """
-        return self.split_heads(self.k_proj(x)), self.split_heads(self.v_proj(x))
+    def keys_values(self, source: torch.Tensor, cache: KeyValueCache | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """The keys and values attended to: of `source`, after the cached ones; 2 x (B, h, T_k, d_head)."""
+        if cache is None:
+            return self.project_key_value(source)
+        if not cache.grows and cache.is_filled:
+            return cache.key, cache.value  # encoder-decoder attention: the memory's, computed once
+        return cache.store(*self.project_key_value(source))
 
     def forward(
         self,
         query: torch.Tensor,
-        key: torch.Tensor,
-        value: torch.Tensor,
+        key_value: torch.Tensor,
         mask: torch.Tensor | None = None,
         head_mask: torch.Tensor | None = None,
+        cache: KeyValueCache | None = None,
         *,
         output_attentions: bool = False,
     ) -> AttentionOutput:
-        """query (B, T_q, d_model); key, value already projected: (B, h, T_k, d_head).
+        """MultiHead(Q, K, V): query (B, T_q, d_model) gives Q; key_value (B, T_k, d_model) gives K and V.
 
+        Self-attention passes the same sequence twice, encoder-decoder attention the memory as key_value
+        (3.2.3). With a cache, key_value holds only the positions not cached yet (or anything, once an
+        encoder-decoder cache is filled) and the cache is updated in place.
         mask broadcastable to (B, h, T_q, T_k), True = may attend; head_mask (h,), 1 keep / 0 off.
         output_attentions=True runs the written-out attention and returns its weights and scores;
         otherwise the fused kernel (dropout on the weights through `dropout_p`, in training mode only,
         as nn.Dropout) and None for both.
         """
+        key, value = self.keys_values(key_value, cache)  # (B, h, T_k, d_head) each
         q = self.split_heads(self.q_proj(query))  # (B, h, T_q, d_head)
         if output_attentions:
             heads, weights, scores = scaled_dot_product_attention(q, key, value, mask, self.attention_dropout)

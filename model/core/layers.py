@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from model.core.attention import AttentionOutput, MultiHeadAttention
+from model.core.attention import AttentionOutput, KeyValueCache, MultiHeadAttention
 from model.core.config import TransformerConfig
 
 
@@ -78,25 +78,21 @@ class EncoderLayer(nn.Module):
 
         output_attentions=True: the attention's weights and scores come back (written-out kernel).
         """
-        attention = self.self_attention(
-            x, *self.self_attention.project_key_value(x), src_mask, head_mask, output_attentions=output_attentions
-        )
+        attention = self.self_attention(x, x, src_mask, head_mask, output_attentions=output_attentions)
         x = self.norm1(x, attention.output)
         return EncoderLayerOutput(self.norm2(x, self.feed_forward(x)), attention)
 
 
 @dataclass
 class LayerCache:
-    """Keys and values one decoder layer keeps between greedy steps (each (B, h, T, d_head)).
+    """Keys and values one decoder layer keeps between decoding steps, one KeyValueCache per attention.
 
-    Self-attention keys/values grow by one row per step; cross-attention keys/values are
-    computed once from the encoder memory and reused at every step.
+    Masked self-attention's grow by one row per step; encoder-decoder attention's are computed once
+    from the encoder memory and reused at every step.
     """
 
-    self_key: torch.Tensor | None = None
-    self_value: torch.Tensor | None = None
-    cross_key: torch.Tensor | None = None
-    cross_value: torch.Tensor | None = None
+    self_attention: KeyValueCache = field(default_factory=lambda: KeyValueCache(grows=True))
+    cross_attention: KeyValueCache = field(default_factory=lambda: KeyValueCache(grows=False))
 
 
 @dataclass
@@ -109,6 +105,12 @@ class DecoderCache:
     @classmethod
     def empty(cls, n_layers: int) -> "DecoderCache":
         return cls([LayerCache() for _ in range(n_layers)], 0)
+
+    def select(self, rows: torch.Tensor) -> None:
+        """Keep only these batch rows, in this order, in every layer's caches (beam search)."""
+        for layer in self.layers:
+            layer.self_attention.select(rows)
+            layer.cross_attention.select(rows)
 
 
 class DecoderLayerOutput(NamedTuple):
@@ -148,31 +150,13 @@ class DecoderLayer(nn.Module):
         Head masks (h,): 1 keeps a head, 0 switches its output off. output_attentions=True: both
         attentions' weights and scores come back (written-out kernel).
         """
+        self_cache, cross_cache = (cache.self_attention, cache.cross_attention) if cache else (None, None)
         self_attention = self.self_attention(
-            x, *self._self_key_value(x, cache), tgt_mask, self_head_mask, output_attentions=output_attentions
+            x, x, tgt_mask, self_head_mask, self_cache, output_attentions=output_attentions
         )
         x = self.norm1(x, self_attention.output)
         cross_attention = self.cross_attention(
-            x, *self._cross_key_value(memory, cache), src_mask, cross_head_mask, output_attentions=output_attentions
+            x, memory, src_mask, cross_head_mask, cross_cache, output_attentions=output_attentions
         )
         x = self.norm2(x, cross_attention.output)
         return DecoderLayerOutput(self.norm3(x, self.feed_forward(x)), self_attention, cross_attention)
-
-    def _self_key_value(self, x: torch.Tensor, cache: LayerCache | None) -> tuple[torch.Tensor, torch.Tensor]:
-        """Self-attention keys/values of x, after the cached ones: 2 x (B, h, T_cached + T, d_head)."""
-        key, value = self.self_attention.project_key_value(x)  # (B, h, T, d_head) each
-        if cache is not None:
-            if cache.self_key is not None:
-                key = torch.cat([cache.self_key, key], dim=2)  # (B, h, T_cached + T, d_head)
-                value = torch.cat([cache.self_value, value], dim=2)
-            cache.self_key, cache.self_value = key, value
-        return key, value
-
-    def _cross_key_value(self, memory: torch.Tensor, cache: LayerCache | None) -> tuple[torch.Tensor, torch.Tensor]:
-        """Cross-attention keys/values of the memory, computed once per cache: 2 x (B, h, S, d_head)."""
-        if cache is not None and cache.cross_key is not None:
-            return cache.cross_key, cache.cross_value
-        key, value = self.cross_attention.project_key_value(memory)  # (B, h, S, d_head)
-        if cache is not None:
-            cache.cross_key, cache.cross_value = key, value
-        return key, value

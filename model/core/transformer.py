@@ -9,12 +9,11 @@ by sqrt(d_model) before the sinusoidal positional encodings (3.5) are added.
 Hugging Face's Marian does; nothing is stashed on a module. With output_attentions=True each
 AttentionOutput carries its weights and scores (written-out attention, for the trace); otherwise
 they are None and the layers run PyTorch's fused kernel (training, validation, decoding).
-Interventions come in as plain tensors, as Marian takes `head_mask`: per-layer head masks (L, h),
-1 = keep, 0 = switch the head's output off, and `use_positions=False` to leave the positional
-encodings out (model/decoding/ablation.py builds them).
+Interventions come in as plain tensors in one `Interventions` tuple, as Marian takes `head_mask`:
+per-layer head masks (L, h), 1 = keep, 0 = switch the head's output off, and `use_positions=False` to
+leave the positional encodings out (model/decoding/ablation.py builds them).
 
-The class is also a Hub model (huggingface_hub's PyTorchModelHubMixin, model/checkpoints/hub.py):
-`Transformer.from_pretrained(repo_id_or_dir)`, `save_pretrained(dir)`, `push_to_hub(repo_id)`.
+This module knows nothing of files or the Hub: model/checkpoints/ loads and saves it.
 """
 
 from __future__ import annotations
@@ -26,7 +25,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from model.checkpoints.hub import TransformerHubMixin
 from model.core.attention import AttentionOutput
 from model.core.config import TransformerConfig
 from model.core.layers import DecoderCache, DecoderLayer, EncoderLayer
@@ -39,6 +37,18 @@ class EncoderOutput(NamedTuple):
     self_attentions: list[AttentionOutput]  # one per layer, weights (B, h, S, S) if output_attentions
 
 
+class Interventions(NamedTuple):
+    """Heads switched off and positions left out, as plain tensors; the default changes nothing."""
+
+    encoder: torch.Tensor | None = None  # (L_enc, h) encoder self-attention head mask, 1 keep / 0 off
+    decoder_self: torch.Tensor | None = None  # (L_dec, h) masked decoder self-attention
+    cross: torch.Tensor | None = None  # (L_dec, h) encoder-decoder attention
+    use_positions: bool = True  # False: embeddings only, no positional encoding (3.5)
+
+
+NO_INTERVENTIONS = Interventions()
+
+
 class DecoderOutput(NamedTuple):
     hidden: torch.Tensor  # (B, T, d_model): final decoder states (before the projection)
     layer_hiddens: list[torch.Tensor]  # output of each decoder layer, (B, T, d_model)
@@ -46,7 +56,7 @@ class DecoderOutput(NamedTuple):
     cross_attentions: list[AttentionOutput]  # one per layer, weights (B, h, T, S) if output_attentions
 
 
-class Transformer(nn.Module, TransformerHubMixin):
+class Transformer(nn.Module):
     def __init__(self, config: TransformerConfig):
         super().__init__()
         self.config = config
@@ -92,20 +102,19 @@ class Transformer(nn.Module, TransformerHubMixin):
         self,
         src: torch.Tensor,
         src_mask: torch.Tensor,
-        head_mask: torch.Tensor | None = None,
-        use_positions: bool = True,
+        interventions: Interventions = NO_INTERVENTIONS,
         *,
         output_attentions: bool = False,
     ) -> EncoderOutput:
         """src (B, S) token ids, src_mask (B, 1, 1, S) -> memory (B, S, d_model) + attentions.
 
-        head_mask (L_enc, h): 1 keeps a head, 0 switches it off; use_positions=False drops the PE;
+        interventions: encoder heads switched off, positions left out (the decoder's fields are ignored);
         output_attentions=True: every layer's weights and scores come back (written-out attention).
         """
-        x = self.embed(src, positions=use_positions)
+        x = self.embed(src, positions=interventions.use_positions)
         attentions = []
-        for layer, layer_head_mask in zip(self.encoder_layers, _per_layer(head_mask, len(self.encoder_layers))):
-            x, attention = layer(x, src_mask, layer_head_mask, output_attentions=output_attentions)
+        for layer, head_mask in zip(self.encoder_layers, _per_layer(interventions.encoder, len(self.encoder_layers))):
+            x, attention = layer(x, src_mask, head_mask, output_attentions=output_attentions)
             attentions.append(attention)
         return EncoderOutput(x, attentions)
 
@@ -116,28 +125,27 @@ class Transformer(nn.Module, TransformerHubMixin):
         src_mask: torch.Tensor,
         tgt_mask: torch.Tensor | None,
         cache: DecoderCache | None = None,
-        self_head_mask: torch.Tensor | None = None,
-        cross_head_mask: torch.Tensor | None = None,
-        use_positions: bool = True,
+        interventions: Interventions = NO_INTERVENTIONS,
         *,
         output_attentions: bool = False,
     ) -> DecoderOutput:
-        """tgt (B, T) target ids (shifted right: they start with [BOS]).
+        """tgt (B, T) target ids (shifted right: they start with the decoder start token).
 
         Without a cache tgt is the whole prefix and tgt_mask (B, 1, T, T) is the combined causal
         and padding mask. With a cache tgt holds only new positions and tgt_mask (B, 1, T, T_total)
         covers cached + new keys (None for a single new position: it may see every cached key);
-        the cache is extended in place. self_head_mask, cross_head_mask (L_dec, h): 1 keep, 0 off.
-        output_attentions=True: every layer's weights and scores come back (written-out attention).
+        the cache is extended in place. interventions: decoder heads switched off, positions left out
+        (the encoder's field is ignored). output_attentions=True: every layer's weights and scores come back.
         """
-        x, layer_caches = self._decoder_input(tgt, cache, use_positions)
-        hiddens, self_attentions, cross_attentions = [], [], []
+        offset = cache.length if cache is not None else 0
+        x = self.embed(tgt, offset, positions=interventions.use_positions)  # (B, T, d_model)
+        layer_caches = cache.layers if cache is not None else [None] * len(self.decoder_layers)
         n_layers = len(self.decoder_layers)
+        self_masks = _per_layer(interventions.decoder_self, n_layers)
+        cross_masks = _per_layer(interventions.cross, n_layers)
+        hiddens, self_attentions, cross_attentions = [], [], []
         for layer, layer_cache, self_mask, cross_mask in zip(
-            self.decoder_layers,
-            layer_caches,
-            _per_layer(self_head_mask, n_layers),
-            _per_layer(cross_head_mask, n_layers),
+            self.decoder_layers, layer_caches, self_masks, cross_masks
         ):
             x, self_attention, cross_attention = layer(
                 x, memory, src_mask, tgt_mask, layer_cache, self_mask, cross_mask, output_attentions=output_attentions
@@ -148,12 +156,6 @@ class Transformer(nn.Module, TransformerHubMixin):
         if cache is not None:
             cache.length += tgt.size(1)
         return DecoderOutput(x, hiddens, self_attentions, cross_attentions)
-
-    def _decoder_input(self, tgt: torch.Tensor, cache: DecoderCache | None, use_positions: bool):
-        """Embedded new target positions (B, T, d_model), placed after the cached ones, and each layer's cache."""
-        offset = cache.length if cache is not None else 0
-        layer_caches = cache.layers if cache is not None else [None] * len(self.decoder_layers)
-        return self.embed(tgt, offset, positions=use_positions), layer_caches
 
     def project(self, hidden: torch.Tensor) -> torch.Tensor:
         """Pre-softmax linear layer sharing the embedding matrix (3.4). (B, T, d_model) -> (B, T, V)."""

@@ -6,28 +6,19 @@ are still computed and shown. Removing positional encodings (3.5) leaves the mod
 notion of order: the encoder sees a bag of tokens.
 
 `Ablation` belongs to this analysis layer; the model core (model/core/transformer.py) takes only the
-plain tensors that `Ablation.tensors` builds: (L, h) head masks and a use-positions flag.
+plain tensors that `Ablation.tensors` builds (its `Interventions`): (L, h) head masks and a use-positions flag.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import torch
 
 from model.core.config import TransformerConfig
+from model.core.transformer import Interventions
 
 from model.decoding.trace import ATTENTION_KINDS  # the kinds, one spelling: "encoder", "decoder_self", "cross"
-
-
-class AblationTensors(NamedTuple):
-    """What `Transformer.encode` / `decode` take: (L, h) head masks, 1 keep / 0 off, None = all on."""
-
-    encoder: torch.Tensor | None  # (L_enc, h) -> encode(head_mask=)
-    decoder_self: torch.Tensor | None  # (L_dec, h) -> decode(self_head_mask=)
-    cross: torch.Tensor | None  # (L_dec, h) -> decode(cross_head_mask=)
-    use_positions: bool  # -> encode / decode(use_positions=)
 
 
 @dataclass(frozen=True)
@@ -63,12 +54,12 @@ class Ablation:
             mask[layer, head] = 0.0
         return mask
 
-    def tensors(self, config: TransformerConfig, device=None) -> AblationTensors:
+    def tensors(self, config: TransformerConfig, device=None) -> Interventions:
         """The head masks and positions flag for a model of this config (ValueError for a missing head)."""
         encoder = self.head_mask("encoder", config.n_encoder_layers, config.n_heads, device)
         decoder_self = self.head_mask("decoder_self", config.n_decoder_layers, config.n_heads, device)
         cross = self.head_mask("cross", config.n_decoder_layers, config.n_heads, device)
-        return AblationTensors(encoder, decoder_self, cross, self.positional_encoding)
+        return Interventions(encoder, decoder_self, cross, self.positional_encoding)
 
     def describe(self) -> dict:
         return {

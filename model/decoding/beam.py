@@ -69,9 +69,7 @@ class _Beams:
         """Keep only these flat rows (sentences that finished leave the batch)."""
         self.memory, self.src_mask = self.memory[rows], self.src_mask[rows]  # (A' * K, S, d), (A' * K, 1, 1, S)
         self.log_probs, self.tokens, self.history = self.log_probs[rows], self.tokens[rows], self.history[rows]
-        for layer_cache in self.cache.layers:
-            for name in ("self_key", "self_value", "cross_key", "cross_value"):
-                setattr(layer_cache, name, getattr(layer_cache, name).index_select(0, rows))
+        self.cache.select(rows)
 
 
 def _budgets(src: torch.Tensor, config, max_new_tokens: int | None) -> list[int]:
@@ -92,8 +90,7 @@ def _start(model: Transformer, src: torch.Tensor, K: int) -> _Beams:
     cache = DecoderCache.empty(len(model.decoder_layers))
     for layer, layer_cache in zip(model.decoder_layers, cache.layers):
         key, value = layer.cross_attention.project_key_value(memory)  # (B, h, S, d_head) each
-        layer_cache.cross_key = key.repeat_interleave(K, dim=0)  # (B * K, h, S, d_head)
-        layer_cache.cross_value = value.repeat_interleave(K, dim=0)
+        layer_cache.cross_attention.store(key.repeat_interleave(K, dim=0), value.repeat_interleave(K, dim=0))
     # At the start only beam 0 of each sentence is real; the others get -inf so the first step does not
     # pick the same continuation K times.
     log_probs = torch.full((batch, K), float("-inf"), device=device)
@@ -139,9 +136,8 @@ def _step(model: Transformer, beams: _Beams, K: int, length_penalty: float, fini
     beams.log_probs = top_log_probs.gather(1, order).view(-1)  # (A * K,)
     beams.tokens = top_token.gather(1, order).view(-1)  # (A * K,)
     beams.history = torch.cat([beams.history[parents], beams.tokens[:, None]], dim=1)  # (A * K, step + 1)
-    for layer_cache in beams.cache.layers:  # the reselected beams' own past keys/values
-        layer_cache.self_key = layer_cache.self_key.index_select(0, parents)  # (A * K, h, t, d_head)
-        layer_cache.self_value = layer_cache.self_value.index_select(0, parents)
+    for layer_cache in beams.cache.layers:  # the reselected beams' own past keys/values, (A * K, h, t, d_head)
+        layer_cache.self_attention.select(parents)
 
 
 def _result(beams: _Beams, row: int, hypotheses: list[Hypothesis], K: int, length_penalty: float) -> BeamResult:

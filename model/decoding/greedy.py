@@ -20,14 +20,14 @@ from typing import NamedTuple
 import torch
 
 from model.text import limits
-from model.decoding.ablation import Ablation, AblationTensors
+from model.decoding.ablation import Ablation
 from model.text.inputs import pad_batch, prepare_source  # noqa: F401  (re-exported: callers import them from here)
 from model.core.layers import DecoderCache
 from model.core.masks import decoder_mask, padding_mask
 from model.text.tokenizer import SubwordTokenizer
 from model.decoding.trace import TranslationTrace
 from model.decoding.teacher_forced import build_trace, encode_source, teacher_force
-from model.core.transformer import Transformer
+from model.core.transformer import NO_INTERVENTIONS, Interventions, Transformer
 
 
 class GreedyStep(NamedTuple):
@@ -43,18 +43,17 @@ def greedy_steps(
     max_new_tokens: int,
     use_cache: bool = True,
     prefix: torch.Tensor | None = None,
-    ablation: AblationTensors | None = None,
+    ablation: Interventions = NO_INTERVENTIONS,
 ) -> Iterator[GreedyStep]:
     """Yield one GreedyStep per decoding step until every sequence ends or max_new_tokens.
 
     memory (B, S, d_model) and src_mask (B, 1, 1, S) come from `model.encode`.
     prefix (B, P): tokens forced after [BOS] before greedy choice begins (branching); not yielded.
     use_cache=False recomputes the whole prefix at every step (the reference the cache must match).
-    ablation: decoder head masks and positions flag (`Ablation.tensors`); None = intact model.
+    ablation: decoder head masks and positions flag (`Ablation.tensors`); the default is the intact model.
     """
     config = model.config
     batch = memory.size(0)
-    ablation = ablation or AblationTensors(None, None, None, True)
     bos = torch.full((batch, 1), config.bos_id, dtype=torch.long, device=memory.device)
     tokens_so_far = bos if prefix is None else torch.cat([bos, prefix.to(memory.device)], dim=1)  # (B, 1 + P)
     finished = torch.zeros(batch, dtype=torch.bool, device=memory.device)
@@ -64,9 +63,7 @@ def greedy_steps(
         # with the cache, feed only positions not cached yet: the whole forced prefix at first, then one token
         new = tokens_so_far[:, cache.length :] if cache is not None else tokens_so_far  # (B, T_new)
         mask = decoder_mask(new, config.pad_id) if cache is None or cache.length == 0 else None
-        hidden = model.decode(
-            new, memory, src_mask, mask, cache, ablation.decoder_self, ablation.cross, ablation.use_positions
-        ).hidden  # (B, T_new, d_model)
+        hidden = model.decode(new, memory, src_mask, mask, cache, ablation).hidden  # (B, T_new, d_model)
         logits = model.project(hidden[:, -1])  # (B, V)
         tokens = logits.argmax(dim=-1).masked_fill(finished, config.pad_id)  # (B,)
         finished = finished | (tokens == config.eos_id)

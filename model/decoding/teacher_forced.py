@@ -15,11 +15,11 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from model.decoding.ablation import Ablation, AblationTensors
+from model.decoding.ablation import Ablation
 from model.core.masks import causal_mask, decoder_mask, padding_mask
 from model.text.tokenizer import SubwordTokenizer
 from model.decoding.trace import TranslationTrace
-from model.core.transformer import DecoderOutput, EncoderOutput, Transformer
+from model.core.transformer import DecoderOutput, EncoderOutput, Interventions, Transformer
 
 LOGIT_LENS_K = 5  # tokens kept per decoder layer and step in the logit lens
 
@@ -37,31 +37,21 @@ class TeacherForced(NamedTuple):
     log_probs: torch.Tensor  # (T, V) float32 next-token log-probabilities
 
 
-def encode_source(model: Transformer, source_ids: list[int], ablation: AblationTensors) -> EncodedSource:
+def encode_source(model: Transformer, source_ids: list[int], ablation: Interventions) -> EncodedSource:
     """Encode one sentence's ids with the written-out attention (weights kept)."""
     src = torch.tensor([list(source_ids)], dtype=torch.long, device=model.embedding.weight.device)  # (1, S)
     src_mask = padding_mask(src, model.config.pad_id)  # (1, 1, 1, S)
-    return EncodedSource(
-        src, src_mask, model.encode(src, src_mask, ablation.encoder, ablation.use_positions, output_attentions=True)
-    )
+    return EncodedSource(src, src_mask, model.encode(src, src_mask, ablation, output_attentions=True))
 
 
 def teacher_force(
-    model: Transformer, source: EncodedSource, output_ids: list[int], ablation: AblationTensors
+    model: Transformer, source: EncodedSource, output_ids: list[int], ablation: Interventions
 ) -> TeacherForced:
     """Decode [BOS] + output_ids[:-1] in one pass; row t scores output_ids[t]."""
     tgt = torch.tensor([[model.config.bos_id, *output_ids[:-1]]], dtype=torch.long, device=source.src.device)  # (1, T)
     tgt_mask = decoder_mask(tgt, model.config.pad_id)  # (1, 1, T, T)
     decoded = model.decode(
-        tgt,
-        source.encoded.memory,
-        source.src_mask,
-        tgt_mask,
-        None,
-        ablation.decoder_self,
-        ablation.cross,
-        ablation.use_positions,
-        output_attentions=True,
+        tgt, source.encoded.memory, source.src_mask, tgt_mask, None, ablation, output_attentions=True
     )
     log_probs = torch.log_softmax(model.project(decoded.hidden)[0].float(), dim=-1)  # (T, V)
     return TeacherForced(source, tgt_mask, decoded, log_probs)

@@ -31,12 +31,12 @@ from pathlib import Path
 
 import numpy as np
 
+from model.checkpoints.files import FILM_FILE, film_candidates, find_film  # noqa: F401  (the film's place)
 from model.decoding.greedy import translate
 from model.text.tokenizer import SubwordTokenizer
 from model.core.transformer import Transformer
 
 FORMAT = "attention-explorer-film/1"
-FILM_FILE = "film.npz"
 PROBES = {
     "de-en": "Zwei Hunde spielen im Schnee.",
     "en-de": "A little girl is climbing into a wooden playhouse.",
@@ -95,18 +95,6 @@ def append(path: str | Path, frame: dict) -> None:
     """Add one frame at the end of the film at `path` (created if missing)."""
     path = Path(path)
     save(path, (load_film(path) if path.exists() else []) + [frame])
-
-
-def film_candidates(checkpoint_dir: str | Path) -> list[Path]:
-    """Where a checkpoint's film may lie: beside its files, or in the run directory that holds it
-    (train.py writes OUT/film.npz and saves the checkpoints as OUT/best and OUT/last)."""
-    directory = Path(checkpoint_dir)
-    return [directory / FILM_FILE, directory.parent / FILM_FILE]
-
-
-def find_film(checkpoint_dir: str | Path) -> Path | None:
-    """The first film of `film_candidates` that exists, or None."""
-    return next((path for path in film_candidates(checkpoint_dir) if path.is_file()), None)
 
 
 def load_film(path: str | Path) -> list[dict]:

@@ -36,6 +36,7 @@ from model.checkpoints.checkpoint import (
 from model.core.config import ConfigError, TransformerConfig
 from model.checkpoints.paths import DEFAULT_CHECKPOINT
 from model.core.transformer import Transformer
+from model.checkpoints.hub import PretrainedTransformer
 
 SHARD_BYTES = 20_000  # the tiny embedding (vocab x 32 floats, ~51 kB) is larger: a shard of its own
 LAYOUTS = {"single": None, "sharded": SHARD_BYTES}
@@ -120,7 +121,9 @@ def test_the_shipped_shards_load_as_they_are_to_the_logits_of_a_plain_safetensor
     tgt = torch.tensor([shipped.tokenizer.encode_target("A man rides a bike.")[:-1]])
     with torch.no_grad():
         assert torch.equal(shipped.model(src, tgt), reference(src, tgt))
-    assert torch.equal(Transformer.from_pretrained(DEFAULT_CHECKPOINT).embedding.weight, state["embedding.weight"])
+    assert torch.equal(
+        PretrainedTransformer.from_pretrained(DEFAULT_CHECKPOINT).embedding.weight, state["embedding.weight"]
+    )
 
 
 # --------------------------------------------------------------------------- broken checkpoints

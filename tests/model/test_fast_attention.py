@@ -74,9 +74,8 @@ def test_fused_attention_equals_written_out_for_each_kind(model, batch, kind, he
         if head_off is None
         else torch.ones(CONFIG.n_heads, dtype=torch.float64).index_fill_(0, torch.tensor([head_off]), 0.0)
     )
-    key, value = attention.project_key_value(keys)
-    written = attention(query, key, value, mask, head_mask, output_attentions=True).output
-    assert close(attention(query, key, value, mask, head_mask).output, written)
+    written = attention(query, keys, mask, head_mask, output_attentions=True).output
+    assert close(attention(query, keys, mask, head_mask).output, written)
 
 
 def test_weights_come_back_only_when_asked(model, batch):
@@ -84,9 +83,8 @@ def test_weights_come_back_only_when_asked(model, batch):
     src, _ = batch
     x = model.embed(src)  # (B, S, d)
     attention = model.encoder_layers[0].self_attention
-    key, value = attention.project_key_value(x)
-    fused = attention(x, key, value, padding_mask(src, PAD))
-    written = attention(x, key, value, padding_mask(src, PAD), output_attentions=True)
+    fused = attention(x, x, padding_mask(src, PAD))
+    written = attention(x, x, padding_mask(src, PAD), output_attentions=True)
     assert fused.weights is None and fused.scores is None
     assert written.weights.shape == written.scores.shape == (3, CONFIG.n_heads, 9, 9)
     assert torch.allclose(written.weights.sum(-1), torch.ones(3, CONFIG.n_heads, 9, dtype=torch.float64))
@@ -96,11 +94,8 @@ def test_fused_attention_with_only_a_causal_mask_and_with_none(model, batch):
     _, tgt = batch
     attention = model.decoder_layers[1].self_attention
     x = model.embed(tgt)
-    key, value = attention.project_key_value(x)
     for mask in (causal_mask(tgt.size(1)), None):
-        assert close(
-            attention(x, key, value, mask).output, attention(x, key, value, mask, output_attentions=True).output
-        )
+        assert close(attention(x, x, mask).output, attention(x, x, mask, output_attentions=True).output)
 
 
 @pytest.mark.parametrize("ablation", [None, ABLATION, Ablation(positional_encoding=False)])
@@ -108,21 +103,11 @@ def test_encoder_and_decoder_stacks_agree(model, batch, ablation):
     src, tgt = batch
     masks = (ablation or Ablation()).tensors(CONFIG)  # float32 masks: merge_heads casts them
     src_mask, tgt_mask = padding_mask(src, PAD), decoder_mask(tgt, PAD)
-    encoded = model.encode(src, src_mask, masks.encoder, masks.use_positions, output_attentions=True)
-    memory = model.encode(src, src_mask, masks.encoder, masks.use_positions).memory
+    encoded = model.encode(src, src_mask, masks, output_attentions=True)
+    memory = model.encode(src, src_mask, masks).memory
     assert close(memory, encoded.memory)
-    written = model.decode(
-        tgt,
-        memory,
-        src_mask,
-        tgt_mask,
-        None,
-        masks.decoder_self,
-        masks.cross,
-        masks.use_positions,
-        output_attentions=True,
-    )
-    fused = model.decode(tgt, memory, src_mask, tgt_mask, None, masks.decoder_self, masks.cross, masks.use_positions)
+    written = model.decode(tgt, memory, src_mask, tgt_mask, None, masks, output_attentions=True)
+    fused = model.decode(tgt, memory, src_mask, tgt_mask, None, masks)
     assert close(fused.hidden, written.hidden)
     assert all(close(a, b) for a, b in zip(fused.layer_hiddens, written.layer_hiddens))
 
@@ -131,9 +116,9 @@ def test_head_masks_change_the_output_on_both_paths(model, batch):
     """The head masks above are not silently ignored: switching heads off changes the hidden states."""
     src, _ = batch
     src_mask = padding_mask(src, PAD)
-    head_mask = ABLATION.tensors(CONFIG).encoder
+    heads_off = ABLATION.tensors(CONFIG)
     for written in (False, True):
-        masked = model.encode(src, src_mask, head_mask, output_attentions=written).memory
+        masked = model.encode(src, src_mask, heads_off, output_attentions=written).memory
         assert not close(masked, model.encode(src, src_mask, output_attentions=written).memory)
 
 

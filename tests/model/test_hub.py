@@ -28,7 +28,7 @@ import local_hub
 from model.checkpoints.checkpoint import HUB_MAX_FILE_BYTES, CheckpointError, load_checkpoint, validate_repo_id
 from model.checkpoints.files import CHECKPOINT_FILES, COMPANION_FILES
 from model.checkpoints.paths import DEFAULT_CHECKPOINT, REPO_ROOT
-from model.core.transformer import Transformer
+from model.checkpoints.hub import PretrainedTransformer
 from model.decoding.greedy import translate
 
 
@@ -92,11 +92,11 @@ def test_hub_load_without_network_is_a_checkpoint_error(no_network):
 
 def test_hub_model_load_without_network_is_a_checkpoint_error(no_network):
     with pytest.raises(CheckpointError, match=r"could not download 'someone/no-such-model'"):
-        Transformer.from_pretrained("someone/no-such-model")
+        PretrainedTransformer.from_pretrained("someone/no-such-model")
     with pytest.raises(CheckpointError, match=r"checkpoint directory \./nowhere does not exist"):
-        Transformer.from_pretrained("./nowhere")
+        PretrainedTransformer.from_pretrained("./nowhere")
     with pytest.raises(CheckpointError, match=r"'no/such/folder' is neither a checkpoint directory nor a valid Hug"):
-        Transformer.from_pretrained("no/such/folder")
+        PretrainedTransformer.from_pretrained("no/such/folder")
     assert no_network == []
 
 
@@ -143,7 +143,7 @@ def test_a_checkpoint_round_trips_through_the_hub_with_every_file(hub, tmp_path,
         assert files[name] == (DEFAULT_CHECKPOINT / name).read_bytes(), name
     assert max(map(len, files.values())) < HUB_MAX_FILE_BYTES
 
-    commit = Transformer.from_pretrained(saved).push_to_hub("someone/de-en-small")
+    commit = PretrainedTransformer.from_pretrained(saved).push_to_hub("someone/de-en-small")
     assert commit.oid and hub.calls[0][:2] == ("create_repo", "someone/de-en-small")
     pushed = hub.files("someone/de-en-small")
     assert set(pushed) == set(files)
@@ -154,7 +154,7 @@ def test_a_checkpoint_round_trips_through_the_hub_with_every_file(hub, tmp_path,
 
     for target, name in [(pickle, "load"), (pickle, "loads"), (pickle, "Unpickler"), (torch, "load")]:
         monkeypatch.setattr(target, name, no_unpickling)
-    model = Transformer.from_pretrained("someone/de-en-small")
+    model = PretrainedTransformer.from_pretrained("someone/de-en-small")
     loaded = load_checkpoint("someone/de-en-small", hub=True)
     assert model.checkpoint_dir == loaded.path == hub.snapshot("someone/de-en-small")
     original = shipped.model.state_dict()
@@ -177,7 +177,7 @@ def test_the_pushed_card_is_for_the_repo_and_its_python_example_runs(hub, tmp_pa
     assert "someone/tiny" not in (tmp_path / "tiny" / "README.md").read_text()  # the local copy's card is local
     card = ModelCard(hub.files("someone/tiny")["README.md"].decode())
     assert card.data.library_name == "pytorch" and card.data.pipeline_tag == "translation"
-    mixin = Transformer._hub_mixin_info.model_card_data
+    mixin = PretrainedTransformer._hub_mixin_info.model_card_data
     assert card.data.library_name == mixin.library_name and set(mixin.tags) <= set(card.data.tags)
     assert {"model_hub_mixin", "pytorch_model_hub_mixin"} <= set(card.data.tags)
     (example,) = re.findall(r"```python\n(.*?)```", card.text, re.S)

@@ -130,7 +130,7 @@ def test_multi_head_attention_equals_torch(mask_name, t_query, t_key):
         full = mask.expand(batch, config.n_heads, t_query, t_key)
         torch_mask = ~full.reshape(batch * config.n_heads, t_query, t_key)
     with torch.no_grad():
-        output, weights, _ = ours(query, *ours.project_key_value(memory), mask, output_attentions=True)
+        output, weights, _ = ours(query, memory, mask, output_attentions=True)
         expected, expected_weights = theirs(
             query, memory, memory, attn_mask=torch_mask, need_weights=True, average_attn_weights=False
         )

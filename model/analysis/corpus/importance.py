@@ -22,14 +22,14 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from model.decoding.ablation import Ablation, AblationTensors
+from model.decoding.ablation import Ablation
 from model.training.data import Example
 from model.decoding.greedy import default_max_new_tokens, greedy_steps
 from model.training.evaluate import score
 from model.core.masks import decoder_mask, padding_mask
 from model.text.tokenizer import SubwordTokenizer
 from model.decoding.trace import ATTENTION_KINDS
-from model.core.transformer import Transformer
+from model.core.transformer import Interventions, Transformer
 from .batches import Batch, batches
 
 KINDS = tuple(ATTENTION_KINDS)  # "encoder", "decoder_self", "cross": the order of every head list here
@@ -54,16 +54,15 @@ class HeadGates(NamedTuple):
         return cls(*(torch.ones(shape, device=device, dtype=dtype, requires_grad=requires_grad) for shape in shapes))
 
 
-def summed_loss(model: Transformer, batch: Batch, gates: HeadGates | AblationTensors) -> tuple[torch.Tensor, int]:
+def summed_loss(model: Transformer, batch: Batch, gates: HeadGates | Interventions) -> tuple[torch.Tensor, int]:
     """Teacher-forced cross-entropy summed over the batch's target tokens (no label smoothing), and their count."""
     pad = model.config.pad_id
     device = model.embedding.weight.device
     src, tgt_in, labels = (t.to(device) for t in (batch.src, batch.tgt_in, batch.labels))
     src_mask = padding_mask(src, pad)  # (B, 1, 1, S)
-    memory = model.encode(src, src_mask, gates.encoder).memory  # (B, S, d_model)
-    hidden = model.decode(
-        tgt_in, memory, src_mask, decoder_mask(tgt_in, pad), None, gates.decoder_self, gates.cross
-    ).hidden  # (B, T, d_model)
+    heads_only = Interventions(gates.encoder, gates.decoder_self, gates.cross)  # positions always on
+    memory = model.encode(src, src_mask, heads_only).memory  # (B, S, d_model)
+    hidden = model.decode(tgt_in, memory, src_mask, decoder_mask(tgt_in, pad), None, heads_only).hidden  # (B, T, d)
     logits = model.project(hidden)  # (B, T, V)
     logits = logits.to(
         torch.promote_types(logits.dtype, torch.float32)
@@ -145,7 +144,7 @@ def greedy_outputs(
     for batch in batches(examples, batch_size, config.pad_id):
         src = batch.src.to(device)
         src_mask = padding_mask(src, config.pad_id)
-        memory = model.encode(src, src_mask, tensors.encoder, tensors.use_positions).memory  # (B, S, d_model)
+        memory = model.encode(src, src_mask, tensors).memory  # (B, S, d_model)
         budget = default_max_new_tokens(src.size(1))
         ids = torch.stack(
             [step.tokens for step in greedy_steps(model, memory, src_mask, budget, ablation=tensors)], dim=1

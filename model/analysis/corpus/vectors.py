@@ -45,9 +45,7 @@ def attention_inputs(model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor
     y = model.embed(tgt_in)  # (B, T, d_model)
     for layer in model.decoder_layers:
         found["decoder_self"].append(AttentionInputs(y, y, tgt_mask))
-        attended = layer.self_attention(
-            y, *layer.self_attention.project_key_value(y), tgt_mask, output_attentions=True
-        ).output
+        attended = layer.self_attention(y, y, tgt_mask, output_attentions=True).output
         after_self = layer.norm1(y, attended)  # the first Add & Norm (3.1): cross-attention's queries
         found["cross"].append(AttentionInputs(after_self, memory, src_mask))
         y = layer(y, memory, src_mask, tgt_mask, output_attentions=True).hidden
