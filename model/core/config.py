@@ -3,6 +3,9 @@
 Section 3 and Table 3 of the paper name these numbers; the base model is d_model=512, h=8,
 N=6 encoder and 6 decoder layers, d_ff=2048, P_drop=0.1. The config is frozen (change it with
 `dataclasses.replace`), validated on creation, and saved as JSON beside the weights.
+
+The last four fields let the same core hold a checkpoint trained elsewhere (Marian's OPUS-MT models,
+model/checkpoints/marian.py); each defaults to the paper's choice.
 """
 
 from __future__ import annotations
@@ -11,6 +14,10 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
+
+
+FFN_ACTIVATIONS = ("relu", "swish")
+POSITIONAL_LAYOUTS = ("interleaved", "halves")
 
 
 class ConfigError(ValueError):
@@ -29,10 +36,16 @@ class TransformerConfig:
     attention_dropout: float = 0.1  # dropout on the attention weights
     max_positions: int = 256  # rows of the sinusoidal table (3.5); longest sequence the model sees
     pad_id: int = 0  # [PAD]: padding, never attended to
-    bos_id: int = 1  # [BOS]: first decoder input
+    bos_id: int = 1  # [BOS]: the decoder's start token, its first input (may be pad_id: never generated then)
     eos_id: int = 2  # [EOS]: ends source and target
     unk_id: int = 3  # [UNK]: almost never used thanks to byte fallback
     layer_norm_eps: float = 1e-5
+    ffn_activation: str = "relu"  # the FFN's max(0, x) (3.3); "swish" (x * sigmoid(x)) in Marian's models
+    positional_layout: str = (
+        "interleaved"  # sin on even, cos on odd dimensions (3.5); "halves": all sines, then cosines
+    )
+    logits_bias: bool = False  # a learnt bias added to the output logits (Marian's final_logits_bias)
+    force_eos_at_limit: bool = False  # decoding that reaches its length limit ends with [EOS] (Marian's forced_eos)
 
     def __post_init__(self) -> None:
         positive = ("vocab_size", "d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "max_positions")
@@ -54,8 +67,15 @@ class TransformerConfig:
         for name, value in ids.items():
             if not isinstance(value, int) or not 0 <= value < self.vocab_size:
                 raise ConfigError(f"{name} must be an id in [0, vocab_size), got {value!r}")
-        if len(set(ids.values())) != len(ids):
+        distinct = {name: value for name, value in ids.items() if name != "bos_id" or value != self.pad_id}
+        if len(set(distinct.values())) != len(distinct):  # the start token may be the pad token, as in Marian
             raise ConfigError(f"special token ids must differ, got {ids}")
+        for name, allowed in (("ffn_activation", FFN_ACTIVATIONS), ("positional_layout", POSITIONAL_LAYOUTS)):
+            if getattr(self, name) not in allowed:
+                raise ConfigError(f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
+        for name in ("logits_bias", "force_eos_at_limit"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"{name} must be true or false, got {getattr(self, name)!r}")
 
     @property
     def d_head(self) -> int:

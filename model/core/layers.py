@@ -22,17 +22,21 @@ from model.core.attention import AttentionOutput, KeyValueCache, MultiHeadAttent
 from model.core.config import TransformerConfig
 
 
+ACTIVATIONS = {"relu": F.relu, "swish": F.silu}  # max(0, x) (3.3); x * sigmoid(x) in Marian's models
+
+
 class PositionwiseFeedForward(nn.Module):
-    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, section 3.3."""
+    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, section 3.3 (the activation is the config's)."""
 
     def __init__(self, config: TransformerConfig):
         super().__init__()
         self.linear1 = nn.Linear(config.d_model, config.d_ff)
         self.linear2 = nn.Linear(config.d_ff, config.d_model)
         self.dropout = nn.Dropout(config.dropout)
+        self.activation = ACTIVATIONS[config.ffn_activation]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.linear2(self.dropout(F.relu(self.linear1(x))))  # (B, T, d_ff) -> (B, T, d_model)
+        return self.linear2(self.dropout(self.activation(self.linear1(x))))  # (B, T, d_ff) -> (B, T, d_model)
 
 
 class AddAndNorm(nn.LayerNorm):

@@ -20,8 +20,14 @@ def causal_mask(length: int, device: torch.device | str | None = None) -> torch.
 
 
 def decoder_mask(tgt_ids: torch.Tensor, pad_id: int) -> torch.Tensor:
-    """Combined decoder self-attention mask: causal AND not padding. (B, T) -> (B, 1, T, T)."""
-    return padding_mask(tgt_ids, pad_id) & causal_mask(tgt_ids.size(1), tgt_ids.device)
+    """Combined decoder self-attention mask: causal AND not padding. (B, T) -> (B, 1, T, T).
+
+    tgt_ids[:, 0] is the decoder's start token, never padding, even where it is the pad token itself
+    (Marian's models start from <pad>): hiding it would leave the first query nothing to attend to.
+    """
+    keys = padding_mask(tgt_ids, pad_id).clone()  # (B, 1, 1, T)
+    keys[..., 0] = True
+    return keys & causal_mask(tgt_ids.size(1), tgt_ids.device)
 
 
 def masked_fill_value(dtype: torch.dtype) -> float:

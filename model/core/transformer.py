@@ -63,12 +63,14 @@ class Transformer(nn.Module):
         self.embedding = nn.Embedding(config.vocab_size, config.d_model, padding_idx=config.pad_id)
         self.register_buffer(
             "positional_encoding",
-            sinusoidal_positional_encoding(config.max_positions, config.d_model),
+            sinusoidal_positional_encoding(config.max_positions, config.d_model, config.positional_layout),
             persistent=False,  # a fixed function of the config, never saved with the weights
         )
         self.embedding_dropout = nn.Dropout(config.dropout)
         self.encoder_layers = nn.ModuleList(EncoderLayer(config) for _ in range(config.n_encoder_layers))
         self.decoder_layers = nn.ModuleList(DecoderLayer(config) for _ in range(config.n_decoder_layers))
+        if config.logits_bias:  # (1, V), added after the pre-softmax projection; zero until loaded
+            self.register_buffer("final_logits_bias", torch.zeros(1, config.vocab_size))
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -158,8 +160,12 @@ class Transformer(nn.Module):
         return DecoderOutput(x, hiddens, self_attentions, cross_attentions)
 
     def project(self, hidden: torch.Tensor) -> torch.Tensor:
-        """Pre-softmax linear layer sharing the embedding matrix (3.4). (B, T, d_model) -> (B, T, V)."""
-        return F.linear(hidden, self.embedding.weight)
+        """Pre-softmax linear layer sharing the embedding matrix (3.4). (B, T, d_model) -> (B, T, V).
+
+        With config.logits_bias, Marian's final_logits_bias (1, V) is added to the logits.
+        """
+        logits = F.linear(hidden, self.embedding.weight)
+        return logits + self.final_logits_bias if self.config.logits_bias else logits
 
     def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
         """Teacher-forced logits for training. src (B, S), tgt (B, T) -> logits (B, T, V)."""

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from model.decoding.greedy import default_max_new_tokens
+from model.decoding.greedy import default_max_new_tokens, never_generated
 from model.core.layers import DecoderCache
 from model.core.masks import padding_mask
 from model.core.transformer import Transformer
@@ -115,6 +115,7 @@ def _step(model: Transformer, beams: _Beams, K: int, length_penalty: float, fini
         beams.tokens[:, None], beams.memory, beams.src_mask, None, beams.cache
     ).hidden  # (A * K, 1, d)
     log_probs = F.log_softmax(model.project(hidden[:, -1]).float(), dim=-1)  # (A * K, V)
+    log_probs = log_probs.index_fill(1, never_generated(config, device), float("-inf"))  # Marian's models: no pad
     candidates = (beams.log_probs[:, None] + log_probs).view(n_active, K * vocab)  # (A, K * V)
     # 2K candidates always hold K that are not [EOS]: each beam has only one [EOS] entry.
     top_log_probs, top_index = candidates.topk(min(2 * K, K * vocab), dim=-1)  # (A, 2K)

@@ -30,6 +30,12 @@ from model.decoding.teacher_forced import build_trace, encode_source, teacher_fo
 from model.core.transformer import NO_INTERVENTIONS, Interventions, Transformer
 
 
+def never_generated(config, device=None) -> torch.Tensor:
+    """Ids that decoding never chooses: the pad token when it is also the start token (Marian's models,
+    whose generation config bans it); a chosen pad would read as padding. (0,) or (1,) ids."""
+    return torch.tensor([config.pad_id] if config.bos_id == config.pad_id else [], dtype=torch.long, device=device)
+
+
 class GreedyStep(NamedTuple):
     logits: torch.Tensor  # (B, V) next-token logits at this step
     tokens: torch.Tensor  # (B,) chosen ids ([PAD] for sequences that already ended)
@@ -59,13 +65,18 @@ def greedy_steps(
     finished = torch.zeros(batch, dtype=torch.bool, device=memory.device)
     cache = DecoderCache.empty(len(model.decoder_layers)) if use_cache else None
     max_new_tokens = min(max_new_tokens, config.max_positions - tokens_so_far.size(1))
-    for _ in range(max_new_tokens):
+    banned = never_generated(config, memory.device)
+    for step in range(max_new_tokens):
         # with the cache, feed only positions not cached yet: the whole forced prefix at first, then one token
         new = tokens_so_far[:, cache.length :] if cache is not None else tokens_so_far  # (B, T_new)
         mask = decoder_mask(new, config.pad_id) if cache is None or cache.length == 0 else None
         hidden = model.decode(new, memory, src_mask, mask, cache, ablation).hidden  # (B, T_new, d_model)
         logits = model.project(hidden[:, -1])  # (B, V)
-        tokens = logits.argmax(dim=-1).masked_fill(finished, config.pad_id)  # (B,)
+        if config.force_eos_at_limit and step == max_new_tokens - 1:
+            tokens = torch.full_like(logits[:, 0], config.eos_id, dtype=torch.long)  # the limit ends the sentence
+        else:
+            tokens = logits.index_fill(1, banned, float("-inf")).argmax(dim=-1) if len(banned) else logits.argmax(-1)
+        tokens = tokens.masked_fill(finished, config.pad_id)  # (B,)
         finished = finished | (tokens == config.eos_id)
         yield GreedyStep(logits, tokens, finished)
         if bool(finished.all()):
