@@ -281,7 +281,7 @@ VIEW_FAULTS = [
         "y = np.stack([c, (r + c) / 2, r, np.full(n, np.nan)], axis=1).ravel()",
         "a line runs from the key's row in the query column to the query's row in the key column",
     ),
-    # ---- two sentences compared (model/analysis/compare.py): tests/model/test_compare.py
+    # ---- two sentences compared (model/analysis/compare.py): tests/model/analysis/test_compare.py
     Fault(
         "compare-second-trace-reused",
         "model/analysis/compare.py",

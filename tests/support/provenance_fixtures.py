@@ -183,7 +183,7 @@ def without_head(model: Transformer, kind: str, layer: int, head: int) -> Transf
 # --------------------------------------------------------------------------- views
 def train_copy_model(tokenizer, pairs, *, n_encoder_layers: int = 2, steps: int = 80, seed: int = 0) -> Transformer:
     """A tiny Transformer trained to copy the fixture sentences (both directions' framing), so that its
-    greedy output ends with [EOS]: a few seconds on one CPU thread (see tests/test_eos_trace.py).
+    greedy output ends with [EOS]: a few seconds on one CPU thread (see tests/model/decoding/test_finished_sentence.py).
 
     Two layers of each stack and four heads, so a view that reverses layers or heads shows other numbers.
     """
