@@ -53,6 +53,7 @@ PROVENANCE_TESTS = [
     "tests/model/decoding/test_trace_provenance.py",
     "tests/model/decoding/test_ablation.py",
     "tests/model/decoding/test_cache_and_forced_prefix.py",
+    "tests/model/decoding/test_beam_provenance.py",
     "tests/model/training/test_training_math.py",
     "tests/model/decoding/test_finished_sentence.py",
 ]  # fastest to fail first
