@@ -14,7 +14,7 @@ The score is caught / (caught + survived); stale faults are listed, never silent
     python3 scripts/mutation_check.py --suite new          # provenance + view tests; ~1 min a fault
     python3 scripts/mutation_check.py --suite views --only view-,pipeline-,heatmap-
     python3 scripts/mutation_check.py --suite old          # only the model tests
-    python3 scripts/mutation_check.py --tests tests/model/test_beam.py --only beam-
+    python3 scripts/mutation_check.py --tests tests/model/decoding/test_beam.py --only beam-
     python3 scripts/mutation_check.py                      # default: all of them (slow: run --only subsets
                                                            # in parallel processes on a small machine)
 
@@ -41,30 +41,31 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 OLD_MODEL_TESTS = [
-    "tests/model/test_model_equivalence.py",
-    "tests/model/test_model_invariants.py",
-    "tests/model/test_beam.py",
-    "tests/model/test_analysis.py",
-    "tests/model/test_train.py",
-    "tests/model/test_learning.py",
-    "tests/model/test_average.py",
+    "tests/model/core/test_equivalence_with_torch.py",
+    "tests/model/core/test_invariants.py",
+    "tests/model/decoding/test_beam.py",
+    "tests/model/analysis/test_readouts.py",
+    "tests/model/training/test_train.py",
+    "tests/model/training/test_learning.py",
+    "tests/model/training/test_average.py",
 ]
 PROVENANCE_TESTS = [
-    "tests/model/test_provenance_trace.py",
-    "tests/model/test_interventions.py",
-    "tests/model/test_provenance_decoding.py",
-    "tests/model/test_training_math.py",
-    "tests/model/test_eos_trace.py",
+    "tests/model/decoding/test_trace_provenance.py",
+    "tests/model/decoding/test_ablation.py",
+    "tests/model/decoding/test_cache_and_forced_prefix.py",
+    "tests/model/decoding/test_beam_provenance.py",
+    "tests/model/training/test_training_math.py",
+    "tests/model/decoding/test_finished_sentence.py",
 ]  # fastest to fail first
 VIEW_TESTS = [
     "tests/ui/test_view_provenance_attention.py",
     "tests/ui/test_view_provenance_panels.py",
-    "tests/model/test_rollout.py",
-    "tests/model/test_step_changes.py",
-    "tests/model/test_kv_cache_view.py",
-    "tests/model/test_film.py",
+    "tests/model/analysis/test_rollout.py",
+    "tests/model/analysis/test_step_changes.py",
+    "tests/model/analysis/test_kv_cache.py",
+    "tests/model/training/test_film.py",
     "tests/ui/test_start_share_tour.py",
-    "tests/model/test_flops.py",
+    "tests/model/training/test_flops.py",
     "tests/visualizer/test_visualizer_attention.py",
     "tests/ui/test_corpus_views.py",
     "tests/visualizer/test_visualizer_fit.py",

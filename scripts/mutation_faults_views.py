@@ -182,6 +182,27 @@ VIEW_FAULTS = [
     ),
     # ---- the corpus panels (ui/explain/corpus_heads.py, corpus_figures.py, attribution.py): tests/ui/test_corpus_views.py
     Fault(
+        "corpus-qk-keys-unshifted",
+        "model/analysis/corpus/qk_map.py",
+        "        normalised = (x + projection.key_shift) / projection.scale",
+        "        normalised = x / projection.scale",
+        "the query-key map's keys are not moved onto the queries' centroid: the keys' cloud sits apart",
+    ),
+    Fault(
+        "corpus-qk-keys-plotted-offset",
+        "ui/explain/corpus_figures.py",
+        "        head_map.coords[l, h],\n",
+        "        head_map.coords[l, h] + 0.5 * is_key[:, None] * head_map.coords[l, h].std(),\n",
+        "the query-key map draws its keys' cloud shifted by half a standard deviation",
+    ),
+    Fault(
+        "corpus-qk-scale-inverted",
+        "model/analysis/corpus/qk_map.py",
+        "scale = float(np.sqrt(k_norm / q_norm))",
+        "scale = float(np.sqrt(q_norm / k_norm))",
+        "queries and keys scaled the wrong way: the clouds' mean norms differ",
+    ),
+    Fault(
         "corpus-attribution-rows-swapped",
         "ui/explain/attribution.py",
         "        attribution.integrated_gradients[t],\n        attribution.input_x_gradient[t],\n",
@@ -281,7 +302,7 @@ VIEW_FAULTS = [
         "y = np.stack([c, (r + c) / 2, r, np.full(n, np.nan)], axis=1).ravel()",
         "a line runs from the key's row in the query column to the query's row in the key column",
     ),
-    # ---- two sentences compared (model/analysis/compare.py): tests/model/test_compare.py
+    # ---- two sentences compared (model/analysis/compare.py): tests/model/analysis/test_compare.py
     Fault(
         "compare-second-trace-reused",
         "model/analysis/compare.py",

@@ -111,94 +111,12 @@ detokenized, cased output).
 """ + paper("3.1", "Encoder and Decoder Stacks")
 
 # --------------------------------------------------------------------------- the Explain tab
-# Each panel opens with one sentence (its LEAD: what it shows and how to read it); the rest of its text is
-# folded under its figure. Plain Markdown without bold: the panels' texts are read as they are written.
+# The Explain tab's own text; each panel's text is in its module (ui/explain/).
 ABOUT_EXPLAIN = (
     "Each panel below either changes the model on purpose and re-runs it on *your* sentence (press its "
     "button) or reads more out of the translation you made. " + paper("3", "Model Architecture")
 )
 
-EXPLAIN_ABLATION_LEAD = (
-    "Switch heads off: tick heads and re-decode your sentence without them; each bar is how much "
-    "the probability of an original token fell (red) or rose (blue)."
-)
-EXPLAIN_ABLATION = """
-*Head ablation* (section 3.2.2). A head's output (its slice of `Concat(head₁, …, head_h)`, before `W^O`) is
-set to zero, as in Michel et al. (2019). The sentence is decoded again greedily, and the *original* output is
-teacher-forced through the ablated model, so each step compares the probability of the same token with and
-without the heads.
-"""
-
-EXPLAIN_BRANCH_LEAD = (
-    "Branch: force another candidate at the current step and let greedy decoding go on; the new "
-    "output is shown beside the original, the forced and changed tokens marked."
-)
-EXPLAIN_BRANCH = """
-The candidate is forced at the step of the step slider above (the steps before it keep the original tokens)
-and greedy decoding continues from there. Greedy decoding never revisits a choice; this shows what one
-different choice does to the rest.
-"""
-
-EXPLAIN_LENS_LEAD = (
-    "Logit lens: what each decoder layer would predict at this step, one row per layer; the last "
-    "row is the model's real prediction and the outlined cell is the token it chose."
-)
-EXPLAIN_LENS = """
-Each decoder layer's output at the current step is read through the final projection (the shared embedding
-matrix, section 3.4) and a softmax. The model is post-LN (section 3.1): every layer ends in
-`LayerNorm(x + Sublayer(x))`, so each layer output is already normalised like the last one and no extra
-normalisation is applied.
-"""
-
-EXPLAIN_BEAM_LEAD = (
-    "Beam vs greedy: runs the paper's beam search (beam 4) on your sentence and lists its hypotheses "
-    "under the greedy output; the marked token is where each first differs."
-)
-EXPLAIN_BEAM = """
-Section 6.1: "beam search with a beam size of 4 and length penalty α = 0.6". Hypotheses are ranked by
-`log P(Y) / lp(Y)` with `lp(Y) = ((5 + |Y|) / 6)^α` (|Y| counts [EOS]); greedy is scored the same way.
-"""
-
-EXPLAIN_ALIGNMENT_LEAD = (
-    "Word alignment: each output token is linked to the source token its cross-attention weighs "
-    "most; darker lines are stronger links, listed as Pharaoh pairs below."
-)
-EXPLAIN_ALIGNMENT = """
-*Word alignment from cross-attention* (section 3.2.3). For each output token, the encoder-decoder attention of
-the step that *chose* it is averaged over all heads and the chosen layers, and the source token with the most
-weight is linked to it. Weight on the language tag and `[EOS]` (a frequent "nowhere" sink) does not count,
-and the output `[EOS]` gets no link.
-
-*Pharaoh format* `i-j`: *i* = source position, *j* = target position, both 0-based and counting real tokens
-only: the language tag `<2xx>` and `[EOS]` are not counted, so the first source word is 0. *Subwords* counts
-tokens as shown; *words* counts whitespace-separated words (a subword without `▁` joins the word before it),
-the convention of word-level aligners such as fast_align.
-"""
-
-EXPLAIN_DIAGNOSTICS_LEAD = (
-    "Head diagnostics: one cell per layer (row) and head (column) over your sentence: how "
-    "spread out its attention is, how diagonal, and how much lands on special tokens."
-)
-EXPLAIN_DIAGNOSTICS = """
-Per layer and head (section 3.2.2), averaged over the sentence's queries: the *entropy* of the attention in bits
-(low = focused), how *diagonal* it is (weight within one position of the query's own position; for
-cross-attention, of the proportional source position), and how much goes to *special tokens* (`[EOS]`,
-`[BOS]`, the language tag) and to *tokens ending in punctuation* (this tokenizer glues a final mark to its
-word, as in `▁Schnee.`, so the word counts too): heads often park attention there when they have nothing to
-do. Choose a head to open it in the Attention tab.
-"""
-
-EXPLAIN_POSITIONS_LEAD = (
-    "Without positions: translates your sentence again with the positional encodings removed; "
-    "the bars show how each original token's probability changes."
-)
-EXPLAIN_POSITIONS = """
-*Without positional encodings* (section 3.5). Attention itself ignores order: without the sinusoids added to
-the embeddings, the encoder sees a bag of tokens (the same token gets the same attention row wherever it
-stands) and the decoder does not know how far it has got. The sentence is decoded again with the encodings
-removed from encoder and decoder, and the original output is teacher-forced to compare per-step
-probabilities; below the bars, one encoder head with and without them.
-"""
 
 # --------------------------------------------------------------------------- the Compare tab
 # the pair of the 2017 Google blog post that introduced the Transformer: "it" is the animal or the street

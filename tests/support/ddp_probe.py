@@ -1,4 +1,4 @@
-"""Run by the torchrun test (tests/model/test_distributed.py), one copy per rank: the training command's
+"""Run by the torchrun test (tests/model/training/test_distributed.py), one copy per rank: the training command's
 `main`, each rank with its own run directory and, afterwards, its initial and final weights in PROBE_DIR.
 
     torchrun --standalone --nproc_per_node 2 tests/support/ddp_probe.py --data ... --out RUN ...

@@ -76,6 +76,8 @@ class Attention(NamedTuple):
     output: torch.Tensor  # (Tq, d)
     weights: torch.Tensor  # (h, Tq, Tk)
     scores: torch.Tensor  # (h, Tq, Tk), before the mask
+    queries: torch.Tensor  # (h, Tq, d_head): Q W_i^Q of each head
+    keys: torch.Tensor  # (h, Tk, d_head): K W_i^K of each head
 
 
 def attention(
@@ -101,7 +103,9 @@ def attention(
         outputs.append(torch.zeros_like(out) if head in heads_off else out)
         weights.append(weight)
         scores.append(score)
-    return Attention(linear(module.out_proj, torch.cat(outputs, dim=-1)), torch.stack(weights), torch.stack(scores))
+    heads = lambda x: x.reshape(len(x), n_heads, d_head).transpose(0, 1)  # noqa: E731  (T, d) -> (h, T, d_head)
+    output = linear(module.out_proj, torch.cat(outputs, dim=-1))
+    return Attention(output, torch.stack(weights), torch.stack(scores), heads(q), heads(k))
 
 
 def feed_forward(module, x: torch.Tensor) -> torch.Tensor:
@@ -183,7 +187,7 @@ def without_head(model: Transformer, kind: str, layer: int, head: int) -> Transf
 # --------------------------------------------------------------------------- views
 def train_copy_model(tokenizer, pairs, *, n_encoder_layers: int = 2, steps: int = 80, seed: int = 0) -> Transformer:
     """A tiny Transformer trained to copy the fixture sentences (both directions' framing), so that its
-    greedy output ends with [EOS]: a few seconds on one CPU thread (see tests/test_eos_trace.py).
+    greedy output ends with [EOS]: a few seconds on one CPU thread (see tests/model/decoding/test_finished_sentence.py).
 
     Two layers of each stack and four heads, so a view that reverses layers or heads shows other numbers.
     """

@@ -18,6 +18,7 @@ import pytest
 import torch
 
 from model import load_checkpoint
+from model.analysis.corpus.batches import corpus_examples
 from model.analysis.corpus.collect import CorpusSettings, compute_corpus_heads
 from model.analysis.corpus.importance import KINDS
 from model.analysis import readouts
@@ -25,6 +26,7 @@ from model.analysis.corpus.store import CORPUS_FILE, save_corpus
 from model.decoding.greedy import translate
 from serving.jobs import JOBS
 from helpers import array, figure_json
+import provenance_fixtures as ref
 from ui.explain import attribution
 from ui.explain import corpus_figures
 from ui.explain.panel import sentence_matches
@@ -214,6 +216,48 @@ def test_corpus_panel_views_read_the_file(data, corpus_checkpoint):
     head_map = data.maps["cross"]  # layer 2, head 3: the stored coordinates of that head, queries then keys
     np.testing.assert_allclose(array(qk["data"][0]["x"]), head_map.coords[1, 2, : head_map.n_queries, 0], rtol=1e-6)
     np.testing.assert_allclose(array(qk["data"][1]["y"]), head_map.coords[1, 2, head_map.n_queries :, 1], rtol=1e-6)
+
+
+def independent_map(queries: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """(Nq + Nk, 2): AttentionViz's map written out from its definition, apart from model/analysis/corpus/qk_map.py.
+
+    Keys moved onto the queries' centroid, queries x a and keys / a with a^2 = mean |k| / mean |q|, then the two
+    leading eigenvectors of the covariance (eigh, not an SVD), each signed so its largest entry is positive.
+    """
+    keys = keys + queries.mean(0) - keys.mean(0)
+    a = np.sqrt(np.linalg.norm(keys, axis=1).mean() / np.linalg.norm(queries, axis=1).mean())
+    stacked = np.concatenate([queries * a, keys / a])
+    centred = stacked - stacked.mean(0)
+    _, vectors = np.linalg.eigh(centred.T @ centred)  # ascending eigenvalues
+    axes = vectors[:, ::-1][:, :2].T  # (2, d)
+    axes *= np.sign(axes[np.arange(2), np.abs(axes).argmax(1)])[:, None]
+    return centred @ axes.T
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_maps_plotted_points_are_an_independent_projection_of_the_models_queries_and_keys(
+    data, corpus_checkpoint, pairs, kind
+):
+    """Every plotted query and key of one head equals the map computed from the reference forward pass's own
+    queries and keys (tests/support/provenance_fixtures.py, float64): a shifted key cloud is caught."""
+    model, (layer, head) = corpus_checkpoint.model, (1, 2)
+    examples, _ = corpus_examples(pairs, corpus_checkpoint.tokenizer, SMALL.map_sentences)
+    sides = {"query": [], "key": []}
+    for example in examples:
+        reference = getattr(ref.forward(model, list(example.source), list(example.target[:-1])), kind)[layer]
+        sides["query"].append(reference.queries[head].numpy())
+        sides["key"].append(reference.keys[head].numpy())
+    head_map = data.maps[kind]
+    # the map lists its points sentence by sentence in its own order: follow its (sentence, position) labels
+    queries = np.stack([sides["query"][s][p] for s, p in zip(head_map.query_sentences, head_map.query_positions)])
+    keys = np.stack([sides["key"][s][p] for s, p in zip(head_map.key_sentences, head_map.key_positions)])
+    expected = independent_map(queries, keys)
+    plotted = figure_json(corpus_figures.qk_view(data, kind, layer + 1, head + 1))["data"]
+    n_q = head_map.n_queries
+    assert [len(array(s["x"])) for s in plotted] == [n_q, len(expected) - n_q]
+    for trace, points in ((plotted[0], expected[:n_q]), (plotted[1], expected[n_q:])):
+        shown = np.stack([array(trace["x"]), array(trace["y"])], 1)
+        np.testing.assert_allclose(shown, points, atol=2e-3 * np.abs(expected).max())
 
 
 def test_the_sentence_and_the_attribution_run_through_the_runner(data, corpus_checkpoint, trace):

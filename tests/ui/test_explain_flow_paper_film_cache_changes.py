@@ -19,7 +19,10 @@ from model.analysis.rollout import trace_source_flow
 from model.analysis.step_changes import step_change
 from helpers import array, figure_json
 from ui import session
+from serving import jobs
+from ui.explain.panels import PANELS
 from ui.explain import cache as cache_panel, changes as changes_panel, film_view, paper as paper_panel, rollout
+from ui.explain.panel import kept_for, sentence_matches
 from visualizer import cache as cache_figures, changes as change_figures, film as film_figures, paper as paper_figures
 from visualizer.theme import ACCENT_COLOR, GRID_COLOR, PRIMARY_COLOR
 
@@ -135,8 +138,7 @@ def test_a_checkpoint_without_film_says_how_to_record_one(tiny_checkpoint):
 
 # --------------------------------------------------------------------------- KV cache
 def test_cache_view_rows_grow_with_the_step(checkpoint, trace):
-    kept = cache_panel.record(session.Runner(checkpoint), trace)
-    recording = cache_panel.recording_for(kept, trace)
+    recording = jobs.record_cache(session.Runner(checkpoint), trace)
     independent = record_trace_cache(checkpoint.model, trace)
     for step in (1, 3):
         value, facts = cache_panel.cache_views(trace, recording, step, 2, 3)
@@ -155,8 +157,8 @@ def test_cache_view_rows_grow_with_the_step(checkpoint, trace):
 
 def test_a_kept_cache_of_another_translation_is_not_shown(checkpoint, trace):
     other = session.translate_text(session.Runner(checkpoint), "Zwei Hunde spielen im Schnee.", "de-en")[0]
-    kept = cache_panel.record(session.Runner(checkpoint), trace)
-    assert cache_panel.recording_for(kept, other) is None and cache_panel.recording_for(None, trace) is None
+    kept = kept_for(trace, recording=jobs.record_cache(session.Runner(checkpoint), trace))
+    assert sentence_matches(trace, kept) and not sentence_matches(other, kept) and not sentence_matches(trace, None)
     with pytest.raises(ValueError, match="cached rows"):
         cache_figures.cache_figure(
             np.zeros((3, 4)),
@@ -238,4 +240,4 @@ def test_the_panel_bar_holds_only_tabs(tiny_checkpoint):
     demo = build_demo(tiny_checkpoint)
     panels = next(block for block in demo.blocks.values() if getattr(block, "elem_id", None) == "explain-panels")
     assert [type(child).__name__ for child in panels.children] == ["Tab"] * len(panels.children)
-    assert len(panels.children) == 14
+    assert len(panels.children) == len(PANELS)

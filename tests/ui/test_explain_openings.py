@@ -21,6 +21,7 @@ from model.analysis.corpus.store import CORPUS_FILE, save_corpus
 from model.analysis.paper_figures import PAPER_FIGURES
 from model.decoding.greedy import translate
 from model.training import film
+from ui.explain.panels import PANELS
 from ui.explain import attribution, paper, panel
 from ui.explain.branching import branch_choices
 
@@ -121,7 +122,7 @@ def raw_in(component, value) -> list[str]:
 # --------------------------------------------------------------------------- the openings
 def test_every_panel_opens_with_one_sentence_and_folds_the_rest(demo):
     tabs = panels(demo)
-    assert len(tabs) == 14
+    assert [(tab.label, tab.id) for tab in tabs] == [(declared.title, declared.id) for declared in PANELS]
     for tab in tabs:
         components = [(c, above) for c, above in leaves(tab) if not isinstance(c, gr.State)]
         first, above_first = components[0]

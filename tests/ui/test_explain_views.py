@@ -15,7 +15,7 @@ from helpers import array, figure_json
 
 from model.decoding.ablation import Ablation
 from ui import session
-from ui.explain import ablation as ablation_panel, beam, branching, diagnostics, no_pe, panel, readouts
+from ui.explain import ablation as ablation_panel, alignment, beam, branching, diagnostics, lens, no_pe, panel
 from visualizer import explain as figures
 from visualizer.alignment import alignment_figure
 
@@ -142,11 +142,11 @@ def test_beam_table_lists_greedy_and_the_hypotheses(checkpoint, trace):
 
 
 def test_alignment_views_use_the_chosen_layers_and_level(trace):
-    value, pharaoh = readouts.alignment_views(trace, [2], "subword")
+    value, pharaoh = alignment.alignment_views(trace, [2], "subword")
     assert "decoder layer(s) 2" in figure_json(value)["layout"]["title"]["text"]
     pairs = [tuple(map(int, pair.split("-"))) for pair in pharaoh.split()]
     assert all(0 <= i < len(trace.source_tokens) - 2 for i, _ in pairs)
-    _, words = readouts.alignment_views(trace, [], "word")  # none ticked: every layer
+    _, words = alignment.alignment_views(trace, [], "word")  # none ticked: every layer
     assert len(words.split()) <= len(pairs) or pairs == []
 
 
@@ -160,7 +160,7 @@ def test_diagnostics_list_every_head_to_open(trace):
 
 
 def test_lens_view_is_the_traces_logit_lens(trace):
-    data = figure_json(readouts.lens_view(trace, 1))["data"][0]
+    data = figure_json(lens.lens_view(trace, 1))["data"][0]
     np.testing.assert_allclose(array(data["z"]), trace.logit_lens_probs[0], atol=1e-6)
 
 

@@ -41,7 +41,7 @@ from model.decoding.trace import ATTENTION_KINDS
 from model.text.inputs import PADDING_EXAMPLES
 from ui import attention, next_token, positions, redraw
 from ui.common import Page
-from ui.explain import ablation as ablation_panel, diagnostics, readouts
+from ui.explain import ablation as ablation_panel, alignment, diagnostics, lens
 
 
 # --------------------------------------------------------------------------- masks, PE, candidates
@@ -117,7 +117,7 @@ def test_candidates_view_is_a_softmax_of_the_models_logits(copy_trace, copy_refe
 def test_logit_lens_reads_each_decoder_layer_through_the_tied_projection(
     copy_trace, copy_reference, copy_model, copy_step, tiny_tokenizer
 ):
-    figure = figure_of(readouts.lens_view(copy_trace, copy_step + 1))
+    figure = figure_of(lens.lens_view(copy_trace, copy_step + 1))
     (cells_series,) = figure["data"]
     z = np.asarray(cells_series["z"], dtype=np.float64)  # (L, k)
     labels = figure["layout"]["yaxis"]["ticktext"]
@@ -130,7 +130,7 @@ def test_logit_lens_reads_each_decoder_layer_through_the_tied_projection(
 
 
 def test_alignment_links_each_output_to_its_strongest_real_source_token(copy_trace, copy_reference):
-    plot, pharaoh = readouts.alignment_views(copy_trace, [VIEW_LAYER], "subword")
+    plot, pharaoh = alignment.alignment_views(copy_trace, [VIEW_LAYER], "subword")
     figure = figure_of(plot)
     source_row, target_row = figure["data"]
     xs, xt = np.asarray(source_row["x"], dtype=float), np.asarray(target_row["x"], dtype=float)

@@ -1,5 +1,5 @@
-"""The Explain tab (ui/explain/tab.py) and its panels, one module each (ablation, branching, readouts:
-logit lens and alignment, beam, diagnostics, no_pe), sharing ui/explain/panel.py."""
+"""The Explain tab (ui/explain/tab.py) and its panels, one module each, listed in ui/explain/panels.py (`PANELS`);
+what they share is in ui/explain/panel.py."""
 
 from .tab import build
 

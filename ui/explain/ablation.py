@@ -10,10 +10,20 @@ from model import Checkpoint, TransformerConfig
 from model.decoding.ablation import Ablation
 from model.decoding.trace import ATTENTION_KINDS
 
-from ..common import PRIVATE, Page
-from ..text import EXPLAIN_ABLATION, EXPLAIN_ABLATION_LEAD
-from ..common import TabView
-from .panel import MODEL_RUN, cleared_view, intervene, intervention_views, lead, more_about, require, show_result
+from ..attention import HeadOpener
+from ..common import PRIVATE, Page, TabView
+from .panel import MODEL_RUN, Panel, cleared_view, intervene, intervention_views, require, show_result
+
+LEAD = (
+    "tick heads and re-decode your sentence without them; each bar is how much "
+    "the probability of an original token fell (red) or rose (blue)."
+)
+ABOUT = """
+*Head ablation* (section 3.2.2). A head's output (its slice of `Concat(head₁, …, head_h)`, before `W^O`) is
+set to zero, as in Michel et al. (2019). The sentence is decoded again greedily, and the *original* output is
+teacher-forced through the ablated model, so each step compares the probability of the same token with and
+without the heads.
+"""
 
 
 def ablation_from_choices(choices: list[list[int] | None], config: TransformerConfig) -> Ablation:
@@ -51,19 +61,16 @@ def head_boxes(config: TransformerConfig) -> list[gr.CheckboxGroup]:
     return boxes
 
 
-def build(page: Page) -> list[TabView]:
+def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
     checkpoint: Checkpoint = page.checkpoint
-    with gr.Tab("Switch heads off", id="ablate"):
-        lead(EXPLAIN_ABLATION_LEAD)
-        boxes = head_boxes(checkpoint.config)
-        with gr.Row():
-            run = gr.Button(
-                "Re-decode without these heads", variant="primary", elem_id="ablate-run", scale=0, min_width=340
-            )
-            clear = gr.Button("Clear", elem_id="ablate-clear", scale=0, min_width=100)
-        result = gr.HTML(elem_id="ablate-result")
-        figure = gr.Plot(elem_id="ablate-plot", show_label=False)
-        more_about(EXPLAIN_ABLATION)
+    boxes = head_boxes(checkpoint.config)
+    with gr.Row():
+        run = gr.Button(
+            "Re-decode without these heads", variant="primary", elem_id="ablate-run", scale=0, min_width=340
+        )
+        clear = gr.Button("Clear", elem_id="ablate-clear", scale=0, min_width=100)
+    result = gr.HTML(elem_id="ablate-result")
+    figure = gr.Plot(elem_id="ablate-plot", show_label=False)
     show_result(run, figure)
 
     def on_ablate(trace, *choices):
@@ -80,3 +87,13 @@ def build(page: Page) -> list[TabView]:
     cleared = {result: "", figure: None}
     clear.click(lambda: {**{box: [] for box in boxes}, **cleared}, None, [*boxes, result, figure], **PRIVATE)
     return [cleared_view(cleared)]
+
+
+PANEL = Panel(
+    place=10,
+    id="ablate",
+    title="Switch heads off",
+    lead=LEAD,
+    about=ABOUT,
+    build=build,
+)

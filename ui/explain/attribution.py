@@ -9,7 +9,6 @@ registers with the page's one redraw (ui/redraw.py) and follows the step with no
 
 from __future__ import annotations
 
-
 import gradio as gr
 import numpy as np
 from gradio.components.plot import PlotData
@@ -19,15 +18,15 @@ from model.analysis.corpus.attribution import Attribution, rank_correlation
 from serving import jobs
 from visualizer.attribution import attribution_figure
 
+from ..attention import HeadOpener
 from ..common import Page, TabView, plot, step_index
 from .panel import (
     MODEL_RUN,
+    Panel,
     cleared_view,
     code,
     kept_for,
-    lead,
     markdown_text,
-    more_about,
     require,
     sentence_matches,
     show_result,
@@ -37,7 +36,7 @@ from .panel import (
 IG_STEPS = 32  # integration steps live (completeness error is shown on the figure)
 
 LEAD = (
-    "Attribution vs attention: for each output token, which source tokens the prediction depends on (gradients) "
+    "for each output token, which source tokens the prediction depends on (gradients) "
     "beside where cross-attention reads; ρ near 1 means the two agree."
 )
 ABOUT = """
@@ -106,16 +105,13 @@ def attribution_facts(trace: TranslationTrace, attribution: Attribution, step: f
     )
 
 
-def build(page: Page) -> list[TabView]:
+def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
     """Sub-tab "Attribution vs attention" -> its views (the kept attribution, drawn at every step)."""
     checkpoint: Checkpoint = page.checkpoint
-    with gr.Tab("Attribution vs attention", id="attribution"):
-        lead(LEAD)
-        run = gr.Button("Attribute this translation (every step)", variant="primary", elem_id="attribution-run")
-        facts = gr.Markdown(WAITING, elem_id="attribution-facts")
-        figure = gr.Plot(elem_id="attribution-plot", show_label=False)
-        kept = gr.State(None)  # this user's attribution: {"source_ids", "output_ids", "result" (Attribution)}
-        more_about(ABOUT)
+    run = gr.Button("Attribute this translation (every step)", variant="primary", elem_id="attribution-run")
+    facts = gr.Markdown(WAITING, elem_id="attribution-facts")
+    figure = gr.Plot(elem_id="attribution-plot", show_label=False)
+    kept = gr.State(None)  # this user's attribution: {"source_ids", "output_ids", "result" (Attribution)}
     show_result(run, figure)
 
     def on_run(trace):  # kept: a new `kept` redraws the view
@@ -135,3 +131,13 @@ def build(page: Page) -> list[TabView]:
         }
 
     return [cleared_view({kept: None}), view([figure, facts], draw, controls=[kept], follows_step=True)]
+
+
+PANEL = Panel(
+    place=140,
+    id="attribution",
+    title="Attribution vs attention",
+    lead=LEAD,
+    about=ABOUT,
+    build=build,
+)

@@ -11,10 +11,18 @@ import gradio as gr
 from model.analysis import readouts
 from serving import jobs
 
-from ..common import Page, chips
-from ..text import EXPLAIN_BEAM, EXPLAIN_BEAM_LEAD
-from ..common import TabView
-from .panel import MODEL_RUN, cleared_view, lead, more_about, require, show_result
+from ..attention import HeadOpener
+from ..common import Page, TabView, chips
+from .panel import MODEL_RUN, Panel, cleared_view, require, show_result
+
+LEAD = (
+    "runs the paper's beam search (beam 4) on your sentence and lists its hypotheses "
+    "under the greedy output; the marked token is where each first differs."
+)
+ABOUT = """
+Section 6.1: "beam search with a beam size of 4 and length penalty α = 0.6". Hypotheses are ranked by
+`log P(Y) / lp(Y)` with `lp(Y) = ((5 + |Y|) / 6)^α` (|Y| counts [EOS]); greedy is scored the same way.
+"""
 
 
 def beam_row(name: str, output: readouts.RankedOutput) -> str:
@@ -50,16 +58,13 @@ def beam_html(comparison: readouts.BeamComparison) -> str:
     )
 
 
-def build(page: Page) -> list[TabView]:
+def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
     checkpoint = page.checkpoint
-    with gr.Tab("Beam vs greedy", id="beam"):
-        lead(EXPLAIN_BEAM_LEAD)
-        with gr.Row():
-            run = gr.Button(
-                "Run beam search (beam 4, α = 0.6)", variant="primary", elem_id="beam-run", scale=0, min_width=320
-            )
-        result = gr.HTML(elem_id="beam-result")
-        more_about(EXPLAIN_BEAM)
+    with gr.Row():
+        run = gr.Button(
+            "Run beam search (beam 4, α = 0.6)", variant="primary", elem_id="beam-run", scale=0, min_width=320
+        )
+    result = gr.HTML(elem_id="beam-result")
     show_result(run, result)
 
     def on_beam(trace):
@@ -68,3 +73,13 @@ def build(page: Page) -> list[TabView]:
 
     run.click(on_beam, page.trace, [result], **MODEL_RUN)
     return [cleared_view({result: ""})]
+
+
+PANEL = Panel(
+    place=40,
+    id="beam",
+    title="Beam vs greedy",
+    lead=LEAD,
+    about=ABOUT,
+    build=build,
+)

@@ -7,13 +7,21 @@ from __future__ import annotations
 import gradio as gr
 
 from model import TranslationTrace
-
-from ..common import Page, step_index
 from serving import Runner, jobs
 
-from ..text import EXPLAIN_BRANCH, EXPLAIN_BRANCH_LEAD
-from ..common import TabView
-from .panel import MODEL_RUN, cleared_view, comparison_html, lead, more_about, require, show_result, view
+from ..attention import HeadOpener
+from ..common import Page, TabView, step_index
+from .panel import MODEL_RUN, Panel, cleared_view, comparison_html, require, show_result, view
+
+LEAD = (
+    "force another candidate at the current step and let greedy decoding go on; the new "
+    "output is shown beside the original, the forced and changed tokens marked."
+)
+ABOUT = """
+The candidate is forced at the step of the step slider above (the steps before it keep the original tokens)
+and greedy decoding continues from there. Greedy decoding never revisits a choice; this shows what one
+different choice does to the rest.
+"""
 
 
 def branch_choices(trace: TranslationTrace | None, step: float | None) -> gr.Dropdown:
@@ -41,15 +49,12 @@ def branch(
     return jobs.translate(runner, trace.source_text, trace.direction, forced_prefix=forced), t
 
 
-def build(page: Page) -> list[TabView]:
+def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
     checkpoint = page.checkpoint
-    with gr.Tab("Branch", id="branch"):
-        lead(EXPLAIN_BRANCH_LEAD)
-        with gr.Row(equal_height=True):
-            candidate = gr.Dropdown([], label="Candidate to force", elem_id="branch-candidate", scale=3)
-            run = gr.Button("Force it and continue", variant="primary", elem_id="branch-run", scale=1)
-        result = gr.HTML(elem_id="branch-result")
-        more_about(EXPLAIN_BRANCH)
+    with gr.Row(equal_height=True):
+        candidate = gr.Dropdown([], label="Candidate to force", elem_id="branch-candidate", scale=3)
+        run = gr.Button("Force it and continue", variant="primary", elem_id="branch-run", scale=1)
+    result = gr.HTML(elem_id="branch-result")
     show_result(run, result)
 
     def on_branch(trace, step, candidate_id):
@@ -63,3 +68,13 @@ def build(page: Page) -> list[TabView]:
         cleared_view({result: ""}),
         view([candidate], lambda trace, step, values: {candidate: branch_choices(trace, step)}, follows_step=True),
     ]
+
+
+PANEL = Panel(
+    place=20,
+    id="branch",
+    title="Branch",
+    lead=LEAD,
+    about=ABOUT,
+    build=build,
+)

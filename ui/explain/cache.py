@@ -3,8 +3,7 @@ decoding; 3.2.3, masked self-attention and encoder-decoder attention) and what t
 
 The cache is recorded once per translation by replaying its greedy decoding through the cached decoder
 (`model.analysis.kv_cache.record_trace_cache`, one pass: the panel's only model call, a job of the page's runner),
-kept in this user's
-gr.State, and every step then reads from the recording.
+kept in this user's gr.State (`kept_for`), and every step then reads from the recording.
 """
 
 from __future__ import annotations
@@ -14,15 +13,15 @@ import numpy as np
 
 from model import TranslationTrace
 from model.analysis.kv_cache import CacheRecording
+from serving import jobs
 from visualizer.cache import cache_figure
 
+from ..attention import HeadOpener
 from ..common import Page, TabView, clamp, plot, step_index
-from serving import Runner, jobs
-
-from .panel import MODEL_RUN, cleared_view, code, lead, more_about, require, show_result, view
+from .panel import MODEL_RUN, Panel, cleared_view, code, kept_for, require, sentence_matches, show_result, view
 
 LEAD = (
-    "KV cache: what the decoder keeps from earlier steps (keys and values) and which cached rows this step's "
+    "what the decoder keeps from earlier steps (keys and values) and which cached rows this step's "
     "query reads; record it once, then move the step."
 )
 ABOUT = """
@@ -36,19 +35,6 @@ Press the button once per translation: it replays the decoding through the cache
 cache held at every step, so moving the step slider afterwards needs no model call.
 """
 WAITING = "Press *Record the cache* to replay this translation through the cached decoder."
-
-
-def record(runner: Runner, trace: TranslationTrace) -> tuple:
-    """The one model call: (source ids, output ids, recording), the ids to tell whose cache it is."""
-    return (list(trace.source_ids), list(trace.output_ids), jobs.record_cache(runner, trace))
-
-
-def recording_for(kept, trace: TranslationTrace | None) -> CacheRecording | None:
-    """The kept recording if it belongs to this trace, else None."""
-    if trace is None or kept is None:
-        return None
-    source_ids, output_ids, recording = kept
-    return recording if (source_ids, output_ids) == (list(trace.source_ids), list(trace.output_ids)) else None
 
 
 def cache_views(
@@ -84,32 +70,38 @@ def cache_views(
     return plot(figure, f"kv-cache-step-{t + 1}"), facts
 
 
-def build(page: Page) -> list[TabView]:
+def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
     checkpoint, config = page.checkpoint, page.checkpoint.config
-    with gr.Tab("KV cache", id="cache"):
-        lead(LEAD)
-        with gr.Row():
-            run = gr.Button("Record the cache", variant="primary", elem_id="cache-run", scale=0, min_width=220)
-            layer = gr.Radio(
-                list(range(1, config.n_decoder_layers + 1)), value=1, label="Decoder layer", elem_id="cache-layer"
-            )
-            head = gr.Radio(list(range(1, config.n_heads + 1)), value=1, label="Head", elem_id="cache-head")
-        kept = gr.State(None)  # this user's (source ids, output ids, CacheRecording)
-        facts = gr.Markdown(WAITING, elem_id="cache-facts")
-        figure = gr.Plot(elem_id="cache-plot", show_label=False)
-        more_about(ABOUT)
+    with gr.Row():
+        run = gr.Button("Record the cache", variant="primary", elem_id="cache-run", scale=0, min_width=220)
+        layer = gr.Radio(
+            list(range(1, config.n_decoder_layers + 1)), value=1, label="Decoder layer", elem_id="cache-layer"
+        )
+        head = gr.Radio(list(range(1, config.n_heads + 1)), value=1, label="Head", elem_id="cache-head")
+    kept = gr.State(None)  # this user's recording: {"source_ids", "output_ids", "recording" (CacheRecording)}
+    facts = gr.Markdown(WAITING, elem_id="cache-facts")
+    figure = gr.Plot(elem_id="cache-plot", show_label=False)
     show_result(run, figure)
 
     def draw(trace, step, values) -> dict:
-        recording = recording_for(values[kept], trace)
-        if recording is None:
+        if not sentence_matches(trace, values[kept]):
             return {figure: None, facts: WAITING}
-        shown, text = cache_views(trace, recording, step, values[layer], values[head])
+        shown, text = cache_views(trace, values[kept]["recording"], step, values[layer], values[head])
         return {figure: shown, facts: text}
 
     def on_run(trace):  # the recording kept: a new `kept` redraws the view
         require(checkpoint, trace)
-        return {kept: record(page.runner, trace)}
+        return {kept: kept_for(trace, recording=jobs.record_cache(page.runner, trace))}
 
     run.click(on_run, [page.trace], [kept], **MODEL_RUN)
     return [cleared_view({kept: None}), view([figure, facts], draw, controls=[kept, layer, head], follows_step=True)]
+
+
+PANEL = Panel(
+    place=110,
+    id="cache",
+    title="KV cache",
+    lead=LEAD,
+    about=ABOUT,
+    build=build,
+)

@@ -10,15 +10,16 @@ import numpy as np
 
 from model import TranslationTrace
 from model.analysis.step_changes import StepChange, step_change
-from visualizer import changes as figures
+from visualizer.changes import candidate_change_figure, row_change_figure
 from visualizer.explain import head_diagnostics_figure
 from visualizer.fluid import fluid
 
+from ..attention import HeadOpener
 from ..common import Page, TabView, chips, clamp, plot, step_index
-from .panel import lead, more_about, view
+from .panel import Panel, view
 
 LEAD = (
-    "Step changes: what one more decoding step changed: the new attention row beside the previous one (grey), "
+    "what one more decoding step changed: the new attention row beside the previous one (grey), "
     "how far each head's row moved, and the top candidates."
 )
 ABOUT = """
@@ -65,10 +66,10 @@ def changes_views(trace: TranslationTrace, step: float | None, layer: float | No
         (f"{SHORT[kind]} · {who}", row.keys, pick(row.new_row), pick(row.previous_row), kind == "decoder_self")
         for kind, row in change.rows.items()
     ]
-    rows = figures.row_change_figure(panels, title=f"Step {change.step + 1}: the new query rows")
+    rows = row_change_figure(panels, title=f"Step {change.step + 1}: the new query rows")
     shown = change.candidates.entered + change.candidates.stayed
     shown.sort(key=lambda move: move.rank_after)
-    candidates = figures.candidate_change_figure(
+    candidates = candidate_change_figure(
         [m.token for m in shown],
         [m.prob_after for m in shown],
         [m.rank_before for m in shown],
@@ -100,28 +101,25 @@ def changes_views(trace: TranslationTrace, step: float | None, layer: float | No
     }
 
 
-def build(page: Page) -> list[TabView]:
+def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
     config = page.checkpoint.config
-    with gr.Tab("Step changes", id="changes"):
-        lead(LEAD)
-        with gr.Row():
-            layer = gr.Radio(
-                list(range(1, config.n_decoder_layers + 1)),
-                value=config.n_decoder_layers,
-                label="Decoder layer",
-                elem_id="changes-layer",
-            )
-            head = gr.Radio(
-                [("mean", 0), *[(str(n), n) for n in range(1, config.n_heads + 1)]],
-                value=0,
-                label="Head",
-                elem_id="changes-head",
-            )
-        summary = gr.HTML(elem_id="changes-summary")
-        rows = gr.Plot(elem_id="changes-rows", show_label=False)
-        moved = gr.Plot(elem_id="changes-moved", show_label=False)
-        candidates = gr.Plot(elem_id="changes-candidates", show_label=False)
-        more_about(ABOUT)
+    with gr.Row():
+        layer = gr.Radio(
+            list(range(1, config.n_decoder_layers + 1)),
+            value=config.n_decoder_layers,
+            label="Decoder layer",
+            elem_id="changes-layer",
+        )
+        head = gr.Radio(
+            [("mean", 0), *[(str(n), n) for n in range(1, config.n_heads + 1)]],
+            value=0,
+            label="Head",
+            elem_id="changes-head",
+        )
+    summary = gr.HTML(elem_id="changes-summary")
+    rows = gr.Plot(elem_id="changes-rows", show_label=False)
+    moved = gr.Plot(elem_id="changes-moved", show_label=False)
+    candidates = gr.Plot(elem_id="changes-candidates", show_label=False)
     names = {"summary": summary, "rows": rows, "moved": moved, "candidates": candidates}
 
     def draw(trace, step, values) -> dict:
@@ -129,3 +127,13 @@ def build(page: Page) -> list[TabView]:
         return {names[key]: value for key, value in drawn.items()}
 
     return [view(names.values(), draw, controls=[layer, head], follows_step=True)]
+
+
+PANEL = Panel(
+    place=120,
+    id="changes",
+    title="Step changes",
+    lead=LEAD,
+    about=ABOUT,
+    build=build,
+)

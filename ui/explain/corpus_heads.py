@@ -38,23 +38,22 @@ from .corpus_figures import (
 )
 from .panel import (
     MODEL_RUN,
+    Panel,
     cleared_view,
     intervene,
     intervention_views,
     kept_for,
-    lead,
-    more_about,
     require,
     sentence_matches,
     show_result,
     view,
 )
 
-LEAD_CORPUS = (
-    "Heads across the corpus: every head over many sentences, coloured by its role and sized by its "
+LEAD = (
+    "every head over many sentences, coloured by its role and sized by its "
     "importance, what switching the least important off costs, and one head's queries and keys."
 )
-ABOUT_CORPUS = """
+ABOUT = """
 Every other view explains one sentence; these read Multi30k val (both directions), computed once per checkpoint.
 
 - *Roles* (Voita et al. 2019, "Analyzing Multi-Head Self-Attention: Specialized Heads Do the Heavy Lifting,
@@ -256,21 +255,27 @@ def wire(page: Page, opener: HeadOpener, data: CorpusHeads, c: Controls) -> None
     )
 
 
-def build_corpus(page: Page, opener: HeadOpener) -> list[TabView]:
+def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
     """Sub-tab "Heads across the corpus" -> its views, drawn once the sub-tab has been opened (the corpus figures
     do not depend on the trace: they show before a translation too)."""
     config = page.checkpoint.config
     data, message = CorpusData(page.checkpoint).get()
-    with gr.Tab("Heads across the corpus", id="corpus-heads") as tab:
-        lead(LEAD_CORPUS)
-        if data is None:
-            gr.HTML(message, elem_id="corpus-missing")
-            more_about(ABOUT_CORPUS)
-            return []
-        controls = layout(data, max(config.n_encoder_layers, config.n_decoder_layers), config.n_heads)
-        more_about(ABOUT_CORPUS)
+    if data is None:
+        gr.HTML(message, elem_id="corpus-missing")
+        return []
+    controls = layout(data, max(config.n_encoder_layers, config.n_decoder_layers), config.n_heads)
     show_result(controls.run, controls.pruned_plot)
     show_result(controls.place, controls.qk_plot)
     tab.select(lambda: {controls.opened: True}, None, [controls.opened], **PRIVATE)
     wire(page, opener, data, controls)
     return corpus_views(data, controls)
+
+
+PANEL = Panel(
+    place=130,
+    id="corpus-heads",
+    title="Heads across the corpus",
+    lead=LEAD,
+    about=ABOUT,
+    build=build,
+)

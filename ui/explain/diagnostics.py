@@ -11,12 +11,24 @@ from gradio.components.plot import PlotData
 from model import TranslationTrace
 from model.analysis import readouts
 from model.decoding.trace import ATTENTION_KINDS
-from visualizer import explain as figures
+from visualizer.explain import head_diagnostics_figure
 
 from ..attention import TAB_ID as ATTENTION_TAB, HeadOpener
 from ..common import KIND_CHOICES, PRIVATE, Page, TabView, plot
-from ..text import EXPLAIN_DIAGNOSTICS, EXPLAIN_DIAGNOSTICS_LEAD
-from .panel import lead, more_about, view
+from .panel import Panel, view
+
+LEAD = (
+    "one cell per layer (row) and head (column) over your sentence: how "
+    "spread out its attention is, how diagonal, and how much lands on special tokens."
+)
+ABOUT = """
+Per layer and head (section 3.2.2), averaged over the sentence's queries: the *entropy* of the attention in bits
+(low = focused), how *diagonal* it is (weight within one position of the query's own position; for
+cross-attention, of the proportional source position), and how much goes to *special tokens* (`[EOS]`,
+`[BOS]`, the language tag) and to *tokens ending in punctuation* (this tokenizer glues a final mark to its
+word, as in `▁Schnee.`, so the word counts too): heads often park attention there when they have nothing to
+do. Choose a head to open it in the Attention tab.
+"""
 
 TITLES = {
     "entropy": "entropy (bits)",
@@ -29,7 +41,7 @@ TITLES = {
 def diagnostics_views(trace: TranslationTrace, kind: str) -> tuple[PlotData, gr.Dropdown]:
     """(layers x heads heatmaps, dropdown of heads to open) for one attention kind."""
     stats = readouts.trace_head_diagnostics(trace, kind)
-    figure = figures.head_diagnostics_figure(
+    figure = head_diagnostics_figure(
         stats, TITLES, title=f"{ATTENTION_KINDS[kind].label}: every head over this sentence"
     )
     n_layers, n_heads = stats["entropy"].shape
@@ -54,24 +66,21 @@ def parse_head(value: str | None) -> tuple[int, int]:
     return layer, head
 
 
-def build(page: Page, opener: HeadOpener) -> list[TabView]:
-    with gr.Tab("Head diagnostics", id="diagnostics"):
-        lead(EXPLAIN_DIAGNOSTICS_LEAD)
-        with gr.Row():
-            kind = gr.Radio(
-                KIND_CHOICES,
-                value="encoder",
-                label="Attention",
-                elem_id="diag-kind",
-            )
-            head = gr.Dropdown(
-                [],
-                label="Open a head in the Attention tab",
-                info="choose a layer and head: the Attention tab opens on it",
-                elem_id="diag-head",
-            )
-        figure = gr.Plot(elem_id="diag-plot", show_label=False)
-        more_about(EXPLAIN_DIAGNOSTICS)
+def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
+    with gr.Row():
+        kind = gr.Radio(
+            KIND_CHOICES,
+            value="encoder",
+            label="Attention",
+            elem_id="diag-kind",
+        )
+        head = gr.Dropdown(
+            [],
+            label="Open a head in the Attention tab",
+            info="choose a layer and head: the Attention tab opens on it",
+            elem_id="diag-head",
+        )
+    figure = gr.Plot(elem_id="diag-plot", show_label=False)
 
     def draw(trace, step, values) -> dict:
         heatmaps, heads = diagnostics_views(trace, values[kind])
@@ -89,3 +98,13 @@ def build(page: Page, opener: HeadOpener) -> list[TabView]:
 
     head.input(on_open_head, [page.trace, kind, head], [page.tabs, page.tab, *opener.outputs], **PRIVATE)
     return [view([figure, head], draw, controls=[kind])]
+
+
+PANEL = Panel(
+    place=60,
+    id="diagnostics",
+    title="Head diagnostics",
+    lead=LEAD,
+    about=ABOUT,
+    build=build,
+)

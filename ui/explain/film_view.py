@@ -13,18 +13,19 @@ from pathlib import Path
 
 import gradio as gr
 
-from model.training import film
 from model.analysis.heads_forming import FilmSummary, film_summary
 from model.decoding.trace import ATTENTION_KINDS
+from model.training import film
 from visualizer.attention import attention_heatmap
 from visualizer.film import entropy_multiples_figure
 from visualizer.fluid import fluid
 
+from ..attention import HeadOpener
 from ..common import KIND_CHOICES, Page, TabView, chips, clamp, plot
-from .panel import lead, more_about, view
+from .panel import Panel, view
 
 LEAD = (
-    "Heads forming: slide through the training run's evaluations to watch a head sharpen from a blur into a "
+    "slide through the training run's evaluations to watch a head sharpen from a blur into a "
     "pattern; below, every head's entropy falls as it learns where to look."
 )
 ABOUT = """
@@ -109,42 +110,36 @@ def film_views(
     return facts, plot(heatmap, f"film-step-{step}-{kind}-L{l + 1}-H{h + 1}"), plot(multiples, f"film-{kind}-entropy")
 
 
-def build(page: Page) -> list[TabView]:
+def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
     frames, message = load(Path(page.checkpoint.path))
-    with gr.Tab("Heads forming", id="film"):
-        lead(LEAD)
-        if frames is None:
-            gr.HTML(message, elem_id="film-missing")
-            more_about(ABOUT)
-            return []
-        directions = list(frames[0]["probes"])
-        summaries = {direction: film_summary(frames, direction) for direction in directions}
-        layers = max(page.checkpoint.config.n_encoder_layers, page.checkpoint.config.n_decoder_layers)
-        with gr.Row():
-            direction = gr.Radio(directions, value=directions[0], label="Probe", elem_id="film-direction")
-            kind = gr.Radio(
-                KIND_CHOICES,
-                value="cross",
-                label="Attention",
-                elem_id="film-kind",
-            )
-        frame = gr.Slider(
-            1,
-            len(frames),
-            value=len(frames),
-            step=1,
-            label="Evaluation (training step in the text)",
-            elem_id="film-frame",
+    if frames is None:
+        gr.HTML(message, elem_id="film-missing")
+        return []
+    directions = list(frames[0]["probes"])
+    summaries = {direction: film_summary(frames, direction) for direction in directions}
+    layers = max(page.checkpoint.config.n_encoder_layers, page.checkpoint.config.n_decoder_layers)
+    with gr.Row():
+        direction = gr.Radio(directions, value=directions[0], label="Probe", elem_id="film-direction")
+        kind = gr.Radio(
+            KIND_CHOICES,
+            value="cross",
+            label="Attention",
+            elem_id="film-kind",
         )
-        with gr.Row():
-            layer = gr.Radio(list(range(1, layers + 1)), value=1, label="Layer", elem_id="film-layer")
-            head = gr.Radio(
-                list(range(1, page.checkpoint.config.n_heads + 1)), value=1, label="Head", elem_id="film-head"
-            )
-        facts = gr.HTML(elem_id="film-facts")
-        heatmap = gr.Plot(elem_id="film-heatmap", show_label=False)
-        multiples = gr.Plot(elem_id="film-entropy", show_label=False)
-        more_about(ABOUT)
+    frame = gr.Slider(
+        1,
+        len(frames),
+        value=len(frames),
+        step=1,
+        label="Evaluation (training step in the text)",
+        elem_id="film-frame",
+    )
+    with gr.Row():
+        layer = gr.Radio(list(range(1, layers + 1)), value=1, label="Layer", elem_id="film-layer")
+        head = gr.Radio(list(range(1, page.checkpoint.config.n_heads + 1)), value=1, label="Head", elem_id="film-head")
+    facts = gr.HTML(elem_id="film-facts")
+    heatmap = gr.Plot(elem_id="film-heatmap", show_label=False)
+    multiples = gr.Plot(elem_id="film-entropy", show_label=False)
     controls, outputs = [direction, kind, frame, layer, head], [facts, heatmap, multiples]
 
     def draw(trace, step, values) -> dict:  # the film, not the trace: drawn with or without one
@@ -153,3 +148,13 @@ def build(page: Page) -> list[TabView]:
         return dict(zip(outputs, views))
 
     return [view(outputs, draw, controls=controls, follows_trace=False)]
+
+
+PANEL = Panel(
+    place=80,
+    id="film",
+    title="Heads forming",
+    lead=LEAD,
+    about=ABOUT,
+    build=build,
+)

@@ -1,7 +1,9 @@
-"""What the Explain tab's panels share: their opening (`lead`: one sentence saying what the panel shows and how
-to read it; `more_about`: the rest of its prose, folded), bringing a button's result into view (`show_result`),
-their views (`view`, `cleared_view`), interventions (a re-run of the user's sentence with heads or positional
-encodings switched off, section 3.2.2 and 3.5) and the side-by-side comparison of two outputs.
+"""What the Explain tab's panels share: their declaration (`Panel`: each panel module ends with `PANEL = Panel(...)`,
+and ui/explain/panels.py finds them), their opening (`lead`: one sentence saying what the panel shows and how to
+read it; `more_about`: the rest of its prose, folded), bringing a button's result into view (`show_result`), their
+views (`view`, `cleared_view`), the results their buttons keep (`kept_for`, `sentence_matches`), interventions (a
+re-run of the user's sentence with heads or positional encodings switched off, section 3.2.2 and 3.5) and the
+side-by-side comparison of two outputs.
 """
 
 from __future__ import annotations
@@ -20,11 +22,11 @@ from model import Checkpoint, TranslationTrace
 from model.analysis import readouts
 from model.decoding.ablation import Ablation
 from model.decoding.trace import ATTENTION_KINDS
-from visualizer import explain as figures
-
-from ..common import PRIVATE, TabView, chips, plot
 from serving import Runner, jobs
+from visualizer.explain import probability_change_figure
 
+from ..attention import HeadOpener
+from ..common import PRIVATE, Page, TabView, chips, plot
 from ..runner import model_event
 
 # A button that runs the model: in the runner's one group of model events, so a crowd pressing the
@@ -59,6 +61,25 @@ _SHOW_RESULT_JS = """
   const giveUp = setTimeout(stop, 120000);
 }
 """
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One Explain panel, declared once at the end of its module (`PANEL = Panel(...)`). The tab lays out every
+    declared panel in `place` order, each in its own sub-tab: the lead, what `build` makes, then `about` folded.
+    Its text lives in its own module (LEAD, ABOUT): plain Markdown without bold, read as it is written."""
+
+    place: int  # its place in the panel bar, ascending (tens, so a new panel fits between two)
+    id: str  # the sub-tab's id
+    title: str  # the sub-tab's label, and the lead's first words
+    lead: str  # one sentence after "title: ": what the panel shows and how to read it
+    about: str  # the rest of its prose (Markdown), folded under its figure
+    # (page, the Attention tab's opener, the panel's own gr.Tab) -> its views; called inside its gr.Tab
+    build: Callable[[Page, HeadOpener, gr.Tab], list[TabView]]
+
+    @property
+    def lead_text(self) -> str:
+        return f"{self.title}: {self.lead}"
 
 
 def markdown_text(text: str) -> str:
@@ -196,7 +217,7 @@ def intervention_views(
     original: TranslationTrace, result: Intervention, heading: str, name: str
 ) -> tuple[str, PlotData]:
     """(comparison HTML, per-step probability-change plot) for an Intervention."""
-    figure = figures.probability_change_figure(
+    figure = probability_change_figure(
         original.output_tokens,
         result.original_probs,
         result.changed_probs,

@@ -15,18 +15,18 @@ import threading
 import gradio as gr
 
 from model.analysis.paper_figures import PAPER_FIGURES, FigureResult
+from serving import Runner, jobs
 from visualizer.attention import attention_heatmap
 from visualizer.explain import head_diagnostics_figure
 from visualizer.fluid import fluid
 from visualizer.paper import paper_lines_figure
 
+from ..attention import HeadOpener
 from ..common import PRIVATE, Page, TabView, clamp, plot
-from serving import Runner, jobs
-
-from .panel import MODEL_RUN, lead, markdown_text, more_about, show_result, view
+from .panel import MODEL_RUN, Panel, markdown_text, show_result, view
 
 LEAD = (
-    "Paper's figures: runs the sentences of the paper's Figures 3–5 through this model's encoder and draws the "
+    "runs the sentences of the paper's Figures 3–5 through this model's encoder and draws the "
     "head that best matches each figure; darker lines = more attention."
 )
 ABOUT = """
@@ -120,31 +120,28 @@ def paper_views(
     return verdict(result, l, h), plot(lines, f"{tag}-lines"), plot(heatmap, tag), plot(scores, f"{tag}-scores")
 
 
-def build(page: Page) -> list[TabView]:
+def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
     config, store = page.checkpoint.config, PaperResults(page.runner)
-    with gr.Tab("Paper's figures", id="paper"):
-        lead(LEAD)
-        with gr.Row():
-            run = gr.Button("Run the paper's sentences", variant="primary", elem_id="paper-run", scale=0, min_width=260)
-            which = gr.Radio(
-                [("Figure 3: making … more difficult", "figure-3"), ("Figures 4–5: its → Law", "figures-4-5")],
-                value="figure-3",
-                label="Figure",
-                elem_id="paper-figure",
-            )
-            every = gr.Checkbox(False, label="lines of every query (Figure 5)", elem_id="paper-all")
-        with gr.Row():
-            layer = gr.Radio(
-                list(range(1, config.n_encoder_layers + 1)), value=None, label="Encoder layer", elem_id="paper-layer"
-            )
-            head = gr.Radio(list(range(1, config.n_heads + 1)), value=None, label="Head", elem_id="paper-head")
-        text = gr.Markdown(elem_id="paper-verdict")
-        # one above the other, each the tab's full width: side by side, ~50 tokens were squeezed into 300 px
-        lines = gr.Plot(elem_id="paper-lines", show_label=False)
-        heatmap = gr.Plot(elem_id="paper-heatmap", show_label=False)
-        scores = gr.Plot(elem_id="paper-scores", show_label=False)
-        more_about(ABOUT)
-        ran = gr.State(False)  # this page pressed the button (inside the Tab: see ui/explain/tab.py)
+    with gr.Row():
+        run = gr.Button("Run the paper's sentences", variant="primary", elem_id="paper-run", scale=0, min_width=260)
+        which = gr.Radio(
+            [("Figure 3: making … more difficult", "figure-3"), ("Figures 4–5: its → Law", "figures-4-5")],
+            value="figure-3",
+            label="Figure",
+            elem_id="paper-figure",
+        )
+        every = gr.Checkbox(False, label="lines of every query (Figure 5)", elem_id="paper-all")
+    with gr.Row():
+        layer = gr.Radio(
+            list(range(1, config.n_encoder_layers + 1)), value=None, label="Encoder layer", elem_id="paper-layer"
+        )
+        head = gr.Radio(list(range(1, config.n_heads + 1)), value=None, label="Head", elem_id="paper-head")
+    text = gr.Markdown(elem_id="paper-verdict")
+    # one above the other, each the tab's full width: side by side, ~50 tokens were squeezed into 300 px
+    lines = gr.Plot(elem_id="paper-lines", show_label=False)
+    heatmap = gr.Plot(elem_id="paper-heatmap", show_label=False)
+    scores = gr.Plot(elem_id="paper-scores", show_label=False)
+    ran = gr.State(False)  # this page pressed the button (inside the Tab: see ui/explain/tab.py)
     views = [text, lines, heatmap, scores]
     show_result(run, lines)
 
@@ -163,3 +160,13 @@ def build(page: Page) -> list[TabView]:
         return dict(zip(views, paper_views(store.get(), values[which], values[layer], values[head], values[every])))
 
     return [view(views, draw, controls=[ran, which, layer, head, every], follows_trace=False)]
+
+
+PANEL = Panel(
+    place=90,
+    id="paper",
+    title="Paper's figures",
+    lead=LEAD,
+    about=ABOUT,
+    build=build,
+)

@@ -11,12 +11,12 @@ from model import TranslationTrace
 from model.analysis.rollout import SourceFlow, trace_source_flow
 from visualizer.rollout import rollout_figure
 
-from ..common import Page, plot, step_index
-from ..common import TabView
-from .panel import lead, more_about, view
+from ..attention import HeadOpener
+from ..common import Page, TabView, plot, step_index
+from .panel import Panel, view
 
 LEAD = (
-    "Flow to the source: for each output token (row), which source tokens it draws on once the encoder's mixing "
+    "for each output token (row), which source tokens it draws on once the encoder's mixing "
     "is followed down (left), beside raw cross-attention (right); darker = more."
 )
 ABOUT = f"""
@@ -47,9 +47,16 @@ def rollout_view(trace: TranslationTrace, step: float | None) -> PlotData:
     return plot(figure, "rollout-to-source")
 
 
-def build(page: Page) -> list[TabView]:
-    with gr.Tab("Flow to the source", id="rollout"):
-        lead(LEAD)
-        figure = gr.Plot(elem_id="rollout-plot", show_label=False)
-        more_about(ABOUT)
+def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
+    figure = gr.Plot(elem_id="rollout-plot", show_label=False)
     return [view([figure], lambda trace, step, values: {figure: rollout_view(trace, step)}, follows_step=True)]
+
+
+PANEL = Panel(
+    place=100,
+    id="rollout",
+    title="Flow to the source",
+    lead=LEAD,
+    about=ABOUT,
+    build=build,
+)

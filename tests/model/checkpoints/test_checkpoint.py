@@ -6,7 +6,7 @@
   the default shard size every file of the shipped model stays under the Hub's 10 MB.
 - Every broken checkpoint (bad JSON, missing file, wrong shape, vocabulary mismatch, ...) raises
   CheckpointError with a message naming the problem.
-- The Hub (from_pretrained, push_to_hub, repo ids): tests/model/test_hub.py.
+- The Hub (from_pretrained, push_to_hub, repo ids): tests/model/checkpoints/test_hub.py.
 - TransformerConfig (the paper's hyper-parameters, Table 3) refuses impossible models, is frozen,
   changes with dataclasses.replace and survives to_dict/from_dict and JSON files.
 """

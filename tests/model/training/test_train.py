@@ -188,7 +188,7 @@ def test_gpu_recipe_runs_on_the_cpu_with_tiny_settings(tmp_path, pairs):
         "PRECISION": "fp32",
     }
     out = tmp_path / "run"
-    script = Path(__file__).resolve().parents[2] / "scripts" / "train_gpu.sh"
+    script = Path(__file__).resolve().parents[3] / "scripts" / "train_gpu.sh"
     result = subprocess.run(
         ["bash", str(script), str(out)], env={**os.environ, **tiny}, capture_output=True, text=True, timeout=300
     )

@@ -25,7 +25,7 @@ from model.decoding.greedy import translate
 from model.decoding.trace import ARRAY_FIELDS, JSON_DECIMALS, TranslationTrace
 from model.decoding.cli import main
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SENTENCES = {"de-en": "Ein Mann fährt Fahrrad.", "en-de": "A dog runs on the beach."}
 
 

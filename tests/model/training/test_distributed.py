@@ -13,7 +13,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-PROBE = Path(__file__).resolve().parents[1] / "support" / "ddp_probe.py"
+PROBE = Path(__file__).resolve().parents[2] / "support" / "ddp_probe.py"
 TINY = [
     "--d-model",
     "32",
