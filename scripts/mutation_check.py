@@ -48,6 +48,7 @@ OLD_MODEL_TESTS = [
     "tests/model/test_train.py",
     "tests/model/test_learning.py",
     "tests/model/test_average.py",
+    "tests/model/text/test_marian_tokenizer.py",
 ]
 PROVENANCE_TESTS = [
     "tests/model/test_provenance_trace.py",

@@ -289,6 +289,35 @@ MODEL_FAULTS = [
         "[load_local_checkpoint(d) for d in directories]",
         "the averaged checkpoint takes the metrics and log of the last one named, not the newest step",
     ),
+    # ---- an OPUS-MT checkpoint's tokenizer (tests/model/text/test_marian_tokenizer.py)
+    Fault(
+        "marian-target-side-source-spm",
+        "model/text/marian_tokenizer.py",
+        "return self._ids(text, self.target_model)",
+        "return self._ids(text, self.source_model)",
+        "the source SentencePiece model cuts the target side",
+    ),
+    Fault(
+        "marian-ids-from-spm-numbering",
+        "model/text/marian_tokenizer.py",
+        "ids.extend(self.vocab.get(piece, self.unk_id) for piece in pieces)",
+        "ids.extend(max(model.piece_to_id(piece), 0) for piece in pieces)",
+        "ids from SentencePiece's own numbering instead of vocab.json",
+    ),
+    Fault(
+        "marian-source-without-eos",
+        "model/text/marian_tokenizer.py",
+        "return [*subwords, self.eos_id]",
+        "return list(subwords)",
+        "the Marian source is not closed by </s>",
+    ),
+    Fault(
+        "marian-decode-keeps-eos",
+        "model/text/marian_tokenizer.py",
+        "if int(i) not in self.special_ids]",
+        "if int(i) != self.pad_id]",
+        "Marian decode writes </s> and <unk> into the text",
+    ),
     # ---- analysis
     Fault(
         "diagnostics-entropy-nats",
