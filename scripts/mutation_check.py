@@ -48,6 +48,7 @@ OLD_MODEL_TESTS = [
     "tests/model/training/test_train.py",
     "tests/model/training/test_learning.py",
     "tests/model/training/test_average.py",
+    "tests/model/text/test_marian_tokenizer.py",
 ]
 PROVENANCE_TESTS = [
     "tests/model/decoding/test_trace_provenance.py",

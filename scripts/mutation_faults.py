@@ -2,7 +2,7 @@
 
 `old` must occur exactly once in `file` (`python3 scripts/mutation_check.py --stale` checks). Grouped by
 what they break. Here, MODEL_FAULTS: the first seven, attention/masks/positions, ablation routing, decoding and
-trace assembly (model/decoding/teacher_forced.py), beam search, training, analysis. The views (ui/, visualizer/),
+trace assembly (model/decoding/teacher_forced.py), beam search, training, the OPUS-MT tokenizer, analysis. The views (ui/, visualizer/),
 the newer model modules, the corpus panels and the comparison are VIEW_FAULTS in scripts/mutation_faults_views.py;
 scripts/mutation_check.py runs MODEL_FAULTS, then VIEW_FAULTS. A fault that no test can tell apart (an equivalent
 mutant) says so.
@@ -288,6 +288,35 @@ MODEL_FAULTS = [
         "sorted((load_local_checkpoint(d) for d in directories), key=checkpoint_step)",
         "[load_local_checkpoint(d) for d in directories]",
         "the averaged checkpoint takes the metrics and log of the last one named, not the newest step",
+    ),
+    # ---- an OPUS-MT checkpoint's tokenizer (tests/model/text/test_marian_tokenizer.py)
+    Fault(
+        "marian-target-side-source-spm",
+        "model/text/marian_tokenizer.py",
+        "return self._ids(text, self.target_model)",
+        "return self._ids(text, self.source_model)",
+        "the source SentencePiece model cuts the target side",
+    ),
+    Fault(
+        "marian-ids-from-spm-numbering",
+        "model/text/marian_tokenizer.py",
+        "ids.extend(self.vocab.get(piece, self.unk_id) for piece in pieces)",
+        "ids.extend(max(model.piece_to_id(piece), 0) for piece in pieces)",
+        "ids from SentencePiece's own numbering instead of vocab.json",
+    ),
+    Fault(
+        "marian-source-without-eos",
+        "model/text/marian_tokenizer.py",
+        "return [*subwords, self.eos_id]",
+        "return list(subwords)",
+        "the Marian source is not closed by </s>",
+    ),
+    Fault(
+        "marian-decode-keeps-eos",
+        "model/text/marian_tokenizer.py",
+        "if int(i) not in self.special_ids]",
+        "if int(i) != self.pad_id]",
+        "Marian decode writes </s> and <unk> into the text",
     ),
     # ---- analysis
     Fault(

@@ -350,3 +350,21 @@ def copy_reference(copy_model, copy_trace):
 def copy_step(copy_trace) -> int:
     """A 0-based step in the middle of the sentence (neither the first nor the last)."""
     return copy_trace.num_steps // 2
+
+
+# --------------------------------------------------------------------------- OPUS-MT stand-ins
+# Hub-style Helsinki-NLP/opus-mt-* folders built in the test (tests/support/marian_hub_folder.py): SentencePiece
+# models trained here, the published config's fields at small sizes, a MarianMTModel briefly trained by
+# `transformers` (a test dependency only). Each takes a few seconds, so it is built the first time a test asks.
+@pytest.fixture(scope="session")
+def marian_de_en_folder(tmp_path_factory) -> Path:
+    import marian_hub_folder
+
+    return marian_hub_folder.build_folder(tmp_path_factory.mktemp("opus-mt") / "opus-mt-de-en", "de-en")
+
+
+@pytest.fixture(scope="session")
+def marian_en_de_folder(tmp_path_factory) -> Path:
+    import marian_hub_folder
+
+    return marian_hub_folder.build_folder(tmp_path_factory.mktemp("opus-mt") / "opus-mt-en-de", "en-de")

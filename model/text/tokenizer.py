@@ -34,7 +34,11 @@ def parse_direction(direction: str) -> tuple[str, str]:
 
 
 class SubwordTokenizer:
-    """A thin wrapper over `tokenizers.Tokenizer` that knows this project's special tokens."""
+    """A thin wrapper over `tokenizers.Tokenizer` that knows this project's special tokens
+    (model/text/interface.py's TranslationTokenizer, plus what only this model has: BOS, language tags)."""
+
+    special_tokens = frozenset(SPECIAL_TOKENS)
+    directions = DIRECTIONS
 
     def __init__(self, tokenizer: Tokenizer):
         self.tokenizer = tokenizer
@@ -91,6 +95,11 @@ class SubwordTokenizer:
     @property
     def vocab_size(self) -> int:
         return self.tokenizer.get_vocab_size()
+
+    @property
+    def decoder_start_id(self) -> int:
+        """[BOS]: the decoder's first input."""
+        return self.bos_id
 
     def language_tag_id(self, language: str) -> int:
         if language not in LANGUAGE_TAGS:
