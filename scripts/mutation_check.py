@@ -49,6 +49,7 @@ OLD_MODEL_TESTS = [
     "tests/model/training/test_learning.py",
     "tests/model/training/test_average.py",
     "tests/model/text/test_marian_tokenizer.py",
+    "tests/model/checkpoints/test_marian_provenance.py",
 ]
 PROVENANCE_TESTS = [
     "tests/model/decoding/test_trace_provenance.py",

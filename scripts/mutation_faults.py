@@ -105,7 +105,7 @@ MODEL_FAULTS = [
     Fault(
         "decoder-mask-ignores-padding",
         "model/core/masks.py",
-        "return padding_mask(tgt_ids, pad_id) & causal_mask(tgt_ids.size(1), tgt_ids.device)",
+        "return keys & causal_mask(tgt_ids.size(1), tgt_ids.device)",
         "return causal_mask(tgt_ids.size(1), tgt_ids.device)",
         "the decoder self-attention mask drops target padding",
     ),
@@ -133,8 +133,8 @@ MODEL_FAULTS = [
     Fault(
         "ffn-dropout-after-output",
         "model/core/layers.py",
-        "return self.linear2(self.dropout(F.relu(self.linear1(x))))",
-        "return self.dropout(self.linear2(F.relu(self.linear1(x))))",
+        "return self.linear2(self.dropout(self.activation(self.linear1(x))))",
+        "return self.dropout(self.linear2(self.activation(self.linear1(x))))",
         "feed-forward dropout moved from the inner activation to the output",
     ),
     Fault(
@@ -317,6 +317,56 @@ MODEL_FAULTS = [
         "if int(i) not in self.special_ids]",
         "if int(i) != self.pad_id]",
         "Marian decode writes </s> and <unk> into the text",
+    ),
+    # ---- an OPUS-MT checkpoint in the core (tests/model/checkpoints/test_marian_provenance.py)
+    Fault(
+        "marian-positions-interleaved",
+        "model/checkpoints/marian.py",
+        'positional_layout="halves",',
+        'positional_layout="interleaved",',
+        "the Marian sinusoids interleaved (sin, cos, sin, ...) instead of all sines then all cosines",
+    ),
+    Fault(
+        "marian-relu-for-swish",
+        "model/checkpoints/marian.py",
+        'ACTIVATION_NAMES = {"swish": "swish", "silu": "swish", "relu": "relu"}',
+        'ACTIVATION_NAMES = {"swish": "relu", "silu": "relu", "relu": "relu"}',
+        "the Marian feed-forward uses relu instead of swish",
+    ),
+    Fault(
+        "marian-logits-bias-dropped",
+        "model/core/transformer.py",
+        "return logits + self.final_logits_bias if self.config.logits_bias else logits",
+        "return logits",
+        "Marian's final_logits_bias is not added to the logits",
+    ),
+    Fault(
+        "marian-starts-from-bos",
+        "model/checkpoints/marian.py",
+        "            bos_id=start,\n",
+        '            bos_id=config.get("bos_token_id", start) if config.get("bos_token_id") != eos else unk_id,\n',
+        "the Marian decoder starts from a BOS-like token (<unk>, as 0 is </s>) instead of <pad>",
+    ),
+    Fault(
+        "marian-pad-generated",
+        "model/decoding/greedy.py",
+        "return torch.tensor([config.pad_id] if config.bos_id == config.pad_id else [], dtype=torch.long, device=device)",
+        "return torch.tensor([], dtype=torch.long, device=device)",
+        "greedy decoding may choose Marian's <pad>, the start token",
+    ),
+    Fault(
+        "marian-no-forced-eos",
+        "model/checkpoints/marian.py",
+        "force_eos_at_limit=forced_eos == eos,",
+        "force_eos_at_limit=False,",
+        "a Marian translation that reaches the limit is not ended with </s>",
+    ),
+    Fault(
+        "decoder-mask-hides-start-pad",
+        "model/core/masks.py",
+        "    keys[..., 0] = True\n",
+        "",
+        "the decoder's padding mask hides a start token that is the pad token",
     ),
     # ---- analysis
     Fault(

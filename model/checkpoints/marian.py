@@ -204,3 +204,85 @@ def load_marian_model(directory: str | Path, unk_id: int, device: str | torch.de
             f"weights do not fit: missing {result.missing_keys[:3]}, unexpected {result.unexpected_keys[:3]}"
         )
     return model.to(device).eval()
+
+
+# --------------------------------------------------------------------------- a whole checkpoint
+TOKENIZER_FILES = ("source.spm", "target.spm", "vocab.json", "tokenizer_config.json")
+CARD_FILE = "README.md"  # the repository's card: its benchmark table is the published scores
+MARIAN_FILES = [MARIAN_CONFIG_FILE, GENERATION_CONFIG_FILE, *TOKENIZER_FILES, CARD_FILE]
+
+
+def published_scores(card: str) -> list[dict]:
+    """The rows of an OPUS-MT card's "Benchmarks" table ({"testset", "BLEU", "chr-F"}), as published."""
+    rows, in_table = [], False
+    for line in card.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) >= 3 and cells[0].lower() == "testset":
+            in_table, header = True, cells
+            continue
+        if in_table and line.strip().startswith("|"):
+            if set(cells[0]) <= {"-", ":"}:
+                continue
+            rows.append(dict(zip(header, cells)))
+        elif in_table:
+            in_table = False
+    return rows
+
+
+def download_marian(repo_id: str, revision: str | None = None, **options) -> Path:
+    """An OPUS-MT repo's files in the local Hub cache: model.safetensors where the revision has it, else
+    pytorch_model.bin (read later with weights_only=True); never the other frameworks' copies."""
+    from huggingface_hub import hf_hub_download, snapshot_download  # the Hub only when asked for
+
+    from model.checkpoints.hub import validate_repo_id
+
+    validate_repo_id(repo_id)
+    try:
+        folder = Path(
+            snapshot_download(repo_id, revision=revision, allow_patterns=[*MARIAN_FILES, SAFETENSORS_FILE], **options)
+        )
+        if not (folder / SAFETENSORS_FILE).is_file():
+            hf_hub_download(repo_id, PICKLED_WEIGHTS_FILE, revision=revision, **options)
+    except Exception as error:  # network errors, 404s, offline mode: one clear message
+        raise MarianError(
+            f"could not download {repo_id!r} from the Hugging Face Hub ({type(error).__name__}: {error}). "
+            "Check the network, or give a local OPUS-MT folder."
+        ) from None
+    return folder
+
+
+def load_marian_checkpoint(
+    source: str | Path, hub: bool = False, device: str | torch.device = "cpu", revision: str | None = None
+):
+    """An OPUS-MT checkpoint (a local folder, or with hub=True a repo id) as a Checkpoint: model/core's
+    Transformer, the Marian tokenizer, and metrics holding the card's published scores."""
+    from model.checkpoints.checkpoint import Checkpoint  # checkpoint.py's loader dispatches here
+    from model.text.marian_tokenizer import MarianTokenizer
+
+    directory = download_marian(str(source), revision) if hub else Path(source)
+    if not directory.is_dir():
+        raise MarianError(f"OPUS-MT folder {directory} does not exist")
+    name = str(source) if hub else directory.name
+    try:
+        tokenizer = MarianTokenizer.load(directory, _direction_of(name))
+    except ValueError as error:
+        raise MarianError(str(error)) from None
+    model = load_marian_model(directory, tokenizer.unk_id, device)
+    if tokenizer.vocab_size != model.config.vocab_size:
+        raise MarianError(
+            f"vocab.json has {tokenizer.vocab_size} tokens but config.json says vocab_size={model.config.vocab_size}"
+        )
+    if tokenizer.pad_id != model.config.pad_id or tokenizer.eos_id != model.config.eos_id:
+        raise MarianError("vocab.json's <pad> and </s> ids differ from config.json's pad_token_id and eos_token_id")
+    card = directory / CARD_FILE
+    metrics = {
+        "name": name,
+        "published_scores": published_scores(card.read_text(encoding="utf-8")) if card.is_file() else [],
+    }
+    return Checkpoint(model, tokenizer, model.config, metrics, directory)
+
+
+def _direction_of(name: str) -> str | None:
+    """ "de-en" from a name like "opus-mt-de-en" (the fallback when tokenizer_config.json names no languages)."""
+    tail = name.rstrip("/").rsplit("/", 1)[-1].removeprefix("opus-mt-")
+    return tail if tail.count("-") == 1 else None
