@@ -1,10 +1,11 @@
 """A small OPUS-MT checkpoint folder, laid out as the Hub's Helsinki-NLP/opus-mt-de-en and opus-mt-en-de are.
 
-Built in the test, in a second or two, with no network: two SentencePiece models trained here on the
-German and English lines below (`source.spm` for the source language, `target.spm` for the target), the
-shared `vocab.json` built the way the OPUS-MT pipeline builds it, and a `transformers.MarianMTModel` with
-the published models' config fields and flags (docs/opus-mt.md) at small sizes, weights from a fixed seed
-(transformers' initialisation, 60 Adam steps on the lines below, a random logits bias), saved by
+Built in the test with no network (the tokenizer files alone in a tenth of a second, the whole folder in
+seconds): two SentencePiece models trained here on the German and English lines below (`source.spm` for the
+source language, `target.spm` for the target), the shared `vocab.json` built the way the OPUS-MT pipeline
+builds it, and a `transformers.MarianMTModel` with the published models' config fields and flags
+(docs/opus-mt.md) at small sizes, weights from a fixed seed (transformers' initialisation, 60 Adam steps on
+the lines below, a random logits bias), saved by
 `save_pretrained` as `model.safetensors` + `config.json` + `generation_config.json`.
 
 How the vocabulary is built (docs/opus-mt.md): OPUS-MT-train segments the training text with each side's
