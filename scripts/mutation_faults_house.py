@@ -1,0 +1,63 @@
+"""The planted faults of scripts/mutation_check.py in how the house is kept (the third part of its list, after
+scripts/mutation_faults.py and scripts/mutation_faults_views.py): the one list of Explain panels and the texts
+written from it, the one way a panel keeps results, the checks of the repository itself (house rules, named paths)
+and shipping a checkpoint. One exact text replacement each; `old` must occur exactly once in `file`.
+"""
+
+from __future__ import annotations
+
+from scripts.mutation_faults import Fault
+
+HOUSE_FAULTS = [
+    # ---- the panel list (ui/explain/panels.py, tab.py, panel.py): tests/ui/test_explain_panels.py, test_explain_openings.py
+    Fault(
+        "panels-unsorted",
+        "ui/explain/panels.py",
+        "key=lambda panel: panel.place)",
+        "key=lambda panel: panel.id)",
+        "the panels are ordered by id, not by their place",
+    ),
+    Fault(
+        "panels-duplicates-allowed",
+        "ui/explain/panels.py",
+        "        if repeated:\n",
+        "        if repeated and False:\n",
+        "two panels with one place, id or title are not refused",
+    ),
+    Fault(
+        "panels-tab-drops-the-last",
+        "ui/explain/tab.py",
+        "for panel in PANELS:",
+        "for panel in PANELS[:-1]:",
+        "the tab lays out every declared panel but the last",
+    ),
+    Fault(
+        "panels-lead-without-title",
+        "ui/explain/panel.py",
+        'return f"{self.title}: {self.lead}"',
+        "return self.lead",
+        "a panel's lead no longer opens with its title",
+    ),
+    Fault(
+        "panels-doc-list-without-leads",
+        "scripts/views_doc.py",
+        'f"- **{panel.title}**: {panel.lead}"',
+        'f"- **{panel.title}**"',
+        "docs/views.md's panel list is written without what each panel shows",
+    ),
+    # ---- kept results (kept_for / sentence_matches): tests/ui/test_explain_panels.py
+    Fault(
+        "kept-no-pe-for-another-sentence",
+        "ui/explain/no_pe.py",
+        '        if not sentence_matches(trace, values[kept]):\n            return {result: "", probabilities: None}',
+        '        if values[kept] is None:\n            return {result: "", probabilities: None}',
+        "Without positions draws a run kept for another translation",
+    ),
+    Fault(
+        "kept-cache-for-another-sentence",
+        "ui/explain/cache.py",
+        "        if not sentence_matches(trace, values[kept]):",
+        "        if values[kept] is None:",
+        "the KV cache panel draws a recording kept for another translation",
+    ),
+]
