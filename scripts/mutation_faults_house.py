@@ -60,4 +60,19 @@ HOUSE_FAULTS = [
         "        if values[kept] is None:",
         "the KV cache panel draws a recording kept for another translation",
     ),
+    # ---- the repository's own checks: tests/project/test_house_rules.py, test_benchmark_report.py
+    Fault(
+        "house-rules-skip-benchmarks",
+        "tests/project/test_house_rules.py",
+        'NOT_PRODUCT = {"tests"}',
+        'NOT_PRODUCT = {"tests", "benchmarks"}',
+        "the house rules leave benchmarks/ unchecked",
+    ),
+    Fault(
+        "report-views-columns-swapped",
+        "benchmarks/report.py",
+        'r["ms"]["median"], r["ms"]["p95"], r["cpu_ms"]["median"]]',
+        'r["ms"]["p95"], r["ms"]["median"], r["cpu_ms"]["median"]]',
+        "the views table prints the p95 under 'median' and the median under 'p95'",
+    ),
 ]
