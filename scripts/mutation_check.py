@@ -79,6 +79,8 @@ HOUSE_TESTS = [
     "tests/project/test_explain_panels_in_docs.py",
     "tests/project/test_house_rules.py",
     "tests/project/test_benchmark_report.py",
+    "tests/project/test_named_paths.py",
+    "tests/project/test_readme.py",
 ]  # how the house is kept: the panel list and the texts written from it, the repository's own checks
 
 # Independent test files: a fault is caught by "both" exactly when "old" or "new" catches it.

@@ -75,4 +75,19 @@ HOUSE_FAULTS = [
         'r["ms"]["p95"], r["ms"]["median"], r["cpu_ms"]["median"]]',
         "the views table prints the p95 under 'median' and the median under 'p95'",
     ),
+    # ---- named paths and history in the docs: tests/project/test_named_paths.py, test_readme.py
+    Fault(
+        "docs-name-a-moved-file",
+        "docs/testing.md",
+        "| `tests/support/` | shared helpers",
+        "| `tests/helpers/` | shared helpers",
+        "the testing guide names a folder that is not there",
+    ),
+    Fault(
+        "docs-tell-history",
+        "docs/testing.md",
+        "Tests are laid out like the code,",
+        "Tests are no longer flat; they are laid out like the code,",
+        "the testing guide tells how the tests were rather than how they are",
+    ),
 ]

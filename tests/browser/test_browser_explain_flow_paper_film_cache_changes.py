@@ -1,7 +1,7 @@
 """End to end: the Explain tab's five issue-16 panels of `python3 app.py` on the tiny checkpoint, in headless
 Chromium: flow to the source and step changes follow the step, the KV cache records once and then follows
 the step, the paper's figures say why the tiny tokenizer cannot run them, and the missing film is explained.
-Reuses the server and browser fixtures of tests/test_browser.py.
+Reuses the server and browser fixtures of tests/conftest.py.
 """
 
 from __future__ import annotations
