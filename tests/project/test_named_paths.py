@@ -1,6 +1,6 @@
 """Every repository path a text names exists: the docs, the README, the configuration (pytest.ini, scripts/test.sh,
 .ci/run, ...), and in Python the comments and docstrings, and in product code its strings too (a test's strings may
-name the made-up paths it builds). A path is a top-level folder of the repository followed by `/...`; a path with a
+name the made-up paths it builds, a planted fault's the wrong ones it plants). A path is a top-level folder of the repository followed by `/...`; a path with a
 placeholder (`<name>`, `{name}`) is left out, and one that ends in `*` is a pattern that must match something. The
 example files docs/adding-a-panel.md walks through are the new files it adds, named only there."""
 
@@ -31,7 +31,7 @@ def repository_files() -> list[Path]:
 
 
 def python_texts(path: Path) -> list[str]:
-    """Comments and docstrings; and every string outside tests/."""
+    """Comments and docstrings; and every string outside tests/ and the planted faults."""
     source = path.read_text(encoding="utf-8")
     texts = [
         token.string
@@ -39,7 +39,7 @@ def python_texts(path: Path) -> list[str]:
         if token.type == tokenize.COMMENT
     ]
     tree = ast.parse(source)
-    if path.relative_to(ROOT).parts[0] == "tests":
+    if path.relative_to(ROOT).parts[0] == "tests" or path.name.startswith("mutation_faults"):
         nodes = [
             tree,
             *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))),
