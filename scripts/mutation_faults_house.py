@@ -90,4 +90,47 @@ HOUSE_FAULTS = [
         "Tests are no longer flat; they are laid out like the code,",
         "the testing guide tells how the tests were rather than how they are",
     ),
+    # ---- shipping a checkpoint (scripts/ship_checkpoint.py, --keep-evaluations): tests/model/training/test_ship_checkpoint.py
+    Fault(
+        "ship-average-without-the-newest",
+        "scripts/ship_checkpoint.py",
+        "evaluations = kept_evaluations(run)[-args.last :]",
+        "evaluations = kept_evaluations(run)[-args.last - 1 : -1]",
+        "the shipped average leaves out the newest kept evaluation",
+    ),
+    Fault(
+        "ship-validates-the-newest",
+        "scripts/ship_checkpoint.py",
+        "scores = validate_checkpoint(staging, run_arguments(metrics))",
+        "scores = validate_checkpoint(evaluations[-1], run_arguments(metrics))",
+        "metrics.json's validation is the newest evaluation's, not the shipped average's",
+    ),
+    Fault(
+        "ship-film-keeps-the-old-last-frame",
+        "scripts/ship_checkpoint.py",
+        'if frame["step"] < step]',
+        'if frame["step"] <= step]',
+        "the shipped film keeps the run's frame of the newest step beside the average's",
+    ),
+    Fault(
+        "ship-counts-not-added",
+        "scripts/ship_checkpoint.py",
+        "round(previous.get(key, 0) + metrics.get(key, 0),",
+        "round(metrics.get(key, 0),",
+        "tokens and seconds count only the last run, not the runs it continues",
+    ),
+    Fault(
+        "ship-corpus-of-another-folder",
+        "scripts/ship_checkpoint.py",
+        'corpus_heads.main(["--checkpoint", str(staging),',
+        'corpus_heads.main(["--checkpoint", str(evaluations[-1]),',
+        "the corpus file is computed for the newest evaluation and left beside it",
+    ),
+    Fault(
+        "train-keeps-no-evaluations",
+        "model/training/train.py",
+        "        if args.keep_evaluations:\n",
+        "        if args.keep_evaluations and False:\n",
+        "--keep-evaluations keeps nothing",
+    ),
 ]
