@@ -68,3 +68,11 @@ def test_a_result_kept_for_one_translation_is_not_drawn_for_another(demo, two_tr
     page.values[page.trace_state] = second  # the kept result stays in its gr.State until the redraw clears it
     page.set({})
     assert page.shown(shown) is None
+
+
+def test_the_panel_bar_holds_only_tabs(demo):
+    """Gradio's tab bar numbers a tab by its place among *all* the children of gr.Tabs: a gr.State built
+    between two panels shifted every later tab by one, so opening "Flow to the source" drew its button over
+    "KV cache" (two "Flow to the source", no "KV cache"). Anything a panel keeps goes inside its gr.Tab."""
+    bar = next(block for block in demo.blocks.values() if getattr(block, "elem_id", None) == "explain-panels")
+    assert [type(child).__name__ for child in bar.children] == ["Tab"] * len(PANELS)
