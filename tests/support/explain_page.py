@@ -13,14 +13,21 @@ def listener(demo: gr.Blocks, name: str):
     return fn
 
 
-def on(demo: gr.Blocks, elem_id: str, event: str = "click"):
-    """The server listener of `event` on the component with `elem_id` (or a gr.Tab's id); browser-only (js)
-    listeners, such as the one that scrolls a result into view, are left out."""
+def on(demo: gr.Blocks, elem_id: str, event: str | None = None):
+    """The server listener of `event` (None: its one event) on the component with `elem_id` (or a gr.Tab's id);
+    browser-only (js) listeners, such as the one that scrolls a result into view, are left out."""
     [block] = [b for b in demo.blocks.values() if elem_id in (getattr(b, "elem_id", None), getattr(b, "id", None))]
     [fn] = [
-        f for f in demo.fns.values() if f.fn is not None and (block._id, event) in [(t[0], t[1]) for t in f.targets]
+        f
+        for f in demo.fns.values()
+        if f.fn is not None and any(t[0] == block._id and event in (None, t[1]) for t in f.targets)
     ]
     return fn
+
+
+def by_id(updates: dict) -> dict:
+    """{component: value} -> {elem_id (or the component, without one): value}."""
+    return {getattr(component, "elem_id", None) or component: value for component, value in updates.items()}
 
 
 class ExplainPage:
@@ -39,7 +46,8 @@ class ExplainPage:
         self.screen: dict = {}
 
     def set(self, updates: dict) -> dict:
-        """Apply a listener's {component: value} as the browser would, then run the redraw -> what it drew."""
+        """Apply a listener's {component: value} as the browser would, then run the redraw -> what it drew,
+        {elem_id: value}."""
         for component, value in updates.items():
             value = getattr(value, "value", value) if isinstance(value, gr.components.Component) else value
             if component in self.values:
@@ -50,7 +58,15 @@ class ExplainPage:
             return {}
         self.values[self.drawn] = drawn.pop(self.drawn)
         self.screen.update(drawn)
-        return drawn
+        return by_id(drawn)
+
+    def draw(self) -> dict:
+        """The redraw with nothing changed -> what it drew, {elem_id: value} ({} when nothing needed drawing)."""
+        return self.set({})
+
+    def component(self, elem_id: str):
+        """The redraw's input with `elem_id`."""
+        return next(c for c in self.values if getattr(c, "elem_id", None) == elem_id)
 
     def press(self, elem_id: str, *args) -> dict:
         """Click the button `elem_id` with its listener's inputs `args` -> the listener's result (then redrawn)."""
