@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The full lane: install everything the tests need, lint, then run every test, browser ones included.
-# README's test command; .ci/run runs this. `python3 -m pytest` alone is the fast lane (docs/testing-lanes.md).
+# README's test command; .ci/run runs this. `python3 -m pytest` alone is the fast lane (docs/testing.md, "Lanes").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Debian packages the tests need: Chromium drives the end-to-end browser tests (Playwright uses it,

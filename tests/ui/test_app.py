@@ -1,7 +1,7 @@
 """UI callbacks (the ui/ package), called directly on the tiny checkpoint: translate once, then every view
 from the trace.
 
-No server and no browser here (tests/test_browser.py drives the page); no network, no ../shared/data.
+No server and no browser here (tests/browser/ drives the page); no network, no ../shared/data.
 """
 
 from __future__ import annotations
