@@ -49,6 +49,7 @@ MODEL_DEVICE = "cuda"  # where the jobs' copy of the model goes on ZeroGPU (at s
 COLD_START_S = 5  # a fresh GPU worker: CUDA initialised and the ~30 MB of weights moved, before the job runs
 WARM_S = 60.0  # a worker that finished a call this recently is taken as still alive (spaces reuses it)
 HEADROOM = 2.0  # times the job's measured CPU seconds for its input (the GPU runs these small batches faster)
+MAX_GPU_S = 60  # never more than ZeroGPU's default: CPU costs overstate the GPU's most for the largest batches
 
 Dispatch = Callable[[ModelJob, tuple, dict], object]
 
@@ -69,9 +70,9 @@ def gpu_seconds(
     job: ModelJob, checkpoint: Checkpoint, args: tuple = (), kwargs: dict | None = None, warm: bool = True
 ) -> int:
     """The GPU duration one call asks for: HEADROOM x the job's measured cost of the call's work, rounded up to
-    whole seconds (at least 1), plus COLD_START_S when no worker is warm."""
+    whole seconds (1 to MAX_GPU_S), plus COLD_START_S when no worker is warm."""
     seconds = HEADROOM * cost_of(job.name).seconds(job.work(checkpoint, args, kwargs))
-    return max(1, math.ceil(seconds)) + (0 if warm else COLD_START_S)
+    return min(MAX_GPU_S, max(1, math.ceil(seconds))) + (0 if warm else COLD_START_S)
 
 
 @dataclass(frozen=True)

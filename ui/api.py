@@ -28,10 +28,8 @@ Direction = Literal["de-en", "en-de"]
 
 
 def add_endpoints(runner: Runner | None, checkpoint: Checkpoint | None, load_error: str = "") -> None:
-    """Register the API (inside the page's gr.Blocks); none without a model."""
-    if runner is None or checkpoint is None:
-        return
-    config = checkpoint.config
+    """Register the API (inside the page's gr.Blocks). Without a model the translation tools say why (load_error)
+    and the table is left out."""
 
     def translate(text: str, direction: Direction = "de-en") -> str:
         """Translate German ↔ English with the Transformer of "Attention Is All You Need" (greedy decoding).
@@ -57,13 +55,17 @@ def add_endpoints(runner: Runner | None, checkpoint: Checkpoint | None, load_err
         """
         return lean_trace_json(translate_trace(runner, text, direction, load_error))
 
+    gr.api(translate, api_name="translate", **model_event())
+    gr.api(translation_trace, api_name="translation_trace", **model_event())
+    if checkpoint is None:
+        return
+    config = checkpoint.config
+
     def positional_encoding() -> dict:
         """The sinusoidal positional-encoding table (section 3.5) that the model adds to its embeddings, as a
         JSON object: {"rows", "d_model", "table"} (4 decimals)."""
         return positional_encoding_object(config.max_positions, config.d_model)
 
-    gr.api(translate, api_name="translate", **model_event())
-    gr.api(translation_trace, api_name="translation_trace", **model_event())
     gr.api(positional_encoding, api_name="positional_encoding", concurrency_limit=None)
 
 

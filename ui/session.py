@@ -281,7 +281,7 @@ def wire(header: Header, runner: Runner | None, load_error: str, button: gr.Butt
     then show the result. (A .then after a failed run is not run by the page, so the check comes first.)"""
     shown = [header.trace, header.translation, header.download, header.tokens, header.notice, header.switch]
 
-    def translate(text: str, direction: str):
+    def translate_page(text: str, direction: str):
         """The page's Translate: (trace, translation, trace file, notices). The public API is ui/api.py."""
         try:
             check_input(runner, text, direction, load_error)
@@ -311,7 +311,7 @@ def wire(header: Header, runner: Runner | None, load_error: str, button: gr.Butt
     )
     # page plumbing: the public /translate is ui/api.py's (no gr.State outputs, no trace file unless asked)
     event = cleared.then(
-        translate,
+        translate_page,
         [header.source, header.direction],
         [header.trace, header.translation, header.download, header.notice],
         **model_event(api_name="translate_page", preprocess=False, **PRIVATE),
