@@ -248,11 +248,11 @@ def print_results(results: dict) -> None:
     part = results.get("serving", {})
     if "single_call" in part:
         call = part["single_call"]
-        lean = call.get("api_no_download_ms", {}).get("median", "-")
+        traced = call.get("api_trace_ms", {}).get("median", "-")
         print(
             f"\n## serving: one /translate call {call['api_ms']['median']} ms median (bare model "
-            f"{call['bare_model_ms']['median']} ms = {call['model_share']:.0%}; without downloading the trace "
-            f"{lean} ms); RSS of all processes "
+            f"{call['bare_model_ms']['median']} ms = {call['model_share']:.0%}; with the trace, /translation_trace "
+            f"{traced} ms); RSS of all processes "
             f"{part['rss']['total_mib']} MiB"
         )
         print(
