@@ -164,6 +164,12 @@ def test_shipped_card_is_generated_and_carries_every_score():
                 expected[(split, direction, f"BLEU ({label})")] = scores["bleu"]
                 expected[(split, direction, f"chrF ({label})")] = scores["chrf"]
     assert found == expected and len(found) == 8 * len(metrics["scores"]) >= 16  # 2 directions x 2 decodings x 2
+    filed = {re.search(r"\((.+)\)$", r.dataset_name).group(1): r.dataset_type for r in card.data.eval_results}
+    assert filed == {  # each score under the data set it was measured on
+        split: "Helsinki-NLP/tatoeba" if split.startswith("tatoeba/") else "bentrevett/multi30k"
+        for split in metrics["scores"]
+    }
+    assert {"Helsinki-NLP/tatoeba", "bentrevett/multi30k"} == set(filed.values()) <= set(card.data.datasets)
     assert ("val", "de-en", "BLEU (greedy)") in found and found[("test_2016_flickr", "en-de", "BLEU (beam 4)")] == (
         metrics["scores"]["test_2016_flickr"]["en-de"]["beam4"]["bleu"]
     )
