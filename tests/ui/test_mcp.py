@@ -45,6 +45,9 @@ def served(tiny_checkpoint):
     demo = build_demo(tiny_checkpoint)
     server.launch(demo, host="127.0.0.1", prevent_thread_lock=True)
     yield demo
+    loopback = getattr(demo.mcp_server_obj, "_client_instance", None)  # Gradio's client for queued tool calls
+    if loopback is not None:
+        loopback.close()  # its heartbeat would otherwise outlive the server
     demo.close()
 
 
