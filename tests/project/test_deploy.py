@@ -408,6 +408,8 @@ def test_deploy_publishes_the_weights_and_uploads_the_app_pointed_at_them(projec
     upload = hub.calls[-1][2]
     assert upload["repo_type"] == "space" and upload["delete_patterns"] == ["*"]
     expected = {p.relative_to(ROOT).as_posix() for p in tracked_files(ROOT)}
+    ignored = space_upload.gitignore_patterns((ROOT / ".gitignore").read_text())  # outside a git checkout too
+    expected = set(filter_repo_objects(sorted(expected), ignore_patterns=ignored))
     assert set(files) == {f for f in expected if not f.startswith((".", "checkpoints/", *LEFT_HOME))}  # no decoy
     for required in ("app.py", "README.md", "LICENSE", "requirements.txt"):
         assert required in files
