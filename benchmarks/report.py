@@ -73,11 +73,11 @@ def serving_part(results: dict) -> list[str]:
     if "single_call" not in part:
         return []
     call = part["single_call"]
-    lean = call.get("api_no_download_ms", {}).get("median", "-")
+    traced = call.get("api_trace_ms", {}).get("median", "-")
     heading = (
         f"\n## serving: one /translate call {call['api_ms']['median']} ms median (bare model "
-        f"{call['bare_model_ms']['median']} ms = {call['model_share']:.0%}; without downloading the trace "
-        f"{lean} ms); RSS of all processes "
+        f"{call['bare_model_ms']['median']} ms = {call['model_share']:.0%}; with the trace, /translation_trace "
+        f"{traced} ms); RSS of all processes "
         f"{part['rss']['total_mib']} MiB"
     )
     rows = [
