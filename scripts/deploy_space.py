@@ -7,7 +7,7 @@
 A deploy (1) creates the Space (Gradio SDK) on ZeroGPU hardware by default (free personal accounts in good standing
 may host up to 2 ZeroGPU Spaces; Gradio Spaces on CPU hardware need a paid plan since 2026-07-21, so
 `--hardware cpu-basic` is for paid accounts); (2) publishes the checkpoint as a model repo (default
-OWNER/SPACE_NAME-model) with the Transformer's `push_to_hub`: config, safetensors shards, tokenizer, metrics,
+OWNER/SPACE_NAME-model) with `PretrainedTransformer.push_to_hub`: config, safetensors shards, tokenizer, metrics,
 training log, film, corpus heads and a model card written for that repo, and sets the Space variable
 ATTENTION_EXPLORER_HUB to it, which the app loads at start-up; (3) uploads the code in one upload_folder commit: requirements.txt, the README whose front
 matter configures the Space and lists the model repo under `models:` (so the Hub links the two pages), and on CPU
@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 from huggingface_hub import HfApi, get_token  # noqa: E402
 from huggingface_hub.errors import HfHubHTTPError  # noqa: E402
 
-from model import Transformer  # noqa: E402
+from model import PretrainedTransformer  # noqa: E402
 from model.checkpoints.checkpoint import CheckpointError, load_local_checkpoint  # noqa: E402
 from model.checkpoints.hub import validate_repo_id  # noqa: E402
 from model.checkpoints.model_card import write_model_card  # noqa: E402
@@ -94,7 +94,7 @@ def torch_pin(requirements: Path) -> str:
 
 
 # The PyTorch versions Hugging Face's ZeroGPU page lists (huggingface.co/docs/hub/spaces-zerogpu, "Supported
-# Versions"; read 2026-08 in the hub-docs repository, docs/hub/spaces-zerogpu.md): "almost all versions from 2.8.0 to
+# Versions"; read 2026-08 in the source of that page in the hub-docs repository): "almost all versions from 2.8.0 to
 # latest are supported", with this full list.
 ZEROGPU_OLDEST = (2, 8)
 ZEROGPU_LISTED = ("2.8.0", "2.9.1", "2.10.0", "2.11.0")
@@ -207,10 +207,10 @@ def default_model_repo(space_id: str) -> str:
 
 
 def publish_weights(checkpoint: Path, model_repo: str, private: bool = False, token: str | None = None) -> str:
-    """The checkpoint as the model repo, with the Transformer's push_to_hub (one commit; the card written for the
+    """The checkpoint as the model repo, with PretrainedTransformer.push_to_hub (one commit; the card written for the
     repo); returns the commit URL."""
     write_model_card(checkpoint)  # the local card matches metrics.json (unchanged if it already did)
-    model = Transformer.from_pretrained(checkpoint)
+    model = PretrainedTransformer.from_pretrained(checkpoint)
     return str(model.push_to_hub(model_repo, private=private, token=token, commit_message="Publish the weights"))
 
 

@@ -603,7 +603,7 @@ def test_the_space_serves_the_model_repo_and_a_weights_only_update_replaces_it(
     import local_hub
 
     import app
-    from model import Transformer
+    from model import PretrainedTransformer
     from ui import build_demo, session
 
     hub = local_hub.install(monkeypatch, tmp_path / "hub")
@@ -626,10 +626,10 @@ def test_the_space_serves_the_model_repo_and_a_weights_only_update_replaces_it(
         return weights, translate("Zwei Hunde spielen im Schnee.", "de-en")
 
     first_weights, first = serve_as_the_space()
-    original = Transformer.from_pretrained(tiny_checkpoint)
+    original = PretrainedTransformer.from_pretrained(tiny_checkpoint)
     assert all(torch.equal(first_weights[name], tensor) for name, tensor in original.state_dict().items())
 
-    retrained = Transformer.from_pretrained(tiny_checkpoint)  # other weights, same files beside them
+    retrained = PretrainedTransformer.from_pretrained(tiny_checkpoint)  # other weights, same files beside them
     with torch.no_grad():
         for parameter in retrained.parameters():
             parameter.mul_(-1.5)

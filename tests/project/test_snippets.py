@@ -46,9 +46,9 @@ def test_the_model_cards_python_runs_as_shipped_and_as_pushed(hub, capsys):
     (shipped,) = python_blocks((SHIPPED / "README.md").read_text(encoding="utf-8"))
     run(shipped)
     local = capsys.readouterr().out.strip()
-    from model import Transformer
+    from model import PretrainedTransformer
 
-    Transformer.from_pretrained(SHIPPED).push_to_hub("you/model")
+    PretrainedTransformer.from_pretrained(SHIPPED).push_to_hub("you/model")
     pushed_card = hub.files("you/model")["README.md"].decode()
     (pushed,) = python_blocks(pushed_card)
     assert pushed.strip() == usage_python("you/model", hub=True)
