@@ -150,7 +150,7 @@ def translate(
 ) -> TranslationTrace:
     """Greedy translation with its full trace (model.decoding.greedy.translate), optionally branched or ablated;
     ValueError for bad input."""
-    return greedy_translate(
+    trace = greedy_translate(
         checkpoint.model,
         checkpoint.tokenizer,
         text,
@@ -158,6 +158,8 @@ def translate(
         forced_prefix=None if forced_prefix is None else [int(i) for i in forced_prefix],
         ablation=ablation,
     )
+    trace.model = checkpoint.kind  # the trace names the model that wrote it (share links, the API, the JSON)
+    return trace
 
 
 @model_job(

@@ -1,5 +1,9 @@
 """The one object that runs the model for the page: every declared job of serving/jobs.py goes through `call`.
 
+A runner holds one of the app's models (model/checkpoints/catalogue.py): the own checkpoint, which translates both
+directions, or OPUS-MT, one checkpoint per direction. A call runs on the checkpoint of its direction: the direction
+of the trace it is given, else its `direction` argument (`checkpoint_for_call`).
+
 Two modes, chosen once in `Runner.start`:
 - in this process (the default): a job runs in the caller's thread on the checkpoint the process loaded. The page
   runs a fixed number at once (the Gradio queue group of ui/runner.py); PyTorch releases the GIL.
@@ -17,7 +21,9 @@ positional-encoding table (3.5) and a padded batch (3.2.3) for the Positions and
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
+from collections.abc import Mapping
 
 import gradio as gr
 import numpy as np
@@ -38,17 +44,59 @@ class Runner:
     """Model computations for the page.
 
     Args:
-        checkpoint: the checkpoint this process loaded (in-process jobs run on it; the page reads it).
+        checkpoint: the checkpoint this process loaded (in-process jobs run on it; the page reads it: its config,
+            card, film and corpus file).
         dispatch: ZeroGPU mode's dispatcher (serving.zerogpu.gpu_dispatcher), or None to run jobs here.
+        by_direction: a checkpoint per direction where the model has one each (OPUS-MT); None: `checkpoint` for all.
     """
 
-    def __init__(self, checkpoint: Checkpoint, dispatch: Dispatch | None = None) -> None:
+    def __init__(
+        self,
+        checkpoint: Checkpoint,
+        dispatch: Dispatch | None = None,
+        by_direction: Mapping[str, Checkpoint] | None = None,
+    ) -> None:
         self.checkpoint, self.dispatch = checkpoint, dispatch
+        self.by_direction = dict(by_direction or {})
 
     @classmethod
-    def start(cls, checkpoint: Checkpoint, zerogpu: bool = False) -> "Runner":
-        """zerogpu: every job through @spaces.GPU, on a cuda copy of the model made here."""
-        return cls(checkpoint, gpu_dispatcher(gpu_checkpoint(checkpoint)) if zerogpu else None)
+    def start(
+        cls, checkpoint: Checkpoint, zerogpu: bool = False, by_direction: Mapping[str, Checkpoint] | None = None
+    ) -> "Runner":
+        """zerogpu: every job through @spaces.GPU, on cuda copies of the checkpoints made here."""
+        if not zerogpu:
+            return cls(checkpoint, None, by_direction)
+        on_gpu = {direction: gpu_checkpoint(c) for direction, c in (by_direction or {"": checkpoint}).items()}
+        return cls(checkpoint, gpu_dispatcher(on_gpu), by_direction)
+
+    @property
+    def model(self) -> str:
+        """Which of the app's models this runner holds: "own" or "opus-mt"."""
+        return self.checkpoint.kind
+
+    @property
+    def directions(self) -> tuple[str, ...]:
+        """The directions it translates (the own model: both; OPUS-MT: those loaded)."""
+        return tuple(self.by_direction) or tuple(self.checkpoint.tokenizer.directions)
+
+    def direction_of_call(self, job: ModelJob, args: tuple, kwargs: dict) -> str:
+        """The direction a call works in: its trace's, else its `direction` argument ("" if it has neither)."""
+        for value in (*args, *kwargs.values()):
+            if isinstance(value, TranslationTrace):
+                return value.direction
+        bound = inspect.signature(job.function).bind_partial(None, *args, **kwargs).arguments
+        return str(bound.get("direction", ""))
+
+    def checkpoint_for(self, direction: str) -> Checkpoint:
+        """The checkpoint that translates `direction` (ValueError, shown as bad input, if none does)."""
+        if not self.by_direction:
+            return self.checkpoint
+        if direction not in self.by_direction:
+            raise ValueError(
+                f"this model translates {' and '.join(self.by_direction)} only; {direction or 'no direction'} "
+                "is not one of them"
+            )
+        return self.by_direction[direction]
 
     @property
     def zerogpu(self) -> bool:
@@ -58,9 +106,11 @@ class Runner:
     def call(self, job: ModelJob[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
         """Run a declared job (what `job(runner, ...)` does); every failure is a gr.Error with a title."""
         try:
+            direction = self.direction_of_call(job, args, kwargs) if self.by_direction else ""
             if self.dispatch is None:
-                return job.function(self.checkpoint, *args, **kwargs)
-            return self.dispatch(job, args, kwargs)
+                return job.function(self.checkpoint_for(direction), *args, **kwargs)
+            self.checkpoint_for(direction)  # a direction this model lacks is bad input, before any GPU request
+            return self.dispatch(job, args, kwargs, direction)
         except gr.Error:
             raise
         except ValueError as error:
@@ -76,24 +126,23 @@ class Runner:
     def call_here(self, job: ModelJob[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
         """Run a job in this process on the page's checkpoint, even on ZeroGPU (there: the CPU copy, no GPU request);
         for work computed once and kept (serving/example_cache.py). Failures as in `call`."""
-        return Runner(self.checkpoint).call(job, *args, **kwargs)
+        return Runner(self.checkpoint, None, self.by_direction).call(job, *args, **kwargs)
 
     def positional_encoding(self, rows: int) -> np.ndarray:
         """(min(rows, max_positions), d_model): the first rows of the sinusoidal table the model adds (3.5)."""
         config = self.checkpoint.config
-        return positional_encoding_table(config.max_positions, config.d_model)[:rows]
+        return positional_encoding_table(config.max_positions, config.d_model, config.positional_layout)[:rows]
 
     def padding_example(self, trace: TranslationTrace) -> PaddedBatch:
         """The trace's source batched with a longer sentence and padded and masked as the encoder's batches are
         (model.text.inputs.padding_example; section 3.2.3)."""
-        return padding_example(
-            self.checkpoint.tokenizer, trace.source_ids, trace.direction, self.checkpoint.config.pad_id
-        )
+        checkpoint = self.checkpoint_for(trace.direction)
+        return padding_example(checkpoint.tokenizer, trace.source_ids, trace.direction, checkpoint.config.pad_id)
 
 
 @functools.lru_cache(maxsize=4)
-def positional_encoding_table(max_positions: int, d_model: int) -> np.ndarray:
-    """The sinusoidal table (3.5) of a config, read-only (computed once)."""
-    table = sinusoidal_positional_encoding(max_positions, d_model).numpy()
+def positional_encoding_table(max_positions: int, d_model: int, layout: str = "interleaved") -> np.ndarray:
+    """The sinusoidal table (3.5) of a config, in its layout, read-only (computed once)."""
+    table = sinusoidal_positional_encoding(max_positions, d_model, layout).numpy()
     table.flags.writeable = False
     return table

@@ -51,7 +51,7 @@ WARM_S = 60.0  # a worker that finished a call this recently is taken as still a
 HEADROOM = 2.0  # times the job's measured CPU seconds for its input (the GPU runs these small batches faster)
 MAX_GPU_S = 60  # never more than ZeroGPU's default: CPU costs overstate the GPU's most for the largest batches
 
-Dispatch = Callable[[ModelJob, tuple, dict], object]
+Dispatch = Callable[[ModelJob, tuple, dict, str], object]  # (job, args, kwargs, direction) -> result
 
 
 def on_zerogpu(environ: Mapping[str, str] = os.environ) -> bool:
@@ -97,11 +97,19 @@ def gpu_checkpoint(checkpoint: Checkpoint) -> Checkpoint:
 
 
 def gpu_dispatcher(
-    checkpoint: Checkpoint, gpu: Callable | None = None, clock: Callable[[], float] = time.monotonic
+    checkpoint: Checkpoint | Mapping[str, Checkpoint],
+    gpu: Callable | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> Dispatch:
-    """The one GPU entry point: (job, args, kwargs) -> the job's result, computed in `gpu(duration=...)` on
-    `checkpoint` (already on MODEL_DEVICE), each call asking for the duration of its own input (gpu_seconds).
-    gpu: spaces.GPU unless given; clock: seconds, for the warm worker's age."""
+    """The one GPU entry point: (job, args, kwargs, direction) -> the job's result, computed in `gpu(duration=...)`
+    on the checkpoint (already on MODEL_DEVICE), each call asking for the duration of its own input (gpu_seconds).
+    checkpoint: one for every direction, or one per direction (OPUS-MT); gpu: spaces.GPU unless given; clock:
+    seconds, for the warm worker's age."""
+    on_gpu = dict(checkpoint) if isinstance(checkpoint, Mapping) else {"": checkpoint}
+
+    def checkpoint_of(direction: str) -> Checkpoint:
+        return on_gpu.get(direction) or next(iter(on_gpu.values()))
+
     gpu = load_spaces() if gpu is None else gpu
     finished = {"at": None}  # when the last call came back (its worker is then alive and idle)
     lock = threading.Lock()
@@ -110,19 +118,19 @@ def gpu_dispatcher(
         with lock:
             return finished["at"] is not None and clock() - finished["at"] < WARM_S
 
-    def duration(name: str, args: tuple, kwargs: dict) -> int:
-        return gpu_seconds(JOBS[name], checkpoint, args, kwargs, warm=warm())
+    def duration(name: str, args: tuple, kwargs: dict, direction: str = "") -> int:
+        return gpu_seconds(JOBS[name], checkpoint_of(direction), args, kwargs, warm=warm())
 
-    def run_on_gpu(name: str, args: tuple, kwargs: dict) -> object:
+    def run_on_gpu(name: str, args: tuple, kwargs: dict, direction: str = "") -> object:
         try:
-            return JOBS[name].function(checkpoint, *args, **kwargs)
+            return JOBS[name].function(checkpoint_of(direction), *args, **kwargs)
         except Exception as error:  # noqa: BLE001 - raised again by `dispatch`, with its type and message
             return Raised.of(error)
 
     decorated = gpu(duration=duration)(run_on_gpu)
 
-    def dispatch(job: ModelJob, args: tuple, kwargs: dict) -> object:
-        result = decorated(job.name, args, kwargs)
+    def dispatch(job: ModelJob, args: tuple, kwargs: dict, direction: str = "") -> object:
+        result = decorated(job.name, args, kwargs, direction)
         with lock:
             finished["at"] = clock()
         if isinstance(result, Raised):

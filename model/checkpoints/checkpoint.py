@@ -56,6 +56,7 @@ class Checkpoint:
     config: TransformerConfig
     metrics: dict
     path: Path
+    kind: str = "own"  # which of the app's models (model/checkpoints/catalogue.py): "own" or "opus-mt"
 
 
 def save_checkpoint(

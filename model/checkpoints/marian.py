@@ -279,7 +279,7 @@ def load_marian_checkpoint(
         "name": name,
         "published_scores": published_scores(card.read_text(encoding="utf-8")) if card.is_file() else [],
     }
-    return Checkpoint(model, tokenizer, model.config, metrics, directory)
+    return Checkpoint(model, tokenizer, model.config, metrics, directory, kind="opus-mt")
 
 
 def _direction_of(name: str) -> str | None:
