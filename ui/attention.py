@@ -294,7 +294,7 @@ def wire_controls(page: Page, c: AttentionControls) -> None:
 
     def on_open(choice) -> dict:  # the radios change, and the redraw listener draws that head
         cell = opened_head(choice)
-        return {} if cell is None else {c.layer: cell[0], c.head: cell[1]}
+        return gr.skip() if cell is None else {c.layer: cell[0], c.head: cell[1]}  # dismissed: nothing changes
 
     c.open_head.input(on_open, c.open_head, [c.layer, c.head], **PRIVATE)
 

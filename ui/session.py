@@ -87,7 +87,11 @@ def translate_text(
 
     Bad input raises gr.Error with a message for the page (a notice) and for API clients.
     """
-    code = check_input(runner, text, direction, load_error)
+    return translate_checked(runner, text, check_input(runner, text, direction, load_error))
+
+
+def translate_checked(runner: Runner, text: str, code: str) -> tuple[TranslationTrace, str, str]:
+    """translate_text of an input `check_input` has passed (direction `code`): the model's run alone."""
     trace = jobs.translate(runner, text, code)  # bad input: a gr.Error with the model's message (serving/runner.py)
     return trace, trace.translation, write_trace_json(trace)
 
@@ -254,7 +258,7 @@ def build(runner: Runner | None, load_error: str) -> Header:
         lambda choice, count: (
             {source: EXAMPLES[int(choice)][0], direction: EXAMPLES[int(choice)][1], go: count + 1}
             if choice not in (None, "")
-            else {}
+            else gr.skip()  # dismissed without a choice: nothing changes
         ),
         [examples, go],
         [source, direction, go],
@@ -274,8 +278,9 @@ def wire(header: Header, runner: Runner | None, load_error: str, button: gr.Butt
     """Translate: clear the old result (or say why the input is refused), run the model (the public endpoint),
     then show the result. (A .then after a failed run is not run by the page, so the check comes first.)"""
     shown = [header.trace, header.translation, header.download, header.tokens, header.notice, header.switch]
+    verdict = gr.State(None)  # `before`'s verdict on the click's input, read by `translate` (hidden from the API)
 
-    def translate(text: str, direction: str):  # its name and Args are the MCP tool's and the API's parameter docs
+    def translate(text: str, direction: str, verdict: tuple | None = None):  # its name and Args: the API's docs
         """Translate German ↔ English with the Transformer of "Attention Is All You Need" (greedy decoding).
 
         Args:
@@ -285,36 +290,38 @@ def wire(header: Header, runner: Runner | None, load_error: str, button: gr.Butt
             The translation, the trace file (every attention weight), and the notices the page shows (Markdown,
             empty when there are none): the sentence looks like the other language, the source was cut, no [EOS].
         """
-        try:
-            check_input(runner, text, direction, load_error)
-        except gr.Error as error:  # the page's notice says it already (`before`): no toast over the next result
-            raise gr.Error(error.message, visible=False, print_exception=False) from None
-        trace, translation, path = translate_text(runner, text, direction, load_error)
+        if verdict is not None and verdict[:2] == (text, direction):  # the page's click, checked by `before`
+            if verdict[2] is None:  # refused: `before` has said why in the notice, the one message
+                return gr.skip(), gr.skip(), gr.skip(), gr.skip()
+            code = verdict[2]
+        else:  # an API client: its verdict State is empty
+            code = check_input(runner, text, direction, load_error)
+        trace, translation, path = translate_checked(runner, text, code)
         return trace, translation, path, notice_markdown(trace)  # the notice: API callers see what the page says
 
     def before(text, direction):
-        """A refused input clears the old result and says why in the notice area (and as a toast). A good one
+        """The click's one input check, its verdict kept for `translate` as (text, direction, code or None). A
+        refused input clears the old result and says why in the notice area, its one message. A good one
         keeps the result on screen until the new one replaces it (every view at once, one redraw);
         if the run then fails, `.failure` below clears it."""
         try:
-            check_input(runner, text, direction, load_error)
-            return {header.notice: ""}
+            return {header.notice: "", verdict: (text, direction, check_input(runner, text, direction, load_error))}
         except gr.Error as error:
-            return header.cleared(f"⚠️ {error.message}")
+            return {**header.cleared(f"⚠️ {error.message}"), verdict: (text, direction, None)}
 
     # queued (not queue=False): only queued events report a changed gr.State, which redraws and empties the views
     cleared = gr.on(
         [button.click, header.source.submit, header.go.change],
         before,
         [header.source, header.direction],
-        shown,
+        [*shown, verdict],
         show_progress="hidden",
         **PRIVATE,
     )
     # preprocess=False: API clients may send "de-en" as well as the label; translate_text checks both.
     event = cleared.then(
         translate,
-        [header.source, header.direction],
+        [header.source, header.direction, verdict],
         [header.trace, header.translation, header.download, header.notice],
         **model_event(api_name="translate", api_description=API_DESCRIPTION, preprocess=False),
     )
