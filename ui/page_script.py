@@ -12,6 +12,8 @@ import functools
 import json
 from pathlib import Path
 
+import gradio
+
 from visualizer.theme import dark_theme
 
 SCRIPTS = Path(__file__).resolve().parent / "js"
@@ -36,3 +38,12 @@ def page_script() -> str:
         f"{files}\n  installFigures({json.dumps(dark_theme())});\n  installScroll();\n"
         f"  installKeys({json.dumps(KEYS)});\n}}"
     )
+
+
+@functools.cache
+def page_head() -> str:
+    """The page's <head> additions: Plotly's own module (Gradio's PlotlyPlot chunk, 4.6 MB, loaded only once a plot
+    mounts) fetched and compiled from the start, beside the rest of the page, so the first figure does not wait
+    for it ('' where this Gradio has no such chunk)."""
+    chunks = sorted((Path(gradio.__file__).parent / "templates" / "frontend" / "assets").glob("PlotlyPlot-*.js"))
+    return "".join(f'<link rel="modulepreload" href="assets/{chunk.name}">' for chunk in chunks)

@@ -20,7 +20,7 @@ from model import Checkpoint, CheckpointError, TranslationTrace, load_checkpoint
 from model.text import limits
 from model.text.language import GuardRail, guard_rails
 
-from .common import PRIVATE, chips
+from .common import PRIVATE, chips, set_initial
 from serving import Runner, jobs
 
 from .runner import model_event, write_trace_file
@@ -176,6 +176,15 @@ class Header:
             self.download: gr.DownloadButton(interactive=True),
             **{component: shown[component] for component in (self.tokens, self.switch)},
         }
+
+    def prefill(self, trace: TranslationTrace, path: str, view) -> None:
+        """The page arrives showing `trace` (its JSON file at `path`): ui/share.py's first view."""
+        set_initial(self.trace, trace)
+        set_initial(self.source, trace.source_text)
+        set_initial(self.direction, trace.direction)
+        set_initial(self.translation, trace.translation)
+        set_initial(self.download, path, interactive=True)
+        set_initial(self.tokens, tokens_html(trace))
 
     def cleared(self, notice: str = "") -> dict:
         """Updates that remove every trace of the previous result (before a run, after an error)."""

@@ -242,7 +242,10 @@ function installFigures(theme) {
       [data, layout] = fitFigure(element, data || [], layout);
       layout = fitTitle(element, layout);
       const drawn = draw.call(this, div, data, layout, config);
-      Promise.resolve(drawn).then(() => scrollCue(element));
+      Promise.resolve(drawn).then(() => {
+        scrollCue(element);
+        if (element) element.dispatchEvent(new CustomEvent('figure-drawn', {bubbles: true}));  // scroll.js follows it
+      });
       return drawn;
     };
     themed.__themed = true;
