@@ -123,11 +123,15 @@ def chips(tokens: Sequence[str], classes: dict | None = None, titles: Sequence[s
 def set_initial(component: gr.components.Component, value=None, **props) -> None:
     """Give a built component the value (and properties: choices, maximum, interactive...) it shows when the page
     arrives, as its constructor would have (the value postprocessed, a file put in Gradio's cache); a gr.State's
-    value is each new session's own copy."""
+    value is each new session's own copy. The constructor's arguments are updated too: Gradio builds each
+    session's copy of a component, and a component after an update, from them."""
+    arguments = component.constructor_args
     for name, prop in props.items():
         setattr(component, name, prop)
+        arguments[name] = prop
     if value is None:
         return
+    arguments["value"] = value
     if isinstance(component, gr.State):
         component.value = value
         return
