@@ -1,4 +1,11 @@
-"""Browser part: click-to-plot time in headless Chromium (Playwright), app.py in a subprocess.
+"""Browser part: page-load and click-to-plot times in headless Chromium (Playwright), app.py in a subprocess.
+
+Page load (`page_load`): the page requested -> its first figure drawn (ms after the navigation started, the
+page's own performance.now(), noted by a MutationObserver installed before any of the page's scripts), at
+1280x720, median of several loads, each a first visit (a fresh browser context: no cached files) and again with
+the files cached (a visitor coming back). Run alone, with the CPU named:
+
+    python -m benchmarks.browser_speed --loads 7
 
 With the Attention tab open, two timings (ms, measured inside the page with performance.now()):
 - translate: click Translate -> the attention plot redrawn with the new trace;
@@ -14,6 +21,9 @@ inside Plotly.react (all plots this click redrew), i.e. the browser's share of `
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
 import time
 
 from scripts.chromium import CHROMIUM, CHROMIUM_ARGS
@@ -75,6 +85,49 @@ async ({button, plot, timeout}) => {
 """
 
 
+# installed before the page's own scripts: the moment (performance.now(), ms after the navigation started) the first
+# figure's plot area is in the page
+FIRST_FIGURE_JS = """
+window.__firstFigureMs = null;
+new MutationObserver((_, observer) => {
+  if (document.querySelector('.js-plotly-plot .main-svg .cartesianlayer')) {
+    window.__firstFigureMs = performance.now();
+    observer.disconnect();
+  }
+}).observe(document, {childList: true, subtree: true});
+"""
+LOAD_VIEWPORT = {"width": 1280, "height": 720}  # a projector
+
+
+def page_load(browser, url: str, loads: int = 5) -> dict:
+    """The page requested -> its first figure, ms: `loads` first visits (each in a fresh context, nothing cached)
+    and `loads` visits with the page's files cached, interleaved."""
+    first, again = [], []
+    cached = browser.new_context(viewport=LOAD_VIEWPORT)
+    cached.add_init_script(FIRST_FIGURE_JS)
+    try:
+        for _ in range(loads):
+            fresh = browser.new_context(viewport=LOAD_VIEWPORT)
+            fresh.add_init_script(FIRST_FIGURE_JS)
+            for context, samples in ((fresh, first), (cached, again)):
+                page = context.new_page()
+                page.set_default_timeout(PLOT_TIMEOUT_MS)
+                page.goto(url)
+                page.wait_for_function("() => window.__firstFigureMs !== null")
+                samples.append(page.evaluate("window.__firstFigureMs"))
+                page.close()
+            fresh.close()
+    finally:
+        cached.close()
+    return {
+        "viewport": LOAD_VIEWPORT,
+        "first_visit_ms": summarize(first),
+        "cached_ms": summarize(again),
+        "first_visit_samples_ms": [round(ms) for ms in first],
+        "cached_samples_ms": [round(ms) for ms in again],
+    }
+
+
 def click_to_plot(page, button: str, plot: str = "attention-plot") -> dict:
     return page.evaluate(CLICK_TO_PLOT_JS, {"button": button, "plot": plot, "timeout": PLOT_TIMEOUT_MS})
 
@@ -91,6 +144,7 @@ def measure(checkpoint, checkpoint_dir: str, repeats: int = 10, n_tokens: int = 
     with app_server(checkpoint_dir) as (url, _pid), sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         try:
+            loading = page_load(browser, url, max(3, repeats // 2))
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.set_default_timeout(PLOT_TIMEOUT_MS)
             page.goto(url)
@@ -123,9 +177,45 @@ def measure(checkpoint, checkpoint_dir: str, repeats: int = 10, n_tokens: int = 
         return result
 
     return {
+        "page_load": loading,
         "source_tokens": n_tokens,
         "sources": texts,
         "direction": direction,
         "translate_ms": stats(translations),
         "step_ms": stats(steps),
     }
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """The page-load part alone: the shipped checkpoint served by app.py, `--loads` loads of each kind, the CPU
+    and its load average printed with the numbers."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.browser_speed", description=main.__doc__)
+    parser.add_argument("--checkpoint", default=None, help="checkpoint directory (default: the shipped one)")
+    parser.add_argument("--loads", type=int, default=7, help="page loads of each kind (median reported)")
+    args = parser.parse_args(argv)
+    from playwright.sync_api import sync_playwright
+
+    from model.checkpoints.paths import DEFAULT_CHECKPOINT
+
+    from .run import machine_info
+
+    machine = {key: value for key, value in machine_info(1, None).items() if key in ("cpu", "cpu_count", "date_utc")}
+    with app_server(args.checkpoint or DEFAULT_CHECKPOINT) as (url, _pid), sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            load_before = os.getloadavg()
+            result = {**machine, "load_average_start": load_before, **page_load(browser, url, args.loads)}
+            result["load_average_end"] = os.getloadavg()
+        finally:
+            browser.close()
+    print(json.dumps(result, indent=1))
+    print(
+        f"page requested -> first figure at 1280x720, median of {args.loads}: first visit "
+        f"{result['first_visit_ms']['median']:.0f} ms, files cached {result['cached_ms']['median']:.0f} ms "
+        f"({machine['cpu']}, {machine['cpu_count']} cores, load average {load_before[0]:.1f} at start)"
+    )
+    return result
+
+
+if __name__ == "__main__":
+    main()

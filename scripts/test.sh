@@ -4,10 +4,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Debian packages the tests need: Chromium drives the end-to-end browser tests (Playwright uses it,
-# downloads none); Node.js runs the step buttons' JavaScript (ui/stepping.py) in tests/ui/test_app.py.
+# downloads none); Node.js runs the step buttons' JavaScript (ui/stepping.py) in tests/ui/test_app.py, and npm
+# installs ESLint, the page scripts' linter.
 PACKAGES=""
 command -v chromium >/dev/null 2>&1 || PACKAGES="$PACKAGES chromium"
 command -v node >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs"
+command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES npm"
 if [ -n "$PACKAGES" ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   # shellcheck disable=SC2086  # one word per package
@@ -24,6 +26,9 @@ fi
 python3 -m pip install -q -r requirements-test.txt
 python3 -m ruff check .
 python3 -m ruff format --check .
+# the page's JavaScript (ui/js/): ESLint at the versions package-lock.json pins, from the npm registry
+npm ci --no-audit --no-fund --loglevel=error
+npm run --silent lint
 # -m "": every test (pytest.ini's default leaves out the browser and slow ones); -n 2: two workers (pytest-xdist),
 # each module on one of them (its module-scoped pages stay one page), each worker with its own served apps
 python3 -m pytest -q -m "" -n 2 --dist loadfile "$@"

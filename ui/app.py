@@ -27,7 +27,7 @@ from . import (
     tour,
 )
 from .common import PRIVATE, Page
-from .page_script import SHOW_VIEW_JS, page_script
+from .page_script import SHOW_VIEW_JS, page_head, page_script
 from .text import ABOUT_APP
 
 
@@ -85,18 +85,21 @@ def build_demo(checkpoint: str | Path, hub: bool = False, device: str | None = "
         targets = share.Targets(header, steps.slider, tabs, tab_state, *attention_tab.opener.outputs[:4], compare_tab)
         views.append(share.link_view(targets, link))
         redraw.wire(page, steps.info, views)  # one listener draws them all (and empties them without a trace)
+        # the first view arrives with the page (in its config): the header, the step and the attention figure
+        example = share.wire(model_runner, targets, link, demo, [header.prefill, steps.prefill, attention_tab.prefill])
         tour.wire(
             loaded,
             targets,
-            share.wire(model_runner, targets, link, demo),
+            example,
             tour_parts,
             find(demo, "explain-panels"),
             attention_tab.pipeline,
         )
         api.add_endpoints(model_runner, loaded, load_error)  # /translate, /translation_trace: the API and MCP
-        # one listener after a translation: the header's tokens and switch, and step 1 of the new sentence
+        # one listener after a translation: the header's tokens and switch, and the new sentence's last step, where
+        # the figure has a row per output token (Play starts again from step 1)
         translate_event.success(
-            lambda value: {**header.after_translate(value), steps.slider: 1},
+            lambda value: gr.skip() if value is None else {**header.after_translate(value), **steps.at_end(value)},
             header.trace,
             [header.download, header.tokens, header.switch, steps.slider],
             show_progress="hidden",
@@ -104,4 +107,5 @@ def build_demo(checkpoint: str | Path, hub: bool = False, device: str | None = "
         ).then(None, js=SHOW_VIEW_JS, **PRIVATE)
         demo.load(None, None, None, js=page_script(), **PRIVATE)  # step keys, figures in the page's theme
     demo.runner = model_runner
+    demo.page_head = page_head()  # ui/server.py puts it in the page's <head>
     return demo

@@ -21,7 +21,7 @@ from model.decoding.trace import ATTENTION_KINDS, AttentionSlice
 from visualizer.heatmap import WINDOW_HALF, Window, around, attention_window
 from visualizer.lines import attention_lines
 
-from .common import KIND_CHOICES, PRIVATE, Page, TabView, clamp, plot, step_index
+from .common import KIND_CHOICES, PRIVATE, Page, TabView, clamp, plot, set_initial, step_index
 from .text import ABOUT_ATTENTION, ABOUT_HEADS, ABOUT_PIPELINE
 
 TAB_ID = "attention"
@@ -208,6 +208,7 @@ class AttentionTab:
     view: TabView
     opener: HeadOpener
     pipeline: tuple = ()  # (the "inside one head" accordion, its open-state): the tour opens it
+    prefill: Callable[..., None] = lambda trace, path, view: None  # (trace, path, view): the page arrives showing it
 
 
 @dataclass(frozen=True)
@@ -294,7 +295,7 @@ def wire_controls(page: Page, c: AttentionControls) -> None:
 
     def on_open(choice) -> dict:  # the radios change, and the redraw listener draws that head
         cell = opened_head(choice)
-        return {} if cell is None else {c.layer: cell[0], c.head: cell[1]}
+        return gr.skip() if cell is None else {c.layer: cell[0], c.head: cell[1]}  # dismissed: nothing changes
 
     c.open_head.input(on_open, c.open_head, [c.layer, c.head], **PRIVATE)
 
@@ -344,4 +345,13 @@ def build(page: Page) -> AttentionTab:
         controls=[c.kind, c.layer, c.head, c.show_all, pipeline_open, c.view_as, c.keep_token],
     )
     opener = HeadOpener((c.kind, c.layer, c.head, c.about_kind), show_head)
-    return AttentionTab(view, opener, (pipeline_box, pipeline_open))
+
+    def prefill(trace: TranslationTrace, path: str, shown) -> None:  # ui/share.py's first view (a heatmap)
+        set_initial(c.kind, shown.kind)
+        set_initial(c.layer, shown.layer, choices=layer_choices(page.checkpoint, shown.kind))
+        set_initial(c.head, shown.head)
+        set_initial(c.about_kind, ABOUT_ATTENTION[shown.kind])
+        set_initial(c.keep_token, choices=token_choices(trace, shown.kind))
+        set_initial(attention_plot, attention_view(trace, shown.step, shown.kind, shown.layer, shown.head))
+
+    return AttentionTab(view, opener, (pipeline_box, pipeline_open), prefill)

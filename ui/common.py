@@ -16,6 +16,9 @@ from dataclasses import dataclass
 import gradio as gr
 import numpy as np
 from gradio.components.plot import PlotData
+from gradio.processing_utils import move_files_to_cache
+from gradio_client import utils as client_utils
+from pydantic import BaseModel
 
 from model import Checkpoint, TranslationTrace
 from model.decoding.trace import ATTENTION_KINDS
@@ -43,6 +46,11 @@ class Page:
 
 
 PAGE_URL = "page_url"  # a TabView's values[PAGE_URL]: the page's address as the browser sent it (Referer)
+
+
+def page_url(request: gr.Request | None) -> str:
+    """The address of the page that sent `request` (its Referer; '' if none)."""
+    return (getattr(request, "headers", None) or {}).get("referer", "")
 
 
 @dataclass(frozen=True)
@@ -110,3 +118,26 @@ def figure_tab(page: Page, label: str, tab_id: str, about: str, elem_id: str, vi
 def chips(tokens: Sequence[str], classes: dict | None = None, titles: Sequence[str] | None = None) -> str:
     """Token chips with this tokenizer's special tokens ([BOS], [EOS], language tags) marked as such."""
     return token_chips(tokens, classes, titles, special_tokens=SPECIAL_TOKENS)
+
+
+def set_initial(component: gr.components.Component, value=None, **props) -> None:
+    """Give a built component the value (and properties: choices, maximum, interactive...) it shows when the page
+    arrives, as its constructor would have (the value postprocessed, a file put in Gradio's cache); a gr.State's
+    value is each new session's own copy. The constructor's arguments are updated too: Gradio builds each
+    session's copy of a component, and a component after an update, from them."""
+    arguments = component.constructor_args
+    for name, prop in props.items():
+        setattr(component, name, prop)
+        arguments[name] = prop
+    if value is None:
+        return
+    arguments["value"] = value
+    if isinstance(component, gr.State):
+        component.value = value
+        return
+    value = component.postprocess(value)
+    if isinstance(value, BaseModel):
+        value = value.model_dump()
+    component.value = move_files_to_cache(value, component, postprocess=True, keep_in_cache=True)
+    if client_utils.is_file_obj(component.value):
+        component.keep_in_cache.add(component.value["path"])

@@ -303,8 +303,8 @@ def wire(page: Page, c: dict, ranking: gr.Radio) -> None:
 
     def on_ranked(value) -> dict:  # the controls change, and the redraw draws that head for both sentences
         head = opened(value)
-        if head is None:
-            return {}
+        if head is None:  # dismissed without a choice: nothing changes
+            return gr.skip()
         kind, layer, number = head
         return {
             c["kind"]: kind,

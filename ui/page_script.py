@@ -1,371 +1,49 @@
-"""The page's one script: page-wide step keys, and figures drawn in the page's theme (light or dark).
+"""The page's one script, put together from the `.js` files beside this module (ui/js/, checked by ESLint in
+scripts/test.sh): figures drawn in the page's theme and fitted to their boxes (ui/js/figures.js), where the page
+scrolls after Translate and a tour stop (ui/js/scroll.js), and the page-wide step keys (ui/js/keys.js).
 
-Keys: Left/Right = Back/Next, Home/End = First/Last, Space = Play/Pause. They click the step buttons
-(so they do exactly what a click does) and never fire while typing in a text box or on a slider, with a
-modifier held, or while the buttons are disabled (no trace yet). After Enter in the sentence box they step
-until the visitor types or clicks there again; on a radio (a head, a layer, a kind) they step instead of
-moving the choice; a click on a tab leaves the focus on the page, so they step after it too. The step
-line's prefix strip keeps the current token in view.
-
-One screen: after Translate the page scrolls the player bar to the top of the window with the
-tabs, the view's controls and its figure under it (on a phone, where the controls fill the screen, the figure);
-a tour stop brings its text to the same place (`SHOW_VIEW_JS`, `SHOW_TOUR_JS`, run after those events). Text
-typed into the sentence box before the start-up example arrives is put back (`KEEP_TYPED_JS`).
-
-Figures: a figure's width is what its labels need at projector size: where its box is wider it fills the box;
-where narrower it takes the box's width, on a phone in the narrow layout the figure carries (`layout.meta.narrow`:
-stacked panels, smaller margins), and with the labels across thinned to stay apart, so nothing scrolls sideways.
-A figure still wider than its box (a very long sentence) scrolls in its box with a cue, its row labels kept in
-view on a halo.
-
-Titles: a figure's title wider than the figure's box (on a phone) is broken into lines that fit, with the
-top margin grown to hold them, so it is not cut off where the figure scrolls sideways.
-
-Theme: Gradio puts the class `dark` on <body> for `?__theme=dark` and for a dark OS preference. Every
-figure function draws one light spec; this script wraps `Plotly.react`/`newPlot` (what gr.Plot calls)
-so that on a dark page the light colours and scales are swapped for the dark ones of
-`visualizer.theme.dark_theme()` (passed here as JSON: one source of truth) before drawing, and redraws
-the figures when the theme changes; the figures' boxes take the same dark background (a CSS variable).
+Each file declares one `install…` function; `page_script()` is the function `demo.load(js=...)` runs once when the
+page loads: it calls them with what Python knows (the dark theme of `visualizer.theme.dark_theme()`, the keys).
 """
 
 from __future__ import annotations
 
+import functools
 import json
+from pathlib import Path
+
+import gradio
 
 from visualizer.theme import dark_theme
 
+SCRIPTS = Path(__file__).resolve().parent / "js"
 KEYS = {"ArrowLeft": "step-prev", "ArrowRight": "step-next", "Home": "step-first", "End": "step-last", " ": "play"}
-
-_SCRIPT = """
-(theme, keys) => {
-  if (window.__attentionExplorer) return;
-  window.__attentionExplorer = true;
-  const isDark = () => document.body.classList.contains('dark');
-  const COLOR_KEY = /color|colorscale/i;
-  const recolor = (value) => {
-    if (typeof value === 'string') {
-      const dark = theme.colors[value.toLowerCase().replace(/\\s+/g, '')];
-      return dark === undefined ? value : dark;
-    }
-    if (Array.isArray(value)) return value.map(recolor);
-    if (value && typeof value === 'object') return walk(value);
-    return value;
-  };
-  // only values under colour keys change (a token that reads "white" stays a token)
-  const walk = (node) => {
-    if (Array.isArray(node)) { node.forEach(walk); return node; }
-    if (!node || typeof node !== 'object' || 'bdata' in node) return node;
-    for (const key of Object.keys(node)) {
-      if (COLOR_KEY.test(key)) node[key] = recolor(node[key]);
-      else if (node[key] && typeof node[key] === 'object') walk(node[key]);
-    }
-    return node;
-  };
-  const darken = (data, layout) => {
-    data = walk(structuredClone(data || []));
-    layout = walk(structuredClone(layout || {}));
-    layout.template = theme.template;
-    layout.paper_bgcolor = theme.background;
-    if (!layout.plot_bgcolor) layout.plot_bgcolor = theme.background;
-    return [data, layout];
-  };
-  // every figure takes its box's width (cells grow or shrink), with the layout a phone's box needs where the
-  // figure carries one (`meta.narrow`: panels stacked, smaller margins; its `traces`, one patch per trace, e.g. a
-  // colour bar laid across), projector type on a wide screen (PROJECTOR_PX at least for the labels across, the
-  // axis titles and the colour bars), and the token labels of each axis thinned to every k-th so they stay apart
-  // (the hover names every cell)
-  const NARROW_PX = 640;  // a box this narrow (a phone) takes the figure's narrow layout; a window this wide is a screen
-  const PROJECTOR_PX = 14;  // the smallest text in a figure on a wide screen (a projector)
-  const boxOf = (element) => element && (element.closest('.block') || element.parentElement);
-  const fitFigure = (element, data, layout) => {
-    const box = boxOf(element);
-    if (!layout || !box || !box.clientWidth) return [data, layout];
-    const boxWidth = box.clientWidth - 4;
-    const {traces, ...narrow} = (boxWidth < NARROW_PX && layout.meta && layout.meta.narrow) || {};
-    const {width, ...rest} = merged(layout, narrow);
-    const wide = window.innerWidth >= NARROW_PX;
-    const fitted = thinned(wide ? projectorRows(projectorLayout(rest)) : rest, boxWidth);
-    fitted.autosize = true;
-    if (traces) data = data.map((trace, i) => merged(trace, traces[i]));
-    return [cellText(wide ? data.map(projectorTrace) : data, fitted, boxWidth, wide), fitted];
-  };
-  const merged = (base, extra) => {
-    const out = {...base};
-    for (const [key, value] of Object.entries(extra || {})) {
-      out[key] = value && typeof value === 'object' && !Array.isArray(value) && base[key] && typeof base[key] === 'object'
-        ? merged(base[key], value) : value;
-    }
-    return out;
-  };
-  // a figure's plot width in a box, an axis's share of it, and an axis naming every k-th of its ticks
-  const plotWidthOf = (layout, boxWidth) => {
-    const margin = layout.margin || {};
-    return Math.max(boxWidth - (margin.l ?? 80) - (margin.r ?? 80), 40);
-  };
-  const span = (axis) => { const [low, high] = (axis && axis.domain) || [0, 1]; return high - low; };
-  const everyKth = (axis, values, every) => ({...axis, tickvals: values.filter((_, i) => i % every === 0),
-                                              ticktext: axis.ticktext.filter((_, i) => i % every === 0)});
-  const atLeast = (font, size = 12) => ({...(font || {}), size: Math.max((font && font.size) || size, PROJECTOR_PX)});
-  const AXIS = /^[xy]axis\\d*$/;
-  // the labels across (thinned to fit below), numbers and categories down, the axis titles, the colour bars, the
-  // legend and the notes (token rows: projectorRows; a cell's text: cellText)
-  const projectorLayout = (layout) => {
-    const out = {...layout, font: atLeast(layout.font)};
-    if (out.legend) out.legend = {...out.legend, font: atLeast(out.legend.font)};
-    if (Array.isArray(out.annotations)) out.annotations = out.annotations.map((note) => ({...note, font: atLeast(note.font)}));
-    for (const key of Object.keys(out).filter((name) => AXIS.test(name))) {
-      const axis = out[key] || {}, title = axis.title;
-      const lifted = key[0] === 'x' || !Array.isArray(axis.ticktext);  // token rows: projectorRows
-      out[key] = {...axis, ...(lifted ? {tickfont: atLeast(axis.tickfont, out.font.size)} : {}),
-                  ...(title && typeof title === 'object' ? {title: {...title, font: atLeast(title.font)}} : {})};
-    }
-    for (const key of Object.keys(out).filter((name) => /^coloraxis\\d*$/.test(name) && out[name].colorbar)) {
-      out[key] = {...out[key], colorbar: projectorTrace(out[key]).colorbar};
-    }
-    return out;
-  };
-  // the row labels in projector type too: a figure whose rows would be shorter than ROW_PX grows (up to
-  // ROWS_MAX_PX of rows) and its left margin with its labels; where it cannot (rows beyond that, cells kept
-  // square) its labels are every k-th (the hover names every row)
-  const ROW_PX = 16, ROWS_MAX_PX = 720, LABEL_PAD_PX = 40, LEFT_MAX_PX = 300;  // visualizer.heatmap's pad
-  const projectorRows = (layout) => {
-    const out = {...layout}, margin = out.margin || {};
-    const plot = (out.height || 450) - (margin.t ?? 100) - (margin.b ?? 80);
-    const squares = new Set(Object.values(out).map((axis) => axis && axis.scaleanchor).filter(Boolean));
-    const rows = Object.keys(out).filter((name) => /^yaxis\\d*$/.test(name) && out[name] && Array.isArray(out[name].ticktext)
-                                                   && ((out[name].tickfont && out[name].tickfont.size) || 12) < PROJECTOR_PX);
-    const grows = (name) => out.height && !out[name].scaleanchor && !squares.has(name.replace('axis', ''));
-    const needed = Math.max(plot, ...rows.filter(grows).map((name) => ROW_PX * out[name].ticktext.length / span(out[name])));
-    const grown = Math.min(needed, Math.max(plot, ROWS_MAX_PX));
-    if (grown > plot) out.height += grown - plot;
-    let left = margin.l ?? 80;
-    for (const name of rows) {
-      const axis = out[name], values = numbers(axis.tickvals), font = (axis.tickfont && axis.tickfont.size) || 12;
-      const every = Math.ceil(ROW_PX * axis.ticktext.length / (grown * span(axis)));
-      out[name] = {...(values && every > 1 ? everyKth(axis, values, every) : axis), tickfont: atLeast(axis.tickfont)};
-      left = Math.max(left, LABEL_PAD_PX + ((margin.l ?? 80) - LABEL_PAD_PX) * PROJECTOR_PX / font);  // wider labels
-    }
-    if (rows.length) out.margin = {...margin, l: Math.round(Math.min(left, LEFT_MAX_PX))};
-    return out;
-  };
-  const projectorTrace = (trace) => {
-    const out = trace.colorbar ? {...trace, colorbar: {...trace.colorbar, tickfont: atLeast(trace.colorbar.tickfont)}} : trace;
-    return out.type === 'bar' && out.text ? {...out, textfont: atLeast(out.textfont)} : out;
-  };
-  // a heatmap's text in its cells: at the largest size its cells hold up to PROJECTOR_PX on a wide screen (the
-  // figure's own size on a phone); where even the figure's own size is too big for the longest text, at that size
-  // with each text cut to what its cell holds ("…"), none where that is under 3 characters (the hover names all)
-  const CHAR_EM = 0.62, CELL_PAD_PX = 4;  // visualizer.heatmap's estimate of a character's width
-  const units = (text) => String(text).match(/&[a-z]+;|&#x?[0-9a-f]+;|./gi) || [];  // an entity is one character
-  const cellText = (data, layout, boxWidth, wide) => data.map((trace) => {
-    if (trace.type !== 'heatmap' || !trace.texttemplate || !Array.isArray(trace.text)) return trace;
-    const axis = layout['xaxis' + (trace.xaxis || 'x').slice(1)], nested = Array.isArray(trace.text[0]);
-    const rows = nested ? trace.text : [trace.text];
-    const cell = plotWidthOf(layout, boxWidth) * span(axis) / Math.max(rows[0].length, 1) - CELL_PAD_PX;
-    const longest = Math.max(1, ...rows.flat().map((text) => units(text).length));
-    const own = (trace.textfont && trace.textfont.size) || 12;
-    const size = Math.min(wide ? Math.max(own, PROJECTOR_PX) : own, Math.floor(cell / (CHAR_EM * longest)));
-    if (size >= own) return {...trace, textfont: {...(trace.textfont || {}), size}};
-    const room = Math.floor(cell / (CHAR_EM * own));
-    const cut = rows.map((row) => row.map((text) => {
-      const chars = units(text);
-      return chars.length <= room ? text : room >= 3 ? chars.slice(0, room - 1).join('') + '…' : '';
-    }));
-    return {...trace, text: nested ? cut : cut[0]};
-  });
-  // an array as the figure's JSON holds it: a list, or Plotly's packed binary ({dtype, bdata}, one axis)
-  const TYPED = {i1: Int8Array, u1: Uint8Array, i2: Int16Array, u2: Uint16Array, i4: Int32Array, u4: Uint32Array,
-                 f4: Float32Array, f8: Float64Array};
-  const numbers = (value) => {
-    if (Array.isArray(value)) return value;
-    if (!value || typeof value.bdata !== 'string' || !TYPED[value.dtype]) return null;
-    const bytes = Uint8Array.from(atob(value.bdata), (c) => c.charCodeAt(0));
-    return Array.from(new TYPED[value.dtype](bytes.buffer));
-  };
-  // the token labels across each axis, every k-th where the figure at `boxWidth` gives them less room than their
-  // font needs (a slanted label: font / sin 45°)
-  const thinned = (layout, boxWidth) => {
-    const out = {...layout}, plotWidth = plotWidthOf(layout, boxWidth);
-    for (const key of Object.keys(out).filter((name) => /^xaxis\\d*$/.test(name))) {
-      const axis = out[key], values = axis && numbers(axis.tickvals);
-      if (!values || !Array.isArray(axis.ticktext)) continue;
-      const font = (axis.tickfont && axis.tickfont.size) || 12;
-      const pitch = axis.tickangle && axis.tickangle % 90 ? 1.45 * font : font + 2;
-      const every = Math.ceil(pitch * values.length / Math.max(plotWidth * span(axis), 1));
-      if (every > 1) out[key] = everyKth(axis, values, every);
-    }
-    return out;
-  };
-  // the element that scrolls a figure sideways (its box or a wrapper inside it), or null
-  const scrollerOf = (element) => {
-    const inner = element && element.querySelector('.plot-container');  // Plotly's own box (style.css scrolls it)
-    if (inner && inner.scrollWidth > inner.clientWidth + 2) return inner;
-    for (let node = element && element.parentElement; node && node !== document.body; node = node.parentElement) {
-      if (node.scrollWidth > node.clientWidth + 2 && /auto|scroll/.test(getComputedStyle(node).overflowX)) return node;
-      if (node.classList.contains('block')) break;
-    }
-    return null;
-  };
-  // row labels stay in view while the figure scrolls (on a halo of the page's colour)
-  const keepLabels = (scroller) => {
-    scroller.querySelectorAll('.js-plotly-plot .yaxislayer-above, .js-plotly-plot .g-ytitle').forEach((layer) => {
-      layer.style.transform = `translateX(${scroller.scrollLeft}px)`;
-    });
-    const box = boxOf(scroller);
-    if (box) box.classList.toggle('scrolled-to-end', scroller.scrollLeft + scroller.clientWidth >= scroller.scrollWidth - 2);
-  };
-  const scrollCue = (element) => {
-    const box = boxOf(element);
-    if (!box) return;
-    const scroller = scrollerOf(element);
-    box.classList.toggle('scrolls-x', !!scroller);
-    if (scroller) { scroller.classList.add('figure-scroller'); keepLabels(scroller); }
-  };
-  document.addEventListener('scroll', (event) => {
-    const scroller = event.target;
-    if (scroller instanceof Element && scroller.classList.contains('figure-scroller')) keepLabels(scroller);
-  }, true);
-  window.addEventListener('resize', () => document.querySelectorAll('.js-plotly-plot').forEach(scrollCue));
-
-  // after Translate / a tour stop: the player bar at the top of the window, the view (or the stop's text) under it
-  const bar = () => document.getElementById('player-bar');
-  const pageTop = (element) => element.getBoundingClientRect().top + window.scrollY;
-  const openFigure = () => Array.from(document.querySelectorAll('#views .block[id$="-plot"]'))
-    .find((block) => block.offsetParent !== null);
-  const bringUp = (anchorId) => {
-    const anchor = document.getElementById(anchorId), playerBar = bar();
-    if (!anchor || !playerBar) return;
-    const height = playerBar.getBoundingClientRect().height;
-    let target = pageTop(anchor) - height;  // the anchor right under the (sticky) bar
-    if (anchorId === 'views') {
-      const figure = openFigure();
-      // a phone: the controls would fill the window, so the figure itself comes up under the bar
-      if (figure && pageTop(figure) - height - target > window.innerHeight * 0.45 - height) {
-        target = pageTop(figure) - height - 8;
-      }
-    }
-    window.scrollTo({top: Math.max(target, 0), behavior: 'instant'});
-  };
-  const later = (action) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(action, 30)));
-  // text typed before the start-up example has arrived is kept (the example would replace it)
-  let typed = null, loaded = false;
-  document.addEventListener('input', (event) => {
-    if (!loaded && event.target instanceof Element && event.target.closest('#source')) typed = event.target.value;
-  }, true);
-  window.attentionExplorer = {
-    showView: () => later(() => bringUp('views')),
-    showTour: () => later(() => bringUp('tour-row')),
-    keepTyped: (value) => { loaded = true; return typed === null ? value : typed; },
-  };
-
-  // a title wider than the figure's box (a phone; a figure that scrolls sideways) is broken into lines that fit
-  const measure = document.createElement('canvas').getContext('2d');
-  const fitTitle = (element, layout) => {
-    const title = layout && layout.title;
-    const text = typeof title === 'string' ? title : title && title.text;
-    if (!text || !element || !element.clientWidth || /<br>/i.test(text)) return layout;
-    const left = (typeof title.x === 'number' ? title.x : 0.05) * (layout.width || element.clientWidth);
-    const box = Math.min(element.clientWidth, layout.width || Infinity) - left - 12;  // the visible part
-    const font = {...(layout.font || {}), ...(title.font || {})};
-    const size = (title.font && title.font.size) || 1.4 * (font.size || 12);
-    measure.font = `${size}px ${font.family || '"Open Sans", verdana, arial, sans-serif'}`;
-    const width = (line) => measure.measureText(line.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&')).width;
-    if (width(text) <= box) return layout;
-    const lines = [];
-    for (const word of text.split(' ')) {
-      const last = lines.length ? lines[lines.length - 1] + ' ' + word : word;
-      if (lines.length && width(last) <= box) lines[lines.length - 1] = last; else lines.push(word);
-    }
-    const extra = Math.round((lines.length - 1) * size * 1.3);
-    const margin = {...(layout.margin || {}), t: ((layout.margin || {}).t ?? 100) + extra};
-    return {...layout, margin, ...(layout.height ? {height: layout.height + extra} : {}),
-            title: {...(typeof title === 'string' ? {} : title), text: lines.join(' <br>')}};
-  };
-  document.documentElement.style.setProperty('--figure-dark-background', theme.background);
-  const wrap = (plotly, name) => {
-    const draw = plotly[name];
-    if (!draw || draw.__themed) return;
-    const themed = function (div, data, layout, config) {
-      const element = typeof div === 'string' ? document.getElementById(div) : div;
-      if (data && !Array.isArray(data) && data.data) {  // the one-object form {data, layout, config}
-        ({data, layout, config} = data);
-      }
-      if (element) element.__lightFigure = {data: structuredClone(data || []), layout: structuredClone(layout || {}), config};
-      if (isDark()) [data, layout] = darken(data, layout);
-      [data, layout] = fitFigure(element, data || [], layout);
-      layout = fitTitle(element, layout);
-      const drawn = draw.call(this, div, data, layout, config);
-      Promise.resolve(drawn).then(() => scrollCue(element));
-      return drawn;
-    };
-    themed.__themed = true;
-    plotly[name] = themed;
-  };
-  const install = (plotly) => { if (plotly) { wrap(plotly, 'react'); wrap(plotly, 'newPlot'); } };
-  let plotly = window.Plotly;
-  install(plotly);
-  Object.defineProperty(window, 'Plotly', {configurable: true, get: () => plotly,
-                                           set: (value) => { plotly = value; install(value); }});
-  let wasDark = isDark();
-  new MutationObserver(() => {
-    if (isDark() === wasDark || !plotly) return;
-    wasDark = isDark();
-    document.querySelectorAll('.js-plotly-plot').forEach((div) => {
-      const figure = div.__lightFigure;
-      if (figure) plotly.react(div, structuredClone(figure.data), structuredClone(figure.layout), figure.config);
-    });
-  }).observe(document.body, {attributes: true, attributeFilter: ['class']});
-
-  // the sentence box after Enter: the keys step there until the visitor types or clicks in it again
-  let armed = null;
-  document.addEventListener('keydown', (event) => {
-    const box = event.target instanceof Element && event.target.closest('#source') ? event.target : null;
-    if (box && event.key === 'Enter' && !event.shiftKey) armed = box;
-  }, true);
-  document.addEventListener('input', (event) => { if (event.target === armed) armed = null; }, true);
-  document.addEventListener('pointerdown', (event) => { if (event.target === armed) armed = null; }, true);
-  // a click on a tab (the views' or the Explain panels') leaves the focus on the page: the keys step after it
-  document.addEventListener('click', (event) => {
-    const tab = event.target instanceof Element && event.target.closest('[role="tab"]');
-    if (tab && event.detail > 0) setTimeout(() => { if (document.activeElement === tab) tab.blur(); }, 0);
-  }, true);
-  // the step line's prefix strip scrolls to keep the current token (the query) in view
-  const showQuery = () => {
-    const strip = document.querySelector('#step-info .step-prefix');
-    const token = strip && strip.querySelector('.tok.query');
-    if (!token) return;
-    const left = token.getBoundingClientRect().left - strip.getBoundingClientRect().left + strip.scrollLeft;
-    const right = left + token.getBoundingClientRect().width;
-    if (right > strip.scrollLeft + strip.clientWidth) strip.scrollLeft = right - strip.clientWidth + 4;
-    else if (left < strip.scrollLeft) strip.scrollLeft = Math.max(left - 4, 0);
-  };
-  new MutationObserver(showQuery).observe(document.getElementById('step-info') || document.body,
-                                         {childList: true, subtree: true, characterData: true});
-  window.addEventListener('resize', showQuery);
-  const TYPING = 'textarea, select, [contenteditable=""], [contenteditable="true"], ' +
-                 'input:not([type=radio]):not([type=checkbox])';
-  document.addEventListener('keydown', (event) => {
-    const id = keys[event.key];
-    if (!id || event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
-    const target = event.target instanceof Element ? event.target : null;
-    if (target && target !== armed && target.closest(TYPING)) return;
-    // Space presses a focused button and ticks a checkbox
-    if (event.key === ' ' && target && target.closest('button, a, input[type=checkbox]')) return;
-    const button = document.getElementById(id);
-    if (!button || button.disabled) return;
-    event.preventDefault();
-    button.click();
-  });
-}
-"""
-
 
 SHOW_VIEW_JS = "() => { window.attentionExplorer && window.attentionExplorer.showView(); }"
 SHOW_TOUR_JS = "() => { window.attentionExplorer && window.attentionExplorer.showTour(); }"
 KEEP_TYPED_JS = "(text) => window.attentionExplorer ? window.attentionExplorer.keepTyped(text) : text"
 
 
+def script(name: str) -> str:
+    """The text of ui/js/`name`."""
+    return (SCRIPTS / name).read_text(encoding="utf-8")
+
+
+@functools.cache
 def page_script() -> str:
     """The JavaScript function run once when the page loads (for `demo.load(js=...)`)."""
-    call = f"() => ({_SCRIPT.strip()})({json.dumps(dark_theme())}, {json.dumps(KEYS)})"
-    return call
+    files = "\n".join(script(name) for name in ("figures.js", "scroll.js", "keys.js"))
+    return (
+        "() => {\n  if (window.__attentionExplorer) return;\n  window.__attentionExplorer = true;\n"
+        f"{files}\n  installFigures({json.dumps(dark_theme())});\n  installScroll();\n"
+        f"  installKeys({json.dumps(KEYS)});\n}}"
+    )
+
+
+@functools.cache
+def page_head() -> str:
+    """The page's <head> additions: Plotly's own module (Gradio's PlotlyPlot chunk, 4.6 MB, loaded only once a plot
+    mounts) fetched and compiled from the start, beside the rest of the page, so the first figure does not wait
+    for it ('' where this Gradio has no such chunk)."""
+    chunks = sorted((Path(gradio.__file__).parent / "templates" / "frontend" / "assets").glob("PlotlyPlot-*.js"))
+    return "".join(f'<link rel="modulepreload" href="assets/{chunk.name}">' for chunk in chunks)

@@ -25,7 +25,7 @@ import gradio as gr
 
 from model import TranslationTrace
 
-from .common import PAGE_URL, PRIVATE, Page, TabView
+from .common import PAGE_URL, PRIVATE, Page, TabView, page_url
 from .stepping import step_html
 
 EMPTY = "empty"  # the key of a view emptied for want of a trace
@@ -94,7 +94,7 @@ def wire(page: Page, step_info: gr.HTML, views: Sequence[TabView]) -> None:
     def redraw(values: dict, request: gr.Request) -> dict:
         trace, step = values[page.trace], values[page.step]
         shown = dict(values[drawn] or {})
-        values = {**values, PAGE_URL: (getattr(request, "headers", None) or {}).get("referer", "")}
+        values = {**values, PAGE_URL: page_url(request)}
         updates = render_views(views, values[page.tab], trace, step, values, shown)
         info = repr((trace_key(trace), step))
         if shown.get("step") != info:

@@ -51,6 +51,7 @@ def launch(
         server_name=server_host(host),
         server_port=port,
         css=STYLE_FILE.read_text(encoding="utf-8"),
+        head=getattr(demo, "page_head", None),  # ui/page_script.py: Plotly fetched from the start
         ssr_mode=False,
         state_session_capacity=STATE_SESSIONS,
         max_file_size=MAX_UPLOAD,

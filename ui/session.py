@@ -20,7 +20,7 @@ from model import Checkpoint, CheckpointError, TranslationTrace, load_checkpoint
 from model.text import limits
 from model.text.language import GuardRail, guard_rails
 
-from .common import PRIVATE, chips
+from .common import PRIVATE, chips, set_initial
 from serving import ExampleCache, Runner
 
 from .runner import model_event, write_trace_file
@@ -92,9 +92,18 @@ def translate_trace(runner: Runner | None, text: str | None, direction: str, loa
 def translate_text(
     runner: Runner | None, text: str | None, direction: str, load_error: str = ""
 ) -> tuple[TranslationTrace, str, str]:
-    """The Translate action (also share links and the start-up example): translate_trace -> (trace, translation,
-    trace JSON path)."""
-    trace = translate_trace(runner, text, direction, load_error)
+    """The Translate action (also share links and the start-up example): validate, run the model once through
+    the page's runner (None: no model loaded), -> (trace, translation, trace JSON path). A built-in example is
+    answered from memory (serving/example_cache.py).
+
+    Bad input raises gr.Error with a message for the page (a notice) and for API clients.
+    """
+    return translate_checked(runner, text, check_input(runner, text, direction, load_error))
+
+
+def translate_checked(runner: Runner, text: str, code: str) -> tuple[TranslationTrace, str, str]:
+    """translate_text of an input `check_input` has passed (direction `code`): the model's run alone."""
+    trace = EXAMPLE_TRACES.translate(runner, text, code)  # bad input: a gr.Error with the model's message
     return trace, trace.translation, write_trace_json(trace)
 
 
@@ -179,6 +188,15 @@ class Header:
             **{component: shown[component] for component in (self.tokens, self.switch)},
         }
 
+    def prefill(self, trace: TranslationTrace, path: str, view) -> None:
+        """The page arrives showing `trace` (its JSON file at `path`): ui/share.py's first view."""
+        set_initial(self.trace, trace)
+        set_initial(self.source, trace.source_text)
+        set_initial(self.direction, trace.direction)
+        set_initial(self.translation, trace.translation)
+        set_initial(self.download, path, interactive=True)
+        set_initial(self.tokens, tokens_html(trace))
+
     def cleared(self, notice: str = "") -> dict:
         """Updates that remove every trace of the previous result (before a run, after an error)."""
         return {
@@ -260,7 +278,7 @@ def build(runner: Runner | None, load_error: str) -> Header:
         lambda choice, count: (
             {source: EXAMPLES[int(choice)][0], direction: EXAMPLES[int(choice)][1], go: count + 1}
             if choice not in (None, "")
-            else {}
+            else gr.skip()  # dismissed without a choice: nothing changes
         ),
         [examples, go],
         [source, direction, go],
@@ -280,39 +298,42 @@ def wire(header: Header, runner: Runner | None, load_error: str, button: gr.Butt
     """Translate: clear the old result (or say why the input is refused), run the model (the public endpoint),
     then show the result. (A .then after a failed run is not run by the page, so the check comes first.)"""
     shown = [header.trace, header.translation, header.download, header.tokens, header.notice, header.switch]
+    verdict = gr.State(None)  # `before`'s verdict on the click's input, read by `translate` (hidden from the API)
 
-    def translate_page(text: str, direction: str):
+    def translate_page(text: str, direction: str, verdict: tuple | None = None):
         """The page's Translate: (trace, translation, trace file, notices). The public API is ui/api.py."""
-        try:
-            check_input(runner, text, direction, load_error)
-        except gr.Error as error:  # the page's notice says it already (`before`): no toast over the next result
-            raise gr.Error(error.message, visible=False, print_exception=False) from None
-        trace, translation, path = translate_text(runner, text, direction, load_error)
+        if verdict is not None and verdict[:2] == (text, direction):  # the click's input, checked by `before`
+            if verdict[2] is None:  # refused: `before` has said why in the notice, the one message
+                return gr.skip(), gr.skip(), gr.skip(), gr.skip()
+            code = verdict[2]
+        else:
+            code = check_input(runner, text, direction, load_error)
+        trace, translation, path = translate_checked(runner, text, code)
         return trace, translation, path, notice_markdown(trace)
 
     def before(text, direction):
-        """A refused input clears the old result and says why in the notice area (and as a toast). A good one
+        """The click's one input check, its verdict kept for `translate` as (text, direction, code or None). A
+        refused input clears the old result and says why in the notice area, its one message. A good one
         keeps the result on screen until the new one replaces it (every view at once, one redraw);
         if the run then fails, `.failure` below clears it."""
         try:
-            check_input(runner, text, direction, load_error)
-            return {header.notice: ""}
+            return {header.notice: "", verdict: (text, direction, check_input(runner, text, direction, load_error))}
         except gr.Error as error:
-            return header.cleared(f"⚠️ {error.message}")
+            return {**header.cleared(f"⚠️ {error.message}"), verdict: (text, direction, None)}
 
     # queued (not queue=False): only queued events report a changed gr.State, which redraws and empties the views
     cleared = gr.on(
         [button.click, header.source.submit, header.go.change],
         before,
         [header.source, header.direction],
-        shown,
+        [*shown, verdict],
         show_progress="hidden",
         **PRIVATE,
     )
     # page plumbing: the public /translate is ui/api.py's (no gr.State outputs, no trace file unless asked)
     event = cleared.then(
         translate_page,
-        [header.source, header.direction],
+        [header.source, header.direction, verdict],
         [header.trace, header.translation, header.download, header.notice],
         **model_event(api_name="translate_page", preprocess=False, **PRIVATE),
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
@@ -25,7 +25,7 @@ from model.analysis.readouts import trace_head_diagnostics
 from model.decoding.trace import ATTENTION_KINDS
 
 from .attention import layer_choices
-from .common import PAGE_URL, PRIVATE, TabView
+from .common import PAGE_URL, PRIVATE, TabView, page_url, set_initial
 from .compare import CompareTab, Second, compare_with
 from .page_script import KEEP_TYPED_JS
 from serving import Runner
@@ -283,18 +283,35 @@ def link_row() -> gr.Textbox:
     return url
 
 
-def wire(runner: Runner | None, targets: Targets, url: gr.Textbox, demo: gr.Blocks) -> StartExample | None:
-    """The page's load handler (restore a link, else the first view): a model event, as a link translates."""
+def wire(
+    runner: Runner | None, targets: Targets, url: gr.Textbox, demo: gr.Blocks, prefills: Sequence[Callable] = ()
+) -> StartExample | None:
+    """The page's load handler (restore a link, else the first view): a model event, as a link translates.
+
+    The first view arrives with the page: `prefills` (each (trace, path, view) -> None, e.g. `Header.prefill`) put
+    it in the page's config, so a bare URL draws its figure as soon as the page is built and its load handler only
+    fills the link box (it needs the page's address). On ZeroGPU, where the example is computed on the first page
+    load (the GPU exists only within a request), the load handler shows it."""
     if runner is None:
         return None
     example = StartExample(runner)
-    if not runner.zerogpu:  # on ZeroGPU the GPU exists only within a request: the first page load computes it
-        example.get()  # at start-up: the first visitor does not wait either
+    prefilled = not runner.zerogpu
+    if prefilled:
+        trace, path, start = example.get()  # at start-up: the first visitor does not wait either
+        for prefill in prefills:
+            prefill(trace, path, start)
+        set_initial(targets.tabs, selected=start.tab)
+        set_initial(targets.tab, start.tab)
 
     def on_load(request: gr.Request):
-        return restore(runner, example, targets, dict(getattr(request, "query_params", None) or {}))
+        params = dict(getattr(request, "query_params", None) or {})
+        if prefilled and parse_query(params) is None:  # the first view is on screen already: its link
+            trace, _, start = example.get()
+            fields = dict(kind=start.kind, layer=start.layer, head=start.head)
+            return {url: link(trace, start.step, start.tab, page_url=page_url(request), **fields)}
+        return restore(runner, example, targets, params)
 
-    loaded = demo.load(on_load, None, targets.outputs(), **model_event(show_progress="hidden", **PRIVATE))
+    loaded = demo.load(on_load, None, [*targets.outputs(), url], **model_event(show_progress="hidden", **PRIVATE))
     if targets.compare is not None:  # the blog post's pair: both sentences translated, compared on "it"
         targets.compare.example.click(
             lambda: open_view(runner, example, targets, BLOG_VIEW),

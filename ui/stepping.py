@@ -14,7 +14,7 @@ import gradio as gr
 
 from model import TranslationTrace
 
-from .common import PRIVATE, chips, step_index
+from .common import PRIVATE, chips, set_initial, step_index
 from .step_slider import StepSlider
 
 KEYS_HINT = (
@@ -87,6 +87,18 @@ class Stepping:
             return self.stopped()
         new_step = clamp_step(trace, int(step or 1) + 1)  # one step on per tick
         return {**(self.stopped() if new_step >= trace.num_steps else {}), self.slider: new_step}
+
+    def prefill(self, trace: TranslationTrace, path: str, view) -> None:
+        """The page arrives at `view`'s step of `trace`, the controls enabled (ui/share.py's first view)."""
+        step = clamp_step(trace, view.step)
+        set_initial(self.slider, step, maximum=max(trace.num_steps, 2), interactive=trace.num_steps > 1)
+        set_initial(self.info, step_html(trace, step))
+        for button in (*self.buttons, self.play_button):
+            set_initial(button, interactive=True)
+
+    def at_end(self, trace: TranslationTrace) -> dict:
+        """The slider at the trace's last step, its range with it (the range of the trace before may be shorter)."""
+        return {self.slider: gr.Slider(minimum=1, maximum=max(trace.num_steps, 2), value=trace.num_steps)}
 
     def show_trace(self, trace: TranslationTrace | None, step: float | None = 1) -> dict:
         """The steps of a new trace, playback stopped; without a trace every step control is disabled.

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from browser_helpers import GERMAN, SAMPLE_SCREENS, rects, settled_scroll, to_empty_page, wait_step
+from visualizer.heatmap import WINDOW_HALF
+
+from browser_helpers import GERMAN, SAMPLE_SCREENS, rects, shown_view, to_empty_page, wait_last_step
 
 
 @pytest.fixture
@@ -30,7 +32,8 @@ def page(browser, server):
 )
 def screen(request, browser, server):
     """A page at one viewport and theme, on the Attention tab, GERMAN translated by Enter in the sentence box;
-    `page.after` holds where things were right after the translation (one page per module and screen)."""
+    `page.after` holds where things were right after the translation, `page.total` its steps (one page per module
+    and screen)."""
     from playwright.sync_api import expect
 
     (width, height), theme = request.param
@@ -46,11 +49,18 @@ def screen(request, browser, server):
         "document.querySelector('#tokens').textContent.includes('Fahrrad')",
         arg=GERMAN,
     )
-    wait_step(page, 1)
-    settled_scroll(page)
-    page.wait_for_selector("#attention-plot .js-plotly-plot .heatmaplayer")
+    page.total = wait_last_step(page)  # the whole translation: a row per output token
+    shown_view(page)
+    page.rows = min(page.total, 2 * WINDOW_HALF + 1)  # a row per output token (a long output: a window of them)
+    page.wait_for_function(  # the figure of the new trace: its rows
+        "(n) => { const gd = document.querySelector('#attention-plot .js-plotly-plot');"
+        " return gd && gd.data && gd.data[0].y.length === n; }",
+        arg=page.rows,
+    )
     page.after = rects(
         page,
+        "#source",
+        "#translation",
         "#player-bar",
         "#step-next",
         "#attention-kind",

@@ -41,6 +41,7 @@ def loaded(request, browser, server):
     page.goto(server + f"?__theme={theme}")
     page.wait_for_selector("#attention-plot .js-plotly-plot .heatmaplayer")
     page.wait_for_function("() => /Step \\d+ of/.test(document.querySelector('#step-info').textContent)")
+    page.wait_for_function("() => !!document.querySelector('#share-link textarea')?.value")  # loaded
     page.size, page.theme = (width, height), theme
     yield page
     page.close()

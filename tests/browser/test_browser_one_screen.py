@@ -1,5 +1,6 @@
 """The figure and its controls on one screen, on a 1280x720 projector in dark and a 390x844 phone in light
-(browser_helpers.SAMPLE_SCREENS): after Translate the player bar, the view's controls and the figure are in the window;
+(browser_helpers.SAMPLE_SCREENS): after Translate the sentence, its translation, the player bar and at least 8 rows
+of the whole figure (a row per output token) are in the window, on a phone the figure's title under the bar;
 a tour stop's text sits by the figure; every tab and Explain panel is one click away; the keys step after
 Enter in the sentence box and after a click on a radio, and the page says so; text typed while the start-up
 example is on its way is kept; a figure wider than the phone says it scrolls and keeps its row labels;
@@ -23,6 +24,7 @@ from browser_helpers import (
     open_tab,
     rects,
     step_of,
+    wait_last_step,
     wait_step,
 )
 
@@ -30,23 +32,35 @@ TABS = ["Next token", "Attention", "Compare", "Positional encoding", "Masks", "M
 pytestmark = [pytest.mark.browser, needs_chromium]
 
 
-def test_after_translate_the_bar_the_controls_and_the_figure_share_the_window(screen):
+# the rows of the attention figure inside the window: (rows in the window, rows in the figure)
+ROWS_IN_WINDOW = """() => {
+  const gd = document.querySelector('#attention-plot .js-plotly-plot'), axis = gd._fullLayout.yaxis;
+  const rows = gd.data[0].y.length, top = gd.getBoundingClientRect().top + axis._offset, pitch = axis._length / rows;
+  let shown = 0;
+  for (let i = 0; i < rows; i++) if (top + i * pitch >= 0 && top + (i + 1) * pitch <= window.innerHeight + 0.5) shown++;
+  return [shown, rows];
+}"""
+
+
+def test_after_translate_the_sentence_the_translation_the_bar_and_the_figure_share_the_window(screen):
     width, height = screen.size
     after = screen.after
     bar = after["#player-bar"]
-    assert bar["top"] <= 0.5 and inside(after["#step-next"], height), after
-    figure = after["#attention-plot"]
-    assert bar["bottom"] - 1 <= figure["top"] < height, after  # the figure starts in the window, under the bar
-    if width >= 1000:  # a laptop or projector: the controls and the whole first-step figure as well
-        for control in ("#attention-kind", "#layer", "#head"):
-            assert inside(after[control], height) and after[control]["top"] >= bar["bottom"] - 1, (control, after)
-        assert inside(after["#attention-plot .js-plotly-plot .main-svg"], height), after
-    else:  # a phone: the bar is slim, says the whole translation, and the figure itself comes up under it
-        assert bar["bottom"] - bar["top"] <= 150, bar
-        assert figure["top"] < height / 2, after
+    assert inside(bar, height) and inside(after["#step-next"], height), after
+    shown, rows = screen.evaluate(ROWS_IN_WINDOW)
+    assert rows == screen.rows, (rows, screen.rows)  # the whole translation: a row per output token (or a window)
+    if width >= 1000:  # a laptop or projector: nothing scrolled away from the sentence
+        for part in ("#source", "#translation", "#attention-kind"):
+            assert inside(after[part], height), (part, after)
+        assert shown >= min(8, rows), (shown, rows, after)
+    else:  # a phone: the bar is slim, says the whole translation, and the figure's title comes up right under it
+        figure = after["#attention-plot"]
+        assert bar["top"] <= 0.5 and bar["bottom"] - bar["top"] <= 200, bar
+        assert bar["bottom"] - 1 <= figure["top"] <= bar["bottom"] + 16, after
         assert after["#step-info .step-output"]["bottom"] <= bar["bottom"], after
         translation = " ".join(screen.locator("#translation textarea").input_value().split())
         assert " ".join(screen.locator("#step-info .step-output").inner_text().split()) == f"“{translation}”"
+        assert shown >= min(8, rows), (shown, rows)
     if width >= 1000:
         assert not screen.locator("#step-info .step-output").is_visible()  # the box with it is in the window
 
@@ -78,10 +92,11 @@ def test_keys_step_after_enter_and_after_a_radio_click_not_while_typing(screen):
     screen.click("#step-next")
     wait_step(screen, 2)
     screen.click("#source textarea")
-    screen.keyboard.press("Enter")  # translates again: back to step 1, the focus still in the box
-    wait_step(screen, 1)
-    total = step_of(screen)[1]
+    screen.keyboard.press("Enter")  # translates again: the last step, the focus still in the box
+    total = wait_last_step(screen)
     assert total >= 3
+    screen.keyboard.press("Home")
+    wait_step(screen, 1)
     screen.keyboard.press("ArrowRight")
     wait_step(screen, 2)
     expect(screen.locator("#source textarea")).to_have_value(GERMAN)  # the caret did not edit the text
@@ -173,12 +188,7 @@ def test_step_n_of_m_is_never_cut(browser, server, width):
         page.wait_for_selector("#attention-plot .js-plotly-plot")
         page.fill("#source textarea", GERMAN + " " + GERMAN)  # a long prefix at the last step
         page.click("#translate")
-        wait_step(page, 1)
-        page.click("#step-last")
-        page.wait_for_function(
-            "() => { const m = /Step (\\d+) of (\\d+)/.exec("
-            "document.querySelector('#step-info').textContent); return m && m[1] === m[2]; }"
-        )
+        wait_last_step(page)  # Translate lands on the last step: the longest prefix
         label = page.locator("#step-info .step-line .label")
         assert label.evaluate("(l) => l.scrollWidth <= l.clientWidth + 0.5"), label.inner_text()
         assert STEP.fullmatch(label.inner_text().strip()), label.inner_text()
@@ -186,8 +196,9 @@ def test_step_n_of_m_is_never_cut(browser, server, width):
         page.close()
 
 
-def test_text_typed_before_the_start_up_example_arrives_is_kept(browser, server):
-    """The page's first model event (the start-up example) is held back until the visitor has typed."""
+def test_text_typed_before_the_page_has_loaded_is_kept(browser, server):
+    """The start-up example arrives with the page (in its config); its load event, held back until the visitor has
+    typed, leaves the typed text as it is."""
     from playwright.sync_api import expect
 
     page = browser.new_page(viewport={"width": 1280, "height": 720})
@@ -204,13 +215,13 @@ def test_text_typed_before_the_start_up_example_arrives_is_kept(browser, server)
         page.route("**/queue/join*", hold)
         page.goto(server)
         page.wait_for_function("() => !!window.attentionExplorer")  # the page script is running
-        page.locator("#source textarea").press_sequentially("Hallo Welt")
+        expect(page.locator("#translation textarea")).not_to_have_value("")  # the example came with the page
+        page.locator("#source textarea").fill("Hallo Welt")
         released.append(True)
         for route in held:
             route.continue_()
-        assert held, "the start-up example was not requested"
-        page.wait_for_selector("#attention-plot .js-plotly-plot")
-        expect(page.locator("#translation textarea")).not_to_have_value("")  # the example has arrived...
+        assert held, "the page's load event was not requested"
+        expect(page.locator("#share-link textarea")).not_to_have_value("")  # the load event has answered...
         expect(page.locator("#source textarea")).to_have_value("Hallo Welt")  # ...and the typed text is kept
     finally:
         page.close()

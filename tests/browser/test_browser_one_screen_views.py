@@ -16,6 +16,7 @@ from browser_helpers import (
     open_tab,
     rects,
     step_of,
+    wait_last_step,
     wait_step,
 )
 
@@ -153,7 +154,7 @@ def show_short(page) -> None:
     page.fill("#source textarea", SHORT)
     page.click("#translate")
     page.wait_for_function("() => document.querySelector('#tokens').textContent.includes('Hund')")
-    wait_step(page, 1)
+    wait_last_step(page)
     page.wait_for_function("() => document.querySelector('#attention-plot .js-plotly-plot').data[0].x.length <= 8")
 
 

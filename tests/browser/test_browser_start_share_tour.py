@@ -11,7 +11,7 @@ import time
 import pytest
 
 from model.text import limits
-from browser_helpers import needs_chromium, scroll_at_rest
+from browser_helpers import needs_chromium, shown_view
 from ui.text import EXAMPLES, example_label
 
 pytestmark = [pytest.mark.browser, needs_chromium]
@@ -116,7 +116,7 @@ def test_wrong_language_and_long_input_notices(browser, server):
     page.fill("#source textarea", "Der Hund läuft schnell über die große grüne Wiese. " * 6)
     page.click("#translate")
     expect(page.locator("#notice")).to_contain_text("99.9 % of the training sentences")
-    scroll_at_rest(page)
+    shown_view(page, 3)  # the page has placed the third translation's view: the menu stays where it is now
     page.locator("#examples input").click()  # an example translates when picked from the menu
     page.get_by_role("option", name=example_label("This is my house.", "en-de"), exact=True).click()
     expect(page.locator("#tokens")).to_contain_text("house")

@@ -85,20 +85,19 @@ def wait_step(page, number: int) -> None:
     )
 
 
-def settled_scroll(page) -> None:
-    """The page has scrolled the view up after Translate (the script waits two frames and 30 ms)."""
-    page.wait_for_function(
-        "() => document.querySelector('#player-bar').getBoundingClientRect().top <= 0.5 && window.scrollY > 100"
-    )
+def shown_view(page, count: int = 1) -> None:
+    """The page has placed the view after its `count`-th translation (ui/js/scroll.js counts each in
+    <body data-shown-view>): a state to wait on, not the timing of a scroll."""
+    page.wait_for_function("(n) => Number(document.body.dataset.shownView || 0) >= n", arg=count)
 
 
-def scroll_at_rest(page) -> None:
-    """The page has stopped scrolling (its scroll position is the same 150 ms and a frame later): a menu opened
-    while the page still scrolls to a result stays where it opened, outside the viewport."""
+def wait_last_step(page) -> int:
+    """Wait until the page shows a trace's last step ("Step N of N", where Translate lands) -> N."""
     page.wait_for_function(
-        "() => new Promise((done) => { const y = window.scrollY; "
-        "setTimeout(() => requestAnimationFrame(() => done(window.scrollY === y)), 150); })"
+        "() => { const m = /Step (\\d+) of (\\d+)/.exec(document.querySelector('#step-info').textContent);"
+        " return m && m[1] === m[2]; }"
     )
+    return step_of(page)[1]
 
 
 def inside(box: dict, height: float) -> bool:

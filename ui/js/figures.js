@@ -1,0 +1,268 @@
+/* Figures drawn in the page's theme and fitted to their boxes (loaded by ui/page_script.py).
+
+Widths: a figure's width is what its labels need at projector size: where its box is wider it fills the box;
+where narrower it takes the box's width, on a phone in the narrow layout the figure carries (`layout.meta.narrow`:
+stacked panels, smaller margins), and with the labels across thinned to stay apart, so nothing scrolls sideways.
+A figure still wider than its box (a very long sentence) scrolls in its box with a cue, its row labels kept in
+view on a halo.
+
+Titles: a figure's title wider than the figure's box (on a phone) is broken into lines that fit, with the
+top margin grown to hold them, so it is not cut off where the figure scrolls sideways.
+
+Theme: Gradio puts the class `dark` on <body> for `?__theme=dark` and for a dark OS preference. Every
+figure function draws one light spec; `Plotly.react`/`newPlot` (what gr.Plot calls) are wrapped so that on a
+dark page the light colours and scales are swapped for the dark ones of `visualizer.theme.dark_theme()` (the
+`theme` argument: one source of truth) before drawing, and the figures are redrawn when the theme changes; the
+figures' boxes take the same dark background (a CSS variable).
+*/
+/* exported installFigures */
+
+function installFigures(theme) {
+  const isDark = () => document.body.classList.contains('dark');
+  const COLOR_KEY = /color|colorscale/i;
+  const recolor = (value) => {
+    if (typeof value === 'string') {
+      const dark = theme.colors[value.toLowerCase().replace(/\s+/g, '')];
+      return dark === undefined ? value : dark;
+    }
+    if (Array.isArray(value)) return value.map(recolor);
+    if (value && typeof value === 'object') return walk(value);
+    return value;
+  };
+  // only values under colour keys change (a token that reads "white" stays a token)
+  const walk = (node) => {
+    if (Array.isArray(node)) { node.forEach(walk); return node; }
+    if (!node || typeof node !== 'object' || 'bdata' in node) return node;
+    for (const key of Object.keys(node)) {
+      if (COLOR_KEY.test(key)) node[key] = recolor(node[key]);
+      else if (node[key] && typeof node[key] === 'object') walk(node[key]);
+    }
+    return node;
+  };
+  const darken = (data, layout) => {
+    data = walk(structuredClone(data || []));
+    layout = walk(structuredClone(layout || {}));
+    layout.template = theme.template;
+    layout.paper_bgcolor = theme.background;
+    if (!layout.plot_bgcolor) layout.plot_bgcolor = theme.background;
+    return [data, layout];
+  };
+  // every figure takes its box's width (cells grow or shrink), with the layout a phone's box needs where the
+  // figure carries one (`meta.narrow`: panels stacked, smaller margins; its `traces`, one patch per trace, e.g. a
+  // colour bar laid across), projector type on a wide screen (PROJECTOR_PX at least for the labels across, the
+  // axis titles and the colour bars), and the token labels of each axis thinned to every k-th so they stay apart
+  // (the hover names every cell)
+  const NARROW_PX = 640;  // a box this narrow (a phone) takes the figure's narrow layout; a window this wide is a screen
+  const PROJECTOR_PX = 14;  // the smallest text in a figure on a wide screen (a projector)
+  const boxOf = (element) => element && (element.closest('.block') || element.parentElement);
+  const fitFigure = (element, data, layout) => {
+    const box = boxOf(element);
+    if (!layout || !box || !box.clientWidth) return [data, layout];
+    const boxWidth = box.clientWidth - 4;
+    const {traces, ...narrow} = (boxWidth < NARROW_PX && layout.meta && layout.meta.narrow) || {};
+    const {width, ...rest} = merged(layout, narrow);
+    const wide = window.innerWidth >= NARROW_PX;
+    const fitted = thinned(wide ? projectorRows(projectorLayout(rest)) : rest, boxWidth);
+    fitted.autosize = true;
+    if (traces) data = data.map((trace, i) => merged(trace, traces[i]));
+    return [cellText(wide ? data.map(projectorTrace) : data, fitted, boxWidth, wide), fitted];
+  };
+  const merged = (base, extra) => {
+    const out = {...base};
+    for (const [key, value] of Object.entries(extra || {})) {
+      out[key] = value && typeof value === 'object' && !Array.isArray(value) && base[key] && typeof base[key] === 'object'
+        ? merged(base[key], value) : value;
+    }
+    return out;
+  };
+  // a figure's plot width in a box, an axis's share of it, and an axis naming every k-th of its ticks
+  const plotWidthOf = (layout, boxWidth) => {
+    const margin = layout.margin || {};
+    return Math.max(boxWidth - (margin.l ?? 80) - (margin.r ?? 80), 40);
+  };
+  const span = (axis) => { const [low, high] = (axis && axis.domain) || [0, 1]; return high - low; };
+  const everyKth = (axis, values, every) => ({...axis, tickvals: values.filter((_, i) => i % every === 0),
+                                              ticktext: axis.ticktext.filter((_, i) => i % every === 0)});
+  const atLeast = (font, size = 12) => ({...(font || {}), size: Math.max((font && font.size) || size, PROJECTOR_PX)});
+  const AXIS = /^[xy]axis\d*$/;
+  // the labels across (thinned to fit below), numbers and categories down, the axis titles, the colour bars, the
+  // legend and the notes (token rows: projectorRows; a cell's text: cellText)
+  const projectorLayout = (layout) => {
+    const out = {...layout, font: atLeast(layout.font)};
+    if (out.legend) out.legend = {...out.legend, font: atLeast(out.legend.font)};
+    if (Array.isArray(out.annotations)) out.annotations = out.annotations.map((note) => ({...note, font: atLeast(note.font)}));
+    for (const key of Object.keys(out).filter((name) => AXIS.test(name))) {
+      const axis = out[key] || {}, title = axis.title;
+      const lifted = key[0] === 'x' || !Array.isArray(axis.ticktext);  // token rows: projectorRows
+      out[key] = {...axis, ...(lifted ? {tickfont: atLeast(axis.tickfont, out.font.size)} : {}),
+                  ...(title && typeof title === 'object' ? {title: {...title, font: atLeast(title.font)}} : {})};
+    }
+    for (const key of Object.keys(out).filter((name) => /^coloraxis\d*$/.test(name) && out[name].colorbar)) {
+      out[key] = {...out[key], colorbar: projectorTrace(out[key]).colorbar};
+    }
+    return out;
+  };
+  // the row labels in projector type too: a figure whose rows would be shorter than ROW_PX grows (up to
+  // ROWS_MAX_PX of rows) and its left margin with its labels; where it cannot (rows beyond that, cells kept
+  // square) its labels are every k-th (the hover names every row)
+  const ROW_PX = 16, ROWS_MAX_PX = 720, LABEL_PAD_PX = 40, LEFT_MAX_PX = 300;  // visualizer.heatmap's pad
+  const projectorRows = (layout) => {
+    const out = {...layout}, margin = out.margin || {};
+    const plot = (out.height || 450) - (margin.t ?? 100) - (margin.b ?? 80);
+    const squares = new Set(Object.values(out).map((axis) => axis && axis.scaleanchor).filter(Boolean));
+    const rows = Object.keys(out).filter((name) => /^yaxis\d*$/.test(name) && out[name] && Array.isArray(out[name].ticktext)
+                                                   && ((out[name].tickfont && out[name].tickfont.size) || 12) < PROJECTOR_PX);
+    const grows = (name) => out.height && !out[name].scaleanchor && !squares.has(name.replace('axis', ''));
+    const needed = Math.max(plot, ...rows.filter(grows).map((name) => ROW_PX * out[name].ticktext.length / span(out[name])));
+    const grown = Math.min(needed, Math.max(plot, ROWS_MAX_PX));
+    if (grown > plot) out.height += grown - plot;
+    let left = margin.l ?? 80;
+    for (const name of rows) {
+      const axis = out[name], values = numbers(axis.tickvals), font = (axis.tickfont && axis.tickfont.size) || 12;
+      const every = Math.ceil(ROW_PX * axis.ticktext.length / (grown * span(axis)));
+      out[name] = {...(values && every > 1 ? everyKth(axis, values, every) : axis), tickfont: atLeast(axis.tickfont)};
+      left = Math.max(left, LABEL_PAD_PX + ((margin.l ?? 80) - LABEL_PAD_PX) * PROJECTOR_PX / font);  // wider labels
+    }
+    if (rows.length) out.margin = {...margin, l: Math.round(Math.min(left, LEFT_MAX_PX))};
+    return out;
+  };
+  const projectorTrace = (trace) => {
+    const out = trace.colorbar ? {...trace, colorbar: {...trace.colorbar, tickfont: atLeast(trace.colorbar.tickfont)}} : trace;
+    return out.type === 'bar' && out.text ? {...out, textfont: atLeast(out.textfont)} : out;
+  };
+  // a heatmap's text in its cells: at the largest size its cells hold up to PROJECTOR_PX on a wide screen (the
+  // figure's own size on a phone); where even the figure's own size is too big for the longest text, at that size
+  // with each text cut to what its cell holds ("…"), none where that is under 3 characters (the hover names all)
+  const CHAR_EM = 0.62, CELL_PAD_PX = 4;  // visualizer.heatmap's estimate of a character's width
+  const units = (text) => String(text).match(/&[a-z]+;|&#x?[0-9a-f]+;|./gi) || [];  // an entity is one character
+  const cellText = (data, layout, boxWidth, wide) => data.map((trace) => {
+    if (trace.type !== 'heatmap' || !trace.texttemplate || !Array.isArray(trace.text)) return trace;
+    const axis = layout['xaxis' + (trace.xaxis || 'x').slice(1)], nested = Array.isArray(trace.text[0]);
+    const rows = nested ? trace.text : [trace.text];
+    const cell = plotWidthOf(layout, boxWidth) * span(axis) / Math.max(rows[0].length, 1) - CELL_PAD_PX;
+    const longest = Math.max(1, ...rows.flat().map((text) => units(text).length));
+    const own = (trace.textfont && trace.textfont.size) || 12;
+    const size = Math.min(wide ? Math.max(own, PROJECTOR_PX) : own, Math.floor(cell / (CHAR_EM * longest)));
+    if (size >= own) return {...trace, textfont: {...(trace.textfont || {}), size}};
+    const room = Math.floor(cell / (CHAR_EM * own));
+    const cut = rows.map((row) => row.map((text) => {
+      const chars = units(text);
+      return chars.length <= room ? text : room >= 3 ? chars.slice(0, room - 1).join('') + '…' : '';
+    }));
+    return {...trace, text: nested ? cut : cut[0]};
+  });
+  // an array as the figure's JSON holds it: a list, or Plotly's packed binary ({dtype, bdata}, one axis)
+  const TYPED = {i1: Int8Array, u1: Uint8Array, i2: Int16Array, u2: Uint16Array, i4: Int32Array, u4: Uint32Array,
+                 f4: Float32Array, f8: Float64Array};
+  const numbers = (value) => {
+    if (Array.isArray(value)) return value;
+    if (!value || typeof value.bdata !== 'string' || !TYPED[value.dtype]) return null;
+    const bytes = Uint8Array.from(atob(value.bdata), (c) => c.charCodeAt(0));
+    return Array.from(new TYPED[value.dtype](bytes.buffer));
+  };
+  // the token labels across each axis, every k-th where the figure at `boxWidth` gives them less room than their
+  // font needs (a slanted label: font / sin 45°)
+  const thinned = (layout, boxWidth) => {
+    const out = {...layout}, plotWidth = plotWidthOf(layout, boxWidth);
+    for (const key of Object.keys(out).filter((name) => /^xaxis\d*$/.test(name))) {
+      const axis = out[key], values = axis && numbers(axis.tickvals);
+      if (!values || !Array.isArray(axis.ticktext)) continue;
+      const font = (axis.tickfont && axis.tickfont.size) || 12;
+      const pitch = axis.tickangle && axis.tickangle % 90 ? 1.45 * font : font + 2;
+      const every = Math.ceil(pitch * values.length / Math.max(plotWidth * span(axis), 1));
+      if (every > 1) out[key] = everyKth(axis, values, every);
+    }
+    return out;
+  };
+  // the element that scrolls a figure sideways (its box or a wrapper inside it), or null
+  const scrollerOf = (element) => {
+    const inner = element && element.querySelector('.plot-container');  // Plotly's own box (style.css scrolls it)
+    if (inner && inner.scrollWidth > inner.clientWidth + 2) return inner;
+    for (let node = element && element.parentElement; node && node !== document.body; node = node.parentElement) {
+      if (node.scrollWidth > node.clientWidth + 2 && /auto|scroll/.test(getComputedStyle(node).overflowX)) return node;
+      if (node.classList.contains('block')) break;
+    }
+    return null;
+  };
+  // row labels stay in view while the figure scrolls (on a halo of the page's colour)
+  const keepLabels = (scroller) => {
+    scroller.querySelectorAll('.js-plotly-plot .yaxislayer-above, .js-plotly-plot .g-ytitle').forEach((layer) => {
+      layer.style.transform = `translateX(${scroller.scrollLeft}px)`;
+    });
+    const box = boxOf(scroller);
+    if (box) box.classList.toggle('scrolled-to-end', scroller.scrollLeft + scroller.clientWidth >= scroller.scrollWidth - 2);
+  };
+  const scrollCue = (element) => {
+    const box = boxOf(element);
+    if (!box) return;
+    const scroller = scrollerOf(element);
+    box.classList.toggle('scrolls-x', !!scroller);
+    if (scroller) { scroller.classList.add('figure-scroller'); keepLabels(scroller); }
+  };
+  document.addEventListener('scroll', (event) => {
+    const scroller = event.target;
+    if (scroller instanceof Element && scroller.classList.contains('figure-scroller')) keepLabels(scroller);
+  }, true);
+  window.addEventListener('resize', () => document.querySelectorAll('.js-plotly-plot').forEach(scrollCue));
+
+  // a title wider than the figure's box (a phone; a figure that scrolls sideways) is broken into lines that fit
+  const measure = document.createElement('canvas').getContext('2d');
+  const fitTitle = (element, layout) => {
+    const title = layout && layout.title;
+    const text = typeof title === 'string' ? title : title && title.text;
+    if (!text || !element || !element.clientWidth || /<br>/i.test(text)) return layout;
+    const left = (typeof title.x === 'number' ? title.x : 0.05) * (layout.width || element.clientWidth);
+    const box = Math.min(element.clientWidth, layout.width || Infinity) - left - 12;  // the visible part
+    const font = {...(layout.font || {}), ...(title.font || {})};
+    const size = (title.font && title.font.size) || 1.4 * (font.size || 12);
+    measure.font = `${size}px ${font.family || '"Open Sans", verdana, arial, sans-serif'}`;
+    const width = (line) => measure.measureText(line.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&')).width;
+    if (width(text) <= box) return layout;
+    const lines = [];
+    for (const word of text.split(' ')) {
+      const last = lines.length ? lines[lines.length - 1] + ' ' + word : word;
+      if (lines.length && width(last) <= box) lines[lines.length - 1] = last; else lines.push(word);
+    }
+    const extra = Math.round((lines.length - 1) * size * 1.3);
+    const margin = {...(layout.margin || {}), t: ((layout.margin || {}).t ?? 100) + extra};
+    return {...layout, margin, ...(layout.height ? {height: layout.height + extra} : {}),
+            title: {...(typeof title === 'string' ? {} : title), text: lines.join(' <br>')}};
+  };
+  document.documentElement.style.setProperty('--figure-dark-background', theme.background);
+  const wrap = (plotly, name) => {
+    const draw = plotly[name];
+    if (!draw || draw.__themed) return;
+    const themed = function (div, data, layout, config) {
+      const element = typeof div === 'string' ? document.getElementById(div) : div;
+      if (data && !Array.isArray(data) && data.data) {  // the one-object form {data, layout, config}
+        ({data, layout, config} = data);
+      }
+      if (element) element.__lightFigure = {data: structuredClone(data || []), layout: structuredClone(layout || {}), config};
+      if (isDark()) [data, layout] = darken(data, layout);
+      [data, layout] = fitFigure(element, data || [], layout);
+      layout = fitTitle(element, layout);
+      const drawn = draw.call(this, div, data, layout, config);
+      Promise.resolve(drawn).then(() => {
+        scrollCue(element);
+        if (element) element.dispatchEvent(new CustomEvent('figure-drawn', {bubbles: true}));  // scroll.js follows it
+      });
+      return drawn;
+    };
+    themed.__themed = true;
+    plotly[name] = themed;
+  };
+  const install = (plotly) => { if (plotly) { wrap(plotly, 'react'); wrap(plotly, 'newPlot'); } };
+  let plotly = window.Plotly;
+  install(plotly);
+  Object.defineProperty(window, 'Plotly', {configurable: true, get: () => plotly,
+                                           set: (value) => { plotly = value; install(value); }});
+  let wasDark = isDark();
+  new MutationObserver(() => {
+    if (isDark() === wasDark || !plotly) return;
+    wasDark = isDark();
+    document.querySelectorAll('.js-plotly-plot').forEach((div) => {
+      const figure = div.__lightFigure;
+      if (figure) plotly.react(div, structuredClone(figure.data), structuredClone(figure.layout), figure.config);
+    });
+  }).observe(document.body, {attributes: true, attributeFilter: ['class']});
+}

@@ -1,0 +1,52 @@
+/* The page-wide step keys and the player bar's token strip (loaded by ui/page_script.py).
+
+Keys: Left/Right = Back/Next, Home/End = First/Last, Space = Play/Pause. They click the step buttons (so they do
+exactly what a click does) and never fire while typing in a text box or on a slider, with a modifier held, or
+while the buttons are disabled (no trace yet). After Enter in the sentence box they step until the visitor types
+or clicks there again; on a radio (a head, a layer, a kind) they step instead of moving the choice; a click on a
+tab leaves the focus on the page, so they step after it too. The strip keeps the current token in view.
+*/
+/* exported installKeys */
+
+function installKeys(keys) {
+  // the sentence box after Enter: the keys step there until the visitor types or clicks in it again
+  let armed = null;
+  document.addEventListener('keydown', (event) => {
+    const box = event.target instanceof Element && event.target.closest('#source') ? event.target : null;
+    if (box && event.key === 'Enter' && !event.shiftKey) armed = box;
+  }, true);
+  document.addEventListener('input', (event) => { if (event.target === armed) armed = null; }, true);
+  document.addEventListener('pointerdown', (event) => { if (event.target === armed) armed = null; }, true);
+  // a click on a tab (the views' or the Explain panels') leaves the focus on the page: the keys step after it
+  document.addEventListener('click', (event) => {
+    const tab = event.target instanceof Element && event.target.closest('[role="tab"]');
+    if (tab && event.detail > 0) setTimeout(() => { if (document.activeElement === tab) tab.blur(); }, 0);
+  }, true);
+  // the step line's prefix strip scrolls to keep the current token (the query) in view
+  const showQuery = () => {
+    const strip = document.querySelector('#step-info .step-prefix');
+    const token = strip && strip.querySelector('.tok.query');
+    if (!token) return;
+    const left = token.getBoundingClientRect().left - strip.getBoundingClientRect().left + strip.scrollLeft;
+    const right = left + token.getBoundingClientRect().width;
+    if (right > strip.scrollLeft + strip.clientWidth) strip.scrollLeft = right - strip.clientWidth + 4;
+    else if (left < strip.scrollLeft) strip.scrollLeft = Math.max(left - 4, 0);
+  };
+  new MutationObserver(showQuery).observe(document.getElementById('step-info') || document.body,
+                                         {childList: true, subtree: true, characterData: true});
+  window.addEventListener('resize', showQuery);
+  const TYPING = 'textarea, select, [contenteditable=""], [contenteditable="true"], ' +
+                 'input:not([type=radio]):not([type=checkbox])';
+  document.addEventListener('keydown', (event) => {
+    const id = keys[event.key];
+    if (!id || event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
+    const target = event.target instanceof Element ? event.target : null;
+    if (target && target !== armed && target.closest(TYPING)) return;
+    // Space presses a focused button and ticks a checkbox
+    if (event.key === ' ' && target && target.closest('button, a, input[type=checkbox]')) return;
+    const button = document.getElementById(id);
+    if (!button || button.disabled) return;
+    event.preventDefault();
+    button.click();
+  });
+}
