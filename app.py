@@ -11,11 +11,13 @@ reads the settings (command line, then environment) and serves it with ui/server
     python3 app.py --checkpoint /tmp/dev-checkpoint --port 7861
     python3 app.py --hub owner/name --host 0.0.0.0  # a checkpoint from the Hugging Face Hub
     python3 app.py --device cpu                     # the CPU even where there is a GPU (default auto: cuda if any)
+    python3 app.py --model opus-mt                  # open on Helsinki-NLP's OPUS-MT (downloaded on first start)
 
 Environment: ATTENTION_EXPLORER_HUB (a Hub repo id: Spaces has no command line),
 ATTENTION_EXPLORER_CHECKPOINT (a local checkpoint directory), ATTENTION_EXPLORER_HOST (0.0.0.0 listens
 on all interfaces, as on Spaces), ATTENTION_EXPLORER_THREADS, ATTENTION_EXPLORER_DEVICE (auto, cpu or cuda),
-GRADIO_SERVER_PORT. On a ZeroGPU Space (SPACES_ZERO_GPU, set by the Hub) every model computation runs through
+GRADIO_SERVER_PORT, ATTENTION_EXPLORER_MODEL (own or opus-mt), ATTENTION_EXPLORER_OPUS_MT (a local copy of OPUS-MT),
+ATTENTION_EXPLORER_PRELOAD_OPUS_MT (1: load OPUS-MT at start-up as the second page; ui/models.py). On a ZeroGPU Space (SPACES_ZERO_GPU, set by the Hub) every model computation runs through
 one @spaces.GPU dispatcher (serving/zerogpu.py).
 """
 
@@ -27,9 +29,11 @@ import sys
 
 import gradio as gr
 
+from model.checkpoints.catalogue import MODELS, OPUS_MT_ENV
 from model.checkpoints.paths import DEFAULT_CHECKPOINT
 from serving.device import DEVICE_ENV, DEVICES
 from ui import build_demo, server
+from ui.models import MODEL_ENV
 
 CHECKPOINT_ENV = "ATTENTION_EXPLORER_CHECKPOINT"
 HUB_ENV = "ATTENTION_EXPLORER_HUB"
@@ -70,6 +74,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "requests run at once, and on a small CPU one thread each is fastest)",
     )
     parser.add_argument(
+        "--model",
+        choices=list(MODELS),
+        default=None,
+        help=f"the model the page opens on (default: ${MODEL_ENV} or own); opus-mt loads Helsinki-NLP's OPUS-MT "
+        f"(from ${OPUS_MT_ENV}, a local copy, or else the Hugging Face Hub, about 300 MB per direction); the other "
+        "model, where loaded, is the model choice's second page",
+    )
+    parser.add_argument(
         "--device",
         choices=DEVICES,
         default=None,
@@ -81,7 +93,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def page(args: argparse.Namespace) -> gr.Blocks:
     """The page for the parsed settings (ui.build_demo)."""
-    return build_demo(*checkpoint_source(args.checkpoint, args.hub), device=args.device)
+    return build_demo(*checkpoint_source(args.checkpoint, args.hub), device=args.device, model=args.model)
 
 
 def serve(app: gr.Blocks, args: argparse.Namespace) -> None:

@@ -14,6 +14,7 @@ from serving.device import choose_device
 
 from . import (
     api,
+    models,
     attention,
     compare,
     explain,
@@ -48,12 +49,17 @@ def below_figure(header) -> gr.Textbox:
     return link
 
 
-def build_demo(checkpoint: str | Path, hub: bool = False, device: str | None = "cpu") -> gr.Blocks:
-    """The app over one checkpoint (a local directory, or a Hugging Face Hub repo id with hub=True).
+def build_demo(
+    checkpoint: str | Path, hub: bool = False, device: str | None = "cpu", model: str | None = None
+) -> gr.Blocks:
+    """The app over the own checkpoint (a local directory, or a Hugging Face Hub repo id with hub=True) and, where it
+    is loaded, OPUS-MT: each model a whole page of its own (ui/models.py), the page it opens on `model`'s.
 
-    `demo.runner` holds the runner of its model computations (serving/runner.py).
+    `demo.runner` holds the runner of the first page's model computations (serving/runner.py), `demo.runners` every
+    page's, by model.
     device: where the jobs run: "cpu", "cuda", "auto" or None ($ATTENTION_EXPLORER_DEVICE, else auto;
         serving/device.py).
+    model: "own" or "opus-mt" (None: $ATTENTION_EXPLORER_MODEL, else own).
     On a ZeroGPU Space (serving/zerogpu.py) the page's checkpoint stays on the CPU, the runner puts a copy on cuda
     and every job runs through its one @spaces.GPU dispatcher, whatever `device` says.
     A checkpoint that is missing or broken does not stop the app: the page says what is wrong.
@@ -64,48 +70,64 @@ def build_demo(checkpoint: str | Path, hub: bool = False, device: str | None = "
         device = "cpu"
     else:
         device = choose_device(device)
+    chosen = models.chosen_model(model)
     loaded, load_error = session.open_checkpoint(checkpoint, hub, device)
-    model_runner = Runner.start(loaded, on_zerogpu) if loaded else None  # None: no model
+    own = models.LoadedModel(models.OWN.key, {"": loaded} if loaded else {}, load_error)
+    opus_mt = models.open_opus_mt(device) if models.wants_opus_mt(chosen) else models.LoadedModel(models.OPUS_MT.key)
+    first, second = (opus_mt, own) if chosen == models.OPUS_MT.key and opus_mt.by_direction else (own, opus_mt)
+    runners = {
+        page.key: Runner.start(page.checkpoint, on_zerogpu, page.by_direction if page is opus_mt else None)
+        for page in (first, second)
+        if page.checkpoint is not None
+    }
     # analytics off: no telemetry or version checks from an offline demo
     with gr.Blocks(title="Attention Explorer", delete_cache=(3600, 3600), analytics_enabled=False) as demo:
-        header = session.build(model_runner, load_error)
-        trace, translate_event = header.trace, header.event
-        steps = stepping.build(trace)
-        tour_parts = tour.build()  # right under the player bar: a stop's text sits above the view it sets
-        tab_state = gr.State(next_token.TAB_ID)  # the open tab: only its views are drawn
-        # wrap: every tab shows on every screen (a phone hid four behind Gradio's "..." menu)
-        with gr.Tabs(elem_id="views", overflow_behavior="wrap") as tabs:
-            page = Page(loaded, trace, steps.slider, tab_state, tabs, translate_event, model_runner)
-            first = next_token.build(page)
-            attention_tab = attention.build(page)
-            compare_tab = compare.build(page)
-            views = [first, attention_tab.view, *compare_tab.views, *positions.build(page)]
-            views += [model_tab.build(page), *explain.build(page, attention_tab.opener)]
-        link = below_figure(header)  # the tokens, download, share link and the folded introduction
-        targets = share.Targets(header, steps.slider, tabs, tab_state, *attention_tab.opener.outputs[:4], compare_tab)
-        views.append(share.link_view(targets, link))
-        redraw.wire(page, steps.info, views)  # one listener draws them all (and empties them without a trace)
-        # the first view arrives with the page (in its config): the header, the step and the attention figure
-        example = share.wire(model_runner, targets, link, demo, [header.prefill, steps.prefill, attention_tab.prefill])
-        tour.wire(
-            loaded,
-            targets,
-            example,
-            tour_parts,
-            find(demo, "explain-panels"),
-            attention_tab.pipeline,
-        )
-        api.add_endpoints(model_runner, loaded, load_error)  # /translate, /translation_trace: the API and MCP
-        # one listener after a translation: the header's tokens and switch, and the new sentence's last step, where
-        # the figure has a row per output token (Play starts again from step 1)
-        translate_event.success(
-            lambda value: gr.skip() if value is None else {**header.after_translate(value), **steps.at_end(value)},
-            header.trace,
-            [header.download, header.tokens, header.switch, steps.slider],
-            show_progress="hidden",
-            **PRIVATE,
-        ).then(None, js=SHOW_VIEW_JS, **PRIVATE)
-        demo.load(None, None, None, js=page_script(), **PRIVATE)  # step keys, figures in the page's theme
-    demo.runner = model_runner
+        build_page(demo, first, runners.get(first.key), models.Choice(first, second, second.key))
+        api.add_endpoints(runners, first.key, load_error)  # /translate, /translation_trace: the API and MCP
+    if second.by_direction:  # the other model's page, at its own path
+        with demo.route(models.MODELS[second.key].label, second.key, show_in_navbar=False):
+            build_page(demo, second, runners[second.key], models.Choice(second, first, models.FIRST_PAGE))
+    demo.runner = runners.get(first.key)
+    demo.runners = runners
     demo.page_head = page_head()  # ui/server.py puts it in the page's <head>
     return demo
+
+
+def build_page(demo: gr.Blocks, shown: models.LoadedModel, model_runner: Runner | None, choice: models.Choice) -> None:
+    """The whole app over one model (inside `demo` or one of its routes): header, player, tabs, one redraw."""
+    loaded, load_error = shown.checkpoint, "" if shown.checkpoint is not None else shown.problem
+    before = set(demo.blocks)  # this page's components are the ones made below (another page has the same ids)
+    gr.Navbar(visible=False)  # the model choice (ui/models.py) leads between the pages: no navigation bar above
+    header = session.build(model_runner, load_error, choice.build)
+    trace, translate_event = header.trace, header.event
+    steps = stepping.build(trace)
+    tour_parts = tour.build()  # right under the player bar: a stop's text sits above the view it sets
+    tab_state = gr.State(next_token.TAB_ID)  # the open tab: only its views are drawn
+    # wrap: every tab shows on every screen (a phone hid four behind Gradio's "..." menu)
+    with gr.Tabs(elem_id="views", overflow_behavior="wrap") as tabs:
+        page = Page(loaded, trace, steps.slider, tab_state, tabs, translate_event, model_runner)
+        first = next_token.build(page)
+        attention_tab = attention.build(page)
+        compare_tab = compare.build(page)
+        views = [first, attention_tab.view, *compare_tab.views, *positions.build(page)]
+        views += [model_tab.build(page), *explain.build(page, attention_tab.opener)]
+    link = below_figure(header)  # the tokens, download, share link and the folded introduction
+    targets = share.Targets(header, steps.slider, tabs, tab_state, *attention_tab.opener.outputs[:4], compare_tab)
+    views.append(share.link_view(targets, link))
+    redraw.wire(page, steps.info, views)  # one listener draws them all (and empties them without a trace)
+    # the first view arrives with the page (in its config): the header, the step and the attention figure
+    example = share.wire(model_runner, targets, link, demo, [header.prefill, steps.prefill, attention_tab.prefill])
+    panels = next(
+        (block for key, block in demo.blocks.items() if key not in before and block.elem_id == "explain-panels"), None
+    )
+    tour.wire(loaded, targets, example, tour_parts, panels, attention_tab.pipeline)
+    # one listener after a translation: the header's tokens and switch, and the new sentence's last step, where
+    # the figure has a row per output token (Play starts again from step 1)
+    translate_event.success(
+        lambda value: gr.skip() if value is None else {**header.after_translate(value), **steps.at_end(value)},
+        header.trace,
+        [header.download, header.tokens, header.switch, steps.slider],
+        show_progress="hidden",
+        **PRIVATE,
+    ).then(None, js=SHOW_VIEW_JS, **PRIVATE)
+    demo.load(None, None, None, js=page_script(), **PRIVATE)  # step keys, figures in the page's theme

@@ -36,12 +36,12 @@ def write_trace_file(trace: TranslationTrace) -> str:
 
 
 @functools.lru_cache(maxsize=4)
-def positional_encoding_text(max_positions: int, d_model: int) -> str:
-    """The positional-encoding table as JSON (computed once)."""
-    return positional_encoding_json(positional_encoding_table(max_positions, d_model))
+def positional_encoding_text(max_positions: int, d_model: int, layout: str = "interleaved") -> str:
+    """The positional-encoding table, in the model's layout, as JSON (computed once)."""
+    return positional_encoding_json(positional_encoding_table(max_positions, d_model, layout))
 
 
 @functools.lru_cache(maxsize=4)
-def positional_encoding_object(max_positions: int, d_model: int) -> dict:
+def positional_encoding_object(max_positions: int, d_model: int, layout: str = "interleaved") -> dict:
     """positional_encoding_text as a dict (computed once; shared by every caller, so never change it)."""
-    return orjson.loads(positional_encoding_text(max_positions, d_model))
+    return orjson.loads(positional_encoding_text(max_positions, d_model, layout))

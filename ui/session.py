@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import html
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -254,12 +255,15 @@ def examples_menu() -> gr.Dropdown:
     )
 
 
-def build(runner: Runner | None, load_error: str) -> Header:
+def build(runner: Runner | None, load_error: str, model_choice: Callable[[], gr.Dropdown] | None = None) -> Header:
     """The header and the Translate action. The download button and the token chips
-    are made unrendered: the page places them below the figure (ui/app.py renders them)."""
+    are made unrendered: the page places them below the figure (ui/app.py renders them).
+    model_choice: builds the model choice, placed beside the examples menu (ui/models.py)."""
     trace, go = gr.State(None), gr.State(0)
     with gr.Row(equal_height=False, elem_id="intro-row"):
         gr.Markdown(INTRO, elem_id="intro")
+        if model_choice is not None:
+            model_choice()
         examples = examples_menu()
     gr.Markdown(
         f"⚠️ **No model loaded.** {html.escape(load_error)}", elem_id="checkpoint-error", visible=bool(load_error)

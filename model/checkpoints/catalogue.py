@@ -32,7 +32,9 @@ class ModelInfo:
 
 
 OWN = ModelInfo("own", "This project's model", "the paper's Transformer, small, trained by this project on CPUs")
-OPUS_MT = ModelInfo("opus-mt", "OPUS-MT", "Helsinki-NLP's Transformer-base, trained on GPUs with the Marian toolkit")
+OPUS_MT = ModelInfo(
+    "opus-mt", "OPUS-MT (Helsinki-NLP)", "Helsinki-NLP's Transformer-base, trained on GPUs with the Marian toolkit"
+)
 MODELS = {info.key: info for info in (OWN, OPUS_MT)}
 
 # The Hub repo and revision of each direction: the revision whose files include model.safetensors

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import gradio as gr
 
+from ui.share import TABS
+
 
 def listener(demo: gr.Blocks, name: str):
     """The one server listener whose function is called `name`."""
@@ -40,7 +42,7 @@ class ExplainPage:
         inputs = self.redraw.inputs
         self.values = {component: getattr(component, "value", None) for component in inputs}
         self.trace_state = listener(demo, "before").outputs[0]
-        self.tab = next(c for c in inputs if isinstance(c, gr.State) and c.value == "next")
+        self.tab = next(c for c in inputs if isinstance(c, gr.State) and c.value in TABS)  # the open tab's state
         self.step = next(c for c in inputs if getattr(c, "elem_id", None) == "step")
         self.values.update({self.trace_state: trace, self.step: 1, self.tab: "explain", self.drawn: None})
         self.screen: dict = {}
