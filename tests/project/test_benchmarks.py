@@ -149,7 +149,9 @@ def test_opus_mt_folder_has_the_published_fields_and_never_ends(tmp_path):
     exactly the asked size with <pad> last, loadable by the app's loader, and every output runs to the limit."""
     from marian_hub_folder import PUBLISHED_FIELDS
 
-    from benchmarks.opus_mt_folder import FULL_SIZES, build_opus_mt_folder
+    from safetensors.torch import load_file
+
+    from benchmarks.opus_mt_folder import FULL_SIZES, NEVER_ENDS_BIAS, build_opus_mt_folder
     from model.checkpoints.marian import load_marian_checkpoint
     from model.decoding.greedy import default_max_new_tokens, translate
 
@@ -161,6 +163,8 @@ def test_opus_mt_folder_has_the_published_fields_and_never_ends(tmp_path):
     assert (config["vocab_size"], config["pad_token_id"], config["decoder_start_token_id"]) == (700, 699, 699)
     vocab = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
     assert sorted(vocab.values()) == list(range(700)) and vocab["<pad>"] == 699
+    eos = config["eos_token_id"]
+    assert float(load_file(str(folder / "model.safetensors"))["final_logits_bias"][0, eos]) == NEVER_ENDS_BIAS
     checkpoint = load_marian_checkpoint(folder)
     assert checkpoint.tokenizer.directions == ("en-de",) and checkpoint.config.d_model == 32
     trace = translate(checkpoint.model, checkpoint.tokenizer, "A man rides a bike.", "en-de")
