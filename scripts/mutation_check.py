@@ -23,8 +23,9 @@ fault tests nothing); add a fault with every new view or model module, and a tes
 that is not an equivalent mutant.
 
 To add a fault, append a Fault(name, file, old, new, description) to MODEL_FAULTS in scripts/mutation_faults.py
-(the model) or to VIEW_FAULTS in scripts/mutation_faults_views.py (the views and what they draw): `old` must occur
-exactly once in `file`.
+(the model), to OPUS_MT_FAULTS in scripts/mutation_faults_opus_mt.py (decoding and scoring an OPUS-MT checkpoint)
+or to VIEW_FAULTS in scripts/mutation_faults_views.py (the views and what they draw): `old` must occur exactly once
+in `file`.
 """
 
 from __future__ import annotations
@@ -89,9 +90,10 @@ SUITES = {
 if str(ROOT) not in sys.path:  # run as a file: import scripts.mutation_faults as the package module
     sys.path.insert(0, str(ROOT))
 from scripts.mutation_faults import MODEL_FAULTS  # noqa: E402
+from scripts.mutation_faults_opus_mt import OPUS_MT_FAULTS  # noqa: E402
 from scripts.mutation_faults_views import VIEW_FAULTS  # noqa: E402
 
-FAULTS = [*MODEL_FAULTS, *VIEW_FAULTS]
+FAULTS = [*MODEL_FAULTS, *OPUS_MT_FAULTS, *VIEW_FAULTS]
 
 
 def copy_repository(destination: Path) -> None:

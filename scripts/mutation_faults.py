@@ -2,7 +2,7 @@
 
 `old` must occur exactly once in `file` (`python3 scripts/mutation_check.py --stale` checks). Grouped by
 what they break. Here, MODEL_FAULTS: the first seven, attention/masks/positions, ablation routing, decoding and
-trace assembly (model/decoding/teacher_forced.py), beam search, scores of an OPUS-MT checkpoint, training, the OPUS-MT tokenizer, analysis. The views (ui/, visualizer/),
+trace assembly (model/decoding/teacher_forced.py), beam search, training, the OPUS-MT tokenizer, analysis. The views (ui/, visualizer/),
 the newer model modules, the corpus panels and the comparison are VIEW_FAULTS in scripts/mutation_faults_views.py;
 scripts/mutation_check.py runs MODEL_FAULTS, then VIEW_FAULTS. A fault that no test can tell apart (an equivalent
 mutant) says so.
@@ -266,57 +266,6 @@ MODEL_FAULTS = [
         "log_probs = F.log_softmax(model.project(hidden[:, -1]).float(), dim=-1)",
         "log_probs = F.softmax(model.project(hidden[:, -1]).float(), dim=-1).log()",
         "equivalent mutant (control): log(softmax) computed in two steps",
-    ),
-    # ---- beam search and scores on an OPUS-MT checkpoint (tests/model/decoding/test_beam_marian.py,
-    # tests/project/test_score_checkpoint.py)
-    Fault(
-        "beam-marian-limit-not-forced",
-        "model/decoding/beam.py",
-        "log_probs = torch.where(at_limit.repeat_interleave(K)[:, None], only_eos, log_probs)",
-        "log_probs = log_probs",
-        "beam search ignores forced_eos_token_id: beams at the length limit are left unfinished",
-    ),
-    Fault(
-        "beam-marian-forced-eos-free",
-        "model/decoding/beam.py",
-        "only_eos[:, config.eos_id] = log_probs[:, config.eos_id]",
-        "only_eos[:, config.eos_id] = 0.0",
-        "the forced </s> adds log P = 0 (transformers' convention) instead of the model's own log P",
-    ),
-    Fault(
-        "beam-marian-pad-generated",
-        "model/decoding/beam.py",
-        'log_probs = log_probs.index_fill(1, never_generated(config, device), float("-inf"))',
-        "log_probs = log_probs",
-        "beam search may generate Marian's <pad> start token",
-    ),
-    Fault(
-        "score-batch-limit-not-forced",
-        "model/training/evaluate.py",
-        "        ids[-1] = config.eos_id\n",
-        "        pass\n",
-        "batched greedy scoring lets a short sentence run past its own forced </s> (the batch's longer budget)",
-    ),
-    Fault(
-        "score-references-from-the-source-side",
-        "scripts/score_checkpoint.py",
-        "_, references = read_split(data_dir, split, target_language)",
-        "_, references = read_split(data_dir, split, source_language)",
-        "the scorer compares translations with the source lines",
-    ),
-    Fault(
-        "score-beam-as-greedy",
-        "scripts/score_checkpoint.py",
-        'DECODINGS = {"greedy": 1, "beam4": 4}',
-        'DECODINGS = {"greedy": 1, "beam4": 1}',
-        "the scorer's beam 4 decodes greedily",
-    ),
-    Fault(
-        "opus-mt-folder-ends",
-        "benchmarks/opus_mt_folder.py",
-        "    if not ends:\n",
-        "    if ends:\n",
-        "the benchmark's random OPUS-MT folder ends its outputs early (its budget row would not reach the limit)",
     ),
     # ---- training loss
     Fault(
