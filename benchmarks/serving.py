@@ -1,8 +1,9 @@
 """Serving part: the app as visitors see it, measured from outside through gradio_client.
 
-- single call: one `/translate` call through a default `gradio_client.Client` (it downloads the lean
-  trace file), median after warm-up, beside the bare model call (`model.decoding.greedy.translate` in this
-  process, same sentence) and the model's share of the call;
+- single call: `/translate` through a default `gradio_client.Client` (the translation alone) and
+  `/translation_trace` (the trace, for a client that wants it), beside the bare model call
+  (`model.decoding.greedy.translate` in this process, same 20-token sentence), interleaved in one run; the
+  API's cost in units of the model's (`api_over_bare`). `python3 -m benchmarks.serving` runs this part alone;
 - burst: C clients x R translations at once (scripts/load_test.py: clients in a separate process);
 - lecture hall: V visitors opening the page within W seconds and translating;
 - RSS of the app's processes after the runs.
@@ -17,44 +18,44 @@ from pathlib import Path
 
 from model.decoding.greedy import translate
 
-from .common import started_app, summarize
+from .common import started_app, summarize, text_of_tokens
 from .memory import tree_rss_mib
 
 from scripts import load_test
 
-SENTENCE = ("Ein Mann mit einem roten Hut fährt mit dem Fahrrad die Straße entlang.", "de-en")
+SENTENCE_TOKENS = 20  # a sentence of 20 source subwords (text_of_tokens of benchmarks/common.py)
 
 
 def single_call(url: str, checkpoint, repeats: int) -> dict:
-    """Median of `repeats` /translate calls through a default Client, and of the bare model call here."""
+    """Medians of `repeats` calls of each, interleaved in one run after two warm-ups: `/translate` through a default
+    gradio_client Client (the translation alone), `/translation_trace` (the lean trace JSON, for a client that
+    wants it), and the bare model call in this process (`model.decoding.greedy.translate`, the same sentence,
+    its full trace built, one PyTorch thread as the app's): `api_over_bare` is the API's cost in units of the model's."""
+    import torch
     from gradio_client import Client
 
-    client = Client(url, verbose=False)  # default settings (downloads the trace file)
-    api = []
+    torch.set_num_threads(1)  # as the app runs each request (ui/server.py's default threads)
+    sentence = (text_of_tokens(checkpoint.tokenizer, "de", SENTENCE_TOKENS), "de-en")
+    client = Client(url, verbose=False)  # default settings
+    runs = {
+        "api_ms": lambda: client.predict(*sentence, api_name="/translate"),
+        "api_trace_ms": lambda: client.predict(*sentence, api_name="/translation_trace"),
+        "bare_model_ms": lambda: translate(checkpoint.model, checkpoint.tokenizer, *sentence),
+    }
+    samples: dict[str, list[float]] = {name: [] for name in runs}
     for index in range(repeats + 2):
-        start = time.perf_counter()
-        client.predict(*SENTENCE, api_name="/translate")
-        if index >= 2:  # two warm-up calls
-            api.append((time.perf_counter() - start) * 1000)
-    lean = Client(url, verbose=False, download_files=False)  # the translation only; the trace stays at its URL
-    no_download = []
-    for index in range(repeats + 2):
-        start = time.perf_counter()
-        lean.predict(*SENTENCE, api_name="/translate")
-        if index >= 2:
-            no_download.append((time.perf_counter() - start) * 1000)
-    bare = []
-    for index in range(repeats + 2):
-        start = time.perf_counter()
-        translate(checkpoint.model, checkpoint.tokenizer, *SENTENCE)
-        if index >= 2:
-            bare.append((time.perf_counter() - start) * 1000)
-    api_ms, bare_ms = summarize(api), summarize(bare)
+        for name, run in runs.items():
+            start = time.perf_counter()
+            run()
+            if index >= 2:  # two warm-up rounds
+                samples[name].append((time.perf_counter() - start) * 1000)
+    result = {name: summarize(values) for name, values in samples.items()}
+    api, bare = result["api_ms"]["median"], result["bare_model_ms"]["median"]
     return {
-        "api_ms": api_ms,
-        "api_no_download_ms": summarize(no_download),
-        "bare_model_ms": bare_ms,
-        "model_share": round(bare_ms["median"] / api_ms["median"], 3),
+        **result,
+        "sentence_tokens": SENTENCE_TOKENS,
+        "api_over_bare": round(api / bare, 3),
+        "model_share": round(bare / api, 3),
         "machine": load_test.machine(),
     }
 
@@ -81,3 +82,27 @@ def measure(
             results["lecture"] = load_test.run_load(url, "lecture", lecture, process.pid)
             results["rss"] = tree_rss_mib(process.pid)
     return results
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """`python3 -m benchmarks.serving [--checkpoint DIR] [--repeats N]`: the single-call part alone, as JSON."""
+    import argparse
+    import json
+
+    from model import load_checkpoint
+    from model.checkpoints.paths import DEFAULT_CHECKPOINT
+
+    parser = argparse.ArgumentParser(description="/translate against the bare model call, in one run")
+    parser.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT))
+    parser.add_argument("--repeats", type=int, default=20)
+    args = parser.parse_args(argv)
+    checkpoint = load_checkpoint(args.checkpoint)
+    with tempfile.TemporaryDirectory(prefix="benchmark-serving-") as folder:
+        with started_app(args.checkpoint, Path(folder) / "app.log") as (url, _process):
+            result = single_call(url, checkpoint, args.repeats)
+    print(json.dumps(result, indent=1))
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,29 +1,33 @@
-"""Put the app on a Hugging Face Space with one command:
+"""Put the app on a Hugging Face Space with one command, its weights in their own model repo:
 
-    python3 scripts/deploy_space.py OWNER/SPACE_NAME [--hardware zerogpu|cpu-basic] [--checkpoint DIR]
-                                    [--private] [--token TOKEN] [--dry-run]
+    python3 scripts/deploy_space.py OWNER/SPACE_NAME [--model-repo OWNER/NAME] [--checkpoint DIR]
+                                    [--hardware zerogpu|cpu-basic] [--private] [--token TOKEN] [--dry-run]
+    python3 scripts/deploy_space.py OWNER/SPACE_NAME --weights-only [--model-repo OWNER/NAME] [--checkpoint DIR]
 
-Creates the Space (Gradio SDK) on ZeroGPU hardware by default (free personal accounts in good standing
+A deploy (1) creates the Space (Gradio SDK) on ZeroGPU hardware by default (free personal accounts in good standing
 may host up to 2 ZeroGPU Spaces; Gradio Spaces on CPU hardware need a paid plan since 2026-07-21, so
-`--hardware cpu-basic` is for paid accounts) and uploads this folder with huggingface_hub (one
-upload_folder call; a second for a checkpoint from outside checkpoints/, and on CPU Basic a
-pre-requirements.txt that installs the CPU build of torch). It uploads the code, requirements.txt, the
-README whose front matter configures the Space, and one checkpoint; tests, benchmarks, scripts,
-everything .gitignore names, hidden folders and other checkpoints stay home, and files in the Space that
-are not uploaded are deleted, so the Space mirrors the app. A Space variable tells the app its checkpoint
-(ATTENTION_EXPLORER_CHECKPOINT).
-`--dry-run` lists what would be uploaded and contacts nothing.
+`--hardware cpu-basic` is for paid accounts); (2) publishes the checkpoint as a model repo (default
+OWNER/SPACE_NAME-model) with the Transformer's `push_to_hub`: config, safetensors shards, tokenizer, metrics,
+training log, film, corpus heads and a model card written for that repo, and sets the Space variable
+ATTENTION_EXPLORER_HUB to it, which the app loads at start-up; (3) uploads the code in one upload_folder commit: requirements.txt, the README whose front
+matter configures the Space and lists the model repo under `models:` (so the Hub links the two pages), and on CPU
+Basic a pre-requirements.txt that installs the CPU build of torch. Tests, benchmarks, scripts, checkpoints,
+everything .gitignore names and hidden folders stay home; files in the Space that are not uploaded are deleted.
+`--weights-only` republishes the model repo and restarts the Space, which then downloads the new weights; the
+Space's files stay as they are. `--dry-run` lists what would be uploaded and contacts nothing.
 
-Everything is checked before the first request: the Space id, the checkpoint (it must load), that ZeroGPU
-supports the torch that requirements.txt pins, the token, and that every uploaded file is under the Hub's 10 MB limit for plain git pushes. When the Hub
-refuses (no plan for the hardware, a token without write access, a rate limit), the error says in
-plain words what the account needs. What is uploaded, and the checks on those files, are in scripts/space_upload.py.
+Everything is checked before the first request: the ids, the checkpoint (it must load), that ZeroGPU documents the
+torch that requirements.txt pins, the token, and that every uploaded file is under the Hub's 10 MB limit for plain
+git pushes. When the Hub refuses (no plan for the hardware, a token without write access, a rate limit), the error
+says in plain words what the account needs. What the Space gets is in scripts/space_upload.py.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,13 +37,14 @@ sys.path.insert(0, str(ROOT))
 from huggingface_hub import HfApi, get_token  # noqa: E402
 from huggingface_hub.errors import HfHubHTTPError  # noqa: E402
 
+from model import Transformer  # noqa: E402
 from model.checkpoints.checkpoint import CheckpointError, load_local_checkpoint  # noqa: E402
 from model.checkpoints.hub import validate_repo_id  # noqa: E402
 from model.checkpoints.model_card import write_model_card  # noqa: E402
 from model.checkpoints.paths import DEFAULT_CHECKPOINT  # noqa: E402
-from scripts.space_upload import CHECKPOINTS_DIR, DeployError, check_files, plan, uploaded_files  # noqa: E402
+from scripts.space_upload import DeployError, app_files, check_files, space_readme  # noqa: E402
 
-CHECKPOINT_VARIABLE = "ATTENTION_EXPLORER_CHECKPOINT"  # read by app.py
+HUB_VARIABLE = "ATTENTION_EXPLORER_HUB"  # read by app.py: the model repo the Space loads
 
 
 @dataclass(frozen=True)
@@ -88,13 +93,19 @@ def torch_pin(requirements: Path) -> str:
     raise DeployError(f"{requirements} does not pin torch (torch==X.Y.Z)")
 
 
-def zerogpu_torch_problem(version: str) -> str | None:
-    """Why ZeroGPU cannot run this torch version (None if it can).
+# The PyTorch versions Hugging Face's ZeroGPU page lists (huggingface.co/docs/hub/spaces-zerogpu, "Supported
+# Versions"; read 2026-08 in the hub-docs repository, docs/hub/spaces-zerogpu.md): "almost all versions from 2.8.0 to
+# latest are supported", with this full list.
+ZEROGPU_OLDEST = (2, 8)
+ZEROGPU_LISTED = ("2.8.0", "2.9.1", "2.10.0", "2.11.0")
 
-    The `spaces` package (spaces/zero/torch/) hooks torch internals (TorchFunctionMode, torch._C._cuda_init,
-    torch.cuda._exchange_device) and reads torch.version.cuda as 12.x or 13.x; it names no version list of its
-    own. Hugging Face's ZeroGPU page lists the versions it supports: 2.1.0 and later, except 2.3.x (a PyTorch
-    bug, pytorch/pytorch#122085). ZeroGPU needs the CUDA build that PyPI serves, so no local build (+cpu).
+
+def zerogpu_torch_problem(version: str) -> str | None:
+    """Why ZeroGPU cannot run this torch version (None if its documentation says it can).
+
+    A version older than 2.8.0 is not supported; one in ZEROGPU_LISTED is; one newer than the list is within
+    "2.8.0 to latest" but untested by Hugging Face: accepted, and `zerogpu_torch_note` says so (docs/deploy.md says
+    how that risk is handled). ZeroGPU needs the CUDA build that PyPI serves, so no local build (+cpu).
     """
     parts = version.split("+")[0].split(".")
     try:
@@ -103,11 +114,19 @@ def zerogpu_torch_problem(version: str) -> str | None:
         return f"torch=={version} is not a version number ZeroGPU can check"
     if "+" in version:
         return f"torch=={version} is a local build; ZeroGPU installs the CUDA build from PyPI (torch=={parts[0]}.{parts[1]}...)"
-    if (major, minor) < (2, 1):
-        return f"torch=={version} is older than 2.1.0, the oldest version ZeroGPU supports"
-    if (major, minor) == (2, 3):
-        return f"torch=={version}: ZeroGPU does not support 2.3.x (PyTorch bug pytorch/pytorch#122085)"
+    if (major, minor) < ZEROGPU_OLDEST:
+        return f"torch=={version} is older than 2.8.0, the oldest version ZeroGPU documents"
     return None
+
+
+def zerogpu_torch_note(version: str) -> str | None:
+    """A note when the version is newer than every version ZeroGPU's page lists (None when it is listed)."""
+    if version in ZEROGPU_LISTED:
+        return None
+    return (
+        f"note: torch=={version} is newer than the versions ZeroGPU's documentation lists "
+        f"({', '.join(ZEROGPU_LISTED)}; 'almost all versions from 2.8.0 to latest'): see docs/deploy.md"
+    )
 
 
 def check_torch_for(root: Path, hardware: str) -> None:
@@ -182,6 +201,37 @@ def hub_refusal(error: HfHubHTTPError, doing: str, space_id: str, hardware: str)
     return DeployError(f"{doing} failed. {what}. (The Hub said: {said})")
 
 
+def default_model_repo(space_id: str) -> str:
+    """The model repo a Space's weights go to unless --model-repo says otherwise: OWNER/SPACE_NAME-model."""
+    return f"{space_id}-model"
+
+
+def publish_weights(checkpoint: Path, model_repo: str, private: bool = False, token: str | None = None) -> str:
+    """The checkpoint as the model repo, with the Transformer's push_to_hub (one commit; the card written for the
+    repo); returns the commit URL."""
+    write_model_card(checkpoint)  # the local card matches metrics.json (unchanged if it already did)
+    model = Transformer.from_pretrained(checkpoint)
+    return str(model.push_to_hub(model_repo, private=private, token=token, commit_message="Publish the weights"))
+
+
+def check_ids(space_id: str, model_repo: str) -> None:
+    try:
+        validate_repo_id(space_id)
+    except CheckpointError as error:
+        raise DeployError(str(error).replace("repo id", "Space id")) from None
+    try:
+        validate_repo_id(model_repo)
+    except CheckpointError as error:
+        raise DeployError(str(error).replace("repo id", "model repo id")) from None
+
+
+def check_checkpoint(checkpoint: Path) -> None:
+    try:
+        load_local_checkpoint(checkpoint)
+    except CheckpointError as error:
+        raise DeployError(str(error)) from None
+
+
 def deploy(
     space_id: str,
     checkpoint: Path,
@@ -190,70 +240,100 @@ def deploy(
     root: Path = ROOT,
     dry_run: bool = False,
     hardware: str = DEFAULT_HARDWARE,
+    model_repo: str | None = None,
+    token: str | None = None,
 ) -> str:
-    """Create the Space and upload the app and checkpoint; returns the Space's URL.
+    """Publish the weights as a model repo, create the Space pointed at it, upload the app; returns the Space's URL.
 
     Args:
         space_id: "owner/name" of the Space.
-        checkpoint: the checkpoint directory to ship (it must load).
-        private: create the Space private (an existing Space keeps its visibility).
-        api: an huggingface_hub.HfApi with a token (tests pass a fake); unused with dry_run.
+        checkpoint: the checkpoint directory to publish (it must load).
+        private: create the Space and the model repo private (existing ones keep their visibility).
+        api: an huggingface_hub.HfApi with a token for the Space (tests pass a stand-in); unused with dry_run.
         root: the project folder to upload.
         dry_run: print the files and stop before any request.
         hardware: a HARDWARE key: "zerogpu" (free accounts may host two) or "cpu-basic" (paid plans).
+        model_repo: "owner/name" of the model repo (default_model_repo(space_id) if None).
+        token: the token push_to_hub uses for the model repo (None: huggingface_hub's own lookup).
     """
     if hardware not in HARDWARE:
         raise DeployError(f"unknown hardware {hardware!r}: use one of {', '.join(HARDWARE)}")
-    try:
-        validate_repo_id(space_id)
-        load_local_checkpoint(checkpoint)
-    except CheckpointError as error:
-        raise DeployError(str(error).replace("repo id", "Space id")) from None
+    model_repo = model_repo or default_model_repo(space_id)
+    check_ids(space_id, model_repo)
+    check_checkpoint(checkpoint)
     check_torch_for(root, hardware)
-    write_model_card(checkpoint)  # the card matches metrics.json (unchanged if it already did)
-    calls = plan(root, checkpoint)
-    checkpoint_in_space = f"{CHECKPOINTS_DIR}/{checkpoint.resolve().name}"
-    files = uploaded_files(calls)
-    check_files(files, checkpoint_in_space)
-    extra = space_files(root, hardware)
-    total = sum(path.stat().st_size for path in files.values()) + sum(map(len, extra.values()))
-    print(
-        f"{len(files) + len(extra)} files, {total / 1e6:.1f} MB, checkpoint {checkpoint_in_space}, hardware {hardware}"
-    )
+    if hardware == "zerogpu" and (note := zerogpu_torch_note(torch_pin(root / "requirements.txt"))):
+        print(note)
+    files = app_files(root)
+    check_files(files)
+    written = {"README.md": space_readme((root / "README.md").read_text(encoding="utf-8"), model_repo).encode()}
+    written.update(space_files(root, hardware))
+    total = sum(path.stat().st_size for name, path in files.items() if name not in written)
+    total += sum(map(len, written.values()))
+    print(f"{len(set(files) | set(written))} files, {total / 1e6:.1f} MB; weights {checkpoint} -> {model_repo}")
     if dry_run:
-        print("\n".join([*files, *extra]))
+        print("\n".join(sorted(set(files) | set(written))))
         return space_url(space_id)
     spec = HARDWARE[hardware]
-    variables = {CHECKPOINT_VARIABLE: (checkpoint_in_space, "checkpoint folder the app loads")}
-    step = "Creating the Space"
+    step = "Creating the Space"  # first: the hardware is what an account most often lacks
     try:
         api.create_repo(
             space_id, repo_type="space", space_sdk="gradio", space_hardware=spec.hub_id, private=private, exist_ok=True
         )
         step = f"Moving the Space to {hardware} hardware"
         api.request_space_hardware(space_id, spec.hub_id)  # an existing Space keeps its hardware otherwise
+        step = "Publishing the weights"
+        publish_weights(checkpoint, model_repo, private, token)
         step = "Setting the Space variables"
-        for key, (value, description) in variables.items():
-            api.add_space_variable(space_id, key, value, description=description)
+        api.add_space_variable(space_id, HUB_VARIABLE, model_repo, description="model repo the app loads")
         step = "Uploading the app"
-        for call in calls:
-            api.upload_folder(repo_id=space_id, repo_type="space", commit_message="Deploy Attention Explorer", **call)
-        for path, content in extra.items():
-            api.upload_file(
-                path_or_fileobj=content,
-                path_in_repo=path,
+        with tempfile.TemporaryDirectory(prefix="space-") as folder:
+            staged = stage(Path(folder), files, written)
+            api.upload_folder(
                 repo_id=space_id,
                 repo_type="space",
-                commit_message=f"Deploy Attention Explorer: {path} for {hardware}",
+                folder_path=str(staged),
+                delete_patterns=["*"],  # the Space mirrors the app (the Hub always keeps .gitattributes)
+                commit_message="Deploy Attention Explorer",
             )
     except HfHubHTTPError as error:
         raise hub_refusal(error, step, space_id, hardware) from None
     return space_url(space_id)
 
 
+def stage(folder: Path, files: dict[str, Path], written: dict[str, bytes]) -> Path:
+    """The Space's files in one folder (one upload_folder commit): copies of `files`, then `written` over them."""
+    for name, path in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, folder / name)
+    for name, content in written.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(content)
+    return folder
+
+
+def update_weights(
+    space_id: str, checkpoint: Path, api, model_repo: str | None = None, token: str | None = None
+) -> str:
+    """Republish the model repo from `checkpoint` and restart the Space (it loads the model repo at start-up);
+    the Space's files are not touched. Returns the model repo's id."""
+    model_repo = model_repo or default_model_repo(space_id)
+    check_ids(space_id, model_repo)
+    check_checkpoint(checkpoint)
+    step = "Publishing the weights"
+    try:
+        publish_weights(checkpoint, model_repo, token=token)
+        step = "Restarting the Space"
+        api.restart_space(space_id)
+    except HfHubHTTPError as error:
+        raise hub_refusal(error, step, space_id, DEFAULT_HARDWARE) from None
+    return model_repo
+
+
 def main(argv: list[str] | None = None, api=None) -> int:
-    parser = argparse.ArgumentParser(description="Deploy the app to a Hugging Face Space (Gradio SDK).")
+    parser = argparse.ArgumentParser(description="Deploy the app to a Hugging Face Space, its weights as a model repo.")
     parser.add_argument("space_id", metavar="SPACE_ID", help="owner/name of the Space (created if missing)")
+    parser.add_argument("--model-repo", help="owner/name of the weights' model repo (default: SPACE_ID-model)")
     parser.add_argument(
         "--hardware",
         choices=sorted(HARDWARE),
@@ -261,14 +341,15 @@ def main(argv: list[str] | None = None, api=None) -> int:
         help="zerogpu (default; free accounts in good standing may host two ZeroGPU Spaces) or "
         "cpu-basic (needs a paid plan)",
     )
-    parser.add_argument("--checkpoint", type=Path, default=DEFAULT_CHECKPOINT, help="checkpoint folder to ship")
-    parser.add_argument("--private", action="store_true", help="create the Space private")
+    parser.add_argument("--checkpoint", type=Path, default=DEFAULT_CHECKPOINT, help="checkpoint folder to publish")
+    parser.add_argument("--weights-only", action="store_true", help="republish the weights, restart the Space")
+    parser.add_argument("--private", action="store_true", help="create the Space and model repo private")
     parser.add_argument("--token", help="Hugging Face token with write access (default: $HF_TOKEN or `hf auth login`)")
     parser.add_argument("--dry-run", action="store_true", help="list the files to upload; contact nothing")
     args = parser.parse_args(argv)
     try:
         if api is None and not args.dry_run:
-            validate_repo_id(args.space_id)  # a bad id is reported before a missing token
+            check_ids(args.space_id, args.model_repo or default_model_repo(args.space_id))  # before a missing token
             token = args.token or get_token()
             if not token:
                 raise DeployError(
@@ -276,9 +357,22 @@ def main(argv: list[str] | None = None, api=None) -> int:
                     "(a token with write access: https://huggingface.co/settings/tokens)"
                 )
             api = HfApi(token=token)
-        url = deploy(args.space_id, args.checkpoint, args.private, api, dry_run=args.dry_run, hardware=args.hardware)
+        if args.weights_only:
+            repo = update_weights(args.space_id, args.checkpoint, api, args.model_repo, args.token)
+            print(f"published the weights to https://huggingface.co/{repo}; restarted {space_url(args.space_id)}")
+            return 0
+        url = deploy(
+            args.space_id,
+            args.checkpoint,
+            args.private,
+            api,
+            dry_run=args.dry_run,
+            hardware=args.hardware,
+            model_repo=args.model_repo,
+            token=args.token,
+        )
     except (DeployError, CheckpointError) as error:
-        print(f"error: {str(error).replace('repo id', 'Space id')}", file=sys.stderr)
+        print(f"error: {error}", file=sys.stderr)
         return 2
     print(("would deploy to " if args.dry_run else "deployed: ") + url)
     return 0

@@ -1,89 +1,141 @@
-"""CPU seconds of every model job (serving/jobs.py) on a checkpoint, at the input limits and on a short sentence.
+"""What each model job (serving/jobs.py) costs per unit of its work, measured on a checkpoint: the source of every
+ZeroGPU duration (serving/zerogpu.py) and of docs/serving.md's job table.
 
-What each job's `cpu_seconds` and its ZeroGPU duration (serving/zerogpu.py) rest on; the table goes to
-docs/serving.md. One PyTorch thread; each job runs once to warm up, then --repeats times, and the largest CPU time
-(time.process_time) is kept.
+Each job's own example call (its declaration's `example`) runs on German sentences of a few lengths (--sizes,
+source tokens); its CPU seconds (time.process_time, one PyTorch thread, the smallest of --repeats runs after a
+warm-up) against the call's `work` are fitted to `seconds = fixed_s + per_unit_s x work` (serving/job_costs.py).
+--write stores the fit in serving/job_costs.json; docs/serving.md's table is `--table` (a test keeps them equal).
 
-    python3 -m scripts.job_seconds --checkpoint checkpoints/de-en-small --repeats 3
+    python3 -m scripts.job_seconds --checkpoint checkpoints/de-en-small --write
+    python3 -m scripts.job_seconds --table
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import platform
+import subprocess
+import sys
 import time
-from collections.abc import Callable
+from pathlib import Path
 
 import torch
 
 from benchmarks.common import text_of_tokens
 from model import load_checkpoint
-from model.analysis.paper_figures import PAPER_FIGURES
 from model.checkpoints.paths import DEFAULT_CHECKPOINT
-from model.decoding.ablation import Ablation
-from model.text import limits
-from serving import jobs
-from serving.zerogpu import gpu_seconds
+from serving import jobs, zerogpu
+from serving.job_costs import COSTS_FILE, cost_of, fit, measured
 
-SHORT = ("Zwei Hunde spielen im Schnee.", "de-en")
+TYPICAL = ("Zwei Hunde spielen im Schnee.", "de-en")  # a typical sentence: 7 source tokens on the shipped tokenizer
+SIZES = (7, 20, 40)  # source tokens of the measured sentences (the first: TYPICAL)
+ANONYMOUS_QUOTA_S = 120  # an anonymous visitor's daily ZeroGPU quota (huggingface.co/docs/hub/spaces-zerogpu)
 
 
-def cpu_seconds(run: Callable[[], object], repeats: int) -> float:
-    """The largest CPU time of `repeats` runs (after one warm-up run when repeating)."""
-    if repeats > 1:
-        run()
-    worst = 0.0
-    for _ in range(repeats):
+def cpu_seconds(run, repeats: int) -> float:
+    """The smallest CPU time of `repeats` runs after one warm-up (the least disturbed by other work)."""
+    run()
+    best = float("inf")
+    for _ in range(max(1, repeats)):
         start = time.process_time()
         run()
-        worst = max(worst, time.process_time() - start)
-    return worst
+        best = min(best, time.process_time() - start)
+    return best
 
 
-def job_calls(checkpoint, text: str, direction: str) -> tuple[dict[str, Callable[[], object]], object]:
-    """(every job of serving.JOBS as a call on one sentence, the sentence's trace decoded once here)."""
-    trace = jobs.translate.function(checkpoint, text, direction)
-    src, out = list(trace.source_ids), list(trace.output_ids)
-    ablation = Ablation(encoder_heads=frozenset({(0, 0)}))
-    calls = {
-        "translate": lambda: jobs.translate.function(checkpoint, text, direction, ablation=ablation),
-        "token_probabilities": lambda: jobs.token_probabilities.function(checkpoint, src, out, ablation),
-        "beam_versus_greedy": lambda: jobs.beam_versus_greedy.function(checkpoint, trace),
-        "record_cache": lambda: jobs.record_cache.function(checkpoint, trace),
-        "paper_figures": lambda: jobs.paper_figures.function(checkpoint, PAPER_FIGURES),
-        "corpus_attribution": lambda: jobs.corpus_attribution.function(checkpoint, src, out, 32),
-        "corpus_sentence_vectors": lambda: jobs.corpus_sentence_vectors.function(checkpoint, src, out, "cross", 0, 0),
-    }
-    missing = set(jobs.JOBS) - set(calls)
-    if missing:
-        raise SystemExit(f"no measurement for the jobs {sorted(missing)}: add them to job_calls")
-    return calls, trace
+def sentence(checkpoint, tokens: int) -> tuple[str, str]:
+    if tokens == SIZES[0]:
+        return TYPICAL
+    return text_of_tokens(checkpoint.tokenizer, "de", tokens), "de-en"
+
+
+def measure(checkpoint, sizes=SIZES, repeats: int = 3, names=None) -> dict[str, list[tuple[float, float]]]:
+    """job name -> [(work, CPU seconds)] of its example call on a sentence of each size."""
+    points: dict[str, list[tuple[float, float]]] = {name: [] for name in jobs.JOBS if not names or name in names}
+    for size in sizes:
+        sample = jobs.JobSample.of(checkpoint, *sentence(checkpoint, size))
+        for name in points:
+            job = jobs.JOBS[name]
+            args, kwargs = job.example(sample)
+            seconds = cpu_seconds(lambda: job.function(checkpoint, *args, **kwargs), repeats)
+            points[name].append((job.work(checkpoint, args, kwargs), seconds))
+            print(f"{name}: {size} source tokens, work {points[name][-1][0]:g}, {seconds:.3f} CPU s", flush=True)
+    return points
+
+
+def machine() -> str:
+    try:
+        lines = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout.splitlines()
+        model = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("Model name")), "")
+    except OSError:
+        model = ""
+    return f"{model or platform.processor() or 'unknown CPU'}, torch {torch.__version__}, 1 thread"
+
+
+def typical_calls(checkpoint) -> dict[str, float]:
+    """job name -> its work on TYPICAL (each job's example call on that sentence)."""
+    sample = jobs.JobSample.of(checkpoint, *TYPICAL)
+    return {name: job.work(checkpoint, *job.example(sample)) for name, job in jobs.JOBS.items()}
+
+
+def table(checkpoint) -> str:
+    """docs/serving.md's job table: unit, measured cost line, the warm duration asked for a typical sentence."""
+    typical = typical_calls(checkpoint)
+    lines = [
+        "| job | work, in | CPU s = fixed + per unit x work | work on the typical sentence | ZeroGPU duration, s (warm) |",
+        "| --- | --- | --- | ---: | ---: |",
+    ]
+    for name, job in jobs.JOBS.items():
+        cost = cost_of(name)
+        seconds = max(1, -(-zerogpu.HEADROOM * cost.seconds(typical[name]) // 1))
+        lines.append(
+            f"| `{name}` | {job.unit} | {cost.fixed_s:.3g} + {cost.per_unit_s:.3g} x work | {typical[name]:g} | "
+            f"{int(seconds)} |"
+        )
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT))
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES), help="source tokens of the sentences")
     parser.add_argument("--jobs", nargs="*", help="measure only these jobs (default: all)")
+    parser.add_argument("--write", action="store_true", help=f"store the fitted costs in {COSTS_FILE.name}")
+    parser.add_argument("--table", action="store_true", help="print docs/serving.md's job table and stop")
+    parser.add_argument("--output", type=Path, default=COSTS_FILE, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     checkpoint = load_checkpoint(args.checkpoint)
-    long_text = text_of_tokens(checkpoint.tokenizer, "de", limits.MAX_SOURCE_TOKENS)
-    short_calls, short_trace = job_calls(checkpoint, *SHORT)
-    long_calls, long_trace = job_calls(checkpoint, long_text, "de-en")
-    print(
-        f"short: {len(short_trace.source_ids)} source / {short_trace.num_steps} output tokens; "
-        f"limits: {len(long_trace.source_ids)} / {long_trace.num_steps}; torch threads 1"
-    )
-    print("| job | CPU s, short | CPU s, limits | declared `cpu_seconds` | ZeroGPU duration, s |")
-    print("| --- | ---: | ---: | ---: | ---: |")
-    results = {}
-    for name, job in jobs.JOBS.items():
-        if args.jobs and name not in args.jobs:
-            continue
-        short, long = cpu_seconds(short_calls[name], args.repeats), cpu_seconds(long_calls[name], args.repeats)
-        results[name] = {"short_s": short, "limits_s": long}
-        print(f"| `{name}` | {short:.2f} | {long:.2f} | {job.cpu_seconds:g} | {gpu_seconds(job)} |", flush=True)
-    return results
+    if args.table:
+        print(table(checkpoint))
+        return {}
+    points = measure(checkpoint, args.sizes, args.repeats, args.jobs)
+    previous = measured(args.output)["jobs"] if args.output.is_file() else {}
+    costs = {}
+    for name in jobs.JOBS:
+        if name in points:
+            line = fit(points[name])
+            costs[name] = {
+                "unit": jobs.JOBS[name].unit,
+                "fixed_s": round(line.fixed_s, 4),
+                "per_unit_s": round(line.per_unit_s, 6),
+                "points": [[w, round(s, 4)] for w, s in points[name]],
+            }
+        elif name in previous:
+            costs[name] = previous[name]
+    result = {
+        "measured_on": machine(),
+        "checkpoint": Path(args.checkpoint).name,
+        "command": "python3 -m scripts.job_seconds " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "jobs": costs,
+    }
+    print(json.dumps(result, indent=1))
+    if args.write:
+        args.output.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+        measured.cache_clear()
+    return result
 
 
 if __name__ == "__main__":

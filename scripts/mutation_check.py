@@ -23,9 +23,10 @@ fault tests nothing); add a fault with every new view or model module, and a tes
 that is not an equivalent mutant.
 
 To add a fault, append a Fault(name, file, old, new, description) to MODEL_FAULTS in scripts/mutation_faults.py
-(the model), to OPUS_MT_FAULTS in scripts/mutation_faults_opus_mt.py (decoding and scoring an OPUS-MT checkpoint)
-or to VIEW_FAULTS in scripts/mutation_faults_views.py (the views and what they draw): `old` must occur exactly once
-in `file`.
+(the model), to OPUS_MT_FAULTS in scripts/mutation_faults_opus_mt.py (decoding and scoring an OPUS-MT checkpoint),
+to VIEW_FAULTS in scripts/mutation_faults_views.py (the views and what they draw) or to HOUSE_FAULTS in
+scripts/mutation_faults_house.py (the panel list, the repository's own checks, shipping): `old` must occur exactly
+once in `file`.
 """
 
 from __future__ import annotations
@@ -78,11 +79,23 @@ VIEW_TESTS = [
     "tests/visualizer/test_visualizer_masks_positions.py",
 ]  # the views, the page's redraw and the newer model modules
 
+HOUSE_TESTS = [
+    "tests/ui/test_explain_panels.py",
+    "tests/ui/test_explain_openings.py",
+    "tests/project/test_explain_panels_in_docs.py",
+    "tests/project/test_house_rules.py",
+    "tests/project/test_benchmark_report.py",
+    "tests/project/test_named_paths.py",
+    "tests/project/test_readme.py",
+    "tests/model/training/test_ship_checkpoint.py",
+]  # how the house is kept: the panel list and the texts written from it, the repository's own checks
+
 # Independent test files: a fault is caught by "both" exactly when "old" or "new" catches it.
 SUITES = {
     "old": OLD_MODEL_TESTS,
     "new": PROVENANCE_TESTS + VIEW_TESTS,
     "views": VIEW_TESTS,
+    "house": HOUSE_TESTS,
     "both": PROVENANCE_TESTS + VIEW_TESTS + OLD_MODEL_TESTS,
 }
 
@@ -90,10 +103,13 @@ SUITES = {
 if str(ROOT) not in sys.path:  # run as a file: import scripts.mutation_faults as the package module
     sys.path.insert(0, str(ROOT))
 from scripts.mutation_faults import MODEL_FAULTS  # noqa: E402
+from scripts.mutation_faults_house import HOUSE_FAULTS  # noqa: E402
 from scripts.mutation_faults_opus_mt import OPUS_MT_FAULTS  # noqa: E402
+from scripts.mutation_faults_serving import SERVING_FAULTS, SERVING_TESTS  # noqa: E402
 from scripts.mutation_faults_views import VIEW_FAULTS  # noqa: E402
 
-FAULTS = [*MODEL_FAULTS, *OPUS_MT_FAULTS, *VIEW_FAULTS]
+FAULTS = [*MODEL_FAULTS, *OPUS_MT_FAULTS, *VIEW_FAULTS, *HOUSE_FAULTS, *SERVING_FAULTS]
+SUITES["serving"] = SERVING_TESTS  # --suite serving --only zerogpu-,examples-,api-,space-,weights-,card-
 
 
 def copy_repository(destination: Path) -> None:

@@ -82,14 +82,14 @@ VIEW_FAULTS = [
     ),
     Fault(
         "lens-layers-reversed-in-view",
-        "ui/explain/readouts.py",
+        "ui/explain/lens.py",
         "        trace.logit_lens_probs[t],\n",
         "        trace.logit_lens_probs[t][::-1],\n",
         "the logit-lens view shows layer probabilities in reverse",
     ),
     Fault(
         "alignment-layers-reversed",
-        "ui/explain/readouts.py",
+        "ui/explain/alignment.py",
         "chosen = sorted({int(layer) - 1 for layer",
         "chosen = sorted({n_layers - int(layer) for layer",
         "the alignment view averages the mirror of the ticked decoder layers",

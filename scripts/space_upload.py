@@ -1,19 +1,19 @@
 """What scripts/deploy_space.py uploads to a Space: the project folder less what the running app never reads
-(IGNORE_PATTERNS, .gitignore, the other checkpoints), the checkpoint from outside checkpoints/ if that is where
-it is, and the checks the Hub and the app would otherwise make after the upload (file size, required files).
+(IGNORE_PATTERNS, .gitignore, and every checkpoint: the weights live in their own model repo, which the Space
+loads), the Space's README (the project's, its front matter listing that model repo), and the checks the Hub and
+the app would otherwise make after the upload (file size, required files).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from huggingface_hub.hf_api import DEFAULT_IGNORE_PATTERNS
 from huggingface_hub.utils import filter_repo_objects
 
 from model.checkpoints.checkpoint import HUB_MAX_FILE_BYTES
-from model.checkpoints.files import CHECKPOINT_FILES
 
-CHECKPOINTS_DIR = "checkpoints"
 # huggingface_hub's patterns are fnmatch globs on paths relative to the folder; "*" also matches "/",
 # and "name/" means everything under name/.
 IGNORE_PATTERNS = [
@@ -52,6 +52,8 @@ IGNORE_PATTERNS = [
     "pytest.ini",
     "requirements-test.txt",
     "pre-requirements.txt",  # written per hardware by this command (space_files), never taken from the folder
+    # the weights are the model repo's (ATTENTION_EXPLORER_HUB), not the Space's
+    "checkpoints/",
 ]
 
 
@@ -80,16 +82,10 @@ def gitignore_patterns(text: str) -> list[str]:
     return patterns
 
 
-def ignore_patterns(root: Path, checkpoint: Path) -> list[str]:
-    """IGNORE_PATTERNS, what root/.gitignore names, and every folder of checkpoints/ but the one deployed."""
+def ignore_patterns(root: Path) -> list[str]:
+    """IGNORE_PATTERNS and what root/.gitignore names."""
     gitignore = root / ".gitignore"
-    ignored = gitignore_patterns(gitignore.read_text(encoding="utf-8")) if gitignore.is_file() else []
-    folders = sorted(p for p in (root / CHECKPOINTS_DIR).glob("*") if p.is_dir())
-    return (
-        IGNORE_PATTERNS
-        + ignored
-        + [f"{CHECKPOINTS_DIR}/{p.name}/" for p in folders if p.resolve() != checkpoint.resolve()]
-    )
+    return IGNORE_PATTERNS + (gitignore_patterns(gitignore.read_text(encoding="utf-8")) if gitignore.is_file() else [])
 
 
 def selected_files(folder: Path, allow: list[str] | None, ignore: list[str] | None) -> list[str]:
@@ -99,45 +95,21 @@ def selected_files(folder: Path, allow: list[str] | None, ignore: list[str] | No
     return list(filter_repo_objects(paths, allow_patterns=allow, ignore_patterns=ignore))
 
 
-def plan(root: Path, checkpoint: Path) -> list[dict]:
-    """The upload_folder calls of a deploy, as keyword arguments (without repo_id, token).
-
-    One call when the checkpoint is inside root/checkpoints/ (the usual case: one commit); a
-    checkpoint from elsewhere (runs/base/best) is uploaded to checkpoints/<its folder name>/.
-    """
-    checkpoint = checkpoint.resolve()
-    inside = checkpoint.parent == (root / CHECKPOINTS_DIR).resolve()
-    # delete_patterns "*": the Space mirrors the folder (stale files go; the Hub always keeps .gitattributes)
-    calls = [{"folder_path": str(root), "ignore_patterns": ignore_patterns(root, checkpoint), "delete_patterns": ["*"]}]
-    if not inside:
-        if (root / CHECKPOINTS_DIR / checkpoint.name).exists():
-            raise DeployError(
-                f"{CHECKPOINTS_DIR}/{checkpoint.name} already exists here; rename {checkpoint} "
-                "or copy it into checkpoints/ under a new name"
-            )
-        # every file of the checkpoint, its npz files included; never code, pickles or a run's optimizer state
-        calls.append(
-            {
-                "folder_path": str(checkpoint),
-                "path_in_repo": f"{CHECKPOINTS_DIR}/{checkpoint.name}",
-                "allow_patterns": CHECKPOINT_FILES,
-            }
-        )
-    return calls
+def app_files(root: Path) -> dict[str, Path]:
+    """Path in the Space -> file on disk: the project folder less ignore_patterns(root)."""
+    return {relative: root / relative for relative in selected_files(root, None, ignore_patterns(root))}
 
 
-def uploaded_files(calls: list[dict]) -> dict[str, Path]:
-    """Path in the Space -> file on disk, for every file the calls upload."""
-    files = {}
-    for call in calls:
-        folder, prefix = Path(call["folder_path"]), call.get("path_in_repo", "")
-        for relative in selected_files(folder, call.get("allow_patterns"), call.get("ignore_patterns")):
-            files[f"{prefix}/{relative}" if prefix else relative] = folder / relative
-    return files
+def space_readme(text: str, model_repo: str) -> str:
+    """The project's README with the Space front matter's `models:` listing model_repo (the Hub links the two)."""
+    front, count = re.subn(r"(?m)^models:.*$", f"models:\n  - {model_repo}", text, count=1)
+    if not count or not text.startswith("---\n"):
+        raise DeployError("README.md's front matter has no `models:` line to list the model repo in")
+    return front
 
 
-def check_files(files: dict[str, Path], checkpoint_in_space: str) -> None:
-    """Refuse what the Hub (or the app) would refuse: big files, a missing app, README or checkpoint."""
+def check_files(files: dict[str, Path]) -> None:
+    """Refuse what the Hub (or the app) would refuse: big files, a missing app, README or requirements."""
     too_big = [
         f"{name} ({path.stat().st_size / 1e6:.1f} MB)"
         for name, path in files.items()
@@ -146,9 +118,8 @@ def check_files(files: dict[str, Path], checkpoint_in_space: str) -> None:
     if too_big:
         raise DeployError(
             f"files of {HUB_MAX_FILE_BYTES / 1e6:.0f} MB or more would break a plain git push to "
-            f"the Space: {', '.join(too_big)} (a checkpoint: re-save it with "
-            "model.checkpoints.checkpoint.save_checkpoint, which shards the weights)"
+            f"the Space: {', '.join(too_big)}"
         )
-    for required in ("README.md", "app.py", "requirements.txt", f"{checkpoint_in_space}/config.json"):
+    for required in ("README.md", "app.py", "requirements.txt"):
         if required not in files:
             raise DeployError(f"{required} would not be uploaded")

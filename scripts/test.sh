@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The full lane: install everything the tests need, lint, then run every test, browser ones included.
-# README's test command; .ci/run runs this. `python3 -m pytest` alone is the fast lane (docs/testing-lanes.md).
+# README's test command; .ci/run runs this. `python3 -m pytest` alone is the fast lane (docs/testing.md, "Lanes").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Debian packages the tests need: Chromium drives the end-to-end browser tests (Playwright uses it,
@@ -12,6 +12,14 @@ if [ -n "$PACKAGES" ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   # shellcheck disable=SC2086  # one word per package
   $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $PACKAGES >/dev/null
+fi
+# A Python whose packages the system manages (PEP 668: Debian's, Ubuntu's) installs only into a virtual environment:
+# make .venv as the README's first command does (reusing what the system has) and use it; any other Python as it is.
+if python3 -c 'import os, sys, sysconfig
+sys.exit(sys.prefix != sys.base_prefix or not os.path.isfile(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))'; then
+  [ -x .venv/bin/python3 ] || python3 -m venv --system-site-packages --without-pip .venv
+  # shellcheck disable=SC1091  # made just above
+  . .venv/bin/activate
 fi
 python3 -m pip install -q -r requirements-test.txt
 python3 -m ruff check .

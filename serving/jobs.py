@@ -5,18 +5,23 @@ A declared job is called as a function with the runner that holds the model in p
     trace = jobs.translate(page.runner, text, "de-en")   # go-to-definition lands on `def translate` below
 
 The runner (serving/runner.py) runs it in this process, or on a ZeroGPU Space through its one `@spaces.GPU`
-dispatcher (serving/zerogpu.py), which asks for a GPU duration computed from the job's `cpu_seconds`. Results are
-plain data (numpy arrays, token lists, dataclasses: model/decoding/trace.py), so they pickle back from the GPU
-process. A new model computation is one decorated function here; docs/adding-a-panel.md shows the whole path.
+dispatcher (serving/zerogpu.py). Results are plain data (numpy arrays, token lists, dataclasses:
+model/decoding/trace.py), so they pickle back from the GPU process. A new model computation is one decorated
+function here; docs/adding-a-panel.md shows the whole path.
 
-`cpu_seconds`: the job's CPU time at the input limits (100 source / 120 output tokens) on the shipped checkpoint,
-one PyTorch thread, rounded up (scripts/job_seconds.py measures them; the table is in docs/serving.md).
+Each declaration carries, beside the function, the two facts every other part reads from it:
+- `work`: the size of one call in the job's own unit (decoder steps, tokens, integration steps x output tokens),
+  computed from its arguments before it runs. The ZeroGPU duration of a call is the job's measured cost of that
+  much work (serving/job_costs.py, measured by scripts/job_seconds.py).
+- `example`: the job's call on a sample sentence (`JobSample`), which scripts/job_seconds.py times and the
+  ZeroGPU test (tests/support/zerogpu_space.py) runs through the real `spaces` package.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Concatenate, Generic, ParamSpec, TypeVar
+from dataclasses import dataclass, field
+from typing import Concatenate, Generic, ParamSpec, Protocol, TypeVar
 
 import numpy as np
 
@@ -25,49 +30,117 @@ from model.analysis import readouts
 from model.analysis.corpus.attribution import Attribution, attribute
 from model.analysis.corpus.live import sentence_vectors
 from model.analysis.kv_cache import CacheRecording, record_trace_cache
-from model.analysis.paper_figures import FigureResult, PaperFigure, run_paper_figures
+from model.analysis.paper_figures import PAPER_FIGURES, FigureResult, PaperFigure, run_paper_figures
 from model.decoding.ablation import Ablation
+from model.decoding.greedy import default_max_new_tokens
 from model.decoding.greedy import translate as greedy_translate
-
-if TYPE_CHECKING:
-    from .runner import Runner
+from model.text.inputs import prepare_source
 
 P = ParamSpec("P")
 R = TypeVar("R")
+Call = tuple[tuple, dict]  # (args, kwargs) of one job call, without the checkpoint
+
+
+class JobRunner(Protocol):
+    """What runs a job (serving.runner.Runner): `call(job, *args, **kwargs)` on the model it holds."""
+
+    def call(self, job: ModelJob[P, R], *args: P.args, **kwargs: P.kwargs) -> R: ...
+
+
+@dataclass(frozen=True)
+class JobSample:
+    """One sentence's inputs for every job's example call: the sentence, its greedy trace, an ablation, figures."""
+
+    text: str
+    direction: str
+    trace: TranslationTrace
+    ablation: Ablation = Ablation(cross_heads=frozenset({(0, 0)}))
+    figures: Sequence[PaperFigure] = field(default=PAPER_FIGURES)
+
+    @classmethod
+    def of(cls, checkpoint: Checkpoint, text: str, direction: str, **options) -> JobSample:
+        """The sample of `text`, decoded once here (options: ablation, figures)."""
+        return cls(
+            text, direction, greedy_translate(checkpoint.model, checkpoint.tokenizer, text, direction), **options
+        )
+
+    @property
+    def source_ids(self) -> list[int]:
+        return [int(i) for i in self.trace.source_ids]
+
+    @property
+    def output_ids(self) -> list[int]:
+        return [int(i) for i in self.trace.output_ids]
 
 
 class ModelJob(Generic[P, R]):
-    """A declared model computation: `function(checkpoint, *args)` and what ZeroGPU needs to know (its time)."""
+    """A declared model computation: `function(checkpoint, *args)`, the size of a call (`work`) and an example."""
 
-    def __init__(self, function: Callable[Concatenate[Checkpoint, P], R], cpu_seconds: float) -> None:
-        self.name, self.function, self.cpu_seconds = function.__name__, function, float(cpu_seconds)
+    def __init__(
+        self,
+        function: Callable[Concatenate[Checkpoint, P], R],
+        work: Callable[..., float],
+        unit: str,
+        example: Callable[[JobSample], Call],
+    ) -> None:
+        self.name, self.function, self.unit = function.__name__, function, unit
+        self.work_of, self.example = work, example
         self.__doc__, self.__wrapped__ = function.__doc__, function
 
-    def __call__(self, runner: Runner, *args: P.args, **kwargs: P.kwargs) -> R:
+    def __call__(self, runner: JobRunner, *args: P.args, **kwargs: P.kwargs) -> R:
         """Run on the runner's model (in this process, or in a ZeroGPU call)."""
         return runner.call(self, *args, **kwargs)
 
+    def work(self, checkpoint: Checkpoint, args: tuple = (), kwargs: dict | None = None) -> float:
+        """The size of one call in `unit`s; 0 for input that cannot be sized (the job refuses it at once)."""
+        try:
+            return float(self.work_of(checkpoint, *args, **(kwargs or {})))
+        except Exception:  # noqa: BLE001 - bad input: the job raises its ValueError before any real work
+            return 0.0
+
     def __repr__(self) -> str:
-        return f"<model job {self.name}: {self.cpu_seconds:g} CPU s at the limits>"
+        return f"<model job {self.name}: work in {self.unit}>"
 
 
 JOBS: dict[str, ModelJob] = {}  # name -> job: how the ZeroGPU process finds a job it was sent by name
 
 
-def model_job(cpu_seconds: float) -> Callable[[Callable[Concatenate[Checkpoint, P], R]], ModelJob[P, R]]:
-    """Declare a model computation (see the module docstring); its name is the function's name."""
+def model_job(
+    work: Callable[..., float], unit: str, example: Callable[[JobSample], Call]
+) -> Callable[[Callable[Concatenate[Checkpoint, P], R]], ModelJob[P, R]]:
+    """Declare a model computation (see the module docstring); its name is the function's name.
+
+    work: (checkpoint, *the job's arguments) -> the call's size in `unit`s (a cheap count: no model call).
+    example: JobSample -> (args, kwargs) of the job on that sentence.
+    """
 
     def declare(function: Callable[Concatenate[Checkpoint, P], R]) -> ModelJob[P, R]:
         if function.__name__ in JOBS:
             raise ValueError(f"a model job named {function.__name__!r} is already declared")
-        JOBS[function.__name__] = job = ModelJob(function, cpu_seconds)
+        JOBS[function.__name__] = job = ModelJob(function, work, unit, example)
         return job
 
     return declare
 
 
+# --------------------------------------------------------------------------- sizes of a call, from its input
+def decoder_steps(checkpoint: Checkpoint, text: str, direction: str) -> int:
+    """The most greedy steps a sentence may take: its length budget (2 x source + 10, at most MAX_TARGET_TOKENS)."""
+    source_ids, _ = prepare_source(checkpoint.tokenizer, text, direction)
+    return default_max_new_tokens(len(source_ids))
+
+
+def most_steps(trace: TranslationTrace) -> int:
+    """The length budget of a traced sentence (what beam search may use at most)."""
+    return default_max_new_tokens(len(trace.source_ids))
+
+
 # --------------------------------------------------------------------------- decoding (Figure 1, section 3)
-@model_job(cpu_seconds=1.0)
+@model_job(
+    work=lambda checkpoint, text, direction, *rest, **options: decoder_steps(checkpoint, text, direction),
+    unit="decoder steps",
+    example=lambda sample: ((sample.text, sample.direction), {"ablation": sample.ablation}),
+)
 def translate(
     checkpoint: Checkpoint,
     text: str,
@@ -87,7 +160,11 @@ def translate(
     )
 
 
-@model_job(cpu_seconds=0.1)
+@model_job(
+    work=lambda checkpoint, source_ids, output_ids, *rest: len(source_ids) + len(output_ids),
+    unit="tokens",
+    example=lambda sample: ((sample.source_ids, sample.output_ids, sample.ablation), {}),
+)
 def token_probabilities(
     checkpoint: Checkpoint, source_ids: Sequence[int], output_ids: Sequence[int], ablation: Ablation | None = None
 ) -> np.ndarray:
@@ -95,7 +172,11 @@ def token_probabilities(
     return readouts.token_probabilities(checkpoint.model, list(source_ids), list(output_ids), ablation)
 
 
-@model_job(cpu_seconds=2.0)
+@model_job(
+    work=lambda checkpoint, trace, beam_size=4, *rest: int(beam_size) * most_steps(trace),
+    unit="beam x decoder steps",
+    example=lambda sample: ((sample.trace,), {}),
+)
 def beam_versus_greedy(
     checkpoint: Checkpoint, trace: TranslationTrace, beam_size: int = 4, length_penalty: float = 0.6
 ) -> readouts.BeamComparison:
@@ -103,20 +184,34 @@ def beam_versus_greedy(
     return readouts.beam_versus_greedy(checkpoint.model, checkpoint.tokenizer, trace, beam_size, length_penalty)
 
 
-@model_job(cpu_seconds=0.8)
+@model_job(
+    work=lambda checkpoint, trace: trace.num_steps,
+    unit="decoder steps",
+    example=lambda sample: ((sample.trace,), {}),
+)
 def record_cache(checkpoint: Checkpoint, trace: TranslationTrace) -> CacheRecording:
     """The decoder's KV cache at every step of `trace`'s greedy run, replayed through the cached decoder (3.1)."""
     return record_trace_cache(checkpoint.model, trace)
 
 
 # --------------------------------------------------------------------------- analyses
-@model_job(cpu_seconds=1.3)
+@model_job(
+    work=lambda checkpoint, figures: sum(decoder_steps(checkpoint, figure.sentence, "en-de") for figure in figures),
+    unit="decoder steps",
+    example=lambda sample: ((list(sample.figures),), {}),
+)
 def paper_figures(checkpoint: Checkpoint, figures: Sequence[PaperFigure]) -> list[FigureResult]:
     """The paper's Figures 3-5 sentences through the encoder, the best-matching head of each (Appendix)."""
     return run_paper_figures(checkpoint.model, checkpoint.tokenizer, list(figures))
 
 
-@model_job(cpu_seconds=20.0)
+@model_job(
+    work=lambda checkpoint, source_ids, output_ids, steps=32: (
+        (int(steps) + 2) * len(output_ids) * (len(source_ids) + len(output_ids))
+    ),
+    unit="(integration steps + 2) x output tokens x all tokens",
+    example=lambda sample: ((sample.source_ids, sample.output_ids), {"steps": 32}),
+)
 def corpus_attribution(
     checkpoint: Checkpoint, source_ids: Sequence[int], output_ids: Sequence[int], steps: int = 32
 ) -> Attribution:
@@ -125,7 +220,11 @@ def corpus_attribution(
     return attribute(checkpoint.model, [int(i) for i in source_ids], [int(i) for i in output_ids], int(steps))
 
 
-@model_job(cpu_seconds=0.5)
+@model_job(
+    work=lambda checkpoint, source_ids, output_ids, *rest: len(source_ids) + len(output_ids),
+    unit="tokens",
+    example=lambda sample: ((sample.source_ids, sample.output_ids, "cross", 0, 1), {}),
+)
 def corpus_sentence_vectors(
     checkpoint: Checkpoint, source_ids: Sequence[int], output_ids: Sequence[int], kind: str, layer: int, head: int
 ) -> tuple[np.ndarray, np.ndarray]:

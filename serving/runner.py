@@ -73,6 +73,11 @@ class Runner:
                 title=FAILED_TITLE,
             ) from error
 
+    def call_here(self, job: ModelJob[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+        """Run a job in this process on the page's checkpoint, even on ZeroGPU (there: the CPU copy, no GPU request);
+        for work computed once and kept (serving/example_cache.py). Failures as in `call`."""
+        return Runner(self.checkpoint).call(job, *args, **kwargs)
+
     def positional_encoding(self, rows: int) -> np.ndarray:
         """(min(rows, max_positions), d_model): the first rows of the sinusoidal table the model adds (3.5)."""
         config = self.checkpoint.config

@@ -16,10 +16,14 @@ with `@spaces.GPU(duration=seconds)` runs. What the `spaces` package does, read 
   dispatcher returns a job's exception as a value (`Raised`) and raises it again in the server: ValueError for
   bad input keeps its message, gr.Error its title. Errors of the platform itself (quota exceeded, no GPU) are
   gr.Error with a title, raised in the server before any fork; they reach the page as they are.
-- `duration` is the longest a call may hold the GPU (a call running longer is stopped); the platform checks the
-  requested duration against the visitor's remaining daily quota (a few minutes for an anonymous visitor;
-  spaces/zero/configs.json multiplies it by a GPU's duration_factor), and charges the time used. It may be a
-  function of the call's arguments (spaces/zero/wrappers.py `static_duration`): `gpu_seconds` of the job named.
+- `duration` is the longest a call may hold the GPU (a call running longer may be stopped); the platform checks the
+  requested duration against the visitor's remaining daily quota (2 minutes for an anonymous visitor; a request
+  that fits gets a better place in the queue; spaces/zero/configs.json multiplies it by a GPU's duration_factor),
+  and charges the time used. It may be a function of the call's arguments (spaces/zero/wrappers.py
+  `static_duration`), and `spaces` sends whole seconds: `gpu_seconds` of the job and its arguments, whole.
+- A GPU worker that finished a call stays alive for the next one (spaces reuses it while the platform says it is
+  idle); only a fresh one pays for CUDA start-up and the weights' move (COLD_START_S). The dispatcher counts it
+  when no call has finished within WARM_S.
 - Outside ZeroGPU the decorator returns the function unchanged.
 """
 
@@ -30,17 +34,22 @@ import dataclasses
 import math
 import os
 import pickle
+import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from model import Checkpoint
 
+from .job_costs import cost_of
 from .jobs import JOBS, ModelJob
 
 ZERO_GPU_ENV = "SPACES_ZERO_GPU"  # set to "true" by the Hub on a ZeroGPU Space
 MODEL_DEVICE = "cuda"  # where the jobs' copy of the model goes on ZeroGPU (at start-up, outside any GPU call)
-GPU_START_S = 5  # a fresh GPU process: CUDA initialised and the ~30 MB of weights moved, before the job runs
-HEADROOM = 2.0  # times the job's CPU seconds at the input limits (the GPU runs these small batches faster)
+COLD_START_S = 5  # a fresh GPU worker: CUDA initialised and the ~30 MB of weights moved, before the job runs
+WARM_S = 60.0  # a worker that finished a call this recently is taken as still alive (spaces reuses it)
+HEADROOM = 2.0  # times the job's measured CPU seconds for its input (the GPU runs these small batches faster)
+MAX_GPU_S = 60  # never more than ZeroGPU's default: CPU costs overstate the GPU's most for the largest batches
 
 Dispatch = Callable[[ModelJob, tuple, dict], object]
 
@@ -57,14 +66,13 @@ def load_spaces() -> Callable:
     return spaces.GPU
 
 
-def gpu_seconds(job: ModelJob) -> int:
-    """The GPU duration a job asks for: GPU_START_S + HEADROOM x its CPU seconds at the limits, rounded up."""
-    return math.ceil(GPU_START_S + HEADROOM * job.cpu_seconds)
-
-
-def dispatch_seconds(name: str, args: tuple = (), kwargs: dict | None = None) -> int:
-    """spaces.GPU's `duration` of one dispatcher call: that of the job it runs."""
-    return gpu_seconds(JOBS[name])
+def gpu_seconds(
+    job: ModelJob, checkpoint: Checkpoint, args: tuple = (), kwargs: dict | None = None, warm: bool = True
+) -> int:
+    """The GPU duration one call asks for: HEADROOM x the job's measured cost of the call's work, rounded up to
+    whole seconds (1 to MAX_GPU_S), plus COLD_START_S when no worker is warm."""
+    seconds = HEADROOM * cost_of(job.name).seconds(job.work(checkpoint, args, kwargs))
+    return min(MAX_GPU_S, max(1, math.ceil(seconds))) + (0 if warm else COLD_START_S)
 
 
 @dataclass(frozen=True)
@@ -88,10 +96,22 @@ def gpu_checkpoint(checkpoint: Checkpoint) -> Checkpoint:
     return dataclasses.replace(checkpoint, model=copy.deepcopy(checkpoint.model).to(MODEL_DEVICE))
 
 
-def gpu_dispatcher(checkpoint: Checkpoint, gpu: Callable | None = None) -> Dispatch:
+def gpu_dispatcher(
+    checkpoint: Checkpoint, gpu: Callable | None = None, clock: Callable[[], float] = time.monotonic
+) -> Dispatch:
     """The one GPU entry point: (job, args, kwargs) -> the job's result, computed in `gpu(duration=...)` on
-    `checkpoint` (already on MODEL_DEVICE). gpu: spaces.GPU unless given."""
+    `checkpoint` (already on MODEL_DEVICE), each call asking for the duration of its own input (gpu_seconds).
+    gpu: spaces.GPU unless given; clock: seconds, for the warm worker's age."""
     gpu = load_spaces() if gpu is None else gpu
+    finished = {"at": None}  # when the last call came back (its worker is then alive and idle)
+    lock = threading.Lock()
+
+    def warm() -> bool:
+        with lock:
+            return finished["at"] is not None and clock() - finished["at"] < WARM_S
+
+    def duration(name: str, args: tuple, kwargs: dict) -> int:
+        return gpu_seconds(JOBS[name], checkpoint, args, kwargs, warm=warm())
 
     def run_on_gpu(name: str, args: tuple, kwargs: dict) -> object:
         try:
@@ -99,12 +119,15 @@ def gpu_dispatcher(checkpoint: Checkpoint, gpu: Callable | None = None) -> Dispa
         except Exception as error:  # noqa: BLE001 - raised again by `dispatch`, with its type and message
             return Raised.of(error)
 
-    decorated = gpu(duration=dispatch_seconds)(run_on_gpu)
+    decorated = gpu(duration=duration)(run_on_gpu)
 
     def dispatch(job: ModelJob, args: tuple, kwargs: dict) -> object:
         result = decorated(job.name, args, kwargs)
+        with lock:
+            finished["at"] = clock()
         if isinstance(result, Raised):
             raise result.error
         return result
 
+    dispatch.duration = duration  # what the next call of each job would ask for (tests, docs)
     return dispatch

@@ -340,7 +340,7 @@ def copy_trace(copy_runner) -> TranslationTrace:
 
 @pytest.fixture(scope="session")
 def copy_reference(copy_model, copy_trace):
-    """The independent float64 forward pass (tests/provenance_fixtures.py) over the trace's tokens."""
+    """The independent float64 forward pass (tests/support/provenance_fixtures.py) over the trace's tokens."""
     import provenance_fixtures as ref
 
     return ref.forward(copy_model, copy_trace.source_ids, [copy_model.config.bos_id, *copy_trace.output_ids[:-1]])

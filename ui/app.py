@@ -13,6 +13,7 @@ from serving import Runner, zerogpu
 from serving.device import choose_device
 
 from . import (
+    api,
     attention,
     compare,
     explain,
@@ -20,7 +21,6 @@ from . import (
     next_token,
     positions,
     redraw,
-    runner,
     session,
     share,
     stepping,
@@ -93,7 +93,7 @@ def build_demo(checkpoint: str | Path, hub: bool = False, device: str | None = "
             find(demo, "explain-panels"),
             attention_tab.pipeline,
         )
-        runner.add_endpoints(loaded)
+        api.add_endpoints(model_runner, loaded, load_error)  # /translate, /translation_trace: the API and MCP
         # one listener after a translation: the header's tokens and switch, and step 1 of the new sentence
         translate_event.success(
             lambda value: {**header.after_translate(value), steps.slider: 1},

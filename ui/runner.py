@@ -1,6 +1,6 @@
 """The page's side of the model runs: the Gradio queue group every model-running listener joins (`model_event`),
-the lean trace file (serving/wire.py) written through serving.TraceFiles, and the `/positional_encoding` endpoint
-that serves the table of section 3.5. The runner itself, and every model computation, are in serving/
+the lean trace file (serving/wire.py) written through serving.TraceFiles, and the table of section 3.5 as the API
+serves it (ui/api.py). The runner itself, and every model computation, are in serving/
 (serving/runner.py, serving/jobs.py).
 """
 
@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import functools
 
-import gradio as gr
 import orjson
 
-from model import Checkpoint, TranslationTrace
+from model import TranslationTrace
 from serving import TraceFiles, lean_trace_json
 from serving.runner import positional_encoding_table
 from serving.wire import positional_encoding_json
@@ -46,19 +45,3 @@ def positional_encoding_text(max_positions: int, d_model: int) -> str:
 def positional_encoding_object(max_positions: int, d_model: int) -> dict:
     """positional_encoding_text as a dict (computed once; shared by every caller, so never change it)."""
     return orjson.loads(positional_encoding_text(max_positions, d_model))
-
-
-def add_endpoints(checkpoint: Checkpoint | None) -> None:
-    """The `/positional_encoding` API endpoint (inside the page's gr.Blocks): the table of section 3.5."""
-    if checkpoint is None:
-        return
-    config = checkpoint.config
-
-    def positional_encoding() -> dict:
-        """The sinusoidal positional-encoding table (section 3.5) that the model adds to its embeddings, as a
-        JSON object: {"rows", "d_model", "table"} (4 decimals)."""
-        return positional_encoding_object(config.max_positions, config.d_model)
-
-    positional_encoding.__annotations__["return"] = dict  # a type, not the string `from __future__` makes: gr.api
-    # reads the return annotation unevaluated, and "dict" would be documented as Any rather than a JSON object
-    gr.api(positional_encoding, api_name="positional_encoding", concurrency_limit=None)

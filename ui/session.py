@@ -4,7 +4,7 @@ Translate runs the model once (`model.decoding.greedy.translate`, Figure 1 of "A
 and keeps the whole `TranslationTrace` in the user's `gr.State`; every tab then draws from that
 trace. `build` lays out the header (a one-line introduction, the examples menu, sentence, translation,
 direction; the download and the tokens are placed below the figure)
-and wires the one public endpoint, api_name="translate".
+and wires Translate (the public API of the same action is ui/api.py).
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from model.text import limits
 from model.text.language import GuardRail, guard_rails
 
 from .common import PRIVATE, chips
-from serving import Runner, jobs
+from serving import ExampleCache, Runner
 
 from .runner import model_event, write_trace_file
-from .text import API_DESCRIPTION, DIRECTION_LABELS, EXAMPLES, INTRO, example_label
+from .text import DIRECTION_LABELS, EXAMPLES, INTRO, example_label
 
 NO_MODEL_HINT = (
     "Train one, or point the app at one with --checkpoint DIR, --hub REPO_ID, "
@@ -79,16 +79,22 @@ def check_input(runner: Runner | None, text: str | None, direction: str, load_er
     return code
 
 
+EXAMPLE_TRACES = ExampleCache(EXAMPLES)  # the examples menu's sentences: computed once per model, never on a GPU
+
+
+def translate_trace(runner: Runner | None, text: str | None, direction: str, load_error: str = "") -> TranslationTrace:
+    """Validate, then translate through the page's runner (None: no model loaded); a built-in example comes from
+    memory (serving/example_cache.py). Bad input raises gr.Error with a message for the page and API clients."""
+    code = check_input(runner, text, direction, load_error)
+    return EXAMPLE_TRACES.translate(runner, text, code)  # bad input: a gr.Error with the model's message
+
+
 def translate_text(
     runner: Runner | None, text: str | None, direction: str, load_error: str = ""
 ) -> tuple[TranslationTrace, str, str]:
-    """The Translate action (also share links and the start-up example): validate, run the model once through
-    the page's runner (None: no model loaded), -> (trace, translation, trace JSON path).
-
-    Bad input raises gr.Error with a message for the page (a notice) and for API clients.
-    """
-    code = check_input(runner, text, direction, load_error)
-    trace = jobs.translate(runner, text, code)  # bad input: a gr.Error with the model's message (serving/runner.py)
+    """The Translate action (also share links and the start-up example): translate_trace -> (trace, translation,
+    trace JSON path)."""
+    trace = translate_trace(runner, text, direction, load_error)
     return trace, trace.translation, write_trace_json(trace)
 
 
@@ -149,7 +155,7 @@ class Header:
     switch: gr.Button  # "translate as the other direction": shown when the language looks wrong
     go: gr.State  # a counter: every change translates the sentence in the box (examples, the switch)
     button: gr.Button  # Translate
-    event: object  # the Translate event (api_name="translate"); its .success follows every new trace
+    event: object  # the Translate event; its .success follows every new trace
 
     def result(self, trace: TranslationTrace, path: str | None) -> dict:
         """Updates that show a trace (path: its JSON file for the download button)."""
@@ -231,7 +237,7 @@ def examples_menu() -> gr.Dropdown:
 
 
 def build(runner: Runner | None, load_error: str) -> Header:
-    """The header and the Translate action (api_name="translate"). The download button and the token chips
+    """The header and the Translate action. The download button and the token chips
     are made unrendered: the page places them below the figure (ui/app.py renders them)."""
     trace, go = gr.State(None), gr.State(0)
     with gr.Row(equal_height=False, elem_id="intro-row"):
@@ -275,22 +281,14 @@ def wire(header: Header, runner: Runner | None, load_error: str, button: gr.Butt
     then show the result. (A .then after a failed run is not run by the page, so the check comes first.)"""
     shown = [header.trace, header.translation, header.download, header.tokens, header.notice, header.switch]
 
-    def translate(text: str, direction: str):  # its name and Args are the MCP tool's and the API's parameter docs
-        """Translate German ↔ English with the Transformer of "Attention Is All You Need" (greedy decoding).
-
-        Args:
-            text: The sentence to translate, German or English, at most 5,000 characters (cut to 100 subword tokens).
-            direction: "de-en" (German → English) or "en-de" (English → German); the labels work too.
-        Returns:
-            The translation, the trace file (every attention weight), and the notices the page shows (Markdown,
-            empty when there are none): the sentence looks like the other language, the source was cut, no [EOS].
-        """
+    def translate_page(text: str, direction: str):
+        """The page's Translate: (trace, translation, trace file, notices). The public API is ui/api.py."""
         try:
             check_input(runner, text, direction, load_error)
         except gr.Error as error:  # the page's notice says it already (`before`): no toast over the next result
             raise gr.Error(error.message, visible=False, print_exception=False) from None
         trace, translation, path = translate_text(runner, text, direction, load_error)
-        return trace, translation, path, notice_markdown(trace)  # the notice: API callers see what the page says
+        return trace, translation, path, notice_markdown(trace)
 
     def before(text, direction):
         """A refused input clears the old result and says why in the notice area (and as a toast). A good one
@@ -311,12 +309,12 @@ def wire(header: Header, runner: Runner | None, load_error: str, button: gr.Butt
         show_progress="hidden",
         **PRIVATE,
     )
-    # preprocess=False: API clients may send "de-en" as well as the label; translate_text checks both.
+    # page plumbing: the public /translate is ui/api.py's (no gr.State outputs, no trace file unless asked)
     event = cleared.then(
-        translate,
+        translate_page,
         [header.source, header.direction],
         [header.trace, header.translation, header.download, header.notice],
-        **model_event(api_name="translate", api_description=API_DESCRIPTION, preprocess=False),
+        **model_event(api_name="translate_page", preprocess=False, **PRIVATE),
     )
     # a run that fails (a worker crash, say) leaves no stale result; its message is the error toast
     event.failure(

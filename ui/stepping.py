@@ -109,7 +109,7 @@ class Stepping:
 
 # The step rule, written once: the buttons move the slider in the browser, on the slider's own range, with
 # no round trip (the slider's change is then the one event that redraws, ui/redraw.py). A disabled slider
-# (no trace, or a one-step trace) stays at step 1. tests/test_app.py runs these functions in Node.
+# (no trace, or a one-step trace) stays at step 1. tests/ui/test_app.py runs these functions in Node.
 STEP_JS = {
     "first": "1",
     "prev": "step - 1",

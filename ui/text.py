@@ -12,13 +12,6 @@ def paper(section: str, name: str) -> str:
     return f"[Paper: section {section}, {name}]({PAPER})"
 
 
-API_DESCRIPTION = (
-    "Translate German ↔ English with the Transformer of 'Attention Is All You Need' (greedy "
-    "decoding). text: the sentence (at most 5,000 characters); direction: 'de-en' or 'en-de' (or "
-    "'German → English' / 'English → German'). Returns the translation and a JSON file with the "
-    "full trace: tokens, every attention weight, next-token candidates per step."
-)
-
 DIRECTION_LABELS = {"de-en": "German → English", "en-de": "English → German"}
 
 EXAMPLES = [  # each one read and checked with the shipped checkpoint; tests/ui/test_examples.py pins its translation

@@ -30,7 +30,7 @@ from .theme import (
 )
 from .tokens import escape_text
 
-# One colour per role name (model/corpus/roles.py ROLES); an unknown role takes the next palette colour.
+# One colour per role name (model/analysis/corpus/roles.py ROLES); an unknown role takes the next palette colour.
 ROLE_COLORS = {
     "previous": PALETTE[0],
     "same": PALETTE[4],

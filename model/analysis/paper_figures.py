@@ -192,7 +192,7 @@ class FigureResult:
     encoder_attention: np.ndarray  # (L, h, S, S)
     translation: str  # the model's German, for the record
     search: HeadSearch
-    translation_warnings: list[str]  # why that German may be poor (model/language.py), empty if none
+    translation_warnings: list[str]  # why that German may be poor (model/text/language.py), empty if none
 
 
 def run_paper_figures(model, tokenizer, figures: Sequence[PaperFigure] = PAPER_FIGURES) -> list[FigureResult]:

@@ -23,7 +23,8 @@ import torch
 
 from model.decoding.ablation import Ablation
 from model.decoding.beam import beam_search, length_penalty_factor
-from model.text.tokenizer import SPECIAL_TOKENS, WORD_BOUNDARY, SubwordTokenizer
+from model.text.special_tokens import SPECIAL_TOKENS
+from model.text.tokenizer import WORD_BOUNDARY, SubwordTokenizer
 from model.decoding.trace import TranslationTrace
 from model.decoding.teacher_forced import encode_source, teacher_force
 from model.core.transformer import Transformer

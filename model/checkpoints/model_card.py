@@ -78,6 +78,16 @@ TAGS = [
 
 
 # --------------------------------------------------------------------------- model-index
+def scored_dataset(split: str) -> tuple[str, str, str]:
+    """(Hub dataset id, name, split) of a metrics.json split: "tatoeba/<slice>" splits are slices held out of the
+    Tatoeba export (Helsinki-NLP/tatoeba; filed under the slice's name, as the Hub copy has one split only), the
+    others Multi30k task 1's splits."""
+    family, _, part = split.partition("/")
+    if family == "tatoeba":
+        return DATA_SETS["tatoeba"]["hub_id"], f"Tatoeba, held out ({split})", part or split
+    return MULTI30K_HUB_ID, f"Multi30k task 1 ({split})", HUB_SPLITS.get(split, split)
+
+
 def _direction_name(direction: str) -> str:
     source, _, target = direction.partition("-")
     return f"{LANGUAGE_NAMES.get(source, source)} → {LANGUAGE_NAMES.get(target, target)}"
@@ -103,12 +113,14 @@ def eval_results(metrics: dict) -> list[EvalResult]:
     """One EvalResult per (split, direction, decoding, metric) in metrics["scores"].
 
     The Hub groups results by task, dataset, config and split; the direction is the dataset config
-    ("de-en"), so each split and direction becomes one model-index entry with four metrics.
+    ("de-en"), so each split and direction becomes one model-index entry with four metrics, filed under the
+    data set it was scored on (scored_dataset).
     """
     results = []
     for split, directions in _scores(metrics).items():
         for direction, by_decoding in directions.items():
             for decoding, scores in by_decoding.items():
+                dataset_id, dataset_name, hub_split = scored_dataset(split)
                 for metric, metric_name in METRIC_NAMES.items():
                     if metric not in scores:
                         continue
@@ -116,10 +128,10 @@ def eval_results(metrics: dict) -> list[EvalResult]:
                         EvalResult(
                             task_type="translation",
                             task_name=f"Translation {_direction_name(direction)}",
-                            dataset_type=MULTI30K_HUB_ID,
-                            dataset_name=f"Multi30k task 1 ({split})",
+                            dataset_type=dataset_id,
+                            dataset_name=dataset_name,
                             dataset_config=direction,
-                            dataset_split=HUB_SPLITS.get(split, split),
+                            dataset_split=hub_split,
                             metric_type=metric,
                             metric_name=f"{metric_name} ({DECODING_NAMES.get(decoding, decoding)})",
                             metric_value=scores[metric],
@@ -287,8 +299,9 @@ def build_model_card(
     results = eval_results(metrics)
     data_used = _data_used(metrics)
     datasets = [DATA_SETS[name]["hub_id"] for name in data_used]
-    if results and MULTI30K_HUB_ID not in datasets:  # scored on it
-        datasets.append(MULTI30K_HUB_ID)
+    for dataset_id in dict.fromkeys(result.dataset_type for result in results):  # scored on it
+        if dataset_id not in datasets:
+            datasets.append(dataset_id)
     data = ModelCardData(
         language=["de", "en"],
         pipeline_tag="translation",

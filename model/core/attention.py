@@ -7,7 +7,7 @@
 - otherwise (training, validation, greedy and beam search: they need only the output):
   `torch.nn.functional.scaled_dot_product_attention`, which never materialises the weights (a flash /
   memory-efficient kernel on a GPU, a fused loop on a CPU); weights and scores come back as None.
-tests/model/test_fast_attention.py checks the two kernels agree.
+tests/model/core/test_attention_kernels.py checks the two kernels agree.
 
 Nothing is stored on the module between calls: keys and values kept across decoding steps live in a
 `KeyValueCache` that the caller owns, passed in as Marian passes its `past_key_value`.

@@ -149,6 +149,7 @@ class TranslationTrace:
     stopped_by: str = "eos"  # "eos" or "max_length"
     forced_steps: int = 0  # the first forced_steps output tokens were imposed (branching), not chosen
     ablation: dict = dataclasses.field(default_factory=dict)  # Ablation.describe() of the run
+    model: str = "own"  # which of the app's models wrote it: "own" (this project's) or "opus-mt" (model/checkpoints/catalogue.py)
 
     @property
     def num_steps(self) -> int:

@@ -24,7 +24,8 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from model.text.tokenizer import LANGUAGES, SPECIAL_TOKENS
+from model.text.special_tokens import SPECIAL_TOKENS
+from model.text.tokenizer import LANGUAGES
 
 LONG_SOURCE_SUBWORDS = 37  # the 99.9th percentile of training sentence length in subwords: longer is flagged
 BYTE_FALLBACK_SHARE = 0.5  # at least this share of the subwords are raw bytes: flag it

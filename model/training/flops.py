@@ -4,7 +4,7 @@ Counted analytically from the shapes of section 3: every matrix product of the f
 (projections, feed-forward, attention scores and weighted sums, the output projection) at two
 FLOPs per multiply-add, times three for forward + backward (the backward pass costs two forwards).
 Only real tokens count: padding is wasted work, not useful work. Layer norms, softmax, dropout and
-the embedding lookup are left out, as is usual for MFU. tests/test_flops.py checks the count
+the embedding lookup are left out, as is usual for MFU. tests/model/training/test_flops.py checks the count
 against PyTorch's own FlopCounterMode on a batch without padding.
 """
 

@@ -9,6 +9,7 @@ import argparse
 from model.core.config import TransformerConfig
 from model.training import film
 from model.training.precision import PRECISIONS
+from model.training.run_files import EVALUATIONS_DIR
 
 DESCRIPTION = "Training, section 5 of the paper: Adam, warm-up + inverse-square-root learning rate, label smoothing."
 
@@ -84,6 +85,12 @@ def add_optimisation_options(optim: argparse._ArgumentGroup) -> None:
         type=int,
         default=0,
         help="at the end, average the last N evaluated weights into OUT/average; best/ too if val BLEU is better",
+    )
+    optim.add_argument(
+        "--keep-evaluations",
+        action="store_true",
+        help=f"keep every evaluated weights as a checkpoint in OUT/{EVALUATIONS_DIR}/STEP "
+        "(for scripts/ship_checkpoint.py to average any of them later)",
     )
 
 

@@ -1,7 +1,8 @@
 """What a training run directory holds (model/training/train.py, section 5): checkpoints, the log, the state.
 
 OUT/best and OUT/last are checkpoint directories (model/checkpoints/checkpoint.py); OUT/last also holds the
-Adam moments (safetensors) and the step counters (JSON), enough for --resume. The training log
+Adam moments (safetensors) and the step counters (JSON), enough for --resume. With --keep-evaluations every
+evaluated weights stay as a checkpoint, OUT/evaluations/STEP, for scripts/ship_checkpoint.py to average. The training log
 (per-step loss, learning rate and tokens/s, the validation curve, the precision used and why) is
 written to OUT and copied into every checkpoint saved; metrics.json records how a checkpoint was made.
 """
@@ -23,6 +24,7 @@ from model.training.precision import cpu_model
 
 LOG_FILE = "training_log.json"
 STATE_FILE = "training_state.json"
+EVALUATIONS_DIR = "evaluations"  # OUT/evaluations/STEP: the weights of every evaluation (--keep-evaluations)
 OPTIMIZER_FILE = "optimizer.safetensors"
 
 
@@ -109,6 +111,7 @@ def save_run_checkpoint(directory: Path, model, tokenizer, log, state, scores, c
         "command": command,
         "commit": commit,
         "training_seconds": round(state["seconds"], 1),
+        "tokens": state["tokens"],  # real source + target tokens trained on in this run so far
         "evaluation_seconds": round(state.get("evaluation_seconds", 0.0), 1),
         "parameters": model.num_parameters(),
         # whole run: real (not padding) source + target tokens per training second, evaluations left out

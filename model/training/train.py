@@ -39,6 +39,7 @@ from model.training.options import MODEL_FLAGS, build_parser
 from model.training.precision import choose_precision, cpu_flags
 from model.training.validation import validate
 from model.training.run_files import (
+    EVALUATIONS_DIR,
     LOG_FILE,
     STATE_FILE,
     empty_log,
@@ -157,6 +158,12 @@ class Run:
             f"en-de {scores['bleu_en_de']:.2f}",
             flush=True,
         )
+        if args.keep_evaluations:
+            save_run_checkpoint(
+                out / EVALUATIONS_DIR / str(state["step"]),
+                *(self.model, self.tokenizer, log, state, scores, self.command, self.commit),
+                f"evaluation at step {state['step']:,}",
+            )
         if args.average_last:
             self.snapshots.append({k: v.detach().clone().cpu() for k, v in self.model.state_dict().items()})
             del self.snapshots[: -args.average_last]

@@ -121,8 +121,8 @@ def test_translate_endpoint_from_gradio_client(server, tmp_path):
 
     client = Client(server, verbose=False, download_files=str(tmp_path), analytics_enabled=False)
     for direction in ("de-en", "German → English"):
-        translation, trace_path, _ = client.predict(GERMAN, direction, api_name="/translate")
-        trace = json.loads(Path(trace_path).read_text(encoding="utf-8"))
+        translation = client.predict(GERMAN, direction, api_name="/translate")
+        trace = json.loads(client.predict(GERMAN, direction, api_name="/translation_trace"))
         assert trace["translation"] == translation and trace["direction"] == "de-en"
         assert trace["source_tokens"][0] == "<2en>"
     with pytest.raises(AppError, match="empty"):

@@ -2,7 +2,7 @@
 
 One flow over every panel: switch heads off, branch at a step, the logit lens, beam vs greedy,
 word alignment (Pharaoh), head diagnostics opening a head in the Attention tab, and translation
-without positional encodings. Reuses the server and browser fixtures of tests/test_browser.py.
+without positional encodings. Reuses the server and browser fixtures of tests/conftest.py.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ projector and a phone, and the page never scrolls sideways.
 "Without clipping": each figure's whole width can be seen, because it either fits the box it sits in
 or that box scrolls sideways (a wide figure scrolls inside its own box, never the page); its drawn
 plot area lies inside the figure; no axis label is below 10 px. One app process for the module
-(tests/test_browser.py's `server`); one page per viewport, translated once.
+(the `server` of tests/conftest.py); one page per viewport, translated once.
 """
 
 from __future__ import annotations

@@ -26,10 +26,11 @@ from pathlib import Path
 
 import httpx2
 import pytest
+import torch
 import yaml
 from huggingface_hub import ModelCard, SpaceCard
 from huggingface_hub.errors import HfHubHTTPError
-from huggingface_hub.hf_api import DEFAULT_IGNORE_PATTERNS
+from huggingface_hub.hf_api import DEFAULT_IGNORE_PATTERNS, RepoUrl
 from huggingface_hub.utils import filter_repo_objects, hf_raise_for_status
 from packaging.requirements import Requirement
 from packaging.version import Version
@@ -163,6 +164,12 @@ def test_shipped_card_is_generated_and_carries_every_score():
                 expected[(split, direction, f"BLEU ({label})")] = scores["bleu"]
                 expected[(split, direction, f"chrF ({label})")] = scores["chrf"]
     assert found == expected and len(found) == 8 * len(metrics["scores"]) >= 16  # 2 directions x 2 decodings x 2
+    filed = {re.search(r"\((.+)\)$", r.dataset_name).group(1): r.dataset_type for r in card.data.eval_results}
+    assert filed == {  # each score under the data set it was measured on
+        split: "Helsinki-NLP/tatoeba" if split.startswith("tatoeba/") else "bentrevett/multi30k"
+        for split in metrics["scores"]
+    }
+    assert {"Helsinki-NLP/tatoeba", "bentrevett/multi30k"} == set(filed.values()) <= set(card.data.datasets)
     assert ("val", "de-en", "BLEU (greedy)") in found and found[("test_2016_flickr", "en-de", "BLEU (beam 4)")] == (
         metrics["scores"]["test_2016_flickr"]["en-de"]["beam4"]["bleu"]
     )
@@ -277,6 +284,9 @@ class FakeHub:
         self.calls = []
         self.refuse = refuse or {}
 
+    def __call__(self, *args, **kwargs) -> "FakeHub":  # HfApi(token=...), as push_to_hub makes one
+        return self
+
     def _record(self, name, repo_id, kwargs):
         self.calls.append((name, repo_id, kwargs))
         if name in self.refuse:
@@ -284,7 +294,7 @@ class FakeHub:
 
     def create_repo(self, repo_id, **kwargs):
         self._record("create_repo", repo_id, kwargs)
-        return f"https://huggingface.co/{'spaces/' if kwargs.get('repo_type') == 'space' else ''}{repo_id}"
+        return RepoUrl(f"https://huggingface.co/{'spaces/' if kwargs.get('repo_type') == 'space' else ''}{repo_id}")
 
     def request_space_hardware(self, repo_id, hardware, **kwargs):
         self._record("request_space_hardware", repo_id, {"hardware": hardware, **kwargs})
@@ -293,35 +303,36 @@ class FakeHub:
         self._record("add_space_variable", repo_id, {"key": key, "value": value})
 
     def upload_folder(self, **kwargs):
+        folder = Path(kwargs["folder_path"])  # read now: push_to_hub's folder is temporary
+        listing = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+        ignore = list(kwargs.get("ignore_patterns") or []) + DEFAULT_IGNORE_PATTERNS  # as upload_folder adds
+        selected = filter_repo_objects(listing, allow_patterns=kwargs.get("allow_patterns"), ignore_patterns=ignore)
+        kwargs["files"] = {name: (folder / name).read_bytes() for name in selected}
         self._record("upload_folder", kwargs["repo_id"], kwargs)
 
-    def upload_file(self, **kwargs):
-        self._record("upload_file", kwargs["repo_id"], kwargs)
+    def restart_space(self, repo_id, **kwargs):
+        self._record("restart_space", repo_id, kwargs)
 
     def variables(self) -> dict:
         return {kwargs["key"]: kwargs["value"] for name, _, kwargs in self.calls if name == "add_space_variable"}
 
-    def uploads(self) -> dict[str, Path]:
-        """Path in the repo -> file, as huggingface_hub's filter selects them from each upload's arguments."""
+    def uploads(self, repo_id: str) -> dict[str, bytes]:
+        """Path in the repo -> content, over every upload_folder call to repo_id."""
         files = {}
-        for name, _, kwargs in self.calls:
-            if name != "upload_folder":
-                continue
-            folder = Path(kwargs["folder_path"])
-            listing = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
-            ignore = list(kwargs.get("ignore_patterns") or []) + DEFAULT_IGNORE_PATTERNS  # as upload_folder adds
-            prefix = f"{kwargs['path_in_repo']}/" if kwargs.get("path_in_repo") else ""
-            for relative in filter_repo_objects(
-                listing, allow_patterns=kwargs.get("allow_patterns"), ignore_patterns=ignore
-            ):
-                files[prefix + relative] = folder / relative
+        for name, repo, kwargs in self.calls:
+            if name == "upload_folder" and repo == repo_id:
+                files.update(kwargs["files"])
         return files
 
-    def uploaded_bytes(self) -> dict[str, bytes]:
-        """Path in the repo -> content, for the upload_file calls."""
-        return {
-            kwargs["path_in_repo"]: kwargs["path_or_fileobj"] for name, _, kwargs in self.calls if name == "upload_file"
-        }
+
+@pytest.fixture
+def fake_hub(monkeypatch):
+    """A FakeHub that push_to_hub (huggingface_hub.hub_mixin's HfApi) reaches too."""
+    import huggingface_hub.hub_mixin as hub_mixin
+
+    hub = FakeHub()
+    monkeypatch.setattr(hub_mixin, "HfApi", hub)
+    return hub
 
 
 # --------------------------------------------------------------------------- scripts/deploy_space.py
@@ -360,17 +371,20 @@ def project(tmp_path):
     return root
 
 
-def test_deploy_creates_a_zerogpu_space_and_uploads_the_app_and_checkpoint(project, capsys, socket_attempts):
-    hub = FakeHub()
+def test_deploy_publishes_the_weights_and_uploads_the_app_pointed_at_them(project, fake_hub, capsys, socket_attempts):
+    hub = fake_hub
     url = deploy_space.deploy(
         "someone/attention-explorer", project / "checkpoints" / "de-en-small", api=hub, root=project
     )
     assert url == "https://huggingface.co/spaces/someone/attention-explorer"
-    assert [call[0] for call in hub.calls] == [
-        "create_repo",
-        "request_space_hardware",
-        "add_space_variable",
-        "upload_folder",
+    model_repo = "someone/attention-explorer-model"
+    assert [(call[0], call[1]) for call in hub.calls] == [
+        ("create_repo", "someone/attention-explorer"),
+        ("request_space_hardware", "someone/attention-explorer"),
+        ("create_repo", model_repo),  # push_to_hub
+        ("upload_folder", model_repo),
+        ("add_space_variable", "someone/attention-explorer"),
+        ("upload_folder", "someone/attention-explorer"),
     ]
     create = hub.calls[0][2]
     assert create == {
@@ -381,40 +395,53 @@ def test_deploy_creates_a_zerogpu_space_and_uploads_the_app_and_checkpoint(proje
         "exist_ok": True,
     }
     assert hub.calls[1][2] == {"hardware": "zero-a10g"}  # an existing Space is moved too
-    assert hub.variables() == {"ATTENTION_EXPLORER_CHECKPOINT": "checkpoints/de-en-small"}
-    upload = hub.calls[3][2]
-    assert upload["repo_type"] == "space" and upload["folder_path"] == str(project)
+    assert hub.variables() == {"ATTENTION_EXPLORER_HUB": model_repo}
 
-    files = hub.uploads()
+    weights = hub.uploads(model_repo)  # every file a checkpoint loaded from the Hub needs, its card for the repo
+    assert {"config.json", "tokenizer.json", "metrics.json", "film.npz", "corpus_heads.npz", "README.md"} <= set(
+        weights
+    )
+    assert {p.name for p in SHIPPED.glob("model-*.safetensors")} <= set(weights)
+    assert f"--hub --checkpoint {model_repo}" in weights["README.md"].decode()
+
+    files = hub.uploads("someone/attention-explorer")
+    upload = hub.calls[-1][2]
+    assert upload["repo_type"] == "space" and upload["delete_patterns"] == ["*"]
     expected = {p.relative_to(ROOT).as_posix() for p in tracked_files(ROOT)}
-    assert set(files) == {f for f in expected if not f.startswith((".", *LEFT_HOME))}  # no decoy
-    assert {f"checkpoints/de-en-small/{p.name}" for p in SHIPPED.iterdir()} <= set(files)
+    ignored = space_upload.gitignore_patterns((ROOT / ".gitignore").read_text())  # outside a git checkout too
+    expected = set(filter_repo_objects(sorted(expected), ignore_patterns=ignored))
+    assert set(files) == {f for f in expected if not f.startswith((".", "checkpoints/", *LEFT_HOME))}  # no decoy
     for required in ("app.py", "README.md", "LICENSE", "requirements.txt"):
         assert required in files
-    assert "pre-requirements.txt" not in files and hub.uploaded_bytes() == {}  # ZeroGPU needs PyPI's CUDA torch
+    space_config = front_matter(files["README.md"].decode())
+    assert space_config["models"] == [model_repo]  # the Hub links the Space and the model page
+    assert {k: v for k, v in space_config.items() if k != "models"} == {
+        k: v for k, v in front_matter((ROOT / "README.md").read_text(encoding="utf-8")).items() if k != "models"
+    }
+    assert "pre-requirements.txt" not in files  # ZeroGPU needs PyPI's CUDA torch
     assert not [
         f
         for f in files
-        if f.startswith(("runs/", "data/", "checkpoints/other", *LEFT_HOME))
+        if f.startswith(("runs/", "data/", "checkpoints/", *LEFT_HOME))
         or f.endswith((".de", ".en", ".tsv", ".pyc", ".pt", ".pyi", ".tmp"))
         or "/." in f
         or f.startswith(".")
     ]
-    assert all(path.stat().st_size < HUB_LIMIT for path in files.values())
+    assert all(len(content) < HUB_LIMIT for content in files.values())
     assert f"{len(files)} files" in capsys.readouterr().out
     assert socket_attempts == []
 
 
-def test_deploy_on_cpu_basic_uploads_the_cpu_torch(project, socket_attempts):
-    hub = FakeHub()
+def test_deploy_on_cpu_basic_uploads_the_cpu_torch(project, fake_hub, socket_attempts):
+    hub = fake_hub
     deploy_space.deploy(
         "someone/space", project / "checkpoints" / "de-en-small", api=hub, root=project, hardware="cpu-basic"
     )
     assert hub.calls[0][2]["space_hardware"] == "cpu-basic" and hub.calls[1][2] == {"hardware": "cpu-basic"}
-    assert hub.variables() == {"ATTENTION_EXPLORER_CHECKPOINT": "checkpoints/de-en-small"}
-    assert [call[0] for call in hub.calls][-2:] == ["upload_folder", "upload_file"]
-    assert hub.uploaded_bytes() == deploy_space.space_files(ROOT, "cpu-basic")
-    assert b"torch==2.13.0+cpu" in hub.uploaded_bytes()["pre-requirements.txt"]
+    assert hub.variables() == {"ATTENTION_EXPLORER_HUB": "someone/space-model"}
+    written = hub.uploads("someone/space")["pre-requirements.txt"]
+    assert written == deploy_space.space_files(ROOT, "cpu-basic")["pre-requirements.txt"]
+    assert b"torch==2.13.0+cpu" in written
     assert socket_attempts == []
 
 
@@ -462,10 +489,10 @@ def test_a_refusal_by_the_hub_says_what_the_account_needs(
     assert socket_attempts == []
 
 
-def test_a_refused_upload_names_the_step(tmp_path, tiny_checkpoint, capsys):
-    hub = FakeHub(refuse={"upload_folder": hub_error(403, "Forbidden: write token required")})
-    assert deploy_space.main(["someone/space", "--checkpoint", str(tiny_checkpoint)], api=hub) == 2
-    assert "error: Uploading the app failed. The token may not create or write" in capsys.readouterr().err
+def test_a_refused_upload_names_the_step(tmp_path, tiny_checkpoint, fake_hub, capsys):
+    fake_hub.refuse = {"upload_folder": hub_error(403, "Forbidden: write token required")}
+    assert deploy_space.main(["someone/space", "--checkpoint", str(tiny_checkpoint)], api=fake_hub) == 2
+    assert "error: Publishing the weights failed. The token may not create or write" in capsys.readouterr().err
 
 
 def test_gitignore_becomes_upload_patterns_that_leave_out_what_git_ignores(project):
@@ -501,29 +528,20 @@ def test_gitignore_becomes_upload_patterns_that_leave_out_what_git_ignores(proje
         space_upload.gitignore_patterns("*.log\n!keep.log\n")
 
 
-def test_deploy_of_a_checkpoint_from_elsewhere_uploads_it_under_checkpoints(
-    project, tmp_path, tiny_checkpoint, socket_attempts
+def test_the_model_repo_gets_every_checkpoint_file_and_no_optimizer_state(
+    project, tmp_path, tiny_checkpoint, fake_hub, socket_attempts
 ):
-    """Every file of the checkpoint, its film and corpus heads included; a run's optimizer state stays home."""
+    """A checkpoint from anywhere (a run's folder): its film and corpus heads travel, a run's optimizer state not."""
     tiny = shutil.copytree(tiny_checkpoint, tmp_path / "tiny")
     for name in ("film.npz", "corpus_heads.npz"):
         shutil.copy(SHIPPED / name, tiny / name)
     (tiny / "optimizer.safetensors").write_bytes(b"moments")
-    hub = FakeHub()
-    deploy_space.deploy("someone/space", tiny, private=True, api=hub, root=project)
-    assert [call[0] for call in hub.calls] == [
-        "create_repo",
-        "request_space_hardware",
-        "add_space_variable",
-        "upload_folder",
-        "upload_folder",
-    ]
-    assert hub.calls[0][2]["private"] is True
-    assert hub.variables()["ATTENTION_EXPLORER_CHECKPOINT"] == "checkpoints/tiny"
-    files = hub.uploads()
-    shipped = {f"checkpoints/tiny/{p.name}" for p in tiny.iterdir() if p.name != "optimizer.safetensors"}
-    assert {f for f in files if f.startswith("checkpoints/")} == shipped
-    assert {"checkpoints/tiny/film.npz", "checkpoints/tiny/corpus_heads.npz"} <= shipped
+    deploy_space.deploy("someone/space", tiny, private=True, api=fake_hub, root=project, model_repo="someone/tiny")
+    assert fake_hub.calls[0][2]["private"] is True and fake_hub.calls[2][2]["private"] is True  # Space and model
+    weights = fake_hub.uploads("someone/tiny")
+    assert {"film.npz", "corpus_heads.npz", "config.json", "tokenizer.json"} <= set(weights)
+    assert "optimizer.safetensors" not in weights and not any(name.startswith("checkpoints/") for name in weights)
+    assert fake_hub.variables()["ATTENTION_EXPLORER_HUB"] == "someone/tiny"
     assert socket_attempts == []
 
 
@@ -568,6 +586,60 @@ def test_dry_run_lists_the_files_and_needs_no_token(monkeypatch, tmp_path, tiny_
     monkeypatch.delenv("HF_TOKEN", raising=False)
     assert deploy_space.main(["someone/space", "--dry-run", "--checkpoint", str(tiny_checkpoint)]) == 0
     out = capsys.readouterr().out
-    assert "checkpoints/tiny/config.json" in out and "app.py" in out and "runs/" not in out
+    listed = out.splitlines()
+    assert "-> someone/space-model" in out and "app.py" in listed and "README.md" in listed
+    assert not [line for line in listed if line.startswith(("runs/", "checkpoints/"))]
     assert "would deploy to https://huggingface.co/spaces/someone/space" in out
     assert socket_attempts == []
+
+
+# --------------------------------------------------------------------------- end to end, with the local Hub stand-in
+def test_the_space_serves_the_model_repo_and_a_weights_only_update_replaces_it(
+    project, tmp_path, tiny_checkpoint, monkeypatch, socket_attempts
+):
+    """Deploy to the local Hub stand-in; start the app as the Space would (its variables, the Hub offline reading the
+    stand-in); then republish other weights with --weights-only: the Space's files stay, it is restarted, and the
+    app started again serves the new weights."""
+    import local_hub
+
+    import app
+    from model import Transformer
+    from ui import build_demo, session
+
+    hub = local_hub.install(monkeypatch, tmp_path / "hub")
+    for name in ("ATTENTION_EXPLORER_HUB", "ATTENTION_EXPLORER_CHECKPOINT"):
+        monkeypatch.delenv(name, raising=False)
+    deploy_space.deploy("someone/space", tiny_checkpoint, api=hub, root=project)
+    space_files = hub.files("someone/space", "space")
+    assert front_matter(space_files["README.md"].decode())["models"] == ["someone/space-model"]
+    assert not any(name.startswith("checkpoints/") for name in space_files)
+
+    def serve_as_the_space() -> tuple[dict, str]:
+        """A fresh process's view: the Space's variables, the app's own choice of checkpoint, one translation."""
+        session.load_model.cache_clear()  # a restarted Space loads again
+        for key, value in hub.variables["someone/space"].items():
+            monkeypatch.setenv(key, value)
+        source, from_hub = app.checkpoint_source()
+        demo = build_demo(source, hub=from_hub)
+        weights = {name: tensor.clone() for name, tensor in demo.runner.checkpoint.model.state_dict().items()}
+        translate = next(fn for fn in demo.fns.values() if fn.api_name == "translate").fn
+        return weights, translate("Zwei Hunde spielen im Schnee.", "de-en")
+
+    first_weights, first = serve_as_the_space()
+    original = Transformer.from_pretrained(tiny_checkpoint)
+    assert all(torch.equal(first_weights[name], tensor) for name, tensor in original.state_dict().items())
+
+    retrained = Transformer.from_pretrained(tiny_checkpoint)  # other weights, same files beside them
+    with torch.no_grad():
+        for parameter in retrained.parameters():
+            parameter.mul_(-1.5)
+    retrained.save_pretrained(tmp_path / "retrained")
+    assert (
+        deploy_space.main(["someone/space", "--weights-only", "--checkpoint", str(tmp_path / "retrained")], api=hub)
+        == 0
+    )
+    assert hub.files("someone/space", "space") == space_files and hub.restarts == ["someone/space"]
+    new_weights, _ = serve_as_the_space()
+    assert all(torch.equal(new_weights[name], tensor) for name, tensor in retrained.state_dict().items())
+    assert not torch.equal(new_weights["embedding.weight"], first_weights["embedding.weight"])
+    assert first and socket_attempts == []

@@ -28,6 +28,13 @@ NOT_IN_LAYOUT = {"__pycache__"}  # never part of the tree a reader sees
 ISSUE_NUMBER = re.compile(r"\bissues?\s*#?\s*\d+|(?<![&\w])#\d+\b", re.IGNORECASE)
 # 7 to 40 hex digits with at least one letter and one digit: an abbreviated or full commit hash
 COMMIT_HASH = re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b")
+# a sentence that tells how the code was rather than what it is
+HISTORY = re.compile(
+    r"\b(the commit before|this branch|used to (?:be|run|keep|hold|live|show|draw|have)|no longer|previously|"
+    r"formerly|(?:was|were) (?:removed|dropped)|now the only|the old (?:code|version|pool|way))\b",
+    re.IGNORECASE,
+)
+RUN_RECORD = re.compile(r"\d{4}-\d{2}-\d{2}-")  # docs/training/<date>-<name>/: a dated record of one training run
 
 
 def readme() -> str:
@@ -137,6 +144,17 @@ def test_docs_cite_no_issue_numbers_or_commit_hashes(path):
     text, name = path.read_text(encoding="utf-8"), path.relative_to(ROOT).as_posix()
     assert not ISSUE_NUMBER.findall(text), f"{name} cites issue numbers: history belongs to git"
     assert not COMMIT_HASH.findall(text), f"{name} cites commit hashes: history belongs to git"
+    if not RUN_RECORD.search(name):
+        assert not HISTORY.findall(text), (
+            f"{name} tells history ({HISTORY.findall(text)}): say what is, git keeps what was"
+        )
+
+
+def test_the_history_check_recognises_narratives():
+    for text in ("the commit before the pool was removed", "Run 2: this branch", "it used to keep a pool"):
+        assert HISTORY.search(text), text
+    for text in ("the Plotly data object was replaced", "one process, which is what the app runs", "now"):
+        assert not HISTORY.search(text), text
 
 
 def test_model_table_shows_the_shipped_checkpoints_numbers():

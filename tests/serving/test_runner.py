@@ -54,7 +54,7 @@ def sinusoids(positions: int, d_model: int) -> np.ndarray:
 
 # ------------------------------------------------------------------ the runner behind the page
 def test_the_page_runs_its_model_calls_through_its_runner(page_demo, checkpoint):
-    trace, translation, path, _ = endpoint(page_demo, "translate").fn(GERMAN, "de-en")
+    trace, translation, path, _ = endpoint(page_demo, "translate_page").fn(GERMAN, "de-en")
     assert_same_trace(trace, translate(checkpoint.model, checkpoint.tokenizer, GERMAN, "de-en"))
     assert translation == trace.translation and Path(path).exists()
 
@@ -131,7 +131,7 @@ def test_positional_encoding_endpoint_serves_the_models_table(page_demo, checkpo
 
 
 def test_the_lean_trace_file_reads_back_alone(page_demo):
-    trace, _, path, _ = endpoint(page_demo, "translate").fn(GERMAN, "de-en")
+    trace, _, path, _ = endpoint(page_demo, "translate_page").fn(GERMAN, "de-en")
     again = trace_from_lean(json.loads(Path(path).read_text(encoding="utf-8")))
     assert again.output_tokens == trace.output_tokens and again.translation == trace.translation
     np.testing.assert_allclose(again.encoder_attention, trace.encoder_attention, atol=0.5 * 10**-JSON_DECIMALS + 1e-6)
@@ -148,18 +148,19 @@ def test_the_views_tables_come_from_this_process(checkpoint, monkeypatch):
 
 @pytest.mark.slow
 def test_the_api_answers_with_a_lean_trace_and_serves_the_table(tiny_checkpoint, checkpoint, tmp_path):
-    """`python3 app.py` through gradio_client: /translate, then /positional_encoding."""
+    """`python3 app.py` through gradio_client: /translate, /translation_trace, then /positional_encoding."""
     from gradio_client import Client
 
     from scripts.app_process import started_app
 
     with started_app(tiny_checkpoint, tmp_path / "app.log") as (url, _process):
         client = Client(url, verbose=False, download_files=str(tmp_path), analytics_enabled=False)
-        translation, path, _ = client.predict(GERMAN, "de-en", api_name="/translate")
+        translation = client.predict(GERMAN, "de-en", api_name="/translate")
+        lean = client.predict(GERMAN, "de-en", api_name="/translation_trace")
         table = np.asarray(client.predict(api_name="/positional_encoding")["table"])
     expected = translate(checkpoint.model, checkpoint.tokenizer, GERMAN, "de-en")
     assert translation == expected.translation
     np.testing.assert_allclose(table, checkpoint.model.positional_encoding.numpy(), atol=1e-4)
-    again = trace_from_lean(Path(path).read_text(encoding="utf-8"))
+    again = trace_from_lean(lean)
     assert again.output_ids == expected.output_ids
     np.testing.assert_allclose(again.cross_attention, expected.cross_attention, atol=0.5 * 10**-JSON_DECIMALS + 1e-6)

@@ -1,9 +1,10 @@
 """The Hugging Face Hub as a local folder, for tests (no network).
 
 Uploads (HfApi.create_repo / upload_folder, as push_to_hub and the deploy call them) land in
-huggingface_hub's own cache layout (models--owner--name/refs/main -> snapshots/<commit>/...), applying
+huggingface_hub's own cache layout (models--owner--name/refs/main -> snapshots/<commit>/...; a Space's in
+spaces--owner--name), applying
 the library's pattern filter (filter_repo_objects, plus upload_folder's DEFAULT_IGNORE_PATTERNS) and
-delete_patterns as the Hub does. Downloads are then huggingface_hub's real code in offline mode
+delete_patterns as the Hub does. A Space's variables, hardware and restarts are recorded. Downloads are then huggingface_hub's real code in offline mode
 (snapshot_download, hf_hub_download) reading that cache: what was pushed is what comes back.
 """
 
@@ -25,21 +26,24 @@ class LocalHub:
     def __init__(self, cache: Path):
         self.cache = Path(cache)
         self.calls: list[tuple[str, str, dict]] = []
+        self.variables: dict[str, dict[str, str]] = {}  # Space id -> its variables
+        self.restarts: list[str] = []  # Space ids, in the order they were restarted
 
     def __call__(self, *args, **kwargs) -> "LocalHub":  # HfApi(token=...) -> this hub
         return self
 
-    def repo_folder(self, repo_id: str) -> Path:
-        return self.cache / f"models--{repo_id.replace('/', '--')}"
+    def repo_folder(self, repo_id: str, repo_type: str | None = None) -> Path:
+        kind = "spaces" if repo_type == "space" else "models"
+        return self.cache / f"{kind}--{repo_id.replace('/', '--')}"
 
-    def snapshot(self, repo_id: str) -> Path | None:
+    def snapshot(self, repo_id: str, repo_type: str | None = None) -> Path | None:
         """The folder of the repo's latest commit (None before the first)."""
-        ref = self.repo_folder(repo_id) / "refs" / "main"
-        return self.repo_folder(repo_id) / "snapshots" / ref.read_text() if ref.is_file() else None
+        ref = self.repo_folder(repo_id, repo_type) / "refs" / "main"
+        return self.repo_folder(repo_id, repo_type) / "snapshots" / ref.read_text() if ref.is_file() else None
 
-    def files(self, repo_id: str) -> dict[str, bytes]:
+    def files(self, repo_id: str, repo_type: str | None = None) -> dict[str, bytes]:
         """Path in the repo -> content, at the latest commit."""
-        folder = self.snapshot(repo_id)
+        folder = self.snapshot(repo_id, repo_type)
         return (
             {}
             if folder is None
@@ -49,11 +53,22 @@ class LocalHub:
     def create_repo(self, repo_id: str, *, repo_type: str | None = None, exist_ok: bool = False, **kwargs) -> RepoUrl:
         validate_repo_id(repo_id)
         self.calls.append(("create_repo", repo_id, {"repo_type": repo_type, "exist_ok": exist_ok, **kwargs}))
-        assert repo_type in (None, "model"), "the stand-in holds model repos only"
-        if self.repo_folder(repo_id).exists() and not exist_ok:
+        assert repo_type in (None, "model", "space"), "the stand-in holds model repos and Spaces"
+        if self.repo_folder(repo_id, repo_type).exists() and not exist_ok:
             raise FileExistsError(repo_id)
-        (self.repo_folder(repo_id) / "refs").mkdir(parents=True, exist_ok=True)
-        return RepoUrl(f"{ENDPOINT}/{repo_id}", endpoint=ENDPOINT)
+        (self.repo_folder(repo_id, repo_type) / "refs").mkdir(parents=True, exist_ok=True)
+        return RepoUrl(f"{ENDPOINT}/{'spaces/' if repo_type == 'space' else ''}{repo_id}", endpoint=ENDPOINT)
+
+    def request_space_hardware(self, repo_id: str, hardware: str, **kwargs) -> None:
+        self.calls.append(("request_space_hardware", repo_id, {"hardware": hardware, **kwargs}))
+
+    def add_space_variable(self, repo_id: str, key: str, value: str, **kwargs) -> None:
+        self.calls.append(("add_space_variable", repo_id, {"key": key, "value": value}))
+        self.variables.setdefault(repo_id, {})[key] = value
+
+    def restart_space(self, repo_id: str, **kwargs) -> None:
+        self.calls.append(("restart_space", repo_id, kwargs))
+        self.restarts.append(repo_id)
 
     def upload_folder(
         self,
@@ -80,7 +95,8 @@ class LocalHub:
                 },
             )
         )
-        assert (self.repo_folder(repo_id) / "refs").is_dir(), f"{repo_id} was not created"
+        repo = self.repo_folder(repo_id, repo_type)
+        assert (repo / "refs").is_dir(), f"{repo_id} was not created"
         folder = Path(folder_path)
         ignore = list([ignore_patterns] if isinstance(ignore_patterns, str) else ignore_patterns or [])
         listing = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
@@ -90,7 +106,7 @@ class LocalHub:
                 listing, allow_patterns=allow_patterns, ignore_patterns=ignore + DEFAULT_IGNORE_PATTERNS
             )
         }
-        kept = self.files(repo_id)
+        kept = self.files(repo_id, repo_type)
         if delete_patterns:
             doomed = set(filter_repo_objects(list(kept), allow_patterns=delete_patterns))
             kept = {name: data for name, data in kept.items() if name not in doomed}
@@ -98,12 +114,12 @@ class LocalHub:
         commit = hashlib.sha1(
             b"".join(name.encode() + hashlib.sha1(data).digest() for name, data in sorted(tree.items()))
         ).hexdigest()
-        snapshot = self.repo_folder(repo_id) / "snapshots" / commit
+        snapshot = repo / "snapshots" / commit
         shutil.rmtree(snapshot, ignore_errors=True)
         for name, data in tree.items():
             (snapshot / name).parent.mkdir(parents=True, exist_ok=True)
             (snapshot / name).write_bytes(data)
-        (self.repo_folder(repo_id) / "refs" / "main").write_text(commit)
+        (repo / "refs" / "main").write_text(commit)
         return CommitInfo(
             commit_url=f"{ENDPOINT}/{repo_id}/commit/{commit}",
             oid=commit,

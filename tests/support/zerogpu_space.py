@@ -4,8 +4,8 @@ Run as `python3 tests/support/zerogpu_space.py CHECKPOINT PORT` with the environ
 (SPACES_ZERO_GPU=true, SPACES_ZERO_DEVICE_API_URL: the test's fake device API). It stubs what a CPU build of torch
 lacks (CUDA tensors and calls: they become CPU ones), imports the real `spaces` package, builds and launches the
 page with ui.server.launch (spaces packs the weights at launch), then runs every model job through the page's
-runner (each a call of the one @spaces.GPU dispatcher, in the process spaces forks) and the same job in this
-process on the page's CPU checkpoint. It prints one line `READY <json>` with what it saw, keeps serving until
+runner (each its declaration's example call, through the one @spaces.GPU dispatcher, in the process spaces forks)
+and the same call in this process on the page's CPU checkpoint. It prints one line `READY <json>` with what it saw, keeps serving until
 its stdin closes, then exits.
 """
 
@@ -78,25 +78,6 @@ def same(a, b) -> bool:
     return a == b
 
 
-def job_calls(jobs, trace, figures) -> dict[str, tuple[tuple, dict]]:
-    """Arguments for every declared job on one sentence."""
-    from model.decoding.ablation import Ablation
-
-    src, out = list(trace.source_ids), list(trace.output_ids)
-    ablation = Ablation(cross_heads=frozenset({(0, 0)}))
-    calls = {
-        "translate": ((GERMAN, "de-en"), {"ablation": ablation}),
-        "token_probabilities": ((src, out, ablation), {}),
-        "beam_versus_greedy": ((trace,), {}),
-        "record_cache": ((trace,), {}),
-        "paper_figures": ((figures,), {}),
-        "corpus_attribution": ((src, out), {"steps": 4}),
-        "corpus_sentence_vectors": ((src, out, "cross", 0, 1), {}),
-    }
-    assert set(calls) == set(jobs.JOBS), "every declared job needs its call here"
-    return calls
-
-
 def model_bytes(model) -> int:
     """Bytes of the model's tensors (parameters and buffers), each storage once."""
     storages = {}
@@ -114,7 +95,7 @@ def main(checkpoint: str, port: int) -> None:
 
     from model import load_checkpoint
     from model.analysis.paper_figures import PAPER_FIGURES
-    from serving import jobs
+    from serving import jobs, zerogpu
     from ui import build_demo, server
 
     demo = build_demo(checkpoint)
@@ -125,14 +106,20 @@ def main(checkpoint: str, port: int) -> None:
         np.array_equal(a.detach().numpy(), b.detach().numpy())
         for a, b in zip(runner.checkpoint.model.state_dict().values(), fresh.model.state_dict().values())
     )
-    trace = jobs.translate.function(runner.checkpoint, GERMAN, "de-en")
-    results = {}
     figure = dataclasses.replace(PAPER_FIGURES[0], sentence=SHORT_FIGURE_SENTENCE)  # the tiny tokenizer's length
-    for name, (args, kwargs) in job_calls(jobs, trace, [figure]).items():
-        job = jobs.JOBS[name]
+    sample = jobs.JobSample.of(fresh, GERMAN, "de-en", figures=[figure])
+    results = {}
+    for index, (name, job) in enumerate(jobs.JOBS.items()):
+        args, kwargs = job.example(sample)
+        seconds = zerogpu.gpu_seconds(job, fresh, args, kwargs, warm=index > 0)  # the first call forks the worker
         on_gpu = job(runner, *args, **kwargs)  # the dispatcher: a GPU call in the forked process
         here = job.function(fresh, *args, **kwargs)
-        results[name] = {"same": same(on_gpu, here), "pickled_bytes": len(pickle.dumps(on_gpu))}
+        results[name] = {
+            "same": same(on_gpu, here),
+            "pickled_bytes": len(pickle.dumps(on_gpu)),
+            "seconds": seconds,
+            "seconds_warm": zerogpu.gpu_seconds(job, fresh, args, kwargs),
+        }
     try:
         jobs.translate(runner, GERMAN, "fr-en")
         bad_input = None

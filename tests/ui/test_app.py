@@ -1,7 +1,7 @@
 """UI callbacks (the ui/ package), called directly on the tiny checkpoint: translate once, then every view
 from the trace.
 
-No server and no browser here (tests/test_browser.py drives the page); no network, no ../shared/data.
+No server and no browser here (tests/browser/ drives the page); no network, no ../shared/data.
 """
 
 from __future__ import annotations
@@ -90,18 +90,17 @@ def test_trace_json_download_reads_back(checkpoint):
 
 # --------------------------------------------------------------------------- the page
 def test_demo_exposes_translate_endpoint(demo, tiny_checkpoint):
-    names = [dependency.get("api_name") for dependency in demo.config["dependencies"]]
-    assert "translate" in names
     visible = [d["api_name"] for d in demo.config["dependencies"] if d.get("api_visibility", "public") == "public"]
-    assert visible.count("translate") == 1
-    trace, translation, path, notice = api_function(demo, "translate").fn("Zwei Hunde spielen im Schnee.", "de-en")
+    assert visible.count("translate") == 1 and "translate_page" not in visible  # the page's own listener is private
+    trace, translation, path, notice = api_function(demo, "translate_page").fn("Zwei Hunde spielen im Schnee.", "de-en")
     assert translation == trace.translation and Path(path).exists() and notice == session.notice_markdown(trace)
+    assert api_function(demo, "translate").fn("Zwei Hunde spielen im Schnee.", "de-en") == translation
 
 
-def test_api_callers_get_the_notices_the_page_shows(demo):
-    """/translate's last output is the page's notice: a sentence in the other language, a source cut to
+def test_the_page_shows_its_notices(demo):
+    """The page's Translate returns the notice last: a sentence in the other language, a source cut to
     MAX_SOURCE_TOKENS, no [EOS] within the length budget (the untrained tiny model rarely ends)."""
-    translate = api_function(demo, "translate")
+    translate = api_function(demo, "translate_page")
     english = "The children are playing football in the park with their friends."
     trace, _, _, notice = translate.fn(english, "de-en")
     assert notice == session.notice_markdown(trace) and session.switch_direction(trace) == "en-de"
@@ -109,8 +108,6 @@ def test_api_callers_get_the_notices_the_page_shows(demo):
     trace, _, _, notice = translate.fn("Ein Mann fährt Fahrrad. " * 40, "de-en")
     assert trace.source_truncated and f"{limits.MAX_SOURCE_TOKENS} subword tokens" in notice
     assert (trace.stopped_by == "max_length") == ("without producing `[EOS]`" in notice)
-    names = [component.get("label") for component in demo.get_api_info()["named_endpoints"]["/translate"]["returns"]]
-    assert len(names) == 3  # translation, trace file, notice (the trace itself stays in the page's State)
 
 
 def test_positional_encoding_endpoint_returns_a_json_object(demo, checkpoint):

@@ -25,6 +25,7 @@ from model.analysis import readouts
 from model.analysis.corpus.store import CORPUS_FILE, save_corpus
 from model.decoding.greedy import translate
 from serving.jobs import JOBS
+from explain_page import ExplainPage, by_id, on
 from helpers import array, figure_json
 import provenance_fixtures as ref
 from ui.explain import attribution
@@ -299,58 +300,6 @@ def elem_ids(demo) -> set[str]:
     return {block.elem_id for block in demo.blocks.values() if getattr(block, "elem_id", None)}
 
 
-def listener(demo, name: str):
-    [fn] = [block_fn for block_fn in demo.fns.values() if block_fn.name == name]
-    return fn
-
-
-def on(demo, elem_id: str, event: str):
-    """The server listener of `event` on the component with `elem_id` (or a gr.Tab's id); browser-only (js)
-    listeners, such as the one that scrolls a result into view, are left out."""
-    [block] = [b for b in demo.blocks.values() if elem_id in (getattr(b, "elem_id", None), getattr(b, "id", None))]
-    [fn] = [
-        f for f in demo.fns.values() if f.fn is not None and (block._id, event) in [(t[0], t[1]) for t in f.targets]
-    ]
-    return fn
-
-
-def by_id(updates: dict) -> dict:
-    return {getattr(component, "elem_id", None) or component: value for component, value in updates.items()}
-
-
-class Page:
-    """The built page's redraw called as the browser would: `values` of every input, `shown` what is on screen."""
-
-    def __init__(self, demo, trace):
-        self.demo, self.redraw = demo, listener(demo, "redraw")
-        self.drawn = self.redraw.outputs[0]
-        inputs = self.redraw.inputs
-        self.values = {component: getattr(component, "value", None) for component in inputs}
-        self.trace_state = listener(demo, "before").outputs[0]
-        self.tab = next(c for c in inputs if isinstance(c, gr.State) and c.value == "next")
-        self.step = next(c for c in inputs if getattr(c, "elem_id", None) == "step")
-        self.values.update({self.trace_state: trace, self.step: 1, self.tab: "explain", self.drawn: None})
-
-    def set(self, updates: dict) -> dict:
-        """Apply a listener's {component: value} as the browser would, then run the redraw -> {elem_id: value}."""
-        for component, value in updates.items():
-            if component in self.values:
-                self.values[component] = (
-                    getattr(value, "value", value) if isinstance(value, gr.components.Component) else value
-                )
-        return self.draw()
-
-    def draw(self) -> dict:
-        result = self.redraw.fn(self.values, None)
-        if result == gr.skip():
-            return {}
-        self.values[self.drawn] = result.pop(self.drawn)
-        return by_id(result)
-
-    def component(self, elem_id: str):
-        return next(c for c in self.values if getattr(c, "elem_id", None) == elem_id)
-
-
 @pytest.fixture(scope="module")
 def demo(corpus_checkpoint):
     from ui.app import build_demo
@@ -384,7 +333,7 @@ def test_the_explain_tab_holds_the_corpus_panels(demo, tiny_checkpoint):
 
 
 def test_the_corpus_panel_draws_when_opened_and_redraws_only_what_its_controls_change(demo, data, trace):
-    page = Page(demo, trace)
+    page = ExplainPage(demo, trace)
     first = page.draw()
     assert "attribution-facts" in first and not {"corpus-roles", "corpus-pruning", "corpus-qk"} & set(first)
     opened = page.set(on(demo, "corpus-heads", "select").fn())  # the visitor opens the sub-tab
@@ -412,7 +361,7 @@ def test_the_corpus_panel_draws_when_opened_and_redraws_only_what_its_controls_c
 
 
 def test_pruning_the_least_important_heads_goes_through_the_intervention_path(demo, data, trace, corpus_checkpoint):
-    page = Page(demo, trace)
+    page = ExplainPage(demo, trace)
     page.set(on(demo, "corpus-heads", "select").fn())
     shown = page.set(on(demo, "corpus-prune-run", "click").fn(trace, 4))
     ablation = corpus_figures.pruned_ablation(data, 4)
@@ -436,7 +385,7 @@ def test_opening_a_head_sets_the_attention_tabs_controls(demo, trace):
     assert (updates["corpus-qk-kind"], updates["corpus-qk-layer"], updates["corpus-qk-head"]) == ("decoder_self", 2, 3)
     without_trace = by_id(fn.fn(None, "cross:1:2"))  # no sentence: the corpus map shows the head, no tab change
     assert without_trace == {"corpus-qk-kind": "cross", "corpus-qk-layer": 1, "corpus-qk-head": 2}
-    page = Page(demo, trace)
+    page = ExplainPage(demo, trace)
     page.set(on(demo, "corpus-heads", "select").fn())
     roles = page.set({page.component("corpus-open-head"): "decoder_self:2:3"})["corpus-roles"]
     (circle,) = figure_json(roles)["layout"]["shapes"]  # the opened head outlined in the grid
@@ -444,7 +393,7 @@ def test_opening_a_head_sets_the_attention_tabs_controls(demo, trace):
 
 
 def test_the_attribution_panel_follows_the_step_once_computed(demo, trace):
-    page = Page(demo, trace)
+    page = ExplainPage(demo, trace)
     assert page.draw()["attribution-facts"] == attribution.WAITING
     kept = on(demo, "attribution-run", "click").fn(trace)
     first = page.set(kept)
@@ -488,7 +437,7 @@ def test_provenance_the_attribution_shown_is_the_derivative_of_the_models_log_pr
     difference through the model's own forward (not the attribution code's path), in float64, against the
     number the panel shows.
     The corner's f(x) - f(0) is the same scoring with every source embedding zeroed."""
-    page = Page(demo, trace)
+    page = ExplainPage(demo, trace)
     page.set(on(demo, "attribution-run", "click").fn(trace))
     step = 2
     shown = page.set({page.step: step})

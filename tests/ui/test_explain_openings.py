@@ -21,6 +21,7 @@ from model.analysis.corpus.store import CORPUS_FILE, save_corpus
 from model.analysis.paper_figures import PAPER_FIGURES
 from model.decoding.greedy import translate
 from model.training import film
+from explain_page import ExplainPage
 from ui.explain.panels import PANELS
 from ui.explain import attribution, paper, panel
 from ui.explain.branching import branch_choices
@@ -155,57 +156,19 @@ def test_a_panel_without_its_file_still_opens_with_its_sentence(tiny_checkpoint)
 
 
 # --------------------------------------------------------------------------- no raw entities, at any state
-class Page:
-    """The page's one redraw called as the browser would, on the Explain tab, with `trace` translated."""
-
-    def __init__(self, demo, trace):
-        [self.redraw] = [fn for fn in demo.fns.values() if fn.name == "redraw"]
-        self.demo, self.drawn = demo, self.redraw.outputs[0]
-        self.values = {component: getattr(component, "value", None) for component in self.redraw.inputs}
-        state = next(fn for fn in demo.fns.values() if fn.name == "before").outputs[0]
-        tab = next(c for c in self.redraw.inputs if isinstance(c, gr.State) and c.value == "next")
-        self.step = next(c for c in self.redraw.inputs if getattr(c, "elem_id", None) == "step")
-        self.values.update({state: trace, self.step: 1, tab: "explain", self.drawn: None})
-        self.shown = {}  # component -> the value on screen
-
-    def set(self, updates: dict) -> None:
-        """Apply a listener's {component: value}, then run the redraw; both land on the screen."""
-        for component, value in updates.items():
-            value = getattr(value, "value", value) if isinstance(value, gr.components.Component) else value
-            if component in self.values:
-                self.values[component] = value
-            self.shown[component] = value
-        result = self.redraw.fn(self.values, None)
-        if result != gr.skip():
-            self.values[self.drawn] = result.pop(self.drawn)
-            self.shown.update(result)
-
-    def press(self, elem_id: str, *args) -> dict:
-        """The server listener of the button (or tab) `elem_id`, called with `args`, its result shown."""
-        block = (
-            by_elem_id(self.demo, elem_id)
-            if elem_id != "corpus-heads"
-            else next(b for b in self.demo.blocks.values() if getattr(b, "id", None) == elem_id)
-        )
-        [fn] = [f for f in self.demo.fns.values() if f.fn is not None and any(t[0] == block._id for t in f.targets)]
-        result = fn.fn(*args)
-        self.set(result)
-        return result
-
-
 def test_no_panel_text_shows_an_entity_or_asterisks_before_or_after_its_buttons(demo, page_trace, monkeypatch):
     monkeypatch.setattr(
         paper, "FIGURES", tuple(dataclasses.replace(f, sentence=SHORT_SENTENCES[f.name]) for f in PAPER_FIGURES)
     )
     texts = [c for tab in panels(demo) for c, _ in leaves(tab) if is_text(c)]
     texts.append(next(c for c, _ in leaves(by_elem_id(demo, "explain-tab")) if isinstance(c, gr.Markdown)))
-    page = Page(demo, page_trace)
-    page.shown.update({c: c.value for c in texts})
+    page = ExplainPage(demo, page_trace)
+    page.screen.update({c: c.value for c in texts})
     seen = {}
 
     def look(action: str) -> None:
         for component in texts:
-            value = page.shown.get(component)
+            value = page.screen.get(component)
             assert not raw_in(component, value), (action, component.elem_id, value)
             if isinstance(value, str) and value:
                 seen.setdefault(component.elem_id, action)
@@ -245,7 +208,7 @@ def test_no_panel_text_shows_an_entity_or_asterisks_before_or_after_its_buttons(
         "changes-summary",
         "film-facts",
     } <= set(seen)
-    assert "Step 2" in page.shown[by_elem_id(demo, "attribution-facts")]
+    assert "Step 2" in page.screen[by_elem_id(demo, "attribution-facts")]
 
 
 def test_tokens_and_sentences_in_panel_texts_show_as_written(demo, page_trace):
@@ -254,7 +217,7 @@ def test_tokens_and_sentences_in_panel_texts_show_as_written(demo, page_trace):
     source = (hostile * len(page_trace.source_tokens))[: len(page_trace.source_tokens)]
     output = (hostile[::-1] * len(page_trace.output_tokens))[: len(page_trace.output_tokens)]
     trace = dataclasses.replace(page_trace, source_tokens=source, output_tokens=output)
-    [kept] = Page(demo, page_trace).press("attribution-run", page_trace).values()
+    [kept] = ExplainPage(demo, page_trace).press("attribution-run", page_trace).values()
     for step in range(1, len(output) + 1):
         value = attribution.attribution_facts(trace, kept["result"], step)
         shown = shown_markdown(value)

@@ -1,6 +1,6 @@
 """The Explain tab: its figures (visualizer/explain.py, hand-made numpy data) and its callbacks
 (ui/explain/, on the tiny checkpoint: ablation, branching, beam search, alignment, diagnostics,
-no positional encodings). No server, no browser (tests/test_browser_explain.py drives the page).
+no positional encodings). No server, no browser (tests/browser/test_browser_explain.py drives the page).
 """
 
 from __future__ import annotations

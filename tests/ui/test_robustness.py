@@ -52,9 +52,9 @@ BAD_INPUTS = {
 
 @pytest.fixture(scope="module")
 def handler(tiny_checkpoint):
-    """The function behind the page's /translate endpoint."""
+    """The function behind the page's Translate (the public /translate calls the same translate_trace)."""
     demo = build_demo(tiny_checkpoint)
-    [block_fn] = [fn for fn in demo.fns.values() if fn.api_name == "translate"]
+    [block_fn] = [fn for fn in demo.fns.values() if fn.api_name == "translate_page"]
     return block_fn.fn
 
 
@@ -102,10 +102,10 @@ def test_bad_input_through_the_api(client, name):
         with pytest.raises(AppError, match=message):
             client.predict(text, "de-en", api_name="/translate")
     else:
-        translation, path, _ = client.predict(text, "de-en", api_name="/translate")
-        check_translation(text, translation, json.loads(Path(path).read_text(encoding="utf-8")))
-    translation, path, _ = client.predict(GERMAN, "German → English", api_name="/translate")  # still up
-    assert json.loads(Path(path).read_text(encoding="utf-8"))["source_text"] == GERMAN
+        translation = client.predict(text, "de-en", api_name="/translate")
+        check_translation(text, translation, json.loads(client.predict(text, "de-en", api_name="/translation_trace")))
+    trace = json.loads(client.predict(GERMAN, "German → English", api_name="/translation_trace"))  # still up
+    assert trace["source_text"] == GERMAN
 
 
 def call_over_http(url: str, data: list) -> str:
@@ -151,8 +151,9 @@ def test_two_users_at_once_each_get_their_own_trace(server, tmp_path):
         user_client = Client(server, verbose=False, download_files=str(tmp_path / direction), analytics_enabled=False)
         for _ in range(4):
             barrier.wait(timeout=60)
-            translation, path, _ = user_client.predict(sentences[direction], direction, api_name="/translate")
-            results[direction].append((translation, json.loads(Path(path).read_text(encoding="utf-8"))))
+            translation = user_client.predict(sentences[direction], direction, api_name="/translate")
+            trace = json.loads(user_client.predict(sentences[direction], direction, api_name="/translation_trace"))
+            results[direction].append((translation, trace))
 
     threads = [threading.Thread(target=user, args=(direction,)) for direction in sentences]
     for thread in threads:

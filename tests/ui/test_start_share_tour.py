@@ -191,7 +191,7 @@ def test_an_error_leaves_no_stale_result(tiny_checkpoint, trace, text, message):
     assert by_id(before.fn(GERMAN, "de-en")) == {"notice": ""}
     # and if that run fails after the check (a worker crash), the failure listener clears the rest
     [failed] = [fn for fn in demo.fns.values() if fn.trigger_only_on_failure]
-    assert failed.trigger_after == listener(demo, "translate")._id
+    assert failed.trigger_after == listener(demo, "translate_page")._id
     cleared = by_id(failed.fn())
     trace_state = before.outputs[0]
     assert cleared[trace_state] is None and cleared["translation"] == "" and cleared["tokens"] == ""
@@ -222,9 +222,13 @@ def test_translate_endpoint_has_a_description_and_clean_names(tiny_checkpoint):
     info = demo.get_api_info()["named_endpoints"]["/translate"]
     assert "German ↔ English" in info["description"]
     assert [p["parameter_name"] for p in info["parameters"]] == ["text", "direction"]
-    # page plumbing stays private: the API is the translation and the constant positional-encoding table
-    assert sorted(demo.get_api_info()["named_endpoints"]) == ["/positional_encoding", "/translate"]
-    assert [r["component"] for r in info["returns"]] == ["Textbox", "Downloadbutton", "Markdown"]  # + the notices
+    # page plumbing stays private: the API is the translation, its trace and the positional-encoding table
+    assert sorted(demo.get_api_info()["named_endpoints"]) == [
+        "/positional_encoding",
+        "/translate",
+        "/translation_trace",
+    ]
+    assert len(info["returns"]) == 1  # the translation alone: no trace file written unless /translation_trace
 
 
 def test_redraw_skips_only_what_is_already_shown(tiny_checkpoint, trace):

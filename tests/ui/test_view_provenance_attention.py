@@ -6,7 +6,7 @@ A tiny model trained to copy (its sentence ends with [EOS]; conftest's copy_* fi
 checkpoint and translated through the app's own Translate path. At a step in the middle of the sentence, for
 layer 2 of 2 and head 2 of 4 (so reversed layers or heads show other numbers), each view's Plotly JSON is
 parsed and its data compared with the trace slice it claims to show AND with the independent float64
-reference forward pass of tests/provenance_fixtures.py. Rows and columns are read from the figure's own
+reference forward pass of tests/support/provenance_fixtures.py. Rows and columns are read from the figure's own
 category names and tick labels; the tokens expected on them come from helpers.py's `decoder_inputs`,
 `expected_query_labels` and `expected_key_labels` only (the one place to change when the label convention
 changes). Long sentences show a window of positions: the positions a figure shows are

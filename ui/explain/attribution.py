@@ -114,12 +114,17 @@ def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
     kept = gr.State(None)  # this user's attribution: {"source_ids", "output_ids", "result" (Attribution)}
     show_result(run, figure)
 
-    def on_run(trace):  # kept: a new `kept` redraws the view
+    def on_run(trace, progress=gr.Progress()):  # kept: a new `kept` redraws the view
         require(checkpoint, trace)
+        steps = len(trace.output_ids)  # one gradient per output token, each over IG_STEPS + 2 scaled inputs
+        progress(
+            (0, steps), desc=f"Attributing {steps} output tokens ({IG_STEPS} integration steps each)", unit="tokens"
+        )
         result = jobs.corpus_attribution(page.runner, list(trace.source_ids), list(trace.output_ids), IG_STEPS)
+        progress((steps, steps), desc="Drawing", unit="tokens")
         return {kept: kept_for(trace, result=result)}
 
-    run.click(on_run, [page.trace], [kept], **MODEL_RUN)
+    run.click(on_run, [page.trace], [kept], show_progress_on=[figure], **MODEL_RUN)
 
     def draw(trace, step, values) -> dict:
         value = values[kept]

@@ -67,8 +67,9 @@ def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
     result = gr.HTML(elem_id="beam-result")
     show_result(run, result)
 
-    def on_beam(trace):
+    def on_beam(trace, progress=gr.Progress()):
         require(checkpoint, trace)
+        progress((0, 1), desc=f"Beam search, 4 beams over up to {jobs.most_steps(trace)} steps", unit="searches")
         return {result: beam_html(jobs.beam_versus_greedy(page.runner, trace))}
 
     run.click(on_beam, page.trace, [result], **MODEL_RUN)

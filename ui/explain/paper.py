@@ -78,7 +78,7 @@ def verdict(result: FigureResult, layer: int, head: int) -> str:
 
 
 def translation_caveat(result: FigureResult) -> str:
-    """Said plainly under the German when it is poor, with the reasons (model/language.py)."""
+    """Said plainly under the German when it is poor, with the reasons (model/text/language.py)."""
     if not result.translation_warnings:
         return ""
     reasons = markdown_text("; ".join(result.translation_warnings))

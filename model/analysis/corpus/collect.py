@@ -77,7 +77,7 @@ def head_roles(
     counts: np.ndarray,
     batch_size: int = 32,
 ) -> dict[str, dict[str, np.ndarray]]:
-    """{kind: {stat: (L, h)}} over the examples (model/corpus/roles.py), teacher-forced on the references."""
+    """{kind: {stat: (L, h)}} over the examples (model/analysis/corpus/roles.py), teacher-forced on the references."""
     model.eval()
     pad = model.config.pad_id
     sums = {kind: RoleSums() for kind in KINDS}

@@ -1,7 +1,7 @@
 """Head importance and pruning curves, after Michel et al. 2019, "Are Sixteen Heads Really Better
 than One?".
 
-Every head's output is multiplied by a gate xi_h (the head mask of model/ablation.py, 1 = on;
+Every head's output is multiplied by a gate xi_h (the head mask of model/decoding/ablation.py, 1 = on;
 section 3.2.2's Concat(head_1..head_h) W^O with head h scaled by xi_h). Importance is the expected
 absolute gradient of the teacher-forced loss with respect to the gate, at xi = 1:
 

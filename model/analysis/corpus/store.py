@@ -36,7 +36,7 @@ def weights_hash(model: torch.nn.Module) -> str:
 
 @dataclass
 class HeadMap:
-    """The query-key map of every head of one kind over the corpus sentences (model/corpus/qk_map.py)."""
+    """The query-key map of every head of one kind over the corpus sentences (model/analysis/corpus/qk_map.py)."""
 
     query_tokens: np.ndarray  # (Nq,) str
     query_positions: np.ndarray  # (Nq,) int: position in its sentence
@@ -71,7 +71,7 @@ class CorpusHeads:
 
     weights_hash: str
     settings: dict  # how it was made: data, sentences, seconds, ... (JSON)
-    stats: dict[str, dict[str, np.ndarray]]  # kind -> stat (model/corpus/roles.py STATS) -> (L, h)
+    stats: dict[str, dict[str, np.ndarray]]  # kind -> stat (model/analysis/corpus/roles.py STATS) -> (L, h)
     roles: dict[str, np.ndarray]  # kind -> (L, h) role names
     importance: dict[str, np.ndarray]  # kind -> (L, h) E|dL/dxi| (Michel et al.)
     importance_normalized: dict[str, np.ndarray]  # kind -> (L, h), l2-normalised per layer

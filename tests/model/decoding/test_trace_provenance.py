@@ -2,7 +2,7 @@
 
 For every attention kind, layer and head, the trace's weights and scores equal an independent
 float64 forward pass written from the paper's formulas and the module's parameters
-(tests/provenance_fixtures.py); weights = softmax(scores masked where the paper says); the
+(tests/support/provenance_fixtures.py); weights = softmax(scores masked where the paper says); the
 candidates, chosen probabilities, entropy and logit lens equal a direct softmax of the reference
 logits. The model has random biases and norms, and the test first proves that its heads and
 layers differ, so storing layers or heads in another order cannot pass.

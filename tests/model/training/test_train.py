@@ -135,7 +135,7 @@ def test_tiny_training_run_learns_saves_and_resumes(corpus, tmp_path):
     assert len(losses) >= 15 and sum(losses[-5:]) / 5 < sum(losses[:5]) / 5  # the loss falls
     assert log["validation"]["step"][:2] == [15, 30]
     assert set(log["validation"]) == {"step", "loss", "bleu_de_en", "bleu_en_de"}
-    assert (out / "film.npz").exists()  # the training film (tests/test_film.py checks its content)
+    assert (out / "film.npz").exists()  # the training film (tests/model/training/test_film.py checks its content)
     metrics = json.loads((out / "best" / "metrics.json").read_text())
     assert {"command", "commit", "training_seconds", "parameters", "tokens_per_second", "validation"} <= set(metrics)
     assert metrics["precision"] == log["precision"] == {"name": "fp32", "reason": "--precision fp32 was asked for"}

@@ -1,7 +1,6 @@
-"""End to end: the Explain tab's five issue-16 panels of `python3 app.py` on the tiny checkpoint, in headless
-Chromium: flow to the source and step changes follow the step, the KV cache records once and then follows
+"""End to end: five Explain panels of `python3 app.py` on the tiny checkpoint, in headless Chromium: flow to the source and step changes follow the step, the KV cache records once and then follows
 the step, the paper's figures say why the tiny tokenizer cannot run them, and the missing film is explained.
-Reuses the server and browser fixtures of tests/test_browser.py.
+Reuses the server and browser fixtures of tests/conftest.py.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ from browser_helpers import GERMAN, needs_chromium, open_panel, translate
 
 @pytest.mark.browser
 @needs_chromium
-def test_the_five_new_explain_panels(page):
+def test_rollout_changes_cache_paper_and_film_panels(page):
     from playwright.sync_api import expect
 
     translate(page, GERMAN)

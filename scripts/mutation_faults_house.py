@@ -1,0 +1,136 @@
+"""The planted faults of scripts/mutation_check.py in how the house is kept (the third part of its list, after
+scripts/mutation_faults.py and scripts/mutation_faults_views.py): the one list of Explain panels and the texts
+written from it, the one way a panel keeps results, the checks of the repository itself (house rules, named paths)
+and shipping a checkpoint. One exact text replacement each; `old` must occur exactly once in `file`.
+"""
+
+from __future__ import annotations
+
+from scripts.mutation_faults import Fault
+
+HOUSE_FAULTS = [
+    # ---- the panel list (ui/explain/panels.py, tab.py, panel.py): tests/ui/test_explain_panels.py, test_explain_openings.py
+    Fault(
+        "panels-unsorted",
+        "ui/explain/panels.py",
+        "key=lambda panel: panel.place)",
+        "key=lambda panel: panel.id)",
+        "the panels are ordered by id, not by their place",
+    ),
+    Fault(
+        "panels-duplicates-allowed",
+        "ui/explain/panels.py",
+        "        if repeated:\n",
+        "        if repeated and False:\n",
+        "two panels with one place, id or title are not refused",
+    ),
+    Fault(
+        "panels-tab-drops-the-last",
+        "ui/explain/tab.py",
+        "for panel in PANELS:",
+        "for panel in PANELS[:-1]:",
+        "the tab lays out every declared panel but the last",
+    ),
+    Fault(
+        "panels-lead-without-title",
+        "ui/explain/panel.py",
+        'return f"{self.title}: {self.lead}"',
+        "return self.lead",
+        "a panel's lead no longer opens with its title",
+    ),
+    Fault(
+        "panels-doc-list-without-leads",
+        "scripts/views_doc.py",
+        'f"- **{panel.title}**: {panel.lead}"',
+        'f"- **{panel.title}**"',
+        "docs/views.md's panel list is written without what each panel shows",
+    ),
+    # ---- kept results (kept_for / sentence_matches): tests/ui/test_explain_panels.py
+    Fault(
+        "kept-no-pe-for-another-sentence",
+        "ui/explain/no_pe.py",
+        '        if not sentence_matches(trace, values[kept]):\n            return {result: "", probabilities: None}',
+        '        if values[kept] is None:\n            return {result: "", probabilities: None}',
+        "Without positions draws a run kept for another translation",
+    ),
+    Fault(
+        "kept-cache-for-another-sentence",
+        "ui/explain/cache.py",
+        "        if not sentence_matches(trace, values[kept]):",
+        "        if values[kept] is None:",
+        "the KV cache panel draws a recording kept for another translation",
+    ),
+    # ---- the repository's own checks: tests/project/test_house_rules.py, test_benchmark_report.py
+    Fault(
+        "house-rules-skip-benchmarks",
+        "tests/project/test_house_rules.py",
+        'NOT_PRODUCT = {"tests"}',
+        'NOT_PRODUCT = {"tests", "benchmarks"}',
+        "the house rules leave benchmarks/ unchecked",
+    ),
+    Fault(
+        "report-views-columns-swapped",
+        "benchmarks/report.py",
+        'r["ms"]["median"], r["ms"]["p95"], r["cpu_ms"]["median"]]',
+        'r["ms"]["p95"], r["ms"]["median"], r["cpu_ms"]["median"]]',
+        "the views table prints the p95 under 'median' and the median under 'p95'",
+    ),
+    # ---- named paths and history in the docs: tests/project/test_named_paths.py, test_readme.py
+    Fault(
+        "docs-name-a-moved-file",
+        "docs/testing.md",
+        "| `tests/support/` | shared helpers",
+        "| `tests/helpers/` | shared helpers",
+        "the testing guide names a folder that is not there",
+    ),
+    Fault(
+        "docs-tell-history",
+        "docs/testing.md",
+        "Tests are laid out like the code,",
+        "Tests are no longer flat; they are laid out like the code,",
+        "the testing guide tells how the tests were rather than how they are",
+    ),
+    # ---- shipping a checkpoint (scripts/ship_checkpoint.py, --keep-evaluations): tests/model/training/test_ship_checkpoint.py
+    Fault(
+        "ship-average-without-the-newest",
+        "scripts/ship_checkpoint.py",
+        "evaluations = kept_evaluations(run)[-args.last :]",
+        "evaluations = kept_evaluations(run)[-args.last - 1 : -1]",
+        "the shipped average leaves out the newest kept evaluation",
+    ),
+    Fault(
+        "ship-validates-the-newest",
+        "scripts/ship_checkpoint.py",
+        "scores = validate_checkpoint(staging, run_arguments(metrics))",
+        "scores = validate_checkpoint(evaluations[-1], run_arguments(metrics))",
+        "metrics.json's validation is the newest evaluation's, not the shipped average's",
+    ),
+    Fault(
+        "ship-film-keeps-the-old-last-frame",
+        "scripts/ship_checkpoint.py",
+        'if frame["step"] < step]',
+        'if frame["step"] <= step]',
+        "the shipped film keeps the run's frame of the newest step beside the average's",
+    ),
+    Fault(
+        "ship-counts-not-added",
+        "scripts/ship_checkpoint.py",
+        "round(previous.get(key, 0) + metrics.get(key, 0),",
+        "round(metrics.get(key, 0),",
+        "tokens and seconds count only the last run, not the runs it continues",
+    ),
+    Fault(
+        "ship-corpus-of-another-folder",
+        "scripts/ship_checkpoint.py",
+        'corpus_heads.main(["--checkpoint", str(staging),',
+        'corpus_heads.main(["--checkpoint", str(evaluations[-1]),',
+        "the corpus file is computed for the newest evaluation and left beside it",
+    ),
+    Fault(
+        "train-keeps-no-evaluations",
+        "model/training/train.py",
+        "        if args.keep_evaluations:\n",
+        "        if args.keep_evaluations and False:\n",
+        "--keep-evaluations keeps nothing",
+    ),
+]

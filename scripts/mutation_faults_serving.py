@@ -1,0 +1,80 @@
+"""Planted faults in serving and deployment (scripts/mutation_check.py --suite serving): ZeroGPU durations, the
+examples' cache, the API, the model repo a Space points at, the model card's data sets. Same form as
+scripts/mutation_faults.py's `Fault`."""
+
+from __future__ import annotations
+
+from scripts.mutation_faults import Fault
+
+SERVING_TESTS = [
+    "tests/serving/test_zerogpu.py",
+    "tests/ui/test_mcp.py",
+    "tests/project/test_deploy.py",
+    "tests/project/test_snippets.py",
+]
+
+SERVING_FAULTS = [
+    Fault(
+        "zerogpu-always-cold",
+        "serving/zerogpu.py",
+        'finished["at"] = clock()',
+        'finished["at"] = None',
+        "the dispatcher never counts a worker as warm: every call asks for the start-up allowance",
+    ),
+    Fault(
+        "zerogpu-work-ignored",
+        "serving/zerogpu.py",
+        "cost_of(job.name).seconds(job.work(checkpoint, args, kwargs))",
+        "cost_of(job.name).seconds(0.0)",
+        "every call asks for its job's fixed cost, whatever its input",
+    ),
+    Fault(
+        "attribution-work-linear",
+        "serving/jobs.py",
+        "(int(steps) + 2) * len(output_ids) * (len(source_ids) + len(output_ids))",
+        "(int(steps) + 2) * len(output_ids)",
+        "attribution's work leaves out the sentence length it scales with",
+    ),
+    Fault(
+        "examples-not-cached",
+        "serving/example_cache.py",
+        "        if key not in self.examples:\n",
+        "        if True:\n",
+        "the built-in examples run the model (a GPU request on ZeroGPU) at every pick",
+    ),
+    Fault(
+        "api-translation-trace-wrong-sentence",
+        "ui/api.py",
+        "return lean_trace_json(translate_trace(runner, text, direction, load_error))",
+        "return lean_trace_json(translate_trace(runner, text.upper(), direction, load_error))",
+        "the trace tool traces another sentence than it was given",
+    ),
+    Fault(
+        "space-not-pointed-at-the-model",
+        "scripts/deploy_space.py",
+        'api.add_space_variable(space_id, HUB_VARIABLE, model_repo, description="model repo the app loads")',
+        'api.add_space_variable(space_id, "ATTENTION_EXPLORER_CHECKPOINT", model_repo, description="")',
+        "the Space's variable does not name the model repo for the app to load from the Hub",
+    ),
+    Fault(
+        "space-readme-lists-no-model",
+        "scripts/space_upload.py",
+        'f"models:\\n  - {model_repo}"',
+        '"models: []"',
+        "the Space's front matter does not list its model repo",
+    ),
+    Fault(
+        "weights-only-no-restart",
+        "scripts/deploy_space.py",
+        "        api.restart_space(space_id)\n",
+        "",
+        "a weights-only update leaves the running Space on the old weights",
+    ),
+    Fault(
+        "card-tatoeba-under-multi30k",
+        "model/checkpoints/model_card.py",
+        'if family == "tatoeba":',
+        'if family == "tatoeba-never":',
+        "the model-index files the Tatoeba scores under Multi30k",
+    ),
+]
