@@ -87,8 +87,9 @@ def ratio(numerator: float, denominator: float) -> float:
 def text_of_tokens(tokenizer, language: str, n_tokens: int, skip_words: int = 0) -> str:
     """A prefix of TEXTS[language] (after its first `skip_words` words) of exactly n_tokens subwords.
 
-    Cutting ids and decoding can re-tokenize differently at the cut, so word-prefix cuts are
-    tried first, then id cuts; ValueError when none gives exactly n_tokens.
+    Cutting ids and decoding can re-tokenize differently at the cut, so id cuts near n_tokens are
+    tried first (those that decode to a prefix of the text), then whole-word prefixes; ValueError when
+    none gives exactly n_tokens.
     """
     text = " ".join(TEXTS[language].split()[skip_words:])
     ids = tokenizer.encode(text)
@@ -96,6 +97,10 @@ def text_of_tokens(tokenizer, language: str, n_tokens: int, skip_words: int = 0)
         raise ValueError(f"the {language} text has only {len(ids)} tokens with this tokenizer; asked for {n_tokens}")
     candidates = [tokenizer.decode(ids[:cut]) for cut in range(n_tokens, max(n_tokens - 8, 0), -1)]
     candidates += [tokenizer.decode(ids[:cut]) for cut in range(n_tokens + 1, min(n_tokens + 8, len(ids)) + 1)]
+    # a decoded cut must be the text's own prefix (a tokenizer that decodes with another language's model, as
+    # OPUS-MT's target.spm, may spell source pieces differently); then whole-word prefixes
+    words = text.split()
+    candidates = [c for c in candidates if text.startswith(c)] + [" ".join(words[:n]) for n in range(1, len(words))]
     for candidate in candidates:
         if len(tokenizer.encode(candidate)) == n_tokens:
             return candidate

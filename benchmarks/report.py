@@ -129,6 +129,34 @@ def gpu_part(results: dict) -> list[str]:
     ]
 
 
+def opus_mt_part(results: dict) -> list[str]:
+    part = results.get("opus-mt", {})
+    if "rows" not in part:
+        return []
+    names = ("translate", "trace_file", "first_figure")
+    rows = [
+        [
+            r["threads"],
+            "app default" if r["budget"] is None else r["budget"],
+            r["output_steps"],
+            r["ms"]["total"]["median"],
+            r["ms"]["total"]["p95"],
+            *(r["ms"][name]["median"] for name in names),
+            r["cpu_ms"]["median"],
+        ]
+        for r in part["rows"]
+    ]
+    headers = ["threads", "budget", "steps", "total med", "total p95", "translate", "trace file", "figure", "cpu"]
+    readings = [[stage, v["rss_mib"], v["peak_mib"]] for stage, v in part["memory"]["readings"].items()]
+    return [
+        f"\n## opus-mt: {part['folder']}, {part['parameters']:,} parameters, loaded in {part['load_s']} s; "
+        "Translate -> trace -> first figure (server-side), ms",
+        table(headers, rows),
+        "\nmemory of the app's process with both models (MiB)",
+        table(["stage", "RSS", "peak so far"], readings),
+    ]
+
+
 def targets_part(results: dict) -> list[str]:
     if not results.get("targets"):
         return []
@@ -146,6 +174,7 @@ PARTS: tuple[Callable[[dict], list[str]], ...] = (
     skipped_parts,
     memory_part,
     gpu_part,
+    opus_mt_part,
     targets_part,
 )
 

@@ -3,10 +3,12 @@
     python -m benchmarks.run                                  # every part, checkpoints/de-en-small
     python -m benchmarks.run --checkpoint runs/cpu-small/best --repeats 3 --parts model,views
     python -m benchmarks.run --parts gpu --gpu-peak-tflops 989  # on a CUDA machine
+    python -m benchmarks.run --parts opus-mt [--opus-mt DIR]    # an OPUS-MT model (random full-size without DIR)
 
 Parts: model (translate + trace vs plain greedy vs no KV cache), views (re-render from a kept
 trace), browser (click-to-plot in headless Chromium), memory (app RSS after N translations),
-gpu (training tokens/s and MFU; "skipped: no CUDA device" without one). Prints one table per
+gpu (training tokens/s and MFU; "skipped: no CUDA device" without one), opus-mt (an OPUS-MT model:
+Translate -> trace -> first figure, and memory with both models loaded). Prints one table per
 part and the targets (met / missed), and writes everything as JSON (--out).
 """
 
@@ -27,12 +29,13 @@ import torch
 
 from model import load_checkpoint
 from model.checkpoints.paths import DEFAULT_CHECKPOINT
+from model.training.precision import cpu_flags
 
-from . import browser_speed, gpu, memory, model_speed, serving, views_speed
+from . import browser_speed, gpu, memory, model_speed, opus_mt, serving, views_speed
 from .common import ROOT
 from .report import print_results
 
-PARTS = ("model", "views", "browser", "memory", "serving", "gpu")
+PARTS = ("model", "views", "browser", "memory", "serving", "gpu", "opus-mt")
 REFERENCE_TOKENS = 20  # the targets are judged on a 20-token source sentence
 TARGETS = {  # name: (limit, unit); a value <= limit meets the target
     "translate + full trace, 20 tokens": (60.0, "ms"),
@@ -47,7 +50,11 @@ TARGETS = {  # name: (limit, unit); a value <= limit meets the target
     "burst: p95": (3.0, "s"),
     "lecture hall: page alive p95": (5.0, "s"),
     "lecture hall: errors": (0, "count"),
+    "OPUS-MT: Translate -> trace -> first figure, 20 tokens, the app's budget": (1500.0, "ms"),
+    f"OPUS-MT: Translate -> trace -> first figure, 20 tokens, {opus_mt.OUTPUT_TOKENS}-token output": (1500.0, "ms"),
+    "OPUS-MT: peak RSS with both models loaded": (1.5e9 / 2**20, "MiB"),
 }
+OPUS_MT_JUDGED_THREADS = 1  # the OPUS-MT speed targets are judged at app.py's default --threads
 AT_LEAST: dict[str, tuple[float, str]] = {}  # a value >= limit meets these
 
 
@@ -79,6 +86,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--requests", type=int, default=5, help="serving: translations per burst client")
     parser.add_argument("--visitors", type=int, default=100, help="serving: lecture-hall visitors")
     parser.add_argument("--window", type=float, default=10.0, help="serving: seconds over which the visitors arrive")
+    parser.add_argument(
+        "--opus-mt",
+        metavar="DIR",
+        help="opus-mt: a real OPUS-MT folder (default: a full-size one with random weights, built in a temp folder)",
+    )
+    parser.add_argument(
+        "--opus-mt-translations", type=int, default=10, help="opus-mt: translations per model before reading the RSS"
+    )
     parser.add_argument("--gpu-steps", type=int, default=50)
     parser.add_argument("--gpu-max-tokens", type=int, default=8000, help="source+target tokens per training batch")
     parser.add_argument("--gpu-seq-len", type=int, default=32, help="source and target length of the synthetic batch")
@@ -118,6 +133,7 @@ def machine_info(threads: int, checkpoint) -> dict:
     return {
         "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "cpu": cpu,
+        "cpu_flags": sorted(flag for flag in cpu_flags() if flag.startswith(("avx", "fma", "amx"))),
         "cpu_count": os.cpu_count(),
         "load_average_start": list(os.getloadavg()),
         "torch_threads": threads,
@@ -156,6 +172,13 @@ def evaluate_targets(results: dict) -> list[dict]:
         values["lecture hall: page alive p95"] = round(part["lecture"]["page_p95_s"], 2)
         values["lecture hall: errors"] = len(part["lecture"]["errors"])
         values["RSS of every app process"] = part["rss"]["total_mib"]
+    part = results.get("opus-mt", {})
+    for row in part.get("rows", []):
+        if row["threads"] == OPUS_MT_JUDGED_THREADS:
+            budget = "the app's budget" if row["budget"] is None else f"{row['budget']}-token output"
+            values[f"OPUS-MT: Translate -> trace -> first figure, 20 tokens, {budget}"] = row["ms"]["total"]["median"]
+    if "memory" in part:
+        values["OPUS-MT: peak RSS with both models loaded"] = part["memory"]["peak_mib"]
     rows = [
         {"target": name, "value": values[name], "limit": round(limit, 1), "unit": unit, "met": values[name] <= limit}
         for name, (limit, unit) in TARGETS.items()
@@ -197,6 +220,8 @@ def run(args: argparse.Namespace) -> dict:
             results["serving"] = serving.measure(
                 checkpoint, str(copy), args.api_repeats, args.clients, args.requests, args.visitors, args.window
             )
+        if "opus-mt" in parts:
+            results["opus-mt"] = opus_mt.measure(str(copy), args.opus_mt, args.repeats, args.opus_mt_translations)
         if "gpu" in parts:
             results["gpu"] = gpu.measure(
                 checkpoint.config,

@@ -23,9 +23,10 @@ fault tests nothing); add a fault with every new view or model module, and a tes
 that is not an equivalent mutant.
 
 To add a fault, append a Fault(name, file, old, new, description) to MODEL_FAULTS in scripts/mutation_faults.py
-(the model), to VIEW_FAULTS in scripts/mutation_faults_views.py (the views and what they draw) or to HOUSE_FAULTS
-in scripts/mutation_faults_house.py (the panel list, the repository's own checks, shipping): `old` must occur
-exactly once in `file`.
+(the model), to OPUS_MT_FAULTS in scripts/mutation_faults_opus_mt.py (decoding and scoring an OPUS-MT checkpoint),
+to VIEW_FAULTS in scripts/mutation_faults_views.py (the views and what they draw) or to HOUSE_FAULTS in
+scripts/mutation_faults_house.py (the panel list, the repository's own checks, shipping): `old` must occur exactly
+once in `file`.
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ OLD_MODEL_TESTS = [
     "tests/model/training/test_average.py",
     "tests/model/text/test_marian_tokenizer.py",
     "tests/model/checkpoints/test_marian_provenance.py",
+    "tests/model/decoding/test_beam_marian.py",
+    "tests/project/test_score_checkpoint.py",
+    "tests/project/test_benchmarks.py::test_opus_mt_folder_has_the_published_fields_and_never_ends",
 ]
 PROVENANCE_TESTS = [
     "tests/model/decoding/test_trace_provenance.py",
@@ -100,10 +104,11 @@ if str(ROOT) not in sys.path:  # run as a file: import scripts.mutation_faults a
     sys.path.insert(0, str(ROOT))
 from scripts.mutation_faults import MODEL_FAULTS  # noqa: E402
 from scripts.mutation_faults_house import HOUSE_FAULTS  # noqa: E402
+from scripts.mutation_faults_opus_mt import OPUS_MT_FAULTS  # noqa: E402
 from scripts.mutation_faults_serving import SERVING_FAULTS, SERVING_TESTS  # noqa: E402
 from scripts.mutation_faults_views import VIEW_FAULTS  # noqa: E402
 
-FAULTS = [*MODEL_FAULTS, *VIEW_FAULTS, *HOUSE_FAULTS, *SERVING_FAULTS]
+FAULTS = [*MODEL_FAULTS, *OPUS_MT_FAULTS, *VIEW_FAULTS, *HOUSE_FAULTS, *SERVING_FAULTS]
 SUITES["serving"] = SERVING_TESTS  # --suite serving --only zerogpu-,examples-,api-,space-,weights-,card-
 
 

@@ -1,12 +1,23 @@
-"""Score a checkpoint on Multi30k val and test_2016_flickr, both directions, greedy and beam 4.
+"""Score a checkpoint on Multi30k val and test_2016_flickr, each direction it translates, greedy and beam 4.
 
-Writes the scores into the checkpoint's metrics.json under "scores" (with the command and the git
-commit that scored it), regenerates its model card (README.md, model/checkpoints/model_card.py) and prints the
-Markdown table the README shows:
+The project's own checkpoint (both directions): the scores go into its metrics.json under "scores" (with the
+command and the git commit that scored it), its model card (README.md, model/checkpoints/model_card.py) is
+regenerated, and the Markdown table the README shows is printed:
 
     python scripts/score_checkpoint.py --checkpoint checkpoints/de-en-small --data ../shared/data/multi30k
 
-sacreBLEU, cased, on detokenized output (model.training.evaluate.score). Beam: 4, length penalty 0.6 (6.1).
+An OPUS-MT (Marian) checkpoint, run through this project's core (model/checkpoints/marian.py): a local folder,
+or with --hub a Hugging Face Hub repo id (downloaded into the Hub cache; offline by default). It translates one
+direction, and only that one is scored. Nothing is written into its folder: the scores, the command and the
+scores its model card publishes go to --out (JSON), and both tables are printed:
+
+    python scripts/score_checkpoint.py --opus-mt Helsinki-NLP/opus-mt-de-en --hub --splits PATH/newstest2018
+    python scripts/score_checkpoint.py --opus-mt ~/opus-mt-en-de --data ../shared/data/multi30k
+
+sacreBLEU, cased, on detokenized output (model.training.evaluate.score). Greedy decoding picks what
+`transformers`' `generate` picks for the same weights (tests/project/test_score_checkpoint.py). Beam: 4, the
+GNMT length penalty with alpha 0.6 (section 6.1), as the Beam panel; `transformers` and Marian rank beams
+differently (docs/opus-mt.md, "Beam search"), so beam scores are this project's beam, not Marian's.
 """
 
 from __future__ import annotations
@@ -22,7 +33,9 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from model.checkpoints.checkpoint import METRICS_FILE, load_checkpoint  # noqa: E402
+from model.checkpoints.checkpoint import METRICS_FILE, Checkpoint, load_checkpoint  # noqa: E402
+from model.checkpoints.files import CheckpointError  # noqa: E402
+from model.checkpoints.marian import load_marian_checkpoint  # noqa: E402
 from model.training.evaluate import score, translate_batch  # noqa: E402
 from model.checkpoints.model_card import write_model_card  # noqa: E402
 from model.training.train import git_commit  # noqa: E402
@@ -30,17 +43,23 @@ from model.training.train import git_commit  # noqa: E402
 DECODINGS = {"greedy": 1, "beam4": 4}
 
 
-def score_checkpoint(
-    checkpoint_dir: Path, data_dir: Path, splits: list[str], decodings: list[str], device: str = "cpu"
-) -> dict:
-    checkpoint = load_checkpoint(checkpoint_dir, device=device)
+def read_split(data_dir: Path, split: str, language: str) -> tuple[str, list[str]]:
+    """(name, lines) of one side of a split: a split of `data_dir` (val -> DATA/val.de), or a path prefix
+    (PREFIX.de), named by its last two parts (tatoeba/holdout)."""
+    prefix = Path(split) if "/" in split else data_dir / split
+    name = "/".join(Path(split).parts[-2:]) if "/" in split else split
+    return name, Path(f"{prefix}.{language}").read_text(encoding="utf-8").splitlines()
+
+
+def score_checkpoint(checkpoint: Checkpoint, data_dir: Path, splits: list[str], decodings: list[str]) -> dict:
+    """{split: {direction: {decoding: {"bleu", "chrf", "seconds"}}}} for every direction the checkpoint's
+    tokenizer translates (the own model both, an OPUS-MT model its one)."""
     scores: dict = {}
     for split in splits:
-        prefix = Path(split) if "/" in split else data_dir / split  # a path prefix, or a split of --data
-        split = "/".join(Path(split).parts[-2:]) if "/" in split else split
-        german = (Path(f"{prefix}.de")).read_text(encoding="utf-8").splitlines()
-        english = (Path(f"{prefix}.en")).read_text(encoding="utf-8").splitlines()
-        for direction, sources, references in (("de-en", german, english), ("en-de", english, german)):
+        for direction in checkpoint.tokenizer.directions:
+            source_language, target_language = direction.split("-")
+            name, sources = read_split(data_dir, split, source_language)
+            _, references = read_split(data_dir, split, target_language)
             for decoding in decodings:
                 start = time.time()
                 hypotheses = translate_batch(
@@ -48,9 +67,9 @@ def score_checkpoint(
                 )
                 result = score(hypotheses, references)
                 result["seconds"] = round(time.time() - start, 1)
-                scores.setdefault(split, {}).setdefault(direction, {})[decoding] = result
+                scores.setdefault(name, {}).setdefault(direction, {})[decoding] = result
                 print(
-                    f"{split:18s} {direction} {decoding:6s} BLEU {result['bleu']:6.2f}  chrF {result['chrf']:6.2f}"
+                    f"{name:18s} {direction} {decoding:6s} BLEU {result['bleu']:6.2f}  chrF {result['chrf']:6.2f}"
                     f"  ({len(sources)} sentences, {result['seconds']} s)",
                     flush=True,
                 )
@@ -72,9 +91,30 @@ def markdown_table(scores: dict) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def published_table(rows: list[dict]) -> str:
+    """The model card's own benchmark rows, as published (not measured here)."""
+    lines = ["| testset (published on the model card) | BLEU | chr-F |", "| --- | ---: | ---: |"]
+    lines += [f"| {row.get('testset', '')} | {row.get('BLEU', '')} | {row.get('chr-F', '')} |" for row in rows]
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--checkpoint", type=Path, required=True)
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--checkpoint", type=Path, help="the project's own checkpoint directory")
+    which.add_argument(
+        "--opus-mt",
+        metavar="DIR_OR_REPO",
+        help="an OPUS-MT (Marian) checkpoint: a local folder, or with --hub a Hub repo id "
+        "(Helsinki-NLP/opus-mt-de-en); its one direction is scored",
+    )
+    parser.add_argument("--hub", action="store_true", help="--opus-mt is a Hugging Face Hub repo id (downloads it)")
+    parser.add_argument("--revision", help="with --hub: a branch, tag or commit of the repo (default: main)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="with --opus-mt: the JSON file of the scores (default: runs/opus-mt-scores/NAME.json)",
+    )
     parser.add_argument(
         "--data",
         type=Path,
@@ -91,18 +131,55 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--decodings", nargs="+", choices=sorted(DECODINGS), default=["greedy", "beam4"])
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--device", default="auto", help="auto (cuda when there is one), cpu, cuda")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
+    if (args.hub or args.revision or args.out) and not args.opus_mt:
+        parser.error("--hub, --revision and --out go with --opus-mt")
+    if args.revision and not args.hub:
+        parser.error("--revision needs --hub (a local folder has no revisions)")
     torch.set_num_threads(args.threads)
     device = ("cuda" if torch.cuda.is_available() else "cpu") if args.device == "auto" else args.device
-    scores = score_checkpoint(args.checkpoint, args.data, args.splits, args.decodings, device)
-    path = args.checkpoint / METRICS_FILE
-    metrics = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    metrics["scores"] = scores
-    metrics["scored_by"] = {
+    try:
+        checkpoint = (
+            load_marian_checkpoint(args.opus_mt, hub=args.hub, device=device, revision=args.revision)
+            if args.opus_mt
+            else load_checkpoint(args.checkpoint, device=device)
+        )
+    except CheckpointError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    scores = score_checkpoint(checkpoint, args.data, args.splits, args.decodings)
+    scored_by = {
         "command": "python scripts/score_checkpoint.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "commit": git_commit(),
         "bleu": "sacreBLEU corpus_bleu, cased, 13a, detokenized",
+        "beam": "beam 4, GNMT length penalty alpha 0.6 (model/decoding/beam.py)",
     }
+    if args.opus_mt:
+        name = checkpoint.metrics["name"]
+        out = args.out or ROOT / "runs" / "opus-mt-scores" / f"{name.replace('/', '--')}.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        result = {
+            "model": name,
+            "revision": args.revision,
+            "scores": scores,
+            "scored_by": scored_by,
+            "published_scores": checkpoint.metrics["published_scores"],
+        }
+        out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(markdown_table(scores))
+        if result["published_scores"]:
+            print("\n" + published_table(result["published_scores"]))
+        print(f"\nwrote {out}")
+        return 0
+    path = args.checkpoint / METRICS_FILE
+    metrics = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    metrics["scores"] = scores
+    metrics["scored_by"] = scored_by
     path.write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
     write_model_card(args.checkpoint)  # the card's model-index follows the new scores
     print(markdown_table(scores))

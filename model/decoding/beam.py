@@ -12,6 +12,12 @@ cross-attention keys/values are computed once per sentence and expanded to its K
 (reselection never leaves a sentence, so they never need reordering). A sentence stops once it has K finished hypotheses (the
 "early stopping" of GNMT-style implementations; with K = 1 this is exactly greedy decoding),
 and finished sentences leave the batch so later steps cost less.
+
+The decoding rules of the config apply as in greedy decoding: ids `never_generated` (Marian's <pad>, its start
+token) are never chosen, and with `force_eos_at_limit` (Marian's forced_eos_token_id) every beam still live at a
+sentence's last step ends with [EOS] there. Its log P stays the model's own log P([EOS]), so every score is
+log P(ids | source) of the model; `transformers` instead counts a forced token as log P = 0 and divides by
+length ** length_penalty rather than GNMT's lp (docs/opus-mt.md, "Beam search").
 """
 
 from __future__ import annotations
@@ -106,8 +112,18 @@ def _start(model: Transformer, src: torch.Tensor, K: int) -> _Beams:
     )
 
 
-def _step(model: Transformer, beams: _Beams, K: int, length_penalty: float, finished: list[list[Hypothesis]]) -> None:
-    """One token for every live beam: [EOS] among the K best ends a hypothesis, the K best others continue."""
+def _step(
+    model: Transformer,
+    beams: _Beams,
+    K: int,
+    length_penalty: float,
+    finished: list[list[Hypothesis]],
+    at_limit: torch.Tensor | None = None,
+) -> None:
+    """One token for every live beam: [EOS] among the K best ends a hypothesis, the K best others continue.
+
+    at_limit (A,) bool: sentences at their last step that must end there (force_eos_at_limit): [EOS] is
+    their only candidate, at its own log P, so each of their live beams finishes."""
     config, n_active, vocab = model.config, len(beams.active), model.config.vocab_size
     device = beams.tokens.device
     ranks = torch.arange(2 * K, device=device)  # (2K,)
@@ -116,6 +132,10 @@ def _step(model: Transformer, beams: _Beams, K: int, length_penalty: float, fini
     ).hidden  # (A * K, 1, d)
     log_probs = F.log_softmax(model.project(hidden[:, -1]).float(), dim=-1)  # (A * K, V)
     log_probs = log_probs.index_fill(1, never_generated(config, device), float("-inf"))  # Marian's models: no pad
+    if at_limit is not None:
+        only_eos = torch.full_like(log_probs, float("-inf"))  # (A * K, V)
+        only_eos[:, config.eos_id] = log_probs[:, config.eos_id]
+        log_probs = torch.where(at_limit.repeat_interleave(K)[:, None], only_eos, log_probs)
     candidates = (beams.log_probs[:, None] + log_probs).view(n_active, K * vocab)  # (A, K * V)
     # 2K candidates always hold K that are not [EOS]: each beam has only one [EOS] entry.
     top_log_probs, top_index = candidates.topk(min(2 * K, K * vocab), dim=-1)  # (A, 2K)
@@ -186,7 +206,12 @@ def beam_search(
     finished: list[list[Hypothesis]] = [[] for _ in range(src.size(0))]
     results: list[BeamResult | None] = [None] * src.size(0)
     for step in range(max(budgets)):
-        _step(model, beams, K, length_penalty, finished)
+        at_limit = (
+            torch.tensor([step + 1 >= budgets[index] for index in beams.active], device=src.device)
+            if model.config.force_eos_at_limit
+            else None
+        )  # (A,)
+        _step(model, beams, K, length_penalty, finished, at_limit)
         done = [
             row
             for row, index in enumerate(beams.active)  # rows (positions in `active`) that end now

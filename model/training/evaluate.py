@@ -32,6 +32,14 @@ def _strip(ids: list[int], eos_id: int) -> list[int]:
     return ids[: ids.index(eos_id)] if eos_id in ids else ids
 
 
+def _at_own_limit(ids: list[int], budget: int, config) -> list[int]:
+    """A batch row's first `budget` ids; with force_eos_at_limit, [EOS] as the last when none came before."""
+    ids = ids[:budget]
+    if config.force_eos_at_limit and config.eos_id not in ids and len(ids) == budget:
+        ids[-1] = config.eos_id
+    return ids
+
+
 def translate_batch(
     model: Transformer,
     tokenizer: SubwordTokenizer,
@@ -72,8 +80,13 @@ def translate_batch(
                 src = pad_batch([sources[i] for i in indices], config.pad_id).to(device)  # (b, S)
                 if beam_size == 1:
                     generated = greedy_decode(model, src, default_max_new_tokens(src.size(1))).tolist()  # (b, T)
-                    # the batch budget follows its longest source; cut each to its own budget
-                    generated = [row[: default_max_new_tokens(len(sources[i]))] for row, i in zip(generated, indices)]
+                    # the batch budget follows its longest source; cut each to its own budget (the steps
+                    # before a sentence's limit do not depend on the budget), where a config that forces
+                    # [EOS] at the limit ends it as decoding that sentence alone does
+                    generated = [
+                        _at_own_limit(row, default_max_new_tokens(len(sources[i])), config)
+                        for row, i in zip(generated, indices)
+                    ]
                 else:
                     results = beam_search(model, src, beam_size=beam_size, length_penalty=length_penalty)
                     generated = [result.best.ids for result in results]

@@ -121,3 +121,63 @@ def test_browser_and_memory_parts(checkpoint, tiny_checkpoint):
         assert {"drawn", "painted", "afterplot", "plotly_react"} <= set(result[key]) and result[key]["drawn"]["n"] == 1
     result = memory.measure(checkpoint, str(tiny_checkpoint), translations=2)
     assert result["peak_rss_mib"] >= result["rss_end_mib"] > 0 and result["api_round_trip_ms"]["n"] == 2
+
+
+# --------------------------------------------------------------------------- the OPUS-MT part
+def test_opus_mt_part_times_each_stage_of_translate_and_the_first_figure(marian_de_en_folder):
+    from benchmarks import opus_mt
+    from model.checkpoints.marian import load_marian_checkpoint
+
+    checkpoint = load_marian_checkpoint(marian_de_en_folder)
+    text = opus_mt.source_text(checkpoint.tokenizer, "de")
+    assert len(checkpoint.tokenizer.encode(text)) == opus_mt.SOURCE_TOKENS
+    rows = opus_mt.measure_speed(checkpoint, repeats=1, threads=(1,))
+    assert [(r["threads"], r["budget"], r["direction"]) for r in rows] == [
+        (1, None, "de-en"),
+        (1, opus_mt.OUTPUT_TOKENS, "de-en"),
+    ]
+    assert rows[1]["output_steps"] <= opus_mt.OUTPUT_TOKENS
+    for row in rows:
+        assert set(row["ms"]) == {"translate", "trace_file", "first_figure", "total"}
+        assert all(set(stats) == STATS and stats["n"] == 1 for stats in row["ms"].values())
+        stages = sum(row["ms"][name]["median"] for name in ("translate", "trace_file", "first_figure"))
+        assert row["ms"]["total"]["median"] == pytest.approx(stages, abs=0.05)
+
+
+def test_opus_mt_folder_has_the_published_fields_and_never_ends(tmp_path):
+    """The random folder (small here; full size in the benchmark): the published config fields, a vocabulary of
+    exactly the asked size with <pad> last, loadable by the app's loader, and every output runs to the limit."""
+    from marian_hub_folder import PUBLISHED_FIELDS
+
+    from safetensors.torch import load_file
+
+    from benchmarks.opus_mt_folder import FULL_SIZES, NEVER_ENDS_BIAS, build_opus_mt_folder
+    from model.checkpoints.marian import load_marian_checkpoint
+    from model.decoding.greedy import default_max_new_tokens, translate
+
+    small = {**FULL_SIZES, "d_model": 32, "encoder_ffn_dim": 64, "decoder_ffn_dim": 64}
+    small.update(encoder_layers=1, decoder_layers=1)
+    folder = build_opus_mt_folder(tmp_path / "opus-mt-en-de", "en-de", sizes=small, vocab_size=700)
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    assert {key: config[key] for key in PUBLISHED_FIELDS} == PUBLISHED_FIELDS
+    assert (config["vocab_size"], config["pad_token_id"], config["decoder_start_token_id"]) == (700, 699, 699)
+    vocab = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
+    assert sorted(vocab.values()) == list(range(700)) and vocab["<pad>"] == 699
+    eos = config["eos_token_id"]
+    assert float(load_file(str(folder / "model.safetensors"))["final_logits_bias"][0, eos]) == NEVER_ENDS_BIAS
+    checkpoint = load_marian_checkpoint(folder)
+    assert checkpoint.tokenizer.directions == ("en-de",) and checkpoint.config.d_model == 32
+    trace = translate(checkpoint.model, checkpoint.tokenizer, "A man rides a bike.", "en-de")
+    assert trace.num_steps == default_max_new_tokens(len(trace.source_ids))
+    assert trace.output_ids[-1] == checkpoint.config.eos_id and checkpoint.config.eos_id not in trace.output_ids[:-1]
+
+
+@pytest.mark.slow
+def test_opus_mt_memory_child_reads_the_rss_with_both_models(tiny_checkpoint, marian_de_en_folder):
+    from benchmarks import opus_mt
+
+    result = opus_mt.measure_memory(str(tiny_checkpoint), marian_de_en_folder, translations=1)
+    stages = list(result["readings"])
+    assert stages[:3] == ["imports", "own model and page", "OPUS-MT loaded beside it"]
+    assert all(reading["peak_mib"] >= reading["rss_mib"] > 0 for reading in result["readings"].values())
+    assert result["peak_mib"] == max(reading["peak_mib"] for reading in result["readings"].values())
