@@ -221,7 +221,7 @@ def test_translate_endpoint_has_a_description_and_clean_names(tiny_checkpoint):
     demo = build_demo(tiny_checkpoint)
     info = demo.get_api_info()["named_endpoints"]["/translate"]
     assert "German ↔ English" in info["description"]
-    assert [p["parameter_name"] for p in info["parameters"]] == ["text", "direction"]
+    assert [p["parameter_name"] for p in info["parameters"]] == ["text", "direction", "model"]
     # page plumbing stays private: the API is the translation, its trace and the positional-encoding table
     assert sorted(demo.get_api_info()["named_endpoints"]) == [
         "/positional_encoding",
