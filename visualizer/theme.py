@@ -17,7 +17,7 @@ from .tokens import escape_text
 
 FONT_FAMILY = "Inter, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
 TEXT_COLOR = "#1f2933"
-MUTED_COLOR = "#7b8794"
+MUTED_COLOR = "#616e7c"  # 5.2:1 on white (secondary text stays readable)
 GRID_COLOR = "#e4e7eb"
 ACCENT_COLOR = "#e4572e"  # highlighted query row, chosen candidate
 PRIMARY_COLOR = "#4c78a8"

@@ -25,6 +25,7 @@ from model.analysis.corpus.store import CORPUS_FILE, save_corpus
 from model.decoding.greedy import translate
 from serving.jobs import JOBS
 from helpers import array, figure_json
+from ui import share
 from ui.explain import attribution
 from ui.explain import corpus_figures
 from ui.explain.panel import sentence_matches
@@ -283,7 +284,7 @@ class Page:
         inputs = self.redraw.inputs
         self.values = {component: getattr(component, "value", None) for component in inputs}
         self.trace_state = listener(demo, "before").outputs[0]
-        self.tab = next(c for c in inputs if isinstance(c, gr.State) and c.value == "next")
+        self.tab = next(c for c in inputs if isinstance(c, gr.State) and c.value in share.TABS)
         self.step = next(c for c in inputs if getattr(c, "elem_id", None) == "step")
         self.values.update({self.trace_state: trace, self.step: 1, self.tab: "explain", self.drawn: None})
 

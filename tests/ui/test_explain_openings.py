@@ -21,6 +21,7 @@ from model.analysis.corpus.store import CORPUS_FILE, save_corpus
 from model.analysis.paper_figures import PAPER_FIGURES
 from model.decoding.greedy import translate
 from model.training import film
+from ui import share
 from ui.explain import attribution, paper, panel
 from ui.explain.branching import branch_choices
 
@@ -162,7 +163,7 @@ class Page:
         self.demo, self.drawn = demo, self.redraw.outputs[0]
         self.values = {component: getattr(component, "value", None) for component in self.redraw.inputs}
         state = next(fn for fn in demo.fns.values() if fn.name == "before").outputs[0]
-        tab = next(c for c in self.redraw.inputs if isinstance(c, gr.State) and c.value == "next")
+        tab = next(c for c in self.redraw.inputs if isinstance(c, gr.State) and c.value in share.TABS)
         self.step = next(c for c in self.redraw.inputs if getattr(c, "elem_id", None) == "step")
         self.values.update({state: trace, self.step: 1, tab: "explain", self.drawn: None})
         self.shown = {}  # component -> the value on screen
