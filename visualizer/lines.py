@@ -24,7 +24,7 @@ import plotly.graph_objects as go
 from .attention import below_toolbar, shown_window, window_note
 from .checks import as_array, check_index, labels_for
 from .heatmap import PHONE_PX, Window, fit_width, label_px, tick_font_size
-from .theme import ACCENT_COLOR, MUTED_COLOR, PALETTE, TEXT_COLOR, figure
+from .theme import ACCENT_COLOR, ACCENT_TEXT_COLOR, MUTED_COLOR, PALETTE, TEXT_COLOR, figure
 
 LINE_THRESHOLD = 0.05  # lines of a smaller weight are not drawn (the figure says how many)
 OPACITY_LEVELS = 10  # a line's opacity is its weight rounded up to 1 / OPACITY_LEVELS
@@ -141,7 +141,7 @@ def _column(side: str, labels: list[str], first: int, highlight: int | None, fon
     """One column of tokens: markers at its x, labels outside (queries left, keys right); ``highlight``
     (a local index or None) in the accent colour."""
     n = len(labels)
-    colors = [ACCENT_COLOR if i == highlight else TEXT_COLOR for i in range(n)]
+    colors = [ACCENT_TEXT_COLOR if i == highlight else TEXT_COLOR for i in range(n)]
     labels = [f"<b>{label}</b>" if i == highlight else label for i, label in enumerate(labels)]
     return dict(
         type="scatter",

@@ -20,6 +20,7 @@ TEXT_COLOR = "#1f2933"
 MUTED_COLOR = "#616e7c"  # 5.2:1 on white (secondary text stays readable)
 GRID_COLOR = "#e4e7eb"
 ACCENT_COLOR = "#e4572e"  # highlighted query row, chosen candidate
+ACCENT_TEXT_COLOR = "#b93a1c"  # the accent as text: 5.2:1 on white
 PRIMARY_COLOR = "#4c78a8"
 MASKED_COLOR = "#cdd2d9"  # cells a query may not attend to
 PALETTE = pcolors.qualitative.T10
@@ -44,6 +45,7 @@ DARK_COLORS = {
     MUTED_COLOR: "#9ca3af",
     GRID_COLOR: "#374151",
     ACCENT_COLOR: "#ff7b54",
+    ACCENT_TEXT_COLOR: "#ff7b54",
     PRIMARY_COLOR: "#6fa8dc",
     MASKED_COLOR: "#4b5563",
     "white": DARK_BACKGROUND,

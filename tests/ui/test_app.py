@@ -19,7 +19,7 @@ import pytest
 from helpers import api_function, figure_json
 
 import visualizer
-from model.text import limits
+from model.text import language, limits
 from model.decoding.trace import ATTENTION_KINDS, JSON_DECIMALS
 from serving import trace_from_lean
 from ui import attention, build_demo, model_tab, next_token, positions, redraw, runner, server, session, stepping
@@ -504,3 +504,27 @@ def test_the_page_script_is_its_js_files_and_parses(tmp_path):
         pytest.skip("node is not installed")
     (tmp_path / "page.js").write_text(f"const install = {script};\n", encoding="utf-8")
     subprocess.run(["node", "--check", str(tmp_path / "page.js")], check=True)
+
+
+@pytest.mark.parametrize(
+    "text, kind, said",
+    [
+        ("<b>Hallo</b> Welt, wie geht es?", "markup", "**markup**"),
+        ("Ein Mann &amp; eine Frau.", "markup", "**markup**"),
+        ("#$%&* 1234 = 56 !!", "symbols", "**symbols or digits**"),
+    ],
+)
+def test_markup_and_mostly_symbols_get_one_warning_like_emoji(checkpoint, text, kind, said):
+    """One guard rail of the same kind as the emoji's (bytes) for markup or a text of mostly symbols: the page's
+    notice says it (the tiny tokenizer spells some symbols as bytes: then the bytes warning says it)."""
+    trace = session.translate_text(session.Runner(checkpoint), text, "de-en")[0]
+    rails = [rail.kind for rail in session.guard_rail_notes(trace) if rail.kind in ("bytes", "markup", "symbols")]
+    assert len(rails) == 1 and rails[0] in (kind, "bytes")
+    assert "fluent nonsense" in session.notice_markdown(trace)
+    if rails[0] == kind:
+        assert said in session.notice_markdown(trace)
+    assert language.guard_rails(text, ["▁a"] * 5, "de-en")[0].kind == kind  # on plain subwords: this kind
+
+
+def test_a_sentence_with_a_comparison_sign_is_not_markup():
+    assert not [rail for rail in language.guard_rails("Tom ist < 3 Jahre alt.", ["▁a"] * 5, "de-en")]
