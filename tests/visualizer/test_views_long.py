@@ -189,7 +189,7 @@ def test_one_rule_decides_a_steps_window():
     decoder = rng.random((2, 3, 70, 90))
     window = step_window(decoder, 60)
     best = int(np.argmax(decoder[..., 60, :].sum(axis=(0, 1))))
-    assert window.rows == slice(60 - WINDOW_HALF, 60 + WINDOW_HALF + 1)
+    assert window.rows == slice(70 - (2 * WINDOW_HALF + 1), 70)  # around row 60, kept within the 70 rows
     assert window.cols.start <= best < window.cols.stop and window.cols.stop - window.cols.start == 2 * WINDOW_HALF + 1
     encoder, reads = rng.random((2, 3, 90, 90)), np.zeros((2, 3, 90))
     reads[1, 2, 75] = 1.0  # the step reads source token 75 most
