@@ -24,7 +24,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import time
+from pathlib import Path
 
 from scripts.chromium import CHROMIUM, CHROMIUM_ARGS
 
@@ -197,9 +199,9 @@ def main(argv: list[str] | None = None) -> dict:
 
     from model.checkpoints.paths import DEFAULT_CHECKPOINT
 
-    from .run import machine_info
-
-    machine = {key: value for key, value in machine_info(1, None).items() if key in ("cpu", "cpu_count", "date_utc")}
+    cpuinfo = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    names = [line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")]
+    machine = {"cpu": names[0] if names else platform.processor(), "cpu_count": os.cpu_count()}
     with app_server(args.checkpoint or DEFAULT_CHECKPOINT) as (url, _pid), sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         try:

@@ -251,7 +251,7 @@ def narrow_grid(
     *,
     title: bool,
 ) -> dict:
-    """The layout a phone draws instead (``meta.narrow``, applied by ui/page_script.py): NARROW_COLUMNS panels a
+    """The layout a phone draws instead (``meta.narrow``, applied by ui/js/figures.js): NARROW_COLUMNS panels a
     row, drawn for NARROW_WIDTH_PX, labels in NARROW_TICK_FONT px, the colour bar across under the keys. The
     panels keep their order (head h is the h-th subplot either way), so the same traces fall into place."""
     n_layers, n_heads, n_queries, n_keys = shape

@@ -303,7 +303,7 @@ def foot_colorbar(height: int) -> dict:
 
 
 def narrow_colorbar(height: int, bottom: int, left: int) -> dict:
-    """The layout a phone draws instead (``meta.narrow``, applied by ui/page_script.py) for a one-trace heatmap
+    """The layout a phone draws instead (``meta.narrow``, applied by ui/js/figures.js) for a one-trace heatmap
     ``height`` px tall with these margins: its colour bar laid across under the key labels (``foot_colorbar``, in
     NARROW_BAR_PX more height) and the left margin without the slack kept for wide fonts, so the cells take the
     width the bar and the slack held."""

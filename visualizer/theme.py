@@ -37,7 +37,7 @@ TEMPLATE = pio.templates["plotly_white"].to_plotly_json()  # expanded once, at i
 
 # The dark theme, as data: every light colour above -> its dark-safe equivalent (same meaning: text, grid,
 # accent...), and each colour scale -> one whose low end is the dark background (0 attention = background,
-# as 0 is white in the light scale). The page swaps them in the browser when it is dark (ui/page_script.py),
+# as 0 is white in the light scale). The page swaps them in the browser when it is dark (ui/js/figures.js),
 # so every figure function draws one (light) spec and follows the page's theme live.
 DARK_BACKGROUND = "#1f2937"  # Gradio's dark block background (--block-background-fill, neutral-800)
 DARK_COLORS = {

@@ -118,7 +118,7 @@ def test_attention_heatmap_fills_its_container_until_its_columns_need_more_than_
 
 
 def test_attention_heatmap_on_a_phone_lays_its_colour_bar_under_the_keys():
-    """meta.narrow (ui/page_script.py applies it in a box under 640 px): the colour bar across, below the key
+    """meta.narrow (ui/js/figures.js applies it in a box under 640 px): the colour bar across, below the key
     labels, in added height that keeps the plot's own height; the right margin the bar held goes to the cells."""
     fig = visualizer.attention_heatmap(softmax_rows((6, 9)), ["▁x"] * 6, ["▁y"] * 9, title="t")
     narrow = fig.layout.meta["narrow"]
