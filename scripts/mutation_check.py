@@ -23,7 +23,8 @@ fault tests nothing); add a fault with every new view or model module, and a tes
 that is not an equivalent mutant.
 
 To add a fault, append a Fault(name, file, old, new, description) to MODEL_FAULTS in scripts/mutation_faults.py
-(the model) or to VIEW_FAULTS in scripts/mutation_faults_views.py (the views and what they draw): `old` must occur
+(the model), to VIEW_FAULTS in scripts/mutation_faults_views.py (the views and what they draw) or to SCREEN_FAULTS in
+scripts/mutation_faults_screen.py (the screen after Translate, Compare's sentence, lines and grid): `old` must occur
 exactly once in `file`.
 """
 
@@ -83,9 +84,10 @@ SUITES = {
 if str(ROOT) not in sys.path:  # run as a file: import scripts.mutation_faults as the package module
     sys.path.insert(0, str(ROOT))
 from scripts.mutation_faults import MODEL_FAULTS  # noqa: E402
+from scripts.mutation_faults_screen import SCREEN_FAULTS  # noqa: E402
 from scripts.mutation_faults_views import VIEW_FAULTS  # noqa: E402
 
-FAULTS = [*MODEL_FAULTS, *VIEW_FAULTS]
+FAULTS = [*MODEL_FAULTS, *VIEW_FAULTS, *SCREEN_FAULTS]
 
 
 def copy_repository(destination: Path) -> None:

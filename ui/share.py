@@ -296,7 +296,7 @@ def wire(
 
     The first view arrives with the page: `prefills` (each (trace, path, view) -> None, e.g. `Header.prefill`) put
     it in the page's config, so a bare URL draws its figure as soon as the page is built and its load handler only
-    fills the link box (it needs the page's address). On ZeroGPU, where the example is computed on the first page
+    fills the sentence box (an API input, kept out of the config) and the link box (it needs the page's address). On ZeroGPU, where the example is computed on the first page
     load (the GPU exists only within a request), the load handler shows it."""
     if runner is None:
         return None
@@ -311,10 +311,13 @@ def wire(
 
     def on_load(request: gr.Request):
         params = dict(getattr(request, "query_params", None) or {})
-        if prefilled and parse_query(params) is None:  # the first view is on screen already: its link
+        if prefilled and parse_query(params) is None:  # the first view is on screen already: its sentence, its link
             trace, _, start = example.get()
             fields = dict(kind=start.kind, layer=start.layer, head=start.head)
-            return {url: link(trace, start.step, start.tab, page_url=page_url(request), **fields)}
+            return {
+                targets.header.source: trace.source_text,
+                url: link(trace, start.step, start.tab, page_url=page_url(request), **fields),
+            }
         return restore(runner, example, targets, params)
 
     loaded = demo.load(on_load, None, [*targets.outputs(), url], **model_event(show_progress="hidden", **PRIVATE))

@@ -276,13 +276,8 @@ def attention_lines(
         window, full.shape, queries, keys, check_index("highlight_query", highlight_query, full.shape[1])
     )
     shown = window.of(full)  # (H, tq, tk)
-    keep = shown >= threshold  # (H, tq, tk)
-    hidden = False
     several = len(heads) > 1
-    if selection is not None:
-        keep, selection, hidden = _selected_lines(keep, selection, window)
-    elif several:  # every head of a layer: each head's strongest line per query (a tangle otherwise)
-        keep = strongest_keys(keep, shown)
+    keep, selection, hidden = _kept_lines(shown, threshold, selection, window, several)  # (H, tq, tk)
     size, font, step = _size(
         queries, keys, title=bool(title), n_heads=len(heads), weight_columns=len(heads) if selection else 0
     )
@@ -300,15 +295,9 @@ def attention_lines(
             _weight_column(shown[h], keep[h], selection, h, names[h], slot, step, font) for slot, h in enumerate(heads)
         ]
     n = max(len(queries), len(keys))
-    note = _notes(
-        int(keep[heads].sum()),
-        int(np.prod(shown.shape[1:])) * len(heads),
-        threshold,
-        window,
-        full.shape,
-        hidden,
-        strongest=several and selection is None and not hidden,
-    )
+    total = int(np.prod(shown.shape[1:])) * len(heads)
+    strongest = several and selection is None and not hidden
+    note = _notes(int(keep[heads].sum()), total, threshold, window, full.shape, hidden, strongest=strongest)
     return below_toolbar(
         figure(
             series,
@@ -339,6 +328,18 @@ def _checked_heads(
     if len(names) != n_heads:
         raise ValueError(f"head_names has {len(names)} names for {n_heads} heads")
     return heads, names
+
+
+def _kept_lines(
+    shown: np.ndarray, threshold: float, selection: tuple[str, int] | None, window: Window, several: bool
+) -> tuple[np.ndarray, tuple[str, int] | None, bool]:
+    """The (H, tq, tk) lines drawn: those at the threshold or above; only the selected token's (with its position
+    in the window, or None and hidden=True outside it); else, for several heads, each head's strongest per query
+    (a tangle otherwise) -> (keep, selection, hidden)."""
+    keep = shown >= threshold
+    if selection is not None:
+        return _selected_lines(keep, selection, window)
+    return (strongest_keys(keep, shown) if several else keep), None, False
 
 
 def _selected_lines(

@@ -34,7 +34,8 @@ LANGUAGE_CONFIDENCE = 0.95  # P(other language) under py3langid restricted to {d
 MIN_LETTERS = 8  # fewer letters than this ("Hallo", "OK") is too little evidence to say anything
 BYTE_TOKEN = re.compile(r"^<0x[0-9A-Fa-f]{2}>$")
 MARKUP = re.compile(r"<\s*/?\s*[A-Za-z][A-Za-z0-9-]*(\s[^<>]*)?/?\s*>|&[A-Za-z]+;|&#x?[0-9A-Fa-f]+;")  # a tag or entity
-LETTER_SHARE = 0.5  # fewer of the text's visible characters than this are letters: mostly symbols
+MIN_SYMBOLS = 3  # a text of more symbols (neither letters, digits nor spaces) than letters, and at least this
+#  many, is mostly symbols ("#$%&*"; not "1234567890" or "Hallo?!")
 _LOCK = threading.Lock()
 
 
@@ -89,10 +90,10 @@ def byte_share(source_tokens: Sequence[str]) -> float:
     return sum(bool(BYTE_TOKEN.match(token)) for token in pieces) / len(pieces) if pieces else 0.0
 
 
-def letter_share(text: str) -> float:
-    """The share of letters among the text's visible (non-space) characters (1.0 for an empty text)."""
-    visible = [c for c in text if not c.isspace()]
-    return sum(c.isalpha() for c in visible) / len(visible) if visible else 1.0
+def mostly_symbols(text: str) -> bool:
+    """More symbols (characters neither letters, digits nor spaces) than letters, and at least MIN_SYMBOLS."""
+    symbols = sum(not (c.isalnum() or c.isspace()) for c in text)
+    return symbols >= MIN_SYMBOLS and symbols > sum(c.isalpha() for c in text)
 
 
 def guard_rails(text: str, source_tokens: Sequence[str], direction: str) -> list[GuardRail]:
@@ -118,12 +119,11 @@ def guard_rails(text: str, source_tokens: Sequence[str], direction: str) -> list
                 "sentences have none, so the model reads it as odd words. Expect fluent nonsense; type plain text.",
             )
         )
-    elif letter_share(text) < LETTER_SHARE:
+    elif mostly_symbols(text):
         rails.append(
             GuardRail(
                 "symbols",
-                f"Most of this input ({1 - letter_share(text):.0%} of its characters) is **symbols or digits**, "
-                "not words: the model learned sentences. Expect fluent nonsense.",
+                "This input is mostly **symbols**, not words: the model learned sentences. Expect fluent nonsense.",
             )
         )
     else:

@@ -511,7 +511,7 @@ def test_the_page_script_is_its_js_files_and_parses(tmp_path):
     [
         ("<b>Hallo</b> Welt, wie geht es?", "markup", "**markup**"),
         ("Ein Mann &amp; eine Frau.", "markup", "**markup**"),
-        ("#$%&* 1234 = 56 !!", "symbols", "**symbols or digits**"),
+        ("#$%&* 1234 = 56 !!", "symbols", "mostly **symbols**"),
     ],
 )
 def test_markup_and_mostly_symbols_get_one_warning_like_emoji(checkpoint, text, kind, said):
