@@ -291,8 +291,8 @@ VIEW_FAULTS = [
     Fault(
         "lines-head-colour-swapped",
         "visualizer/lines.py",
-        '                line=dict(color=head_color(head), width=LINE_WIDTH),\n                meta=dict(head=head, side="lines"),\n',
-        '                line=dict(color=head_color(head ^ 1), width=LINE_WIDTH),\n                meta=dict(head=head, side="lines"),\n',
+        '                line=dict(color=head_color(head), width=width),\n                meta=dict(head=head, side="lines"),\n',
+        '                line=dict(color=head_color(head ^ 1), width=width),\n                meta=dict(head=head, side="lines"),\n',
         "each head's lines are drawn in its neighbour's colour (the legend keeps the right one)",
     ),
     Fault(

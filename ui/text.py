@@ -118,6 +118,7 @@ BLOG_PAIR = (
     "The animal didn't cross the street because it was too wide.",
     "en-de",
 )
+BLOG_REFERENTS = ("animal", "street")  # what "it" refers to in the blog pair: the Compare tab says where it looks
 
 ABOUT_COMPARE = """
 **Two sentences side by side.** The sentence above is the first; type a second one of the same direction

@@ -1,7 +1,7 @@
 """Honest guard rails: is the input what this model was trained on? (plain Python, no Gradio)
 
 The model of "Attention Is All You Need" translates what it was trained on (section 5.1: the training
-data); ours saw short German and English sentences (Multi30k captions and Tatoeba). Three checks:
+data); ours saw short German and English sentences (Multi30k captions and Tatoeba). Four checks:
 
 - **Wrong source language.** The language tag `<2en>`/`<2de>` only names the *target*; typed English under
   German → English comes back in English-ish German. We ask py3langid (langid.py's model, BSD-3-Clause,
@@ -9,6 +9,8 @@ data); ours saw short German and English sentences (Multi30k captions and Tatoeb
   to German and English. The model's own signal would need a trained model to mean anything, and
   the test fixtures are untrained; an independent classifier is checkable.
 - **Mostly byte-fallback tokens** (`<0xF0>`: emoji, Chinese): the vocabulary has no pieces for them.
+- **Markup or mostly symbols** (`<b>Hallo</b>`, `#$%&*`): captions and Tatoeba hold no HTML tags, and a text
+  whose characters are mostly not letters is not a sentence; the model answers either with fluent nonsense.
 - **Much longer than the training data**: 99.9 % of the 364,640 training sentences (both sides of
   Multi30k train + the large Tatoeba set's training part) have at most LONG_SOURCE_SUBWORDS = 37 subword
   tokens (99th percentile 26, median 8), measured with the shipped tokenizer (`python3 -m
@@ -32,12 +34,15 @@ BYTE_FALLBACK_SHARE = 0.5  # at least this share of the subwords are raw bytes: 
 LANGUAGE_CONFIDENCE = 0.95  # P(other language) under py3langid restricted to {de, en}
 MIN_LETTERS = 8  # fewer letters than this ("Hallo", "OK") is too little evidence to say anything
 BYTE_TOKEN = re.compile(r"^<0x[0-9A-Fa-f]{2}>$")
+MARKUP = re.compile(r"<\s*/?\s*[A-Za-z][A-Za-z0-9-]*(\s[^<>]*)?/?\s*>|&[A-Za-z]+;|&#x?[0-9A-Fa-f]+;")  # a tag or entity
+MIN_SYMBOLS = 3  # a text of more symbols (neither letters, digits nor spaces) than letters, and at least this
+#  many, is mostly symbols ("#$%&*"; not "1234567890" or "Hallo?!")
 _LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
 class GuardRail:
-    """One warning about the input: `kind` in {"language", "bytes", "long"}; `switch_to` names the
+    """One warning about the input: `kind` in {"language", "bytes", "markup", "symbols", "long"}; `switch_to` names the
     direction ("de-en"/"en-de") that would fit the detected language, else None."""
 
     kind: str
@@ -86,8 +91,15 @@ def byte_share(source_tokens: Sequence[str]) -> float:
     return sum(bool(BYTE_TOKEN.match(token)) for token in pieces) / len(pieces) if pieces else 0.0
 
 
+def mostly_symbols(text: str) -> bool:
+    """More symbols (characters neither letters, digits nor spaces) than letters, and at least MIN_SYMBOLS."""
+    symbols = sum(not (c.isalnum() or c.isspace()) for c in text)
+    return symbols >= MIN_SYMBOLS and symbols > sum(c.isalpha() for c in text)
+
+
 def guard_rails(text: str, source_tokens: Sequence[str], direction: str) -> list[GuardRail]:
-    """Warnings about a translated input: wrong language, mostly bytes, much longer than training."""
+    """Warnings about a translated input: mostly bytes, markup or mostly symbols, else the wrong language; much
+    longer than training."""
     source, target = direction.split("-")
     rails = []
     if byte_share(source_tokens) >= BYTE_FALLBACK_SHARE:
@@ -98,6 +110,21 @@ def guard_rails(text: str, source_tokens: Sequence[str], direction: str) -> list
                 "are raw byte tokens like `<0xF0>`: the vocabulary has no pieces for these "
                 "characters (emoji, Chinese, …). The model never learned them; expect fluent "
                 "nonsense.",
+            )
+        )
+    elif MARKUP.search(text):
+        rails.append(
+            GuardRail(
+                "markup",
+                "This input holds **markup** (an HTML tag or entity such as `<b>` or `&amp;`): the training "
+                "sentences have none, so the model reads it as odd words. Expect fluent nonsense; type plain text.",
+            )
+        )
+    elif mostly_symbols(text):
+        rails.append(
+            GuardRail(
+                "symbols",
+                "This input is mostly **symbols**, not words: the model learned sentences. Expect fluent nonsense.",
             )
         )
     else:
