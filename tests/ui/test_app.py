@@ -453,14 +453,14 @@ def test_a_translate_click_checks_its_input_once(demo, monkeypatch):
     calls = []
     real = session.check_input
     monkeypatch.setattr(session, "check_input", lambda *args: calls.append(args[1]) or real(*args))
-    before, translate = listener_named(demo, "before"), listener_named(demo, "translate")
+    before, translate = listener_named(demo, "before"), listener_named(demo, "translate_page")
     verdict_state = before.outputs[-1]
     [verdict] = [v for k, v in before.fn(GERMAN, "de-en").items() if k is verdict_state]
     translate.fn(GERMAN, "de-en", verdict)
     assert calls == [GERMAN]  # the click's one check (`before`); the run reads its verdict
     refused = before.fn("", "de-en")
     assert translate.fn("", "de-en", refused[verdict_state]) == (gr.skip(),) * 4  # one message: the notice
-    with pytest.raises(gr.Error):  # an API call (no verdict) is checked by the endpoint itself
+    with pytest.raises(gr.Error):  # a call without a verdict is checked by the listener itself
         translate.fn("", "de-en")
 
 
