@@ -176,7 +176,7 @@ class Intervention:
 def intervene(runner: Runner, trace: TranslationTrace, ablation: Ablation) -> Intervention:
     """Decode the same sentence again under `ablation` and score the original output under it."""
     changed = jobs.translate(runner, trace.source_text, trace.direction, ablation=ablation)
-    probs = jobs.token_probabilities(runner, trace.source_ids, trace.output_ids, ablation)
+    probs = jobs.token_probabilities(runner, trace.source_ids, trace.output_ids, ablation, direction=trace.direction)
     return Intervention(changed, trace.chosen_probs, probs, describe_ablation(ablation))
 
 
