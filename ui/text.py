@@ -120,6 +120,13 @@ German+English vocabulary (section 3.4); dropout as in section 5.4; BLEU as in s
 detokenized, cased output).
 """ + paper("3.1", "Encoder and Decoder Stacks")
 
+ABOUT_PUBLISHED_MODEL = """
+Post-LN like the paper: each encoder and decoder layer applies `LayerNorm(x + Sublayer(x))` after every
+attention and feed-forward sub-layer (section 3.1); embeddings are scaled by √d_model and one embedding is shared
+by the encoder, the decoder and the output (section 3.4). Trained elsewhere and loaded into this project's core:
+the table names where it departs from the paper.
+""" + paper("3.1", "Encoder and Decoder Stacks")
+
 # --------------------------------------------------------------------------- the Explain tab
 # The Explain tab's own text; each panel's text is in its module (ui/explain/).
 ABOUT_EXPLAIN = (

@@ -278,4 +278,8 @@ PANEL = Panel(
     lead=LEAD,
     about=ABOUT,
     build=build,
+    own_model_only=(
+        "{model} has no corpus file here: these figures are computed once for this project's own model; open that "
+        "model's page to see them (Attribution vs attention works on this one)."
+    ),
 )
