@@ -344,5 +344,5 @@ def positional_encoding_figure(
             **fit_width(*WIDTH_PX),
         ),
         f"Positional encoding (section 3.5): {n_positions} positions × d_model = {d_model}"
-        + (" (in halves: the sines, then the cosines)" if layout == "halves" else ""),
+        + (" (sines, then cosines)" if layout == "halves" else ""),
     )
