@@ -30,16 +30,19 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def started_app(
-    checkpoint: str | Path | None, log_path: Path, timeout_s: float = START_TIMEOUT_S
+    checkpoint: str | Path | None, log_path: Path, timeout_s: float = START_TIMEOUT_S, env: dict | None = None
 ) -> Iterator[tuple[str, subprocess.Popen]]:
-    """Start app.py (working directory: the log's folder), wait until it answers -> (url, process).
+    """Start app.py (working directory: the log's folder; `env`: variables added to its environment, such as
+    $ATTENTION_EXPLORER_OPUS_MT), wait until it answers -> (url, process).
 
     Raises RuntimeError, with the end of the log, if it exits or does not answer in time.
     """
     port = free_port()
+    added = env or {}
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
     for name in ("ATTENTION_EXPLORER_HOST", "ATTENTION_EXPLORER_HUB", "GRADIO_SERVER_NAME", "GRADIO_SERVER_PORT"):
         env.pop(name, None)
+    env.update(added)
     command = [sys.executable, str(ROOT / "app.py"), "--port", str(port)]
     if checkpoint is not None:
         checkpoint = str(Path(checkpoint).resolve())

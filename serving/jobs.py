@@ -30,6 +30,7 @@ from model.analysis import readouts
 from model.analysis.corpus.attribution import Attribution, attribute
 from model.analysis.corpus.live import sentence_vectors
 from model.analysis.kv_cache import CacheRecording, record_trace_cache
+from model.analysis.paper_figures import DIRECTION as PAPER_DIRECTION
 from model.analysis.paper_figures import PAPER_FIGURES, FigureResult, PaperFigure, run_paper_figures
 from model.decoding.ablation import Ablation
 from model.decoding.greedy import default_max_new_tokens
@@ -168,9 +169,15 @@ def translate(
     example=lambda sample: ((sample.source_ids, sample.output_ids, sample.ablation), {}),
 )
 def token_probabilities(
-    checkpoint: Checkpoint, source_ids: Sequence[int], output_ids: Sequence[int], ablation: Ablation | None = None
+    checkpoint: Checkpoint,
+    source_ids: Sequence[int],
+    output_ids: Sequence[int],
+    ablation: Ablation | None = None,
+    direction: str = "",
 ) -> np.ndarray:
-    """(T,) probabilities of a given output teacher-forced under an ablation (model.analysis.readouts)."""
+    """(T,) probabilities of a given output teacher-forced under an ablation (model.analysis.readouts).
+    direction: whose checkpoint's ids these are, where the model has one per direction (OPUS-MT; the runner
+    picks by it)."""
     return readouts.token_probabilities(checkpoint.model, list(source_ids), list(output_ids), ablation)
 
 
@@ -202,8 +209,12 @@ def record_cache(checkpoint: Checkpoint, trace: TranslationTrace) -> CacheRecord
     unit="decoder steps",
     example=lambda sample: ((list(sample.figures),), {}),
 )
-def paper_figures(checkpoint: Checkpoint, figures: Sequence[PaperFigure]) -> list[FigureResult]:
-    """The paper's Figures 3-5 sentences through the encoder, the best-matching head of each (Appendix)."""
+def paper_figures(
+    checkpoint: Checkpoint, figures: Sequence[PaperFigure], direction: str = PAPER_DIRECTION
+) -> list[FigureResult]:
+    """The paper's Figures 3-5 sentences through the encoder, the best-matching head of each (Appendix).
+    direction: the paper's sentences are English, read translating into German (where the model has a
+    checkpoint per direction, the runner runs the one of this direction)."""
     return run_paper_figures(checkpoint.model, checkpoint.tokenizer, list(figures))
 
 
@@ -215,10 +226,10 @@ def paper_figures(checkpoint: Checkpoint, figures: Sequence[PaperFigure]) -> lis
     example=lambda sample: ((sample.source_ids, sample.output_ids), {"steps": 32}),
 )
 def corpus_attribution(
-    checkpoint: Checkpoint, source_ids: Sequence[int], output_ids: Sequence[int], steps: int = 32
+    checkpoint: Checkpoint, source_ids: Sequence[int], output_ids: Sequence[int], steps: int = 32, direction: str = ""
 ) -> Attribution:
     """Attributions of every output token's log-probability to the source tokens (T, S): input x gradient and
-    integrated gradients (model.analysis.corpus.attribution)."""
+    integrated gradients (model.analysis.corpus.attribution). direction: as in `token_probabilities`."""
     return attribute(checkpoint.model, [int(i) for i in source_ids], [int(i) for i in output_ids], int(steps))
 
 
@@ -228,8 +239,14 @@ def corpus_attribution(
     example=lambda sample: ((sample.source_ids, sample.output_ids, "cross", 0, 1), {}),
 )
 def corpus_sentence_vectors(
-    checkpoint: Checkpoint, source_ids: Sequence[int], output_ids: Sequence[int], kind: str, layer: int, head: int
+    checkpoint: Checkpoint,
+    source_ids: Sequence[int],
+    output_ids: Sequence[int],
+    kind: str,
+    layer: int,
+    head: int,
+    direction: str = "",
 ) -> tuple[np.ndarray, np.ndarray]:
     """(queries (Tq, d_k), keys (Tk, d_k)) of one head on the user's sentence, to place it on the corpus
-    query-key map (model.analysis.corpus.live.sentence_vectors)."""
+    query-key map (model.analysis.corpus.live.sentence_vectors). direction: as in `token_probabilities`."""
     return sentence_vectors(checkpoint.model, source_ids, output_ids, kind, int(layer), int(head))

@@ -80,12 +80,14 @@ class Runner:
         return tuple(self.by_direction) or tuple(self.checkpoint.tokenizer.directions)
 
     def direction_of_call(self, job: ModelJob, args: tuple, kwargs: dict) -> str:
-        """The direction a call works in: its trace's, else its `direction` argument ("" if it has neither)."""
+        """The direction a call works in: its trace's, else its `direction` argument, given or the job's default
+        ("" if it has neither)."""
         for value in (*args, *kwargs.values()):
             if isinstance(value, TranslationTrace):
                 return value.direction
-        bound = inspect.signature(job.function).bind_partial(None, *args, **kwargs).arguments
-        return str(bound.get("direction", ""))
+        bound = inspect.signature(job.function).bind_partial(None, *args, **kwargs)
+        bound.apply_defaults()
+        return str(bound.arguments.get("direction", ""))
 
     def checkpoint_for(self, direction: str) -> Checkpoint:
         """The checkpoint that translates `direction` (ValueError, shown as bad input, if none does)."""

@@ -157,14 +157,15 @@ def film_run(tmp_path_factory, pairs) -> Path:
 
 
 # --------------------------------------------------------------------------- served apps (one per run)
-def served(checkpoint, tmp_path_factory, name: str):
-    """Yield the app's URL (`python3 app.py` on `checkpoint`, its log in a fresh temporary folder `name`); the
-    server stops after the fixture that yields from this; a server that does not start fails the test."""
+def served(checkpoint, tmp_path_factory, name: str, env: dict | None = None):
+    """Yield the app's URL (`python3 app.py` on `checkpoint`, its log in a fresh temporary folder `name`, `env` added
+    to its environment); the server stops after the fixture that yields from this; a server that does not start
+    fails the test."""
     from scripts.app_process import started_app
 
     log_path = tmp_path_factory.mktemp(name) / "app.log"
     try:
-        with started_app(checkpoint, log_path, START_TIMEOUT_S) as (url, _process):
+        with started_app(checkpoint, log_path, START_TIMEOUT_S, env) as (url, _process):
             yield url
     except RuntimeError as error:
         pytest.fail(str(error))
@@ -234,7 +235,14 @@ def shipped_server(tmp_path_factory):
 
 
 # --------------------------------------------------------------------------- the lanes (docs/testing.md)
-SERVER_FIXTURES = {"server", "corpus_server", "copy_server", "shipped_server", "app"}  # app: test_serving_load_test
+SERVER_FIXTURES = {
+    "server",
+    "corpus_server",
+    "copy_server",
+    "shipped_server",
+    "opus_mt_server",
+    "app",
+}  # app: test_serving_load_test
 
 
 @pytest.fixture(scope="session")
@@ -368,3 +376,27 @@ def marian_en_de_folder(tmp_path_factory) -> Path:
     import marian_hub_folder
 
     return marian_hub_folder.build_folder(tmp_path_factory.mktemp("opus-mt") / "opus-mt-en-de", "en-de")
+
+
+@pytest.fixture(scope="session")
+def opus_mt_folder(tmp_path_factory, marian_de_en_folder, marian_en_de_folder) -> Path:
+    """What $ATTENTION_EXPLORER_OPUS_MT names: opus-mt-de-en/ and opus-mt-en-de/ (links to the two folders' files)
+    and each a model card with a Benchmarks table (marian_hub_folder.write_card)."""
+    import marian_hub_folder
+
+    root = tmp_path_factory.mktemp("opus-mt-pair")
+    for direction, folder in (("de-en", marian_de_en_folder), ("en-de", marian_en_de_folder)):
+        copy = root / folder.name
+        copy.mkdir()
+        for path in folder.iterdir():
+            (copy / path.name).symlink_to(path)
+        marian_hub_folder.write_card(copy, direction)
+    return root
+
+
+@pytest.fixture(scope="session")
+def opus_mt_server(tiny_checkpoint, opus_mt_folder, tmp_path_factory):
+    """The app's URL on the tiny checkpoint, with OPUS-MT (the small folders) as its second page, /opus-mt."""
+    from model.checkpoints.catalogue import OPUS_MT_ENV
+
+    yield from served(tiny_checkpoint, tmp_path_factory, "opus-mt-server", {OPUS_MT_ENV: str(opus_mt_folder)})

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 from model import Checkpoint, TranslationTrace
 from model.decoding.trace import ATTENTION_KINDS
-from model.text.tokenizer import SPECIAL_TOKENS
+from model.text.special_tokens import SPECIAL_TOKENS
 from visualizer.tokens import token_chips
 
 PRIVATE = {"api_visibility": "private"}  # listeners that are page plumbing, not API endpoints
@@ -116,7 +116,8 @@ def figure_tab(page: Page, label: str, tab_id: str, about: str, elem_id: str, vi
 
 
 def chips(tokens: Sequence[str], classes: dict | None = None, titles: Sequence[str] | None = None) -> str:
-    """Token chips with this tokenizer's special tokens ([BOS], [EOS], language tags) marked as such."""
+    """Token chips with the special tokens of either tokenizer ([BOS], [EOS], language tags; </s>, <pad>, <unk>)
+    marked as such."""
     return token_chips(tokens, classes, titles, special_tokens=SPECIAL_TOKENS)
 
 

@@ -12,7 +12,7 @@ import visualizer
 from model import TranslationTrace
 
 from .common import Page, TabView, figure_tab, plot, step_index
-from .text import ABOUT_MASKS, ABOUT_POSITIONS
+from .text import about_masks, about_positions
 
 MIN_PE_ROWS = 64  # rows shown at least (capped at max_positions), so the sinusoids read as waves
 
@@ -20,7 +20,9 @@ MIN_PE_ROWS = 64  # rows shown at least (capped at max_positions), so the sinuso
 def positions_view(runner, trace: TranslationTrace) -> PlotData:
     """Rows 0..P-1 of the table, P = max(S, T, MIN_PE_ROWS): rows 0..S-1 feed the source, 0..T-1 the target."""
     table = runner.positional_encoding(max(len(trace.source_tokens), len(trace.target_tokens), MIN_PE_ROWS))
-    return plot(visualizer.positional_encoding_figure(table, tokens=trace.source_tokens), "positional-encoding")
+    layout = runner.checkpoint.config.positional_layout  # the columns' order of sines and cosines
+    figure = visualizer.positional_encoding_figure(table, tokens=trace.source_tokens, layout=layout)
+    return plot(figure, "positional-encoding")
 
 
 def masks_view(runner, trace: TranslationTrace, step: float | None) -> PlotData:
@@ -40,16 +42,24 @@ def masks_view(runner, trace: TranslationTrace, step: float | None) -> PlotData:
 
 
 def build(page: Page) -> list[TabView]:
+    checkpoint = page.checkpoint
+    layout = checkpoint.config.positional_layout if checkpoint else "interleaved"
+    pad = checkpoint.tokenizer.id_to_token(checkpoint.config.pad_id) if checkpoint else "[PAD]"
     return [
         figure_tab(
             page,
             "Positional encoding",
             "positions",
-            ABOUT_POSITIONS,
+            about_positions(layout),
             "pe-plot",
             lambda trace, step: positions_view(page.runner, trace),
         ),
         figure_tab(
-            page, "Masks", "masks", ABOUT_MASKS, "mask-plot", lambda trace, step: masks_view(page.runner, trace, step)
+            page,
+            "Masks",
+            "masks",
+            about_masks(pad),
+            "mask-plot",
+            lambda trace, step: masks_view(page.runner, trace, step),
         ),
     ]

@@ -20,6 +20,7 @@ import gradio as gr
 from model import Checkpoint, CheckpointError, TranslationTrace, load_checkpoint
 from model.text import limits
 from model.text.language import GuardRail, guard_rails
+from model.text.special_tokens import END_TOKENS
 
 from .common import PRIVATE, chips, set_initial
 from serving import ExampleCache, Runner
@@ -124,6 +125,11 @@ def guard_rail_notes(trace: TranslationTrace) -> list[GuardRail]:
     return guard_rails(trace.source_text, trace.source_tokens, trace.direction)
 
 
+def end_token(trace: TranslationTrace) -> str:
+    """The end-of-sentence token as the model that wrote `trace` spells it ("[EOS]", OPUS-MT's "</s>")."""
+    return END_TOKENS.get(trace.model, END_TOKENS["own"])
+
+
 def notice_markdown(trace: TranslationTrace | None) -> str:
     """Visible notices about limits and guard rails that shaped this translation ('' when there are none)."""
     if trace is None:
@@ -136,7 +142,7 @@ def notice_markdown(trace: TranslationTrace | None) -> str:
         )
     if trace.stopped_by == "max_length":
         notes.append(
-            f"⚠️ Decoding stopped after **{trace.num_steps} tokens** without producing `[EOS]` "
+            f"⚠️ Decoding stopped after **{trace.num_steps} tokens** without producing `{end_token(trace)}` "
             f"(the length budget is 2 × source + 10, at most {limits.MAX_TARGET_TOKENS} = "
             "MAX_TARGET_TOKENS)."
         )

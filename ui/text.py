@@ -89,18 +89,42 @@ ABOUT_POSITIONS = """
 Low dimensions oscillate fast, high dimensions slowly; rows 0..S−1 are added to this source sentence.
 """ + paper("3.5", "Positional Encoding")
 
-ABOUT_MASKS = """
+ABOUT_POSITIONS_HALVES = """
+**Positional encoding** (section 3.5): attention itself ignores word order, so a fixed table of sinusoids
+is added to every embedding. This model lays it out in halves (Marian's layout): the first d_model/2
+dimensions are `PE(pos, i) = sin(pos / 10000^(2i/d_model))`, the rest `PE(pos, d_model/2 + i) = cos(…)`:
+the paper's sinusoids, which its code interleaves (even dimensions sin, odd cos). Within each half, low
+dimensions oscillate fast, high dimensions slowly; rows 0..S−1 are added to this source sentence.
+""" + paper("3.5", "Positional Encoding")
+
+
+def about_positions(layout: str = "interleaved") -> str:
+    """The Positional encoding tab's text for a table in `layout` (model/core/positional.py)."""
+    return ABOUT_POSITIONS_HALVES if layout == "halves" else ABOUT_POSITIONS
+
+
+def about_masks(pad_token: str = "[PAD]") -> str:
+    """The Masks tab's text, naming the padding token as the model's tokenizer spells it."""
+    return f"""
 **Masks** (section 3.2.3; True = may attend). *Padding*: a batch is padded to its longest sentence and
-no query may attend a `[PAD]` key; the typed sentence is shown batched with a longer one.
+no query may attend a `{pad_token}` key; the typed sentence is shown batched with a longer one.
 *Causal (look-ahead)*: decoder position *i* sees positions ≤ *i* only. *Decoder mask*: causal AND padding.
 *Cross-attention mask*: every target query may attend every real source token.
 """ + paper("3.2.3", "Applications of Attention in our Model")
+
 
 ABOUT_MODEL = """
 Post-LN like the paper: each encoder and decoder layer applies `LayerNorm(x + Sublayer(x))` after every
 attention and feed-forward sub-layer (section 3.1); embeddings are scaled by √d_model and share one
 German+English vocabulary (section 3.4); dropout as in section 5.4; BLEU as in section 6.1 (sacreBLEU on
 detokenized, cased output).
+""" + paper("3.1", "Encoder and Decoder Stacks")
+
+ABOUT_PUBLISHED_MODEL = """
+Post-LN like the paper: each encoder and decoder layer applies `LayerNorm(x + Sublayer(x))` after every
+attention and feed-forward sub-layer (section 3.1); embeddings are scaled by √d_model and one embedding is shared
+by the encoder, the decoder and the output (section 3.4). Trained elsewhere and loaded into this project's core:
+the table names where it departs from the paper.
 """ + paper("3.1", "Encoder and Decoder Stacks")
 
 # --------------------------------------------------------------------------- the Explain tab

@@ -23,7 +23,7 @@ from .text import paper
 class Stop:
     title: str
     view: View  # layer 0 / head "sharpest": the sharpest cross-attention head of the sentence
-    step: str  # "middle" or "last" (the last step before [EOS])
+    step: str  # "middle" or "last" (the last step before the end token)
     notice: str
     section: tuple[str, str]
     panel: str | None = None  # an Explain panel to open
@@ -58,8 +58,8 @@ STOPS = (
         "The masks",
         View(tab="masks"),
         "middle",
-        "The causal mask lets decoder position i see positions ≤ i only; the padding mask hides [PAD] keys of a "
-        "batch. True (may attend) is where attention can look.",
+        "The causal mask lets decoder position i see positions ≤ i only; the padding mask hides the padding keys of "
+        "a batch. True (may attend) is where attention can look.",
         ("3.2.3", "Applications of Attention in our Model"),
     ),
     Stop(

@@ -18,7 +18,7 @@ from .masks import mask_heatmap, masks_figure
 from .pipeline import attention_pipeline
 from .positional import positional_encoding_figure
 from .tokens import display_tokens
-from .training import metrics_table_markdown, training_curves_figure
+from .training import metrics_table_markdown, published_scores_markdown, training_curves_figure
 
 __all__ = [
     "attention_grid",
@@ -29,6 +29,7 @@ __all__ = [
     "mask_heatmap",
     "masks_figure",
     "metrics_table_markdown",
+    "published_scores_markdown",
     "positional_encoding_figure",
     "training_curves_figure",
 ]

@@ -310,7 +310,7 @@ def mask_grid(
         vertical_spacing=GAP_Y_PX / plot_h,
         title_size=14,
         titles=(
-            "(a) source padding mask of a padded batch: [PAD] keys are masked",
+            "(a) source padding mask of a padded batch: padding keys are masked",
             look_ahead_title(step),
             "(c) decoder self-attention mask",
             "(d) cross-attention mask",

@@ -1,5 +1,7 @@
 """Sinusoidal positional encoding, section 3.5: PE(pos, 2i) = sin(pos / 10000^(2i/d_model)),
-PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)).
+PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)): the paper's "interleaved" layout. Marian's models (OPUS-MT) lay the
+same sinusoids out in "halves": the d_model/2 sines first, PE(pos, i), then the cosines, PE(pos, d_model/2 + i).
+Which column holds which sinusoid follows the layout the figure is given (`sinusoid_of`).
 
 Three panels from the encoding matrix the model adds to its embeddings: (a) the whole matrix,
 positions x dimensions, with the positions of the sentence marked; (b) a few dimensions as waves
@@ -49,6 +51,47 @@ WAVE_SPACING = 2.6  # vertical offset between stacked sinusoids in panel (b) (ea
 WAVE_MARGIN = 1.3  # room above the top wave and below the bottom one
 
 
+LAYOUTS = ("interleaved", "halves")  # model/core/positional.py's layouts of the table's columns
+# panel (b)'s sinusoids when none are asked for, fast to slow: (i, cosine?) of sin/cos(pos / 10000^(2i/d_model));
+# i = d_model/4 and d_model/2 - 1 are added per width. In the interleaved layout: dimensions 0, 1, 8, 32, 64.
+DEFAULT_WAVES = ((0, False), (0, True), (4, False), (16, False), (32, False))
+
+
+def check_layout(layout: str) -> None:
+    if layout not in LAYOUTS:
+        raise ValueError(f"unknown positional layout {layout!r}; expected one of {', '.join(LAYOUTS)}")
+
+
+def sinusoid_of(dim: int, d_model: int, layout: str = "interleaved") -> tuple[str, int]:
+    """("sin" or "cos", i) of a column of the table: it holds sin or cos of pos / 10000^(2i/d_model)."""
+    check_layout(layout)
+    if layout == "halves":
+        half = d_model // 2
+        return ("cos", dim - half) if dim >= half else ("sin", dim)
+    return ("sin" if dim % 2 == 0 else "cos"), dim // 2
+
+
+def dimension_of(i: int, cosine: bool, d_model: int, layout: str = "interleaved") -> int:
+    """The column holding sin (cosine False) or cos of pos / 10000^(2i/d_model): `sinusoid_of` inverted."""
+    check_layout(layout)
+    return i + (d_model // 2 if cosine else 0) if layout == "halves" else 2 * i + int(cosine)
+
+
+def default_dims(d_model: int, layout: str = "interleaved") -> list[int]:
+    """Panel (b)'s columns, fast to slow: DEFAULT_WAVES, then i = d_model/4 and the slowest, d_model/2 - 1 (sines),
+    those past the table's d_model/2 frequencies dropped."""
+    waves = [*DEFAULT_WAVES, (d_model // 4, False), (d_model // 2 - 1, False)]
+    return [dimension_of(i, cosine, d_model, layout) for i, cosine in waves if 0 <= i < d_model // 2]
+
+
+def dimension_axis_title(d_model: int, layout: str) -> str:
+    """Panel (a)'s x title: which columns are sines and which cosines."""
+    if layout == "halves":
+        half = d_model // 2
+        return f"dimension (0–{half - 1} sin, {half}–{d_model - 1} cos)"
+    return "dimension (even sin, odd cos)"
+
+
 def position_ticks(n_positions: int, labels: list[str], row_px: float) -> dict:
     """y ticks: the sentence's tokens at their positions, then every 8th position as a number."""
     values = list(range(len(labels)))
@@ -70,10 +113,14 @@ def position_ticks(n_positions: int, labels: list[str], row_px: float) -> dict:
     )
 
 
-def matrix_panel(enc: np.ndarray, labels: list[str], token_of: np.ndarray, layout: dict, matrix) -> tuple[dict, list]:
+def matrix_panel(
+    enc: np.ndarray, labels: list[str], token_of: np.ndarray, layout: dict, matrix, pe_layout: str
+) -> tuple[dict, list]:
     """(a) the matrix -> (its heatmap, its shapes). Its rows are categories named "position token", which the
-    hover reads instead of a (P, D) customdata repeating each token along the row."""
+    hover reads instead of a (P, D) customdata repeating each token along the row. In the halves layout a line
+    parts the sines from the cosines."""
     n_positions, d_model = enc.shape
+    columns = dimension_axis_title(d_model, pe_layout).removeprefix("dimension ")
     heatmap = on_axes(
         dict(
             type="heatmap",
@@ -83,7 +130,7 @@ def matrix_panel(enc: np.ndarray, labels: list[str], token_of: np.ndarray, layou
             zmin=-1,
             zmax=1,
             coloraxis="coloraxis",
-            hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.4f}<extra></extra>",
+            hovertemplate=f"position %{{y}}<br>dimension %{{x}} {columns}<br>value %{{z:.4f}}<extra></extra>",
         ),
         matrix,
     )
@@ -97,7 +144,12 @@ def matrix_panel(enc: np.ndarray, labels: list[str], token_of: np.ndarray, layou
     set_axes(
         layout,
         matrix,
-        dict(title=axis_title("dimension"), showgrid=False, zeroline=False, range=[-0.5, d_model - 0.5]),
+        dict(
+            title=axis_title(dimension_axis_title(d_model, pe_layout)),
+            showgrid=False,
+            zeroline=False,
+            range=[-0.5, d_model - 0.5],
+        ),
         dict(
             type="category",
             title=axis_title("position"),
@@ -116,11 +168,26 @@ def matrix_panel(enc: np.ndarray, labels: list[str], token_of: np.ndarray, layou
         if labels
         else []
     )
+    if pe_layout == "halves":  # the sines | the cosines
+        half = d_model // 2 - 0.5
+        shapes.append(
+            dict(
+                type="line",
+                name="sin | cos",
+                x0=half,
+                x1=half,
+                y0=0,
+                y1=1,
+                xref=matrix[0],
+                yref=f"{matrix[1]} domain",
+                line=dict(color=ACCENT_COLOR, width=2, dash="dot"),
+            )
+        )
     return heatmap, shapes
 
 
 def waves_panel(
-    enc: np.ndarray, chosen: list[int], labels: list[str], token_of: np.ndarray, layout: dict, waves
+    enc: np.ndarray, chosen: list[int], labels: list[str], token_of: np.ndarray, layout: dict, waves, pe_layout: str
 ) -> tuple[list, list]:
     """(b) sinusoids -> (their lines, shapes): the matrix's own columns (so what is drawn is what the model adds),
     stacked one above the other because neighbouring dimensions have similar frequencies."""
@@ -129,7 +196,7 @@ def waves_panel(
     offsets = -WAVE_SPACING * np.arange(len(chosen))
     names, lines = [], []
     for index, dim in enumerate(chosen):
-        kind = "sin" if dim % 2 == 0 else "cos"
+        kind, _ = sinusoid_of(dim, enc.shape[1], pe_layout)
         names.append(f"dim {dim} ({kind})")
         lines.append(
             on_axes(
@@ -222,30 +289,36 @@ def stacked_layout() -> dict:
 
 
 def positional_encoding_figure(
-    pe: np.ndarray, tokens: Sequence[str] | None = None, dims: tuple[int, ...] | None = None
+    pe: np.ndarray,
+    tokens: Sequence[str] | None = None,
+    dims: tuple[int, ...] | None = None,
+    layout: str = "interleaved",
 ) -> go.Figure:
     """The positional-encoding matrix, some of its sinusoids, and the similarity of positions.
 
     Args:
         pe: (P, D) positional encodings, values in [-1, 1].
         tokens: the sentence; tokens[i] labels position i (at most P tokens). None: no marking.
-        dims: dimensions drawn in panel (b) (even = sin, odd = cos); those >= D are dropped. None: fast
-            and slow ones, 0, 1, 8, 32, 64, D/2, D-2 (wavelengths 2π up to 2π·10000^((D-2)/D)).
+        dims: dimensions drawn in panel (b); those >= D are dropped. None: fast and slow ones (`default_dims`:
+            in the interleaved layout 0, 1, 8, 32, 64, D/2, D-2, wavelengths 2π up to 2π·10000^((D-2)/D)).
+        layout: how pe's columns hold the sinusoids (LAYOUTS): "interleaved" (the paper's: even = sin, odd = cos)
+            or "halves" (Marian's: the first D/2 sin, the rest cos); it names panel (b)'s waves and (a)'s axis.
 
     Raises:
-        ValueError: pe not 2-D, or more tokens than positions.
+        ValueError: pe not 2-D, more tokens than positions, or an unknown layout.
     """
+    check_layout(layout)
     enc = as_array("pe", pe, 2)
     n_positions, d_model = enc.shape
     labels = [] if tokens is None else labels_for("tokens", tokens)
     if len(labels) > n_positions:
         raise ValueError(f"{len(labels)} tokens but pe has only {n_positions} positions")
     if dims is None:
-        dims = (0, 1, 8, 32, 64, d_model // 2, d_model - 2)
+        dims = default_dims(d_model, layout)
     chosen = list(dict.fromkeys(int(d) for d in dims if 0 <= int(d) < d_model))  # in order, no repeats
 
     # (a) fills the left column, full height, so each position gets a row tall enough for its token.
-    layout, refs = subplot_grid(
+    grid, refs = subplot_grid(
         2,
         2,
         specs=[[{"rowspan": 2}, {}], [None, {}]],
@@ -256,13 +329,13 @@ def positional_encoding_figure(
         title_size=14,
     )
     token_of = np.array([f" {label}" for label in labels] + [""] * (n_positions - len(labels)), dtype=object)
-    matrix, matrix_shapes = matrix_panel(enc, labels, token_of, layout, refs[1, 1])
-    lines, wave_shapes = waves_panel(enc, chosen, labels, token_of, layout, refs[1, 2])
-    similarity = similarity_panel(enc, layout, refs[2, 2])
+    matrix, matrix_shapes = matrix_panel(enc, labels, token_of, grid, refs[1, 1], layout)
+    lines, wave_shapes = waves_panel(enc, chosen, labels, token_of, grid, refs[1, 2], layout)
+    similarity = similarity_panel(enc, grid, refs[2, 2])
     return figure(
         [matrix, *lines, similarity],
         dict(
-            layout,
+            grid,
             shapes=matrix_shapes + wave_shapes,
             height=HEIGHT_PX,
             margin=dict(MARGIN_PX),
@@ -270,5 +343,6 @@ def positional_encoding_figure(
             meta=dict(narrow=stacked_layout()),
             **fit_width(*WIDTH_PX),
         ),
-        f"Positional encoding (section 3.5): {n_positions} positions × d_model = {d_model}",
+        f"Positional encoding (section 3.5): {n_positions} positions × d_model = {d_model}"
+        + (" (sines, then cosines)" if layout == "halves" else ""),
     )

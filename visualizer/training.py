@@ -173,3 +173,21 @@ def metrics_table_markdown(metrics: dict | None) -> str:
         return NO_METRICS
     header = "| split | direction | decoding | BLEU | chrF |\n| --- | --- | --- | ---: | ---: |"
     return "\n".join([header, *rows])
+
+
+NO_PUBLISHED_SCORES = "*The model card has no Benchmarks table.*"
+
+
+def published_scores_markdown(rows: list[dict] | None) -> str:
+    """A Markdown table of a card's published scores (rows {"testset", "BLEU", "chr-F"}, as the card writes them),
+    or a one-line note when there are none."""
+    rows = [row for row in rows or [] if isinstance(row, dict)]
+    if not rows:
+        return NO_PUBLISHED_SCORES
+    header = "| testset | BLEU | chr-F |\n| --- | ---: | ---: |"
+    lines = [
+        f"| {markdown_cell(str(row.get('testset', '')))} | {markdown_cell(str(row.get('BLEU', '')))} "
+        f"| {markdown_cell(str(row.get('chr-F', '')))} |"
+        for row in rows
+    ]
+    return "\n".join([header, *lines])

@@ -29,11 +29,15 @@ class ModelInfo:
     key: str  # what a trace, a share link and the API call it
     label: str  # what the page shows
     summary: str  # one line: what it is and who trained it
+    publisher: str = ""  # who published it and its model card (a model trained elsewhere); "" for the own model
 
 
 OWN = ModelInfo("own", "This project's model", "the paper's Transformer, small, trained by this project on CPUs")
 OPUS_MT = ModelInfo(
-    "opus-mt", "OPUS-MT (Helsinki-NLP)", "Helsinki-NLP's Transformer-base, trained on GPUs with the Marian toolkit"
+    "opus-mt",
+    "OPUS-MT (Helsinki-NLP)",
+    "Helsinki-NLP's Transformer-base, trained on GPUs with the Marian toolkit",
+    "Helsinki-NLP",
 )
 MODELS = {info.key: info for info in (OWN, OPUS_MT)}
 

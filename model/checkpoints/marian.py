@@ -229,6 +229,27 @@ def published_scores(card: str) -> list[dict]:
     return rows
 
 
+CARD_FACTS = ("dataset", "model", "pre-processing")  # the card's "* name: value" lines kept (OPUS-MT's cards)
+
+
+def card_facts(card: str) -> dict[str, str]:
+    """What an OPUS-MT card says of its training, as written: its "* dataset: opus"-style lines named in CARD_FACTS,
+    and the licence of its front matter ("license: cc-by-4.0")."""
+    facts, lines = {}, card.splitlines()
+    if lines and lines[0].strip() == "---":  # YAML front matter, up to the next ---
+        for line in lines[1:]:
+            if line.strip() == "---":
+                break
+            name, _, value = line.partition(":")
+            if name.strip() == "license" and value.strip():
+                facts["license"] = value.strip()
+    for line in lines:
+        name, colon, value = line.strip().lstrip("*").partition(":")
+        if line.strip().startswith("*") and colon and name.strip() in CARD_FACTS and value.strip():
+            facts.setdefault(name.strip(), value.strip())
+    return facts
+
+
 def download_marian(repo_id: str, revision: str | None = None, **options) -> Path:
     """An OPUS-MT repo's files in the local Hub cache: model.safetensors where the revision has it, else
     pytorch_model.bin (read later with weights_only=True); never the other frameworks' copies."""
@@ -274,11 +295,9 @@ def load_marian_checkpoint(
         )
     if tokenizer.pad_id != model.config.pad_id or tokenizer.eos_id != model.config.eos_id:
         raise MarianError("vocab.json's <pad> and </s> ids differ from config.json's pad_token_id and eos_token_id")
-    card = directory / CARD_FILE
-    metrics = {
-        "name": name,
-        "published_scores": published_scores(card.read_text(encoding="utf-8")) if card.is_file() else [],
-    }
+    card_file = directory / CARD_FILE
+    card = card_file.read_text(encoding="utf-8") if card_file.is_file() else ""
+    metrics = {"name": name, "published_scores": published_scores(card), "card": card_facts(card)}
     return Checkpoint(model, tokenizer, model.config, metrics, directory, kind="opus-mt")
 
 

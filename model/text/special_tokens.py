@@ -10,3 +10,7 @@ from __future__ import annotations
 from model.text import marian_tokenizer, tokenizer
 
 SPECIAL_TOKENS = frozenset(tokenizer.SPECIAL_TOKENS) | marian_tokenizer.SPECIAL_TOKENS
+
+# The end-of-sentence token as each of the app's models spells it, by the model a trace names
+# (TranslationTrace.model: "own" or "opus-mt", model/checkpoints/catalogue.py).
+END_TOKENS = {"own": tokenizer.EOS, "opus-mt": marian_tokenizer.EOS}

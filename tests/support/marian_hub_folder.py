@@ -266,6 +266,29 @@ def build_folder(directory: Path, direction: str = "de-en", seed: int = SEED, st
     return directory
 
 
+# A model card in the published cards' format (front matter, the "* name: value" lines, a "Benchmarks" table), with
+# this test's own rows: not Helsinki-NLP's scores, only what a page that shows a card's table must show.
+CARD_ROWS = {
+    "de-en": [("newstest2018-ende.de.en", "12.3", "0.456"), ("Tatoeba.de.en", "65.4", "0.321")],
+    "en-de": [("newstest2018-ende.en.de", "23.4", "0.567"), ("Tatoeba.en.de", "54.3", "0.210")],
+}
+
+
+def write_card(directory: Path, direction: str) -> Path:
+    """README.md as the published OPUS-MT cards lay it out, holding CARD_ROWS[direction] as its Benchmarks."""
+    source, target = direction.split("-")
+    rows = "\n".join(f"| {testset} \t| {bleu} \t| {chrf} |" for testset, bleu, chrf in CARD_ROWS[direction])
+    card = (
+        f"---\ntags:\n- translation\nlicense: cc-by-4.0\n---\n\n### opus-mt-{direction}\n\n"
+        f"* source languages: {source}\n* target languages: {target}\n\n*  dataset: opus\n"
+        "* model: transformer-align\n* pre-processing: normalization + SentencePiece\n\n## Benchmarks\n\n"
+        f"| testset               | BLEU  | chr-F |\n|-----------------------|-------|-------|\n{rows}\n"
+    )
+    path = Path(directory) / "README.md"
+    path.write_text(card, encoding="utf-8")
+    return path
+
+
 def load_peer(directory: Path):
     """The folder's `transformers.MarianMTModel` with eager attention (every attention weight returned), eval mode."""
     import transformers

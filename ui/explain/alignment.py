@@ -9,7 +9,7 @@ from gradio.components.plot import PlotData
 
 from model import TranslationTrace
 from model.analysis import readouts
-from model.text.tokenizer import SPECIAL_TOKENS
+from model.text.special_tokens import SPECIAL_TOKENS
 from visualizer.alignment import alignment_figure
 
 from ..attention import HeadOpener
@@ -23,12 +23,12 @@ LEAD = (
 ABOUT = """
 *Word alignment from cross-attention* (section 3.2.3). For each output token, the encoder-decoder attention of
 the step that *chose* it is averaged over all heads and the chosen layers, and the source token with the most
-weight is linked to it. Weight on the language tag and `[EOS]` (a frequent "nowhere" sink) does not count,
-and the output `[EOS]` gets no link.
+weight is linked to it. Weight on special tokens (the own model's language tag and `[EOS]`, OPUS-MT's `</s>`: a
+frequent "nowhere" sink) does not count, and the output's end token gets no link.
 
 *Pharaoh format* `i-j`: *i* = source position, *j* = target position, both 0-based and counting real tokens
-only: the language tag `<2xx>` and `[EOS]` are not counted, so the first source word is 0. *Subwords* counts
-tokens as shown; *words* counts whitespace-separated words (a subword without `▁` joins the word before it),
+only: special tokens (the language tag `<2xx>`, `[EOS]`, `</s>`) are not counted, so the first source word is 0.
+*Subwords* counts tokens as shown; *words* counts whitespace-separated words (a subword without `▁` joins the word before it),
 the convention of word-level aligners such as fast_align.
 """
 

@@ -120,7 +120,9 @@ def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
         progress(
             (0, steps), desc=f"Attributing {steps} output tokens ({IG_STEPS} integration steps each)", unit="tokens"
         )
-        result = jobs.corpus_attribution(page.runner, list(trace.source_ids), list(trace.output_ids), IG_STEPS)
+        result = jobs.corpus_attribution(
+            page.runner, list(trace.source_ids), list(trace.output_ids), IG_STEPS, direction=trace.direction
+        )
         progress((steps, steps), desc="Drawing", unit="tokens")
         return {kept: kept_for(trace, result=result)}
 

@@ -217,7 +217,7 @@ def wire(page: Page, opener: HeadOpener, data: CorpusHeads, c: Controls) -> None
         require(checkpoint, trace)
         kind, l, h = map_head(data, kind_value, layer_value, head_value)
         queries, keys = jobs.corpus_sentence_vectors(
-            page.runner, list(trace.source_ids), list(trace.output_ids), kind, l, h
+            page.runner, list(trace.source_ids), list(trace.output_ids), kind, l, h, direction=trace.direction
         )
         return {c.placed: kept_for(trace, head=(kind, l, h), queries=queries, keys=keys)}
 
@@ -278,4 +278,8 @@ PANEL = Panel(
     lead=LEAD,
     about=ABOUT,
     build=build,
+    own_model_only=(
+        "{model} has no corpus file here: these figures are computed once for this project's own model; open that "
+        "model's page to see them (Attribution vs attention works on this one)."
+    ),
 )

@@ -157,4 +157,8 @@ PANEL = Panel(
     lead=LEAD,
     about=ABOUT,
     build=build,
+    own_model_only=(
+        "{model} has no training film here: this panel plays the training run this project recorded for its own "
+        "model; open that model's page to watch its heads form."
+    ),
 )

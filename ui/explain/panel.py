@@ -19,6 +19,7 @@ import numpy as np
 from gradio.components.plot import PlotData
 
 from model import Checkpoint, TranslationTrace
+from model.checkpoints.catalogue import OWN, model_info
 from model.analysis import readouts
 from model.decoding.ablation import Ablation
 from model.decoding.trace import ATTENTION_KINDS
@@ -76,10 +77,19 @@ class Panel:
     about: str  # the rest of its prose (Markdown), folded under its figure
     # (page, the Attention tab's opener, the panel's own gr.Tab) -> its views; called inside its gr.Tab
     build: Callable[[Page, HeadOpener, gr.Tab], list[TabView]]
+    # what only this project's own model has and the panel needs (its training film, its corpus file): on another
+    # model's page the panel says so in one line, "{model} has no ...", instead of its controls; "": any model
+    own_model_only: str = ""
 
     @property
     def lead_text(self) -> str:
         return f"{self.title}: {self.lead}"
+
+    def unavailable_on(self, checkpoint: Checkpoint) -> str:
+        """The one line this panel shows on `checkpoint`'s page instead of its controls ("" where it works)."""
+        if not self.own_model_only or checkpoint.kind == OWN.key:
+            return ""
+        return self.own_model_only.format(model=model_info(checkpoint.kind).label)
 
 
 def markdown_text(text: str) -> str:
@@ -97,6 +107,11 @@ def code(token: str) -> str:
 def lead(text: str) -> gr.Markdown:
     """A panel's first line: one sentence saying what it shows and how to read it."""
     return gr.Markdown(text, elem_classes="explain-lead")
+
+
+def unavailable(panel: Panel, text: str) -> gr.Markdown:
+    """A panel's one line on a page whose model lacks what it needs (`Panel.unavailable_on`)."""
+    return gr.Markdown(text, elem_id=f"{panel.id}-unavailable", elem_classes="explain-unavailable")
 
 
 def more_about(text: str) -> gr.Accordion:
@@ -176,7 +191,7 @@ class Intervention:
 def intervene(runner: Runner, trace: TranslationTrace, ablation: Ablation) -> Intervention:
     """Decode the same sentence again under `ablation` and score the original output under it."""
     changed = jobs.translate(runner, trace.source_text, trace.direction, ablation=ablation)
-    probs = jobs.token_probabilities(runner, trace.source_ids, trace.output_ids, ablation)
+    probs = jobs.token_probabilities(runner, trace.source_ids, trace.output_ids, ablation, direction=trace.direction)
     return Intervention(changed, trace.chosen_probs, probs, describe_ablation(ablation))
 
 

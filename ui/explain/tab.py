@@ -3,7 +3,8 @@ You Need"); ui/explain/panels.py lists them (`PANELS`), each declared once at th
 
 Each panel builds and wires itself inside its sub-tab and returns its views (`TabView`s of the page's one redraw,
 ui/redraw.py: what each follows, the step or only the trace, and its controls); this shell opens the sub-tab,
-writes the panel's lead above what it builds and folds its prose below. A panel's model runs (its buttons) go
+writes the panel's lead above what it builds and folds its prose below; a panel that needs what only the own model
+has (`Panel.own_model_only`) says so in one line on another model's page, and builds nothing there. A panel's model runs (its buttons) go
 through the page's runner (serving/jobs.py) and keep or show their results; the results are reset for a new
 trace by the panel's `cleared_view`.
 """
@@ -15,7 +16,7 @@ import gradio as gr
 from ..attention import HeadOpener
 from ..common import Page, TabView
 from ..text import ABOUT_EXPLAIN
-from .panel import TAB_ID, lead, more_about
+from .panel import TAB_ID, lead, more_about, unavailable
 from .panels import PANELS
 
 
@@ -34,6 +35,10 @@ def build(page: Page, opener: HeadOpener) -> list[TabView]:
             for panel in PANELS:
                 with gr.Tab(panel.title, id=panel.id) as panel_tab:
                     lead(panel.lead_text)
-                    views += panel.build(page, opener, panel_tab)
+                    missing = panel.unavailable_on(page.checkpoint)  # what only the own model has
+                    if missing:
+                        unavailable(panel, missing)
+                    else:
+                        views += panel.build(page, opener, panel_tab)
                     more_about(panel.about)
     return views
