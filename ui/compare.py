@@ -325,15 +325,12 @@ def wire(page: Page, c: dict, ranking: gr.Radio) -> None:
         [c["second"], c["token"], *opened_outputs],
         **model_event(show_progress="minimal", **PRIVATE),
     ).success(None, js=SHOW_COMPARE_JS, **PRIVATE)
-    # another token picked: the page goes to the step that translates it (the player bar and captions say so)
-    c["token"].input(
-        lambda first, second, chosen: (
-            {page.step: opening(first, second, chosen).step} if opening(first, second, chosen) else gr.skip()
-        ),
-        [page.trace, c["second"], c["token"]],
-        page.step,
-        **PRIVATE,
-    )
+
+    def on_token(first, second, chosen):  # the page goes to the step that translates it (bar and captions say so)
+        start = opening(first, second, chosen)
+        return gr.skip() if start is None else {page.step: start.step}
+
+    c["token"].input(on_token, [page.trace, c["second"], c["token"]], page.step, **PRIVATE)
     page.trace.change(
         lambda first, second, chosen: {c["token"]: token_update(first, second, chosen)},
         [page.trace, c["second"], c["token"]],
