@@ -69,8 +69,8 @@ VIEW_FAULTS = [
     Fault(
         "pe-labels-target-tokens",
         "ui/positions.py",
-        "tokens=trace.source_tokens)",
-        "tokens=trace.target_tokens)",
+        "tokens=trace.source_tokens, layout=layout)",
+        "tokens=trace.target_tokens, layout=layout)",
         "positional-encoding rows labelled with the decoder's tokens",
     ),
     Fault(
