@@ -18,7 +18,7 @@ import pytest
 import provenance_fixtures as ref
 from model.checkpoints.checkpoint import load_checkpoint
 from model.decoding.greedy import translate
-from browser_helpers import needs_chromium
+from browser_helpers import needs_chromium, wait_last_step
 from helpers import expected_key_labels, expected_query_labels, position
 
 
@@ -71,6 +71,8 @@ def test_the_plotted_head_is_the_traces_head_at_a_middle_step(browser, copy_serv
 
     page = translated_page(browser, copy_server, trace)
     try:
+        assert wait_last_step(page) == trace.num_steps  # Translate lands on the last step
+        page.click("#step-first")
         expect(page.locator("#step-info")).to_contain_text(f"Step 1 of {trace.num_steps}")
         for number in range(2, step + 2):
             page.click("#step-next")
