@@ -6,7 +6,6 @@ test_browser.py). Each payload would set window.__xss or open a dialog if it eve
 
 from __future__ import annotations
 
-import re
 
 import pytest
 
@@ -25,7 +24,6 @@ SHOWN = "#tokens, #step-info, #candidates-plot, #attention-plot, #pipeline-plot,
 @needs_chromium
 @pytest.mark.parametrize("payload", PAYLOADS)
 def test_typed_html_never_runs(page, payload):
-    from playwright.sync_api import expect
 
     translate(page, payload)
     page.wait_for_selector("#candidates-plot .js-plotly-plot")
