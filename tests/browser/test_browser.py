@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_helpers import GERMAN, XSS, detokenize, needs_chromium, translate
+from browser_helpers import GERMAN, XSS, detokenize, needs_chromium, translate, wait_last_step
 from ui.stepping import PLAY_SECONDS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,6 +31,9 @@ def test_translate_step_and_switch_views(page):
     expect(page.locator("#translation textarea")).not_to_have_value("")
     expect(page.locator("#tokens")).to_contain_text("Mann")
     step = page.locator("#step input[type=number]")
+    total = wait_last_step(page)  # the last step: the whole translation
+    expect(step).to_have_value(str(total))
+    page.click("#step-first")
     expect(step).to_have_value("1")
     page.click("#step-next")
     expect(step).to_have_value("2")

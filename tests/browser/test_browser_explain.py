@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from browser_helpers import GERMAN, needs_chromium, open_panel, translate
+from browser_helpers import GERMAN, needs_chromium, open_panel, translate, wait_last_step
 
 
 @pytest.mark.browser
@@ -21,6 +21,9 @@ def test_explain_tab_panels(page):
 
     translate(page, GERMAN)
     page.wait_for_selector("#candidates-plot .js-plotly-plot")
+    wait_last_step(page)  # Translate shows the whole translation; step from the first
+    page.click("#step-first")
+    expect(page.locator("#step input[type=number]")).to_have_value("1")
     page.click("#step-next")
     expect(page.locator("#step input[type=number]")).to_have_value("2")
     page.get_by_role("tab", name="Explain").click()

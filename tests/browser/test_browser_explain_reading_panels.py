@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from browser_helpers import GERMAN, needs_chromium, open_panel, translate
+from browser_helpers import GERMAN, needs_chromium, open_panel, translate, wait_last_step
 
 
 @pytest.mark.browser
@@ -17,6 +17,9 @@ def test_rollout_changes_cache_paper_and_film_panels(page):
 
     translate(page, GERMAN)
     page.wait_for_selector("#candidates-plot .js-plotly-plot")
+    wait_last_step(page)  # Translate shows the whole translation; step from the first
+    page.click("#step-first")
+    expect(page.locator("#step input[type=number]")).to_have_value("1")
     page.click("#step-next")
     expect(page.locator("#step input[type=number]")).to_have_value("2")
     page.get_by_role("tab", name="Explain").click()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from model.text.limits import MAX_SOURCE_TOKENS
-from browser_helpers import needs_chromium, open_tab, overflow, redrawn, show_tab
+from browser_helpers import needs_chromium, open_tab, overflow, redrawn, show_tab, wait_last_step
 
 # long enough to be cut at MAX_SOURCE_TOKENS subwords by any tokenizer (the tiny test one splits finely)
 LONG = " ".join(["Ein Mann mit einem roten Hut fährt mit seinem Fahrrad die lange Straße entlang,"] * 12) + "."
@@ -56,7 +56,7 @@ def long_page(request, browser, server):
     expect(page.locator("#translation textarea")).not_to_have_value("")
     page.fill("#source textarea", LONG)
     page.click("#translate")
-    expect(page.locator("#step-info")).to_contain_text("Step 1 of")
+    wait_last_step(page)
     # the cut source: MAX_SOURCE_TOKENS subwords between the language tag and [EOS]
     expect(page.locator("#tokens")).to_contain_text(f"Source ({MAX_SOURCE_TOKENS + 2})")
     expect(page.locator("#notice")).to_contain_text(f"cut to its first {MAX_SOURCE_TOKENS} subword tokens")

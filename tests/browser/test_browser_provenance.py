@@ -18,7 +18,7 @@ import pytest
 import provenance_fixtures as ref
 from model.checkpoints.checkpoint import load_checkpoint
 from model.decoding.greedy import translate
-from browser_helpers import needs_chromium
+from browser_helpers import needs_chromium, wait_last_step
 from helpers import expected_key_labels, expected_query_labels, position
 
 
@@ -57,6 +57,7 @@ def translated_page(browser, url: str, trace):
     page.fill("#source textarea", SENTENCE)
     page.click("#translate")
     expect(page.locator("#translation textarea")).to_have_value(trace.translation)
+    wait_last_step(page)  # Translate lands on the last step: every output row
     return page
 
 
@@ -71,6 +72,8 @@ def test_the_plotted_head_is_the_traces_head_at_a_middle_step(browser, copy_serv
 
     page = translated_page(browser, copy_server, trace)
     try:
+        assert wait_last_step(page) == trace.num_steps  # Translate lands on the last step
+        page.click("#step-first")
         expect(page.locator("#step-info")).to_contain_text(f"Step 1 of {trace.num_steps}")
         for number in range(2, step + 2):
             page.click("#step-next")
@@ -112,7 +115,8 @@ def test_the_plotted_head_is_the_traces_head_at_a_middle_step(browser, copy_serv
 @needs_chromium
 def test_opening_a_grid_head_shows_that_heads_weights(browser, copy_server, greedy_trace):
     """The all-heads grid's "Open a head" control (gr.Plot has no click event) sets the Layer and Head
-    controls and draws that head: the plotted numbers are the trace's layer 2, head 2 at step 1."""
+    controls and draws that head: the plotted numbers are the trace's layer 2, head 2 at the last step (where
+    Translate lands: every output row)."""
     from playwright.sync_api import expect
 
     trace = greedy_trace
@@ -131,7 +135,7 @@ def test_opening_a_grid_head_shows_that_heads_weights(browser, copy_server, gree
     finally:
         page.close()
     rows, cols = [position(y)[0] for y in shown["y"]], [position(x)[0] for x in shown["x"]]
-    assert rows == [0]
+    assert rows == list(range(trace.num_steps))
     z = np.asarray(shown["z"], dtype=np.float64).reshape(len(rows), len(cols))
     np.testing.assert_allclose(z, trace.cross_attention[LAYER - 1, HEAD - 1][np.ix_(rows, cols)], atol=1e-6)
     assert not np.allclose(z, trace.cross_attention[0, 0][np.ix_(rows, cols)], atol=1e-3)

@@ -81,6 +81,9 @@ def test_player_bar_and_plot_in_view_after_a_step(screen):
     # the visitor scrolls the heatmap to the top of the window (scroll-margin keeps it clear of the bar)
     screen.evaluate("document.getElementById('attention-plot').scrollIntoView({block: 'start'})")
     step = screen.locator("#step input[type=number]")
+    screen.click("#step-first")  # Translate left the last step on screen: step on from the first
+    expect(step).to_have_value("1")
+    screen.evaluate("document.getElementById('attention-plot').scrollIntoView({block: 'start'})")
     before = int(step.input_value())
     screen.click("#step-next")
     expect(step).to_have_value(str(before + 1))
