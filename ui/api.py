@@ -36,8 +36,11 @@ def add_endpoints(runners: Mapping[str, Runner], default: str, load_error: str =
     """Register the API (inside the page's gr.Blocks) over every loaded model (`runners`, by model; `default`: the
     page's). Without a model the translation tools say why (load_error) and the table is left out."""
 
-    def runner_of(model: str) -> Runner | None:
-        if model not in runners and model in MODELS and runners:
+    def runner_of(model: str | None) -> Runner | None:
+        model = model or default  # a client that sends no model gets the page's
+        if model not in MODELS:
+            raise gr.Error(f"Unknown model {model!r}: use one of {', '.join(map(repr, MODELS))}.")
+        if model not in runners and runners:
             raise gr.Error(f"{MODELS[model].label} is not loaded on this server. {not_loaded_message()}")
         return runners.get(model)
 

@@ -98,7 +98,8 @@ def build_page(demo: gr.Blocks, shown: models.LoadedModel, model_runner: Runner 
     loaded, load_error = shown.checkpoint, "" if shown.checkpoint is not None else shown.problem
     before = set(demo.blocks)  # this page's components are the ones made below (another page has the same ids)
     gr.Navbar(visible=False)  # the model choice (ui/models.py) leads between the pages: no navigation bar above
-    header = session.build(model_runner, load_error, choice.build)
+    offered = choice.other.by_direction or choice.other.problem  # loaded, or asked for and not loaded: say so
+    header = session.build(model_runner, load_error, choice.build if offered else None)
     trace, translate_event = header.trace, header.event
     steps = stepping.build(trace)
     tour_parts = tour.build()  # right under the player bar: a stop's text sits above the view it sets

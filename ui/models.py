@@ -7,7 +7,8 @@ page is the whole app over one model, so every view, the step player and every E
 OPUS-MT (model/checkpoints/catalogue.py) is loaded at start-up when it is chosen, when a local copy is named
 ($ATTENTION_EXPLORER_OPUS_MT) or when $ATTENTION_EXPLORER_PRELOAD_OPUS_MT asks for it (a Space): from the Hugging Face
 Hub that is a download of about 300 MB per direction, with huggingface_hub's progress bars in the server's log.
-Without it (no network, no copy), the page says so in one line and the own model stays the one shown.
+Without it (no network, no copy), the page says so in one line and the own model stays the one shown. An app that
+was not asked for OPUS-MT shows no model choice (docs/opus-mt.md says how to ask).
 """
 
 from __future__ import annotations

@@ -124,9 +124,9 @@ def call_over_http(url: str, data: list) -> str:
 def test_lone_surrogate_over_raw_http_gets_a_message(server):
     # gradio_client cannot even encode a lone surrogate; a hand-written JSON request can
     text, message = BAD_INPUTS["lone_surrogate"]
-    stream = call_over_http(server, [text, "de-en"])
+    stream = call_over_http(server, [text, "de-en", "own"])
     assert "event: error" in stream and "lone surrogate U+D800" in stream
-    assert "event: complete" in call_over_http(server, [GERMAN, "de-en"])
+    assert "event: complete" in call_over_http(server, [GERMAN, "de-en", "own"])
 
 
 @pytest.mark.slow
