@@ -77,6 +77,7 @@ VIEW_TESTS = [
     "tests/ui/test_corpus_views.py",
     "tests/visualizer/test_visualizer_fit.py",
     "tests/visualizer/test_visualizer_masks_positions.py",
+    "tests/ui/test_opus_mt_page.py",
 ]  # the views, the page's redraw and the newer model modules
 
 HOUSE_TESTS = [

@@ -238,3 +238,13 @@ def test_guard_rails_say_only_what_holds_for_opus_mt(demo):
     assert "training" not in notice and "Multi30k" not in notice
     trace, _, _, notice = translate("東京 東京 東京 東京", "de-en")
     assert trace.source_tokens.count("<unk>") >= 2 and "are the unknown token `<unk>`" in notice
+
+
+def test_a_job_without_a_trace_runs_on_its_directions_checkpoint(demo):
+    """The paper's sentences are English: on OPUS-MT their job runs on opus-mt-en-de (its default direction)."""
+    from model.analysis.paper_figures import PAPER_FIGURES
+    from serving import jobs
+
+    runner = demo.runners[PAGE]
+    assert runner.direction_of_call(jobs.paper_figures, (PAPER_FIGURES,), {}) == "en-de"
+    assert runner.direction_of_call(jobs.token_probabilities, ([1], [2]), {"direction": "de-en"}) == "de-en"
