@@ -28,7 +28,7 @@ import time
 
 from scripts.chromium import CHROMIUM, CHROMIUM_ARGS
 
-from .common import app_server, summarize, text_of_tokens
+from .common import machine_info, app_server, summarize, text_of_tokens
 
 PLOT_TIMEOUT_MS = 60_000
 PAUSE_S = 0.3  # between clicks, so one event chain has fully finished before the next click
@@ -196,8 +196,6 @@ def main(argv: list[str] | None = None) -> dict:
     from playwright.sync_api import sync_playwright
 
     from model.checkpoints.paths import DEFAULT_CHECKPOINT
-
-    from .run import machine_info
 
     machine = {key: value for key, value in machine_info(1, None).items() if key in ("cpu", "cpu_count", "date_utc")}
     with app_server(args.checkpoint or DEFAULT_CHECKPOINT) as (url, _pid), sync_playwright() as playwright:

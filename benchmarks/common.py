@@ -6,6 +6,10 @@ Nothing here knows which part is measured; each part module imports what it need
 from __future__ import annotations
 
 import contextlib
+import datetime
+import os
+import platform
+import subprocess
 import statistics
 import sys
 import tempfile
@@ -14,10 +18,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
+import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+from model.training.precision import cpu_flags  # noqa: E402
 from scripts.app_process import started_app  # noqa: E402
 
 # Fixed source texts (written for these benchmarks, in the style of the training data), long enough
@@ -130,3 +136,48 @@ def read_memory_kib(pid: int) -> dict:
 
 def median(values: list[float]) -> float:
     return round(statistics.median(values), 2)
+
+
+def machine_info(threads: int, checkpoint=None) -> dict:
+    """The machine, the software and (when given) the checkpoint a run measured, for its results file."""
+    cpu = (
+        next(
+            (
+                line.split(":", 1)[1].strip()
+                for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")
+            ),
+            platform.processor(),
+        )
+        if Path("/proc/cpuinfo").exists()
+        else ""
+    )
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    import gradio
+
+    return {
+        "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "cpu": cpu,
+        "cpu_flags": sorted(flag for flag in cpu_flags() if flag.startswith(("avx", "fma", "amx"))),
+        "cpu_count": os.cpu_count(),
+        "load_average_start": list(os.getloadavg()),
+        "torch_threads": threads,
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "gradio": gradio.__version__,
+        "git_commit": commit,
+        **(
+            {}
+            if checkpoint is None
+            else {
+                "checkpoint": str(checkpoint.path),
+                "parameters": checkpoint.model.num_parameters(),
+                "config": checkpoint.config.to_dict(),
+            }
+        ),
+    }

@@ -157,26 +157,41 @@ def rss_mib() -> dict:
 
 
 def memory_child(own_checkpoint_dir: str, opus_mt_dir: str, translations: int) -> dict:
-    """In a fresh process: the app's page over its own checkpoint, then OPUS-MT beside it, then translations."""
+    """In a fresh process: the app's page over its own checkpoint, then OPUS-MT beside it, then translations.
+
+    opus_mt_dir: one OPUS-MT folder (loaded beside the page), or a folder holding opus-mt-de-en/ and
+    opus-mt-en-de/ ($ATTENTION_EXPLORER_OPUS_MT): then the whole two-page app is built as app.py builds it, and the
+    seconds that takes (start-up with both models) are recorded too."""
     torch.set_num_threads(1)  # as app.py's default --threads
     import gradio  # noqa: F401  (the app's imports, counted in the first reading)
 
+    from model.checkpoints.catalogue import OPUS_MT_ENV
     from model.checkpoints.marian import load_marian_checkpoint
     from ui import build_demo
 
-    readings = {"imports": rss_mib()}
+    readings, both = {"imports": rss_mib()}, (Path(opus_mt_dir) / "opus-mt-de-en").is_dir()
+    start = time.perf_counter()
     demo = build_demo(own_checkpoint_dir, device="cpu")
     readings["own model and page"] = rss_mib()
-    opus = load_marian_checkpoint(opus_mt_dir)
-    readings["OPUS-MT loaded beside it"] = rss_mib()
-    for checkpoint in (demo.runner.checkpoint, opus):
+    result = {"own_page_s": round(time.perf_counter() - start, 2)}
+    if both:
+        os.environ[OPUS_MT_ENV] = opus_mt_dir
+        start = time.perf_counter()
+        demo = build_demo(own_checkpoint_dir, device="cpu")
+        result["both_pages_s"] = round(time.perf_counter() - start, 2)
+        readings["the app with both models (two pages)"] = rss_mib()
+        opus = demo.runners["opus-mt"].checkpoint
+    else:
+        opus = load_marian_checkpoint(opus_mt_dir)
+        readings["OPUS-MT loaded beside it"] = rss_mib()
+    for checkpoint in (demo.runners["own"].checkpoint, opus):
         direction = checkpoint.tokenizer.directions[0]
         text = source_text(checkpoint.tokenizer, direction.split("-")[0])
         for _ in range(translations):
             translate_and_draw(checkpoint, text, direction, None)
     readings[f"after {translations} translations with each"] = rss_mib()
     last = readings[f"after {translations} translations with each"]
-    return {"translations_per_model": translations, "readings": readings, "peak_mib": last["peak_mib"]}
+    return {**result, "translations_per_model": translations, "readings": readings, "peak_mib": last["peak_mib"]}
 
 
 if __name__ == "__main__":

@@ -15,12 +15,9 @@ part and the targets (met / missed), and writes everything as JSON (--out).
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -29,10 +26,9 @@ import torch
 
 from model import load_checkpoint
 from model.checkpoints.paths import DEFAULT_CHECKPOINT
-from model.training.precision import cpu_flags
 
 from . import browser_speed, gpu, memory, model_speed, opus_mt, serving, views_speed
-from .common import ROOT
+from .common import ROOT, machine_info
 from .report import print_results
 
 PARTS = ("model", "views", "browser", "memory", "serving", "gpu", "opus-mt")
@@ -109,44 +105,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # --------------------------------------------------------------------------- machine and targets
-def machine_info(threads: int, checkpoint) -> dict:
-    cpu = (
-        next(
-            (
-                line.split(":", 1)[1].strip()
-                for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")
-            ),
-            platform.processor(),
-        )
-        if Path("/proc/cpuinfo").exists()
-        else ""
-    )
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
-    import gradio
-
-    return {
-        "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "cpu": cpu,
-        "cpu_flags": sorted(flag for flag in cpu_flags() if flag.startswith(("avx", "fma", "amx"))),
-        "cpu_count": os.cpu_count(),
-        "load_average_start": list(os.getloadavg()),
-        "torch_threads": threads,
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "gradio": gradio.__version__,
-        "git_commit": commit,
-        "checkpoint": str(checkpoint.path),
-        "parameters": checkpoint.model.num_parameters(),
-        "config": checkpoint.config.to_dict(),
-    }
-
-
 def evaluate_targets(results: dict) -> list[dict]:
     """One row per target that the parts run could judge: value, limit, met."""
     values: dict[str, float] = {}

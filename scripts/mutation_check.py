@@ -24,7 +24,8 @@ that is not an equivalent mutant.
 
 To add a fault, append a Fault(name, file, old, new, description) to MODEL_FAULTS in scripts/mutation_faults.py
 (the model), to OPUS_MT_FAULTS in scripts/mutation_faults_opus_mt.py (decoding and scoring an OPUS-MT checkpoint),
-to VIEW_FAULTS in scripts/mutation_faults_views.py (the views and what they draw) or to HOUSE_FAULTS in
+to VIEW_FAULTS in scripts/mutation_faults_views.py (the views and what they draw), to SCREEN_FAULTS in
+scripts/mutation_faults_screen.py (the screen after Translate, Compare's sentence, lines and grid) or to HOUSE_FAULTS in
 scripts/mutation_faults_house.py (the panel list, the repository's own checks, shipping): `old` must occur exactly
 once in `file`.
 """
@@ -106,10 +107,11 @@ if str(ROOT) not in sys.path:  # run as a file: import scripts.mutation_faults a
 from scripts.mutation_faults import MODEL_FAULTS  # noqa: E402
 from scripts.mutation_faults_house import HOUSE_FAULTS  # noqa: E402
 from scripts.mutation_faults_opus_mt import OPUS_MT_FAULTS  # noqa: E402
+from scripts.mutation_faults_screen import SCREEN_FAULTS  # noqa: E402
 from scripts.mutation_faults_serving import SERVING_FAULTS, SERVING_TESTS  # noqa: E402
 from scripts.mutation_faults_views import VIEW_FAULTS  # noqa: E402
 
-FAULTS = [*MODEL_FAULTS, *OPUS_MT_FAULTS, *VIEW_FAULTS, *HOUSE_FAULTS, *SERVING_FAULTS]
+FAULTS = [*MODEL_FAULTS, *OPUS_MT_FAULTS, *VIEW_FAULTS, *SCREEN_FAULTS, *HOUSE_FAULTS, *SERVING_FAULTS]
 SUITES["serving"] = SERVING_TESTS  # --suite serving --only zerogpu-,examples-,api-,space-,weights-,card-
 
 

@@ -69,8 +69,8 @@ VIEW_FAULTS = [
     Fault(
         "pe-labels-target-tokens",
         "ui/positions.py",
-        "tokens=trace.source_tokens)",
-        "tokens=trace.target_tokens)",
+        "tokens=trace.source_tokens, layout=layout)",
+        "tokens=trace.target_tokens, layout=layout)",
         "positional-encoding rows labelled with the decoder's tokens",
     ),
     Fault(
@@ -291,8 +291,8 @@ VIEW_FAULTS = [
     Fault(
         "lines-head-colour-swapped",
         "visualizer/lines.py",
-        '                line=dict(color=head_color(head), width=LINE_WIDTH),\n                meta=dict(head=head, side="lines"),\n',
-        '                line=dict(color=head_color(head ^ 1), width=LINE_WIDTH),\n                meta=dict(head=head, side="lines"),\n',
+        '                line=dict(color=head_color(head), width=width),\n                meta=dict(head=head, side="lines"),\n',
+        '                line=dict(color=head_color(head ^ 1), width=width),\n                meta=dict(head=head, side="lines"),\n',
         "each head's lines are drawn in its neighbour's colour (the legend keeps the right one)",
     ),
     Fault(

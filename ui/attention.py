@@ -18,7 +18,7 @@ from gradio.components.plot import PlotData
 import visualizer
 from model import Checkpoint, TranslationTrace
 from model.decoding.trace import ATTENTION_KINDS, AttentionSlice
-from visualizer.heatmap import WINDOW_HALF, Window, around, attention_window
+from visualizer.heatmap import WINDOW_HALF, step_window
 from visualizer.lines import attention_lines
 
 from .common import KIND_CHOICES, PRIVATE, Page, TabView, clamp, plot, set_initial, step_index
@@ -53,16 +53,13 @@ def query_labels(trace: TranslationTrace, part: AttentionSlice) -> list[str]:
 
 
 def view_window(trace: TranslationTrace, step: float | None, part: AttentionSlice, show_all: bool):
-    """None (everything) or a window of rows and keys around the current query: the decoder's query at this
-    step, and for encoder self-attention the source token cross-attention reads most at this step."""
+    """None (everything) or the window visualizer.heatmap.step_window decides: around the decoder's query at this
+    step, or for encoder self-attention around the source token cross-attention reads most at this step."""
     if show_all:
         return None
     if part.kind.name != "encoder":
-        return attention_window(part.weights, len(part.queries) - 1, rows=True)
-    cross = trace.cross_attention[..., : step_index(trace, step) + 1, :]
-    centre = attention_window(cross, cross.shape[-2] - 1, half=0).cols.start  # best-read source key
-    n = len(part.keys)
-    return Window(around(centre, n), around(centre, n))
+        return step_window(part.weights, len(part.queries) - 1)
+    return step_window(part.weights, reads=trace.cross_attention[..., step_index(trace, step), :])
 
 
 def attention_view(

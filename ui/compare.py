@@ -19,13 +19,23 @@ from model.analysis.compare import Comparison, compare_token, shared_source_toke
 
 from .attention import VIEWS, layer_choices
 from .common import KIND_CHOICES, PRIVATE, Page, TabView
-from .compare_views import candidates_view, caption, looks_html, opened, ranking_choices, side_view, summary
+from .compare_views import (
+    candidates_view,
+    caption,
+    looks_html,
+    opened,
+    ranking_choices,
+    side_view,
+    summary,
+    token_step,
+)
+from .page_script import SHOW_COMPARE_JS
 from .redraw import trace_key
 from serving import Runner, jobs
 
 from .runner import model_event
 from .session import check_input
-from .text import ABOUT_ATTENTION, ABOUT_COMPARE, BLOG_PAIR, DIRECTION_LABELS
+from .text import ABOUT_ATTENTION, ABOUT_COMPARE, BLOG_PAIR, BLOG_REFERENTS, DIRECTION_LABELS
 
 TAB_ID = "compare"
 PREFERRED_TOKEN = "▁it"  # picked first where both sentences have it (the blog post's token)
@@ -97,6 +107,28 @@ def comparison(first: TranslationTrace, second: TranslationTrace, chosen: str | 
     """The comparison of the picked token (None: the sentences share no source token)."""
     token = pick_token(first, second, chosen)
     return None if token is None else compare_token(first, second, token)
+
+
+@dataclass(frozen=True)
+class Opening:
+    """Where a new comparison opens: the head that differs most (kind, 1-based layer, head "h") at the step that
+    translates the token in the first sentence (1-based)."""
+
+    kind: str
+    layer: int
+    head: str
+    step: int
+
+
+def opening(first: TranslationTrace | None, second: Second | None, chosen: str | None) -> Opening | None:
+    """The top-ranked head and the token's step of this comparison (None when there is nothing to compare)."""
+    if problem(first, second):
+        return None
+    result = comparison(first, second.trace, chosen)
+    if result is None:
+        return None
+    top = result.ranking[0]
+    return Opening(top.kind, top.layer + 1, str(top.head + 1), token_step(result))
 
 
 @dataclass(frozen=True)
@@ -177,9 +209,6 @@ def controls(page: Page) -> dict:
         elem_id="compare-head",
     )
     made["draw"] = gr.Radio(VIEWS, value="lines", label="Draw as", elem_id="compare-view")
-    made["at_token"] = gr.Checkbox(
-        True, label="Each sentence at the step that translates the token", elem_id="compare-at-token"
-    )
     with gr.Accordion("About this view", open=False, elem_classes="view-about"):
         gr.Markdown(ABOUT_COMPARE)
         made["about_kind"] = gr.Markdown(ABOUT_ATTENTION["encoder"])
@@ -219,14 +248,7 @@ def views(c: dict, r: dict) -> list[TabView]:
         for n, trace in ((1, first), (2, second.trace)):
             looks = None if result is None else (result.first, result.second)[n - 1]
             figure, shown = side_view(
-                trace,
-                step,
-                looks,
-                values[c["kind"]],
-                values[c["layer"]],
-                values[c["head"]],
-                values[c["draw"]],
-                bool(values[c["at_token"]]),
+                trace, step, looks, values[c["kind"]], values[c["layer"]], values[c["head"]], values[c["draw"]]
             )
             updates |= {r[f"plot{n}"]: figure, r[f"caption{n}"]: caption(n, trace, shown, looks)}
         return updates
@@ -248,15 +270,16 @@ def views(c: dict, r: dict) -> list[TabView]:
         result = comparison(first, second.trace, values[c["token"]])
         if result is None:
             return cleared("⚠️ The two sentences share no source token: nothing to compare token by token.")
+        pair = (first.source_text, second.trace.source_text) == BLOG_PAIR[:2]
         return {
-            r["message"]: summary(result),
+            r["message"]: summary(result, BLOG_REFERENTS if pair else None),
             r["ranking"]: gr.Radio(choices=ranking_choices(result), value=None),
             r["looks"]: looks_html(result),
             r["candidates1"]: candidates_view(1, result.first),
             r["candidates2"]: candidates_view(2, result.second),
         }
 
-    figure_controls = [c["second"], c["token"], c["kind"], c["layer"], c["head"], c["draw"], c["at_token"]]
+    figure_controls = [c["second"], c["token"], c["kind"], c["layer"], c["head"], c["draw"]]
     return [
         TabView(TAB_ID, [r["caption1"], r["caption2"], r["plot1"], r["plot2"]], render_figures, figure_controls),
         TabView(
@@ -273,17 +296,41 @@ def views(c: dict, r: dict) -> list[TabView]:
 def wire(page: Page, c: dict, ranking: gr.Radio) -> None:
     """Compare (a model run), the token list, the kind's layers and a ranked head opened: none of them draws."""
 
+    def opened_at(first, second, chosen) -> dict:
+        """The controls and the page's step at the head that differs most and the token's step ({}: none)."""
+        start = opening(first, second, chosen)
+        if start is None:
+            return {}
+        return {
+            c["kind"]: start.kind,
+            c["layer"]: gr.Radio(choices=layer_choices(page.checkpoint, start.kind), value=start.layer),
+            c["head"]: start.head,
+            c["about_kind"]: ABOUT_ATTENTION[start.kind],
+            page.step: start.step,
+        }
+
     def on_compare(first, text, chosen) -> dict:
         second = compare_with(page.runner, first, text)
-        return {c["second"]: second, c["token"]: token_update(first, second, chosen)}
+        return {
+            c["second"]: second,
+            c["token"]: token_update(first, second, chosen),
+            **opened_at(first, second, chosen),
+        }
 
+    opened_outputs = [c["kind"], c["layer"], c["head"], c["about_kind"], page.step]
     gr.on(
         [c["go"].click, c["second_text"].submit],
         on_compare,
         [page.trace, c["second_text"], c["token"]],
-        [c["second"], c["token"]],
+        [c["second"], c["token"], *opened_outputs],
         **model_event(show_progress="minimal", **PRIVATE),
-    )
+    ).success(None, js=SHOW_COMPARE_JS, **PRIVATE)
+
+    def on_token(first, second, chosen):  # the page goes to the step that translates it (bar and captions say so)
+        start = opening(first, second, chosen)
+        return gr.skip() if start is None else {page.step: start.step}
+
+    c["token"].input(on_token, [page.trace, c["second"], c["token"]], page.step, **PRIVATE)
     page.trace.change(
         lambda first, second, chosen: {c["token"]: token_update(first, second, chosen)},
         [page.trace, c["second"], c["token"]],

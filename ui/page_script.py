@@ -21,6 +21,7 @@ KEYS = {"ArrowLeft": "step-prev", "ArrowRight": "step-next", "Home": "step-first
 
 SHOW_VIEW_JS = "() => { window.attentionExplorer && window.attentionExplorer.showView(); }"
 SHOW_TOUR_JS = "() => { window.attentionExplorer && window.attentionExplorer.showTour(); }"
+SHOW_COMPARE_JS = "() => { window.attentionExplorer && window.attentionExplorer.showCompare(); }"
 KEEP_TYPED_JS = "(text) => window.attentionExplorer ? window.attentionExplorer.keepTyped(text) : text"
 
 

@@ -197,9 +197,10 @@ class Header:
         }
 
     def prefill(self, trace: TranslationTrace, path: str, view) -> None:
-        """The page arrives showing `trace` (its JSON file at `path`): ui/share.py's first view."""
+        """The page arrives showing `trace` (its JSON file at `path`): ui/share.py's first view. Not the sentence:
+        an input of the /translate endpoint with a value in the page's config would be optional for API clients
+        (with the example as its default); the page's load event fills it."""
         set_initial(self.trace, trace)
-        set_initial(self.source, trace.source_text)
         set_initial(self.direction, trace.direction)
         set_initial(self.translation, trace.translation)
         set_initial(self.download, path, interactive=True)

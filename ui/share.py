@@ -26,8 +26,8 @@ from model.decoding.trace import ATTENTION_KINDS
 
 from .attention import layer_choices
 from .common import PAGE_URL, PRIVATE, TabView, page_url, set_initial
-from .compare import CompareTab, Second, compare_with
-from .page_script import KEEP_TYPED_JS
+from .compare import CompareTab, Second, compare_with, opening
+from .page_script import KEEP_TYPED_JS, SHOW_COMPARE_JS
 from serving import Runner
 
 from .runner import model_event
@@ -54,7 +54,8 @@ class View:
     token: str | None = None  # the source token compared
 
 
-# the Compare tab's built-in example: the blog post's pair, every head of encoder layer 1 as lines, "it" picked
+# the Compare tab's built-in example: the blog post's pair as lines, "it" picked; it opens on the head that differs
+# most, at the step that translates "it" (open_view)
 BLOG_VIEW = View(BLOG_PAIR[0], BLOG_PAIR[2], 1, "compare", "encoder", 1, "all", BLOG_PAIR[1], "▁it")
 
 
@@ -221,7 +222,12 @@ def open_view(runner: Runner, example: StartExample, targets: Targets, view: Vie
         except gr.Error as error:  # a broken link still opens the example, and says why
             return {**targets.show(checkpoint, trace, path, start), targets.header.notice: f"⚠️ {error.message}"}
     compared = view.tab == "compare" and view.second and targets.compare is not None
-    return targets.show(checkpoint, trace, path, view, compare_with(runner, trace, view.second) if compared else None)
+    second = compare_with(runner, trace, view.second) if compared else None
+    if view is BLOG_VIEW:  # the pair opens on the head that differs most, at the step that translates "it"
+        start = opening(trace, second, view.token)
+        if start is not None:
+            view = dataclasses.replace(view, kind=start.kind, layer=start.layer, head=start.head, step=start.step)
+    return targets.show(checkpoint, trace, path, view, second)
 
 
 def restore(runner: Runner, example: StartExample, targets: Targets, params: Mapping[str, str]) -> dict:
@@ -290,7 +296,7 @@ def wire(
 
     The first view arrives with the page: `prefills` (each (trace, path, view) -> None, e.g. `Header.prefill`) put
     it in the page's config, so a bare URL draws its figure as soon as the page is built and its load handler only
-    fills the link box (it needs the page's address). On ZeroGPU, where the example is computed on the first page
+    fills the sentence box (an API input, kept out of the config) and the link box (it needs the page's address). On ZeroGPU, where the example is computed on the first page
     load (the GPU exists only within a request), the load handler shows it."""
     if runner is None:
         return None
@@ -305,10 +311,13 @@ def wire(
 
     def on_load(request: gr.Request):
         params = dict(getattr(request, "query_params", None) or {})
-        if prefilled and parse_query(params) is None:  # the first view is on screen already: its link
+        if prefilled and parse_query(params) is None:  # the first view is on screen already: its sentence, its link
             trace, _, start = example.get()
             fields = dict(kind=start.kind, layer=start.layer, head=start.head)
-            return {url: link(trace, start.step, start.tab, page_url=page_url(request), **fields)}
+            return {
+                targets.header.source: trace.source_text,
+                url: link(trace, start.step, start.tab, page_url=page_url(request), **fields),
+            }
         return restore(runner, example, targets, params)
 
     loaded = demo.load(on_load, None, [*targets.outputs(), url], **model_event(show_progress="hidden", **PRIVATE))
@@ -318,7 +327,7 @@ def wire(
             None,
             targets.outputs(),
             **model_event(show_progress="minimal", **PRIVATE),
-        )
+        ).success(None, js=SHOW_COMPARE_JS, **PRIVATE)  # its sentence and figures under the player bar
     # text typed while the example was on its way is put back (the page script kept it)
     loaded.then(None, targets.header.source, targets.header.source, js=KEEP_TYPED_JS, **PRIVATE)
 

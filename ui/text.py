@@ -142,6 +142,7 @@ BLOG_PAIR = (
     "The animal didn't cross the street because it was too wide.",
     "en-de",
 )
+BLOG_REFERENTS = ("animal", "street")  # what "it" refers to in the blog pair: the Compare tab says where it looks
 
 ABOUT_COMPARE = """
 **Two sentences side by side.** The sentence above is the first; type a second one of the same direction
@@ -149,5 +150,7 @@ and press *Compare*. Both are drawn with the same attention kind, layer and head
 present in both (such as *it*): its lines are kept, every head is ranked by how differently the token
 attends in the two sentences (the total variation between its two attention rows, keys matched by token:
 0 = the same, 1 = nothing shared), and the candidates show what the decoder chose at the step that
-translates it. Cross-attention is read at that step. Choose a ranked head to draw it for both sentences.
+translates it. A comparison opens on the head that tells the two apart most, at that step (both figures follow
+the player bar's step); the sentence above the figures says, from the numbers, whether any head links the token
+to a word. Choose a ranked head to draw it for both sentences.
 """ + paper("3.2.2", "Multi-Head Attention")

@@ -116,7 +116,7 @@ def attention_heatmap(
         first_row=window.rows.start,
         first_col=window.cols.start,
     )
-    # the columns grow to fill the box (a projector: big cells; the width is a minimum, page_script.py)
+    # the columns grow to fill the box (a projector: big cells; the width is a minimum, ui/js/figures.js)
     xaxis, yaxis = token_axes(queries, keys, row_title="query", col_title="key", square=False)
     fig = below_toolbar(
         figure(

@@ -107,7 +107,7 @@ def short_row_label(row: str) -> str:
 def narrow_layout(
     panel: Refs, rows: list[str], cols: list[str], annotations: list[dict], height: int, margin: dict
 ) -> dict:
-    """The layout a phone draws instead (``meta.narrow``, applied by ui/page_script.py): short row labels and a
+    """The layout a phone draws instead (``meta.narrow``, applied by ui/js/figures.js): short row labels and a
     narrow right margin, so the cells take the width the colour bar and the legend held (no colour bar: the hover
     gives each raw value); the layers' legend across under the rho panel; the rho panel's title shortened."""
     plot_px = max(height - margin["t"] - margin["b"], 1)
@@ -133,7 +133,7 @@ def narrow_layout(
         annotations=[
             dict(note, text=NARROW_RHO_TITLE) if note.get("text") == RHO_TITLE else note for note in annotations
         ],
-        **{y_axis: dict(ticktext=short_rows)},  # merged into the axis (ui/page_script.py)
+        **{y_axis: dict(ticktext=short_rows)},  # merged into the axis (ui/js/figures.js)
         traces=[dict(showscale=False)],  # the hover gives each raw value; the lead says how rows are scaled
     )
 

@@ -25,6 +25,8 @@ GRID_LEFT_PX, GRID_LEFT_MARGIN_PX = 50, (80, 260)  # beside the query labels; th
 GRID_BOTTOM_PX, GRID_BOTTOM_MARGIN_PX = 20, (50, 200)  # below the key labels; the bottom margin's range
 GRID_TOP_MARGIN_PX = (60, 90)  # without, with a title
 GRID_HIGHLIGHT_WIDTH = 1.5  # px: the inspected query's outline in every small panel
+ROW_LABEL_PX = GRID_TICK_FONT + 1  # a query row this tall holds its label
+LABELLED_PANEL_PX = 420  # a panel grows up to this tall so each query row holds its label (up to 28 rows)
 WINDOW_NOTE_SHIFT_PX = 22  # the window note, up clear of the head titles
 COLORBAR_SPAN_PX = 400  # the colour bar's length in pixels (at most the plot's height)
 NARROW_COLUMNS, NARROW_WIDTH_PX = 2, 240  # a phone: two panels a row, drawn for about this width together
@@ -39,11 +41,15 @@ def thinned_ticks(
     first: int = 0,
     min_px: float = GRID_TICK_FONT + 1,
     font: int = GRID_TICK_FONT,
+    marked: int | None = None,
 ) -> dict:
-    """Tick settings naming every k-th position of a small panel so labels sit >= ``min_px`` apart."""
+    """Tick settings naming every position of a small panel where labels ``min_px`` apart fit, else every k-th and
+    the ``marked`` one (the current step's query), its neighbours closer than k left out."""
     n = len(labels)
     every = max(1, int(np.ceil(min_px * n / max(panel_px, 1))))
     shown = np.arange(0, n, every)
+    if every > 1 and marked is not None:
+        shown = np.union1d(shown[np.abs(shown - marked) >= every], [marked])
     return dict(
         tickmode="array",
         tickvals=shown,
@@ -109,9 +115,12 @@ def attention_grid(
     n_rows, n_cols, cells = grid_cells(n_layers, n_heads, layer, columns)
     panel_w = float(np.clip(GRID_WIDTH_PX / n_cols, *HEAD_PX))
     panel_h = panel_w * float(np.clip(n_queries / n_keys, *HEAD_ASPECT))
+    panel_h = max(panel_h, min(ROW_LABEL_PX * n_queries, LABELLED_PANEL_PX))  # a label on every query row, if it fits
     layout, refs, plot_h = head_panels(cells, n_rows, n_cols, n_cols == n_heads, panel_w, panel_h)
     series = head_heatmaps(w, cells, refs, queries, keys, window)
-    margin = head_axes(layout, refs, cells, queries, keys, window, panel_w, panel_h, title=bool(title))
+    margin = head_axes(
+        layout, refs, cells, queries, keys, window, panel_w, panel_h, title=bool(title), marked=highlight
+    )
     fig = below_toolbar(
         figure(
             series,
@@ -204,12 +213,14 @@ def head_axes(
     *,
     title: bool,
     font: int = GRID_TICK_FONT,
+    marked: int | None = None,
 ) -> dict:
-    """Set every panel's axes in layout: key labels under each column's bottom panel, query labels and "layer l"
-    left of the first column (``font`` px), nothing elsewhere. -> the figure's margin, wide enough for those labels."""
+    """Set every panel's axes in layout: key labels under each column's bottom panel, query labels (the ``marked``
+    query always) and "layer l" left of the first column (``font`` px), nothing elsewhere. -> the figure's margin,
+    wide enough for those labels."""
     hidden = dict(type="category", showticklabels=False, showgrid=False, zeroline=False, ticks="")
     key_ticks = thinned_ticks(keys, panel_w, window.cols.start, min_px=font + 1, font=font)
-    query_ticks = thinned_ticks(queries, panel_h, window.rows.start, min_px=font + 1, font=font)  # a line each
+    query_ticks = thinned_ticks(queries, panel_h, window.rows.start, min_px=font + 1, font=font, marked=marked)
     bottom = {col: max(row for row, c in cells if c == col) for _, col in cells}  # each column's lowest row
     for (row, col), cell in sorted(refs.items()):
         xaxis = dict(hidden, **key_ticks, tickangle=-90) if row == bottom[col] else hidden
@@ -240,7 +251,7 @@ def narrow_grid(
     *,
     title: bool,
 ) -> dict:
-    """The layout a phone draws instead (``meta.narrow``, applied by ui/page_script.py): NARROW_COLUMNS panels a
+    """The layout a phone draws instead (``meta.narrow``, applied by ui/js/figures.js): NARROW_COLUMNS panels a
     row, drawn for NARROW_WIDTH_PX, labels in NARROW_TICK_FONT px, the colour bar across under the keys. The
     panels keep their order (head h is the h-th subplot either way), so the same traces fall into place."""
     n_layers, n_heads, n_queries, n_keys = shape

@@ -82,6 +82,21 @@ def attention_window(weights: np.ndarray, query: int, half: int = WINDOW_HALF, *
     return Window(around(query, n_rows, half) if rows else slice(0, n_rows), around(best, n_cols, half))
 
 
+def step_window(weights: np.ndarray, query: int | None = None, reads: np.ndarray | None = None) -> Window:
+    """The one rule of which rows and keys a figure of one decoding step shows (long sentences):
+
+    - a decoder's attention, (..., R, C) ``weights`` whose row ``query`` is the step's: the rows around it and the
+      keys around the key it attends to most (summed over layers and heads);
+    - encoder self-attention (``query`` None): the rows and keys around the source token the step's query reads
+      most, ``reads`` (..., S) its cross-attention (summed over layers and heads).
+    Each side holds up to 2 * WINDOW_HALF + 1 positions; a short sentence is shown whole."""
+    if query is not None:
+        return attention_window(weights, query, rows=True)
+    per_key = np.asarray(reads).reshape(-1, np.shape(reads)[-1]).sum(axis=0)  # (S,)
+    n, centre = np.shape(weights)[-1], int(np.argmax(per_key))
+    return Window(around(centre, n), around(centre, n))
+
+
 def indexed(labels: Sequence[str], start: int = 0) -> np.ndarray:
     """ "#i token" per position (counting from ``start``): unique even when tokens repeat (object array)."""
     return np.array([f"#{i} {label}" for i, label in enumerate(labels, start=start)], dtype=object)
@@ -288,7 +303,7 @@ def foot_colorbar(height: int) -> dict:
 
 
 def narrow_colorbar(height: int, bottom: int, left: int) -> dict:
-    """The layout a phone draws instead (``meta.narrow``, applied by ui/page_script.py) for a one-trace heatmap
+    """The layout a phone draws instead (``meta.narrow``, applied by ui/js/figures.js) for a one-trace heatmap
     ``height`` px tall with these margins: its colour bar laid across under the key labels (``foot_colorbar``, in
     NARROW_BAR_PX more height) and the left margin without the slack kept for wide fonts, so the cells take the
     width the bar and the slack held."""

@@ -4,9 +4,10 @@ the figure of the 2017 Transformer blog post), for any of the three attention ki
 Queries stand in the left column, keys in the right one (first token at the top), and every query-key
 pair whose weight reaches ``LINE_THRESHOLD`` is a straight line between them in its head's colour,
 as opaque as its weight (the weight rounded up to a tenth: one series per head and opacity level
-keeps the figure light; the exact weight is in the hover and in each line's data). Selecting a token
-keeps only its lines and writes their weights beside the tokens at their other end, one column of
-numbers per head.
+keeps the figure light; the exact weight is in the hover and in each line's data). Several heads together draw
+each head's strongest line per query only (the legend isolates a head on a double-click); one head's lines are
+wide. Selecting a token keeps only its lines (every one at the threshold or above, in every head drawn) and writes
+their weights beside the tokens at their other end, one column of numbers per head.
 
 Each line is four points: its query end, its middle (where the hover reads "head, query, key,
 weight"), its key end and a gap (NaN). Its ``customdata`` rows are (query position, key position,
@@ -23,12 +24,13 @@ import plotly.graph_objects as go
 from .attention import below_toolbar, shown_window, window_note
 from .checks import as_array, check_index, labels_for
 from .heatmap import PHONE_PX, Window, fit_width, label_px, tick_font_size
-from .theme import ACCENT_COLOR, MUTED_COLOR, PALETTE, TEXT_COLOR, figure
+from .theme import ACCENT_COLOR, ACCENT_TEXT_COLOR, MUTED_COLOR, PALETTE, TEXT_COLOR, figure
 
 LINE_THRESHOLD = 0.05  # lines of a smaller weight are not drawn (the figure says how many)
 OPACITY_LEVELS = 10  # a line's opacity is its weight rounded up to 1 / OPACITY_LEVELS
 QUERY_X, KEY_X = 0.0, 1.0  # the two columns, in the x axis' units
-LINE_WIDTH = 1.6  # px
+LINE_WIDTH = (3.5, 2.0)  # px: one head's lines (read from the back of a room), several heads' lines
+MIN_OPACITY = 0.3  # the faintest line (weight at the threshold): dark enough to see on a projector
 ROW_PX = (18, 30)  # px between two tokens of a column: at least a label's height, at most this
 ROWS_BUDGET_PX = 560  # the rows of a long column together take about this much
 LABEL_PAD_PX = 18  # between a column's marker and the far edge of its labels' margin
@@ -47,8 +49,19 @@ def head_color(head: int) -> str:
 
 
 def opacity(weight: np.ndarray) -> np.ndarray:
-    """A line's opacity: its weight rounded up to the next 1 / OPACITY_LEVELS (a weak line stays visible)."""
-    return np.ceil(np.asarray(weight) * OPACITY_LEVELS - 1e-9).clip(1, OPACITY_LEVELS) / OPACITY_LEVELS
+    """A line's opacity: its weight rounded up to the next 1 / OPACITY_LEVELS, from MIN_OPACITY (the lightest
+    line) to 1 (a weight of 1)."""
+    level = np.ceil(np.asarray(weight) * OPACITY_LEVELS - 1e-9).clip(1, OPACITY_LEVELS) / OPACITY_LEVELS
+    return np.round(MIN_OPACITY + (1 - MIN_OPACITY) * level, 2)
+
+
+def strongest_keys(keep: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Of the (H, Tq, Tk) lines in ``keep``, each head's strongest line per query only (ties: the first key):
+    several heads' lines together stay readable."""
+    best = np.argmax(np.where(keep, weights, -1.0), axis=-1)  # (H, Tq)
+    strongest = np.zeros_like(keep)
+    np.put_along_axis(strongest, best[..., None], True, axis=-1)
+    return strongest & keep
 
 
 def _checked_selection(selected, shape) -> tuple[str, int] | None:
@@ -62,7 +75,14 @@ def _checked_selection(selected, shape) -> tuple[str, int] | None:
 
 
 def _line_series(
-    weights: np.ndarray, keep: np.ndarray, head: int, name: str, window: Window, queries: list[str], keys: list[str]
+    weights: np.ndarray,
+    keep: np.ndarray,
+    head: int,
+    name: str,
+    window: Window,
+    queries: list[str],
+    keys: list[str],
+    width: float,
 ) -> list[dict]:
     """The lines of one head, one series per opacity level: (Tq, Tk) windowed weights, ``keep`` the
     pairs drawn; positions are shown in the whole sentence's numbering."""
@@ -96,7 +116,7 @@ def _line_series(
                 legendgroup=name,
                 showlegend=False,
                 opacity=round(float(level), 2),
-                line=dict(color=head_color(head), width=LINE_WIDTH),
+                line=dict(color=head_color(head), width=width),
                 meta=dict(head=head, side="lines"),
             )
         )
@@ -121,7 +141,7 @@ def _column(side: str, labels: list[str], first: int, highlight: int | None, fon
     """One column of tokens: markers at its x, labels outside (queries left, keys right); ``highlight``
     (a local index or None) in the accent colour."""
     n = len(labels)
-    colors = [ACCENT_COLOR if i == highlight else TEXT_COLOR for i in range(n)]
+    colors = [ACCENT_TEXT_COLOR if i == highlight else TEXT_COLOR for i in range(n)]
     labels = [f"<b>{label}</b>" if i == highlight else label for i, label in enumerate(labels)]
     return dict(
         type="scatter",
@@ -165,7 +185,7 @@ def _weight_column(
         y=drawn.astype(float),
         text=[f"{row[j]:.2f}".lstrip("0") for j in drawn],
         textposition="middle right",
-        textfont=dict(size=max(font - 2, 10), color=TEXT_COLOR),
+        textfont=dict(size=font, color=TEXT_COLOR),  # as big as the tokens (14 px on a wide screen, page script)
         cliponaxis=False,
         marker=dict(size=5, symbol="square", color=head_color(head)),
         name=name,
@@ -177,9 +197,15 @@ def _weight_column(
     )
 
 
-def _notes(drawn: int, total: int, threshold: float, window: Window, shape, selection_hidden: bool) -> str:
-    """What the figure leaves out: lines below the threshold, positions outside the window."""
-    parts = [f"{drawn} of {total} lines drawn (weight ≥ {threshold:g})"]
+def _notes(
+    drawn: int, total: int, threshold: float, window: Window, shape, selection_hidden: bool, strongest: bool = False
+) -> str:
+    """What the figure leaves out: lines below the threshold (and, for several heads, all but each head's strongest
+    line per query), positions outside the window."""
+    which = "each head's strongest per query, " if strongest else ""
+    parts = [f"{drawn} of {total} lines drawn ({which}weight ≥ {threshold:g})"]
+    if strongest:
+        parts.append("double-click a head in the legend to see it alone")
     parts += [note["text"] for note in window_note(window, shape)]
     if selection_hidden:
         parts.append("the selected token is outside the shown tokens")
@@ -250,14 +276,15 @@ def attention_lines(
         window, full.shape, queries, keys, check_index("highlight_query", highlight_query, full.shape[1])
     )
     shown = window.of(full)  # (H, tq, tk)
-    keep = shown >= threshold  # (H, tq, tk)
-    hidden = False
-    if selection is not None:
-        keep, selection, hidden = _selected_lines(keep, selection, window)
+    several = len(heads) > 1
+    keep, selection, hidden = _kept_lines(shown, threshold, selection, window, several)  # (H, tq, tk)
     size, font, step = _size(
         queries, keys, title=bool(title), n_heads=len(heads), weight_columns=len(heads) if selection else 0
     )
-    series = [series for h in heads for series in _line_series(shown[h], keep[h], h, names[h], window, queries, keys)]
+    width = LINE_WIDTH[several]
+    series = [
+        series for h in heads for series in _line_series(shown[h], keep[h], h, names[h], window, queries, keys, width)
+    ]
     marked = {side: index for side, index in [selection or ("", None)]}
     series += [
         _column("query", queries, window.rows.start, marked.get("query", highlight), font),
@@ -268,9 +295,9 @@ def attention_lines(
             _weight_column(shown[h], keep[h], selection, h, names[h], slot, step, font) for slot, h in enumerate(heads)
         ]
     n = max(len(queries), len(keys))
-    note = _notes(
-        int(keep[heads].sum()), int(np.prod(shown.shape[1:])) * len(heads), threshold, window, full.shape, hidden
-    )
+    total = int(np.prod(shown.shape[1:])) * len(heads)
+    strongest = several and selection is None and not hidden
+    note = _notes(int(keep[heads].sum()), total, threshold, window, full.shape, hidden, strongest=strongest)
     return below_toolbar(
         figure(
             series,
@@ -301,6 +328,18 @@ def _checked_heads(
     if len(names) != n_heads:
         raise ValueError(f"head_names has {len(names)} names for {n_heads} heads")
     return heads, names
+
+
+def _kept_lines(
+    shown: np.ndarray, threshold: float, selection: tuple[str, int] | None, window: Window, several: bool
+) -> tuple[np.ndarray, tuple[str, int] | None, bool]:
+    """The (H, tq, tk) lines drawn: those at the threshold or above; only the selected token's (with its position
+    in the window, or None and hidden=True outside it); else, for several heads, each head's strongest per query
+    (a tangle otherwise) -> (keep, selection, hidden)."""
+    keep = shown >= threshold
+    if selection is not None:
+        return _selected_lines(keep, selection, window)
+    return (strongest_keys(keep, shown) if several else keep), None, False
 
 
 def _selected_lines(

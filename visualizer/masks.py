@@ -238,7 +238,7 @@ def masks_figure(
 
 
 def stacked_masks(batch_panel: dict, n_target: int, step: int | None, margin: dict) -> dict:
-    """The layout a phone draws instead (``meta.narrow``, applied by ui/page_script.py): the four panels one above
+    """The layout a phone draws instead (``meta.narrow``, applied by ui/js/figures.js): the four panels one above
     the other, (b) and (c) as wide as the box (cells kept square), short titles, the key above the panels; panel
     (a) turned (``batch_panel``'s cells transposed: positions down, a column per sentence, wide enough for every
     token, [PAD] included)."""

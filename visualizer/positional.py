@@ -275,7 +275,7 @@ def similarity_panel(enc: np.ndarray, layout: dict, similar) -> dict:
 
 
 def stacked_layout() -> dict:
-    """The layout a narrow box (a phone) draws instead (ui/page_script.py applies it): the three panels one
+    """The layout a narrow box (a phone) draws instead (ui/js/figures.js applies it): the three panels one
     above the other, the matrix tallest, in a taller figure with narrower side margins."""
     layout, _ = subplot_grid(
         3, 1, row_heights=STACKED_ROWS, vertical_spacing=STACKED_GAP, titles=PANEL_TITLES, title_size=14

@@ -17,9 +17,10 @@ from .tokens import escape_text
 
 FONT_FAMILY = "Inter, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
 TEXT_COLOR = "#1f2933"
-MUTED_COLOR = "#7b8794"
+MUTED_COLOR = "#616e7c"  # 5.2:1 on white (secondary text stays readable)
 GRID_COLOR = "#e4e7eb"
 ACCENT_COLOR = "#e4572e"  # highlighted query row, chosen candidate
+ACCENT_TEXT_COLOR = "#b93a1c"  # the accent as text: 5.2:1 on white
 PRIMARY_COLOR = "#4c78a8"
 MASKED_COLOR = "#cdd2d9"  # cells a query may not attend to
 PALETTE = pcolors.qualitative.T10
@@ -36,7 +37,7 @@ TEMPLATE = pio.templates["plotly_white"].to_plotly_json()  # expanded once, at i
 
 # The dark theme, as data: every light colour above -> its dark-safe equivalent (same meaning: text, grid,
 # accent...), and each colour scale -> one whose low end is the dark background (0 attention = background,
-# as 0 is white in the light scale). The page swaps them in the browser when it is dark (ui/page_script.py),
+# as 0 is white in the light scale). The page swaps them in the browser when it is dark (ui/js/figures.js),
 # so every figure function draws one (light) spec and follows the page's theme live.
 DARK_BACKGROUND = "#1f2937"  # Gradio's dark block background (--block-background-fill, neutral-800)
 DARK_COLORS = {
@@ -44,6 +45,7 @@ DARK_COLORS = {
     MUTED_COLOR: "#9ca3af",
     GRID_COLOR: "#374151",
     ACCENT_COLOR: "#ff7b54",
+    ACCENT_TEXT_COLOR: "#ff7b54",
     PRIMARY_COLOR: "#6fa8dc",
     MASKED_COLOR: "#4b5563",
     "white": DARK_BACKGROUND,

@@ -1,7 +1,7 @@
 """Honest guard rails: is the input what this model was trained on? (plain Python, no Gradio)
 
 The model of "Attention Is All You Need" translates what it was trained on (section 5.1: the training
-data); ours saw short German and English sentences (Multi30k captions and Tatoeba). Three checks:
+data); ours saw short German and English sentences (Multi30k captions and Tatoeba). Four checks:
 
 - **Wrong source language.** The language tag `<2en>`/`<2de>` only names the *target*; typed English under
   German → English comes back in English-ish German. We ask py3langid (langid.py's model, BSD-3-Clause,
@@ -10,7 +10,10 @@ data); ours saw short German and English sentences (Multi30k captions and Tatoeb
   the test fixtures are untrained; an independent classifier is checkable.
 - **Mostly byte-fallback tokens** (`<0xF0>`: emoji, Chinese): the vocabulary has no pieces for them. A
   tokenizer without byte fallback (OPUS-MT's) writes such characters as its unknown token `<unk>`, flagged alike.
-- **Much longer than the training data** (the own model's: `own_model`): 99.9 % of the 364,640 training sentences (both sides of
+- **Markup or mostly symbols** (`<b>Hallo</b>`, `#$%&*`): captions and Tatoeba hold no HTML tags, and a text
+  whose characters are mostly not letters is not a sentence; the model answers either with fluent nonsense.
+- **Much longer than the training data** (the own model's: `own_model`): 99.9 % of the 364,640 training
+  sentences (both sides of
   Multi30k train + the large Tatoeba set's training part) have at most LONG_SOURCE_SUBWORDS = 37 subword
   tokens (99th percentile 26, median 8), measured with the shipped tokenizer (`python3 -m
   scripts.sentence_lengths --tokenizer checkpoints/de-en-small/tokenizer.json --data ../shared/data/multi30k/train
@@ -35,12 +38,15 @@ LANGUAGE_CONFIDENCE = 0.95  # P(other language) under py3langid restricted to {d
 MIN_LETTERS = 8  # fewer letters than this ("Hallo", "OK") is too little evidence to say anything
 BYTE_TOKEN = re.compile(r"^<0x[0-9A-Fa-f]{2}>$")
 UNKNOWN_TOKENS = frozenset({tokenizer.UNK, marian_tokenizer.UNK})  # a piece the vocabulary does not have
+MARKUP = re.compile(r"<\s*/?\s*[A-Za-z][A-Za-z0-9-]*(\s[^<>]*)?/?\s*>|&[A-Za-z]+;|&#x?[0-9A-Fa-f]+;")  # a tag or entity
+MIN_SYMBOLS = 3  # a text of more symbols (neither letters, digits nor spaces) than letters, and at least this
+#  many, is mostly symbols ("#$%&*"; not "1234567890" or "Hallo?!")
 _LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
 class GuardRail:
-    """One warning about the input: `kind` in {"language", "bytes", "long"}; `switch_to` names the
+    """One warning about the input: `kind` in {"language", "bytes", "markup", "symbols", "long"}; `switch_to` names the
     direction ("de-en"/"en-de") that would fit the detected language, else None."""
 
     kind: str
@@ -91,8 +97,15 @@ def byte_share(source_tokens: Sequence[str]) -> float:
     return unknown / len(pieces) if pieces else 0.0
 
 
+def mostly_symbols(text: str) -> bool:
+    """More symbols (characters neither letters, digits nor spaces) than letters, and at least MIN_SYMBOLS."""
+    symbols = sum(not (c.isalnum() or c.isspace()) for c in text)
+    return symbols >= MIN_SYMBOLS and symbols > sum(c.isalpha() for c in text)
+
+
 def guard_rails(text: str, source_tokens: Sequence[str], direction: str, own_model: bool = True) -> list[GuardRail]:
-    """Warnings about a translated input: wrong language, mostly bytes, much longer than training.
+    """Warnings about a translated input: mostly bytes, markup or mostly symbols, else the wrong language; much
+    longer than training.
 
     own_model: the input went to this project's own model, whose training data LONG_SOURCE_SUBWORDS measures and
     whose source starts with the target's tag; False for a model trained elsewhere (OPUS-MT: no length rail)."""
@@ -107,6 +120,22 @@ def guard_rails(text: str, source_tokens: Sequence[str], direction: str, own_mod
                 "bytes",
                 f"Most of this input ({share:.0%} of its subwords) {pieces}: the vocabulary has no pieces for "
                 "these characters (emoji, Chinese, …). The model never learned them; expect fluent nonsense.",
+            )
+        )
+    elif MARKUP.search(text):
+        rails.append(
+            GuardRail(
+                "markup",
+                "This input holds **markup** (an HTML tag or entity such as `<b>` or `&amp;`): "
+                + ("the training sentences have none, so " if own_model else "")
+                + "the model reads it as odd words. Expect fluent nonsense; type plain text.",
+            )
+        )
+    elif mostly_symbols(text):
+        rails.append(
+            GuardRail(
+                "symbols",
+                "This input is mostly **symbols**, not words: the model learned sentences. Expect fluent nonsense.",
             )
         )
     else:

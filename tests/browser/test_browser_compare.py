@@ -30,14 +30,23 @@ def test_the_blog_pair_compares_and_a_ranked_head_draws_in_both(browser, server,
     open_tab(page, "Compare")
     page.click("#compare-example")
     expect(page.locator("#source textarea")).to_have_value(BLOG_PAIR[0])
-    for n, sentence in ((1, BLOG_PAIR[0]), (2, BLOG_PAIR[1])):
-        expect(page.locator(f"#compare-caption-{n}")).to_contain_text(sentence)
-        expect(page.locator(f"#compare-plot-{n} .gtitle")).to_contain_text(
-            "Encoder self-attention, layer 1, every head"
-        )
-    expect(page.locator("#compare-second textarea")).to_have_value(BLOG_PAIR[1])
     ranked = page.locator("#compare-ranking label")
     expect(ranked.first).to_contain_text("1. ")
+    kind, layer, head = re.search(
+        r"\d+\. (encoder self|cross) · layer (\d+) · head (\d+)", ranked.first.inner_text()
+    ).groups()
+    for n, sentence in ((1, BLOG_PAIR[0]), (2, BLOG_PAIR[1])):  # the pair opens on the top-ranked head
+        expect(page.locator(f"#compare-caption-{n}")).to_contain_text(sentence)
+        expect(page.locator(f"#compare-plot-{n} .gtitle")).to_contain_text(f"layer {layer}, head {head}")
+    expect(page.locator("#compare-second textarea")).to_have_value(BLOG_PAIR[1])
+    # the step shown agrees everywhere: the player bar and both captions
+    step, total = re.search(r"Step (\d+) of (\d+)", page.locator("#step-info").inner_text()).groups()
+    for n in (1, 2):
+        expect(page.locator(f"#compare-caption-{n} .facts")).to_contain_text(f"step {step} of ")
+    expect(page.locator("#compare-message")).to_contain_text("The head that differs most")
+    page.wait_for_function("(n) => Number(document.body.dataset.shownView || 0) >= n", arg=1)  # placed
+    figure = rects(page, "#compare-plot-1")["#compare-plot-1"]
+    assert figure["top"] < size[1] - 200, figure  # above the fold: the first figure starts in the window
     assert page.locator("#compare-looks tr[data-head]").count() > ranked.count() > 1
     token = page.locator("#compare-token input").input_value()
     expect(page.locator("#compare-message")).to_contain_text(f"{token} is translated as")

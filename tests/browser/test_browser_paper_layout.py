@@ -33,7 +33,7 @@ def test_the_papers_sentence_is_not_squeezed(browser, shipped_server, size, them
         page.click("#paper-run")
         page.wait_for_selector("#paper-heatmap .js-plotly-plot .xtick text", timeout=120_000)
         page.wait_for_selector("#paper-lines .js-plotly-plot")
-        try:  # the figure settles at its final width a few frames after it is drawn (ui/page_script.py)
+        try:  # the figure settles at its final width a few frames after it is drawn (ui/js/figures.js)
             page.wait_for_function(
                 f"() => {{ const keys = ({KEYS})().sort((a, b) => a.x - b.x); return keys.length "
                 "> 1 && keys.slice(1).every((key, i) => key.x - keys[i].x >= 1.4 * keys[i].font - 1); }",

@@ -179,9 +179,11 @@ def test_on_zerogpu_every_job_runs_through_one_dispatcher(zerogpu_space, tiny_ch
     assert runner.zerogpu and zerogpu_space.decorated == ["run_on_gpu"]  # one GPU entry point, one GPU process
     assert zerogpu_space.calls == []  # nothing ran the model at start-up: no GPU outside a request there
     trace, translation = api_function(demo, "translate_page").fn(OTHER, "de-en")[:2]
-    [((name, args, kwargs), seconds)] = zerogpu_space.calls
-    assert name == "translate" and seconds == zerogpu.gpu_seconds(
-        jobs.translate, runner.checkpoint, args, kwargs, False
+    [((name, args, kwargs, direction), seconds)] = zerogpu_space.calls
+    assert (
+        name == "translate"
+        and direction == ""
+        and seconds == zerogpu.gpu_seconds(jobs.translate, runner.checkpoint, args, kwargs, False)
     )
     assert not any(isinstance(value, type(runner.checkpoint)) for value in (*args, *kwargs.values()))  # inherited
     expected = translate(runner.checkpoint.model, runner.checkpoint.tokenizer, OTHER, "de-en")
@@ -204,7 +206,7 @@ def test_the_examples_menu_costs_no_gpu_request(zerogpu_space, tiny_checkpoint):
         assert first.output_ids == expected.output_ids and first.translation == expected.translation
     assert zerogpu_space.calls == [] and EXAMPLE_TRACES.cached(runner) == len(EXAMPLES)
     api_function(demo, "translate").fn(OTHER, "de-en")
-    assert [name for (name, _, _), _ in zerogpu_space.calls] == ["translate"]
+    assert [name for (name, *_), _ in zerogpu_space.calls] == ["translate"]
 
 
 def test_the_page_keeps_its_own_cpu_weights_on_zerogpu(zerogpu_space, tiny_checkpoint):

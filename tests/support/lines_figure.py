@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from visualizer.lines import OPACITY_LEVELS
+from visualizer.lines import LINE_THRESHOLD, MIN_OPACITY, OPACITY_LEVELS
 
 
 def column(fig: dict, side: str) -> tuple[float, dict[float, int]]:
@@ -40,6 +40,22 @@ def drawn_lines(fig: dict) -> dict[tuple[int, int, int], float]:
             assert (rows[:, 0] == query).all() and (rows[:, 1] == key).all()  # the hover names the same pair
             assert (head, query, key) not in lines
             lines[head, query, key] = float(rows[0, 2])
-            # as opaque as its weight, rounded up to a tenth
-            assert rows[0, 2] <= series["opacity"] + 1e-6 < rows[0, 2] + 1 / OPACITY_LEVELS + 1e-6
+            # as opaque as its weight rounded up to a tenth, from MIN_OPACITY (the threshold) to 1 (a weight of 1)
+            level = (series["opacity"] - MIN_OPACITY) / (1 - MIN_OPACITY)
+            assert rows[0, 2] <= level + 0.006 < rows[0, 2] + 1 / OPACITY_LEVELS + 0.006
+    return lines
+
+
+def strongest_per_query(weights, n_queries: int, n_keys: int) -> set[tuple[int, int, int]]:
+    """(head, query, key) of each head's strongest key per query (the first of equal ones), where it reaches the
+    threshold: the lines a figure of several heads draws, counted with plain loops."""
+    lines = set()
+    for h in range(weights.shape[0]):
+        for q in range(n_queries):
+            best = 0
+            for k in range(1, n_keys):
+                if weights[h, q, k] > weights[h, q, best]:
+                    best = k
+            if weights[h, q, best] >= LINE_THRESHOLD:
+                lines.add((h, q, best))
     return lines

@@ -19,7 +19,7 @@ import pytest
 from helpers import api_function, figure_json
 
 import visualizer
-from model.text import limits
+from model.text import language, limits
 from model.decoding.trace import ATTENTION_KINDS, JSON_DECIMALS
 from serving import trace_from_lean
 from ui import attention, build_demo, model_tab, next_token, positions, redraw, runner, server, session, stepping
@@ -442,3 +442,86 @@ def test_the_step_slider_clamps_a_step_from_the_previous_sentence():
     assert slider.get_block_name() == "slider"
     with pytest.raises(gr.Error):
         gr.Slider(1, 7, step=1).preprocess(9)  # what it replaces
+
+
+# --------------------------------------------------------------------------- one check a click, menus, Translate
+def listener_named(demo, name: str):
+    return next(fn for fn in demo.fns.values() if fn.name == name)
+
+
+def test_a_translate_click_checks_its_input_once(demo, monkeypatch):
+    calls = []
+    real = session.check_input
+    monkeypatch.setattr(session, "check_input", lambda *args: calls.append(args[1]) or real(*args))
+    before, translate = listener_named(demo, "before"), listener_named(demo, "translate_page")
+    verdict_state = before.outputs[-1]
+    [verdict] = [v for k, v in before.fn(GERMAN, "de-en").items() if k is verdict_state]
+    translate.fn(GERMAN, "de-en", verdict)
+    assert calls == [GERMAN]  # the click's one check (`before`); the run reads its verdict
+    refused = before.fn("", "de-en")
+    assert translate.fn("", "de-en", refused[verdict_state]) == (gr.skip(),) * 4  # one message: the notice
+    with pytest.raises(gr.Error):  # a call without a verdict is checked by the listener itself
+        translate.fn("", "de-en")
+
+
+def test_menus_dismissed_without_a_choice_change_nothing(demo):
+    """A menu closed with Tab, Escape or a click elsewhere sends no choice: its listener returns gr.skip(), not
+    fewer values than it declares (Gradio then marks every output with an error)."""
+    on_open = listener_named(demo, "on_open")
+    assert on_open.fn(None) == gr.skip() and on_open.fn("") == gr.skip()
+    assert set(on_open.fn("2/3").values()) == {2, "3"}
+    on_ranked = listener_named(demo, "on_ranked")
+    assert on_ranked.fn(None) == gr.skip()
+    [examples] = [
+        fn
+        for fn in demo.fns.values()
+        if "examples" in {getattr(demo.blocks.get(t), "elem_id", None) for t, _ in fn.targets}
+    ]
+    assert examples.fn("", 0) == gr.skip() and examples.fn(None, 0) == gr.skip()
+
+
+def test_after_translate_the_view_shows_the_whole_translation(demo, trace):
+    """The listener after a translation puts the slider at the last step (a row per output token), its range with
+    it; a refused input (no trace) changes nothing."""
+    ids = {"download-trace", "tokens", "switch-direction", "step"}  # what that listener updates
+    [after] = [fn for fn in demo.fns.values() if {getattr(c, "elem_id", None) for c in fn.outputs} == ids]
+    shown = {getattr(c, "elem_id", None): v for c, v in after.fn(trace).items()}
+    assert shown["step"].value == trace.num_steps and shown["step"].maximum == max(trace.num_steps, 2)
+    assert after.fn(None) == gr.skip()
+
+
+def test_the_page_script_is_its_js_files_and_parses(tmp_path):
+    """ui/page_script.py hands Gradio the .js files of ui/js/ as one function, which Node parses."""
+    from ui.page_script import SCRIPTS, page_script
+
+    script = page_script()
+    for path in sorted(SCRIPTS.glob("*.js")):
+        assert path.read_text(encoding="utf-8").strip() in script, path.name
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    (tmp_path / "page.js").write_text(f"const install = {script};\n", encoding="utf-8")
+    subprocess.run(["node", "--check", str(tmp_path / "page.js")], check=True)
+
+
+@pytest.mark.parametrize(
+    "text, kind, said",
+    [
+        ("<b>Hallo</b> Welt, wie geht es?", "markup", "**markup**"),
+        ("Ein Mann &amp; eine Frau.", "markup", "**markup**"),
+        ("#$%&* 1234 = 56 !!", "symbols", "mostly **symbols**"),
+    ],
+)
+def test_markup_and_mostly_symbols_get_one_warning_like_emoji(checkpoint, text, kind, said):
+    """One guard rail of the same kind as the emoji's (bytes) for markup or a text of mostly symbols: the page's
+    notice says it (the tiny tokenizer spells some symbols as bytes: then the bytes warning says it)."""
+    trace = session.translate_text(session.Runner(checkpoint), text, "de-en")[0]
+    rails = [rail.kind for rail in session.guard_rail_notes(trace) if rail.kind in ("bytes", "markup", "symbols")]
+    assert len(rails) == 1 and rails[0] in (kind, "bytes")
+    assert "fluent nonsense" in session.notice_markdown(trace)
+    if rails[0] == kind:
+        assert said in session.notice_markdown(trace)
+    assert language.guard_rails(text, ["▁a"] * 5, "de-en")[0].kind == kind  # on plain subwords: this kind
+
+
+def test_a_sentence_with_a_comparison_sign_is_not_markup():
+    assert not [rail for rail in language.guard_rails("Tom ist < 3 Jahre alt.", ["▁a"] * 5, "de-en")]

@@ -17,6 +17,7 @@ import pytest
 from helpers import array, figure_of
 from lines_figure import drawn_lines
 
+from model.analysis import compare as model_compare
 from model.analysis.compare import translating_step
 from model.decoding.greedy import translate
 from model.text.tokenizer import SPECIAL_TOKENS
@@ -71,19 +72,10 @@ def values(
     layer=1,
     head="all",
     draw="lines",
-    at_token=True,
 ) -> dict:
     [figures, _] = tab.views
-    draw_control, at_token_control = figures.controls[5:7]
-    return {
-        tab.second: second,
-        tab.token: token,
-        tab.kind: kind,
-        tab.layer: layer,
-        tab.head: head,
-        draw_control: draw,
-        at_token_control: at_token,
-    }
+    draw_control = figures.controls[5]
+    return {tab.second: second, tab.token: token, tab.kind: kind, tab.layer: layer, tab.head: head, draw_control: draw}
 
 
 def shown(tab, first, second, token, step=1, **controls) -> dict:
@@ -197,10 +189,11 @@ def test_the_second_sentences_trace_reused_for_the_first_is_caught(tab, runner, 
 def test_both_figures_draw_the_same_head_each_from_its_own_sentence(tab, runner, independent, token, kind):
     first, second_trace = independent
     second = compare.Second(second_trace)
-    page = shown(tab, first, second, token, kind=kind, layer=2, head="3")
     for n, trace in ((1, first), (2, second_trace)):
         position = trace.source_tokens.index(token)
         step = translating_step(trace, position).step
+        # the page at the step after the one that translates the token in this sentence
+        page = shown(tab, first, second, token, step=step + 2, kind=kind, layer=2, head="3")
         figure = figure_of(page[f"compare-plot-{n}"])
         assert figure["layout"]["title"]["text"].endswith("layer 2, head 3")
         weights = trace.encoder_attention if kind == "encoder" else trace.cross_attention
@@ -211,7 +204,15 @@ def test_both_figures_draw_the_same_head_each_from_its_own_sentence(tab, runner,
             if weights[1, 2, query, k] >= LINE_THRESHOLD
         }
         assert drawn_lines(figure) == expected
-        assert f"step {step + 1} of {trace.num_steps}" in page[f"compare-caption-{n}"]
+        assert f"step {min(step + 2, trace.num_steps)} of {trace.num_steps}" in page[f"compare-caption-{n}"]
+
+
+def test_both_figures_and_captions_show_the_pages_step(tab, independent, token):
+    first, second_trace = independent
+    page = shown(tab, first, compare.Second(second_trace), token, step=3, kind="cross", layer=1, head="1")
+    for n, trace in ((1, first), (2, second_trace)):
+        assert f"step 3 of {trace.num_steps}" in page[f"compare-caption-{n}"]
+        assert max(query for _, query, _ in drawn_lines(figure_of(page[f"compare-plot-{n}"]))) <= 2  # rows to step 3
 
 
 def test_a_ranked_head_sets_the_kind_layer_and_head_of_both_figures():
@@ -276,9 +277,32 @@ def test_the_blog_pair_opens_with_one_click(tiny_checkpoint, independent):
     ]
     page = {getattr(c, "elem_id", None) or c: v for c, v in click.fn().items()}
     assert (page["source"], page["direction"], page["compare-second"]) == (TIRED, DIRECTION, WIDE)
-    assert page["views"].selected == "compare" and page["compare-head"] == "all"
     [trace] = [v for v in page.values() if hasattr(v, "num_steps")]
     assert trace.output_ids == independent[0].output_ids
+    # it opens on the head that differs most (ranked here with plain loops), at the step that translates the token
+    first, second = independent
+    token = page["compare-token"].value
+    at = [t.source_tokens.index(token) for t in independent]
+    step = translating_step(first, at[0]).step
+    steps = (step, translating_step(second, at[1]).step)
+    ranked = sorted(
+        (-distance(a[layer, head], first.source_tokens, b[layer, head], second.source_tokens), k, layer, head)
+        for k, (a, b) in enumerate(
+            (
+                (first.encoder_attention[:, :, at[0]], second.encoder_attention[:, :, at[1]]),
+                (first.cross_attention[:, :, steps[0]], second.cross_attention[:, :, steps[1]]),
+            )
+        )
+        for layer, head in np.ndindex(first.encoder_attention.shape[:2] if k == 0 else first.cross_attention.shape[:2])
+    )
+    _, kind, layer, head = ranked[0]
+    assert page["views"].selected == "compare"
+    assert (page["compare-kind"], page["compare-layer"].value, page["compare-head"]) == (
+        ("encoder", "cross")[kind],
+        layer + 1,
+        str(head + 1),
+    )
+    assert page["step"].value == step + 1  # the player bar and both captions: the step that translates the token
 
 
 def test_the_link_names_the_comparison_on_the_compare_tab(tab, independent, token):
@@ -293,3 +317,83 @@ def test_the_link_names_the_comparison_on_the_compare_tab(tab, independent, toke
     assert link == "http://h/" + share.query_string(
         share.View(TIRED, DIRECTION, 1, "compare", "cross", 2, "3", WIDE, token)
     )
+
+
+# --------------------------------------------------------------------------- the plain sentence
+WORDS = ["<2de>", "▁The", "▁anim", "al", "▁crossed", "▁the", "▁street", "▁because", "▁it", "▁was", "▁tired", "."]
+IT = WORDS.index("▁it")
+
+
+def made_comparison(weights_to: dict[str, float], sentence: int = 1) -> model_compare.Comparison:
+    """Two sentences of WORDS whose encoder rows of "▁it" (2 layers x 2 heads) look at "▁was" alone, except that
+    layer 1, head 2 of `sentence` sends `weights_to` = {token: weight} and the rest of its row to "▁was"."""
+
+    def looks(n: int) -> model_compare.TokenLooks:
+        rows = np.zeros((2, 2, len(WORDS)))
+        rows[..., WORDS.index("▁was")] = 1.0
+        if n == sentence:
+            rows[0, 1] = 0.0
+            for token, weight in weights_to.items():
+                rows[0, 1, WORDS.index(token)] = weight
+            rows[0, 1, WORDS.index("▁was")] += 1 - sum(weights_to.values())
+        step = model_compare.TranslatingStep(3, "alignment", "▁es", ["▁es"], np.array([0.9]), 0.5)
+        return model_compare.TokenLooks(IT, rows, step, np.full((2, 2, len(WORDS)), 1 / len(WORDS)), list(WORDS))
+
+    first, second = looks(1), looks(2)
+    head = model_compare.HeadDifference("encoder", 0, 1, 0.5)
+    return model_compare.Comparison("▁it", first, second, np.zeros((2, 2)), np.zeros((2, 2)), [head])
+
+
+def test_the_sentence_says_no_head_links_it_below_a_quarter():
+    # "animal" is two pieces: its weight is theirs together, 0.06 + 0.04
+    said = compare_views.story(made_comparison({"▁anim": 0.06, "al": 0.04}), ("animal", "street"))
+    assert said.startswith("No encoder head of this model sends more than 0.10 of “it” to “animal” or “street”")
+    assert "the most: to “animal” in sentence 1, layer 1 · head 2" in said
+
+
+def test_the_sentence_names_the_head_that_links_it_from_a_quarter_on():
+    said = compare_views.story(made_comparison({"▁street": 0.30}, sentence=2), ("animal", "street"))
+    assert said.startswith("Encoder layer 1 · head 2 sends 0.30 of “it” to “street” in sentence 2.")
+    said = compare_views.story(made_comparison({"▁street": 0.24}, sentence=2), ("animal", "street"))
+    assert said.startswith("No encoder head of this model sends more than 0.24")
+
+
+def test_the_sentence_names_the_keys_the_top_head_separates_through():
+    said = compare_views.story(made_comparison({"▁tired": 0.7}), ("animal", "street"))
+    # the top head (layer 1, head 2): sentence 1 looks most at "tired" (0.70), sentence 2 at "was" (1.00)
+    assert said.endswith("separates the two sentences through “tired” / “was” (0.70 / 1.00).")
+
+
+def test_the_blog_pairs_sentence_is_the_traces_numbers(independent):
+    """Without "▁it" in the tiny tokenizer the pair's shared token stands in; the largest weight any encoder head
+    sends from it to "animal" or "street" (their pieces summed), found here with plain loops, is the one said."""
+    first, second = independent
+    token = compare.pick_token(first, second, "▁it")
+    result = compare.comparison(first, second, token)
+    best, where = -1.0, None
+    for n, trace in ((1, first), (2, second)):
+        query = trace.source_tokens.index(token)
+        words, current = [], None
+        for i, piece in enumerate(trace.source_tokens):
+            if piece in SPECIAL_TOKENS:
+                continue
+            if piece.startswith("▁") or current is None:
+                current = ["", []]
+                words.append(current)
+            current[0] += piece.replace("▁", "")
+            current[1].append(i)
+        for text, positions in words:
+            if text.strip(".,").lower() not in ("animal", "street"):
+                continue
+            for layer in range(trace.encoder_attention.shape[0]):
+                for head in range(trace.encoder_attention.shape[1]):
+                    weight = sum(float(trace.encoder_attention[layer, head, query, p]) for p in positions)
+                    if weight > best:
+                        best, where = weight, (text, n, layer + 1, head + 1)
+    said = compare_views.story(result, ("animal", "street"))
+    if where is None:
+        assert said.startswith("Neither sentence has")
+    elif best < 0.25:  # the threshold the page states: a quarter of the token's attention
+        assert f"sends more than {best:.2f} of" in said and f"in sentence {where[1]}, layer {where[2]}" in said
+    else:
+        assert said.startswith(f"Encoder layer {where[2]} · head {where[3]} sends {best:.2f} of")

@@ -180,7 +180,7 @@ def test_attribution_figure_rows_and_correlation_per_step():
 
 
 def test_attribution_figure_on_a_phone_gives_the_cells_the_width():
-    """meta.narrow (drawn in a phone's box by ui/page_script.py): short row labels in the rows' order, no colour
+    """meta.narrow (drawn in a phone's box by ui/js/figures.js): short row labels in the rows' order, no colour
     bar and a narrow right margin, the layers' legend across under the rho panel, a short rho title."""
     tokens = ["<2en>", "▁Ein", "▁Mann", "[EOS]"]
     fig = attribution_figure(

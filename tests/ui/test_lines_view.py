@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from helpers import figure_of
-from lines_figure import column, drawn_lines
+from lines_figure import column, drawn_lines, strongest_per_query
 
 from ui.attention import lines_view, token_choices
 from visualizer.lines import LINE_THRESHOLD
@@ -23,13 +23,7 @@ def test_the_layers_heads_at_the_step_are_the_traces_weights(trace, kind):
     rows = len(trace.source_tokens) if kind == "encoder" else step + 1
     cols = step + 1 if kind == "decoder_self" else len(trace.source_tokens)
     lines = drawn_lines(figure)
-    assert set(lines) == {
-        (h, q, k)
-        for h in range(weights.shape[0])
-        for q in range(rows)
-        for k in range(cols)
-        if weights[h, q, k] >= LINE_THRESHOLD
-    }
+    assert set(lines) == strongest_per_query(weights, rows, cols)  # every head: its strongest line per query
     assert all(weight == float(weights[key]) for key, weight in lines.items())
     assert len(column(figure, "query")[1]) == rows
     assert figure["layout"]["title"]["text"].endswith("layer 2, every head")

@@ -92,20 +92,29 @@ def test_page_loads_share_one_precomputed_example(tiny_checkpoint, monkeypatch):
     )
     demo = build_demo(tiny_checkpoint)
     assert calls == ["translate"]  # the example, at start-up
+    # it arrives with the page: the page's config holds its sentence, translation, trace, step and figure
+    config = {c.elem_id: getattr(c, "value", None) for c in demo.blocks.values() if getattr(c, "elem_id", None)}
+    assert config["translation"] and config["attention-plot"] and config["source"] in (None, "")  # an API input
+    assert config["head"].isdigit()  # one head, not "all"
+    [trace] = [c.value for c in demo.blocks.values() if isinstance(c, gr.State) and hasattr(c.value, "num_steps")]
+    assert config["step"] == share.first_view(trace).step and trace.source_text == EXAMPLES[0][0]
     on_load = listener(demo, "on_load").fn
-    request = SimpleNamespace(query_params={}, headers={})
+    request = SimpleNamespace(query_params={}, headers={"referer": "http://h/"})
     shown = [by_id(on_load(request)) for _ in range(100)]
     assert len(calls) == 1  # a hundred page loads: no model call
-    traces = {
-        id(value)
-        for updates in shown
-        for key, value in updates.items()
-        if isinstance(key, gr.State) and value is not None and hasattr(value, "num_steps")
-    }
-    assert len(traces) == 1
-    first = shown[0]
-    assert first["source"] == EXAMPLES[0][0] and first["translation"]
-    assert first["head"].isdigit()  # one head, not "all"
+    assert all(set(updates) == {"source", "share-link"} for updates in shown)  # the load: the sentence, the link
+    assert shown[0]["source"] == EXAMPLES[0][0]
+    assert shown[0]["share-link"] == share.link(
+        trace,
+        share.first_view(trace).step,
+        "attention",
+        **{
+            "kind": "cross",
+            "layer": share.first_view(trace).layer,
+            "head": share.first_view(trace).head,
+            "page_url": "http://h/",
+        },
+    )
 
 
 def test_first_view_is_the_most_diagonal_cross_attention_head(trace):
@@ -188,7 +197,10 @@ def test_an_error_leaves_no_stale_result(tiny_checkpoint, trace, text, message):
     assert None in cleared.values()  # the trace state
     assert message in cleared["notice"]
     # accepted: the result stays until the new one replaces it (one redraw); only an old notice goes
-    assert by_id(before.fn(GERMAN, "de-en")) == {"notice": ""}
+    accepted = by_id(before.fn(GERMAN, "de-en"))
+    assert accepted["notice"] == "" and len(accepted) == 2  # and the click's verdict, kept for the run
+    [verdict] = [value for key, value in accepted.items() if key != "notice"]
+    assert verdict == (GERMAN, "de-en", "de-en")
     # and if that run fails after the check (a worker crash), the failure listener clears the rest
     [failed] = [fn for fn in demo.fns.values() if fn.trigger_only_on_failure]
     assert failed.trigger_after == listener(demo, "translate_page")._id
@@ -205,6 +217,8 @@ def test_clearing_the_trace_empties_every_view(tiny_checkpoint, trace):
     trace_state = listener(demo, "before").outputs[0]
     assert trace_state in redraw.inputs
     values = {component: getattr(component, "value", None) for component in redraw.inputs}
+    tab = next(c for c in redraw.inputs if isinstance(c, gr.State) and c.value in share.TABS)
+    values[tab] = "next"
     emptied = by_id(redraw.fn({**values, trace_state: None}, None))
     assert {"attention-plot", "pipeline-plot", "candidates-plot", "pe-plot", "mask-plot", "share-link"} <= set(emptied)
     # the Compare tab's comparison says what to do instead and empties its ranking's choices (TabView.empty)
@@ -221,7 +235,7 @@ def test_translate_endpoint_has_a_description_and_clean_names(tiny_checkpoint):
     demo = build_demo(tiny_checkpoint)
     info = demo.get_api_info()["named_endpoints"]["/translate"]
     assert "German ↔ English" in info["description"]
-    assert [p["parameter_name"] for p in info["parameters"]] == ["text", "direction"]
+    assert [p["parameter_name"] for p in info["parameters"]] == ["text", "direction", "model"]
     # page plumbing stays private: the API is the translation, its trace and the positional-encoding table
     assert sorted(demo.get_api_info()["named_endpoints"]) == [
         "/positional_encoding",
@@ -240,7 +254,8 @@ def test_redraw_skips_only_what_is_already_shown(tiny_checkpoint, trace):
     drawn_state = redraw.outputs[0]  # {view: key} of what the page shows
     step = next(c for c in redraw.inputs if getattr(c, "elem_id", None) == "step")
     values = {component: getattr(component, "value", None) for component in redraw.inputs}
-    values.update({trace_state: trace, step: 1, drawn_state: None})
+    tab = next(c for c in redraw.inputs if isinstance(c, gr.State) and c.value in share.TABS)
+    values.update({trace_state: trace, step: 1, drawn_state: None, tab: "next"})
     first = redraw.fn(values, None)
     assert first[drawn_state] and by_id(first)["candidates-plot"] is not None
     assert redraw.fn({**values, drawn_state: first[drawn_state]}, None) == gr.skip()  # nothing to send
@@ -257,7 +272,7 @@ def test_redraw_draws_only_the_views_whose_key_changed(tiny_checkpoint, trace):
     redraw = listener(demo, "redraw")
     trace_state, drawn_state = listener(demo, "before").outputs[0], redraw.outputs[0]
     step = next(c for c in redraw.inputs if getattr(c, "elem_id", None) == "step")
-    tab = next(c for c in redraw.inputs if isinstance(c, gr.State) and c.value == "next")
+    tab = next(c for c in redraw.inputs if isinstance(c, gr.State) and c.value in share.TABS)
     values = {component: getattr(component, "value", None) for component in redraw.inputs}
     values.update({trace_state: trace, step: 1, tab: "explain", drawn_state: None})
     first = by_id(redraw.fn(values, None))

@@ -10,7 +10,7 @@ import json
 import numpy as np
 import plotly.graph_objects as go
 import pytest
-from lines_figure import column, drawn_lines, head_of
+from lines_figure import column, drawn_lines, head_of, strongest_per_query
 from provenance_fixtures import decode_plotly
 
 from visualizer.heatmap import Window, attention_window
@@ -29,6 +29,15 @@ def full_weights(trace, kind: str) -> np.ndarray:
     }[kind]
 
 
+def test_one_head_draws_every_line_over_the_threshold(trace):
+    part = trace.attention("encoder")
+    lines = drawn_lines(as_json(attention_lines(part.weights[LAYER], part.queries, part.keys, heads=[3])))
+    weights = part.weights[LAYER, 3]
+    assert set(lines) == {
+        (3, q, k) for q in range(weights.shape[0]) for k in range(weights.shape[1]) if weights[q, k] >= LINE_THRESHOLD
+    }
+
+
 def as_json(figure: go.Figure) -> dict:
     return decode_plotly(json.loads(figure.to_json()))
 
@@ -42,18 +51,12 @@ def test_every_line_is_the_traces_weight_and_every_weight_above_the_threshold_is
     expected = full_weights(trace, kind)[LAYER]  # (h, T, S) of the whole sentence
     n_queries = len(trace.source_tokens) if kind == "encoder" else step + 1  # decoder rows stop at the step
     n_keys = step + 1 if kind == "decoder_self" else len(trace.source_tokens)
-    above = {
-        (h, q, k)
-        for h in range(expected.shape[0])
-        for q in range(n_queries)
-        for k in range(n_keys)
-        if expected[h, q, k] >= LINE_THRESHOLD
-    }
+    above = strongest_per_query(expected, n_queries, n_keys)  # several heads: each head's strongest line per query
     assert set(lines) == above and lines
     for (h, q, k), weight in lines.items():
         assert weight == float(expected[h, q, k])
-    hidden = expected.shape[0] * n_queries * n_keys - len(above)
-    assert f"{len(above)} of {len(above) + hidden} lines drawn" in fig["layout"]["annotations"][-1]["text"]
+    total = expected.shape[0] * n_queries * n_keys
+    assert f"{len(above)} of {total} lines drawn (each head's strongest" in fig["layout"]["annotations"][-1]["text"]
 
 
 def test_each_head_keeps_its_colour_in_the_lines_the_legend_and_the_weights(trace):

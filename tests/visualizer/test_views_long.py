@@ -178,3 +178,23 @@ def test_punctuation_diagnostic_counts_glued_punctuation():
     weights[...] = 0
     weights[..., 5] = 1.0  # on [EOS]: special, not punctuation
     assert head_diagnostics(weights, tokens, tokens)["punctuation"][0, 0] == 0
+
+
+def test_one_rule_decides_a_steps_window():
+    """visualizer.heatmap.step_window: a decoder's rows and keys around the step's query and its strongest key; an
+    encoder's rows and keys around the source token the step reads most (its cross-attention summed over heads)."""
+    from visualizer.heatmap import step_window
+
+    rng = np.random.default_rng(0)
+    decoder = rng.random((2, 3, 70, 90))
+    window = step_window(decoder, 60)
+    best = int(np.argmax(decoder[..., 60, :].sum(axis=(0, 1))))
+    assert window.rows == slice(70 - (2 * WINDOW_HALF + 1), 70)  # around row 60, kept within the 70 rows
+    assert window.cols.start <= best < window.cols.stop and window.cols.stop - window.cols.start == 2 * WINDOW_HALF + 1
+    encoder, reads = rng.random((2, 3, 90, 90)), np.zeros((2, 3, 90))
+    reads[1, 2, 75] = 1.0  # the step reads source token 75 most
+    window = step_window(encoder, reads=reads)
+    assert window.rows == window.cols == slice(90 - (2 * WINDOW_HALF + 1), 90)  # 75 inside, kept within the 90
+    reads[:] = 0
+    reads[0, 0, 30] = 1.0
+    assert step_window(encoder, reads=reads).rows == slice(30 - WINDOW_HALF, 30 + WINDOW_HALF + 1)

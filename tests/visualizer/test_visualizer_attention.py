@@ -118,7 +118,7 @@ def test_attention_heatmap_fills_its_container_until_its_columns_need_more_than_
 
 
 def test_attention_heatmap_on_a_phone_lays_its_colour_bar_under_the_keys():
-    """meta.narrow (ui/page_script.py applies it in a box under 640 px): the colour bar across, below the key
+    """meta.narrow (ui/js/figures.js applies it in a box under 640 px): the colour bar across, below the key
     labels, in added height that keeps the plot's own height; the right margin the bar held goes to the cells."""
     fig = visualizer.attention_heatmap(softmax_rows((6, 9)), ["▁x"] * 6, ["▁y"] * 9, title="t")
     narrow = fig.layout.meta["narrow"]
@@ -341,3 +341,24 @@ def test_pipeline_builds_for_every_size():
             [f"k{j}" for j in range(keys)],
         )
         go.Figure(figure.to_dict())  # full validation, as a client loading the JSON would need
+
+
+def grid_query_labels(fig) -> list[str]:
+    """The query labels of an all-heads grid: the first column's y-axis tick texts."""
+    layout = fig.to_plotly_json()["layout"]
+    texts = [list(axis["ticktext"]) for name, axis in layout.items() if name.startswith("yaxis") and "ticktext" in axis]
+    assert texts and all(labels == texts[0] for labels in texts)  # each row of panels, the same labels
+    return texts[0]
+
+
+def test_the_grid_names_every_query_of_a_sentence_whose_rows_fit_a_label():
+    words = [f"w{i}" for i in range(15)]  # the blog sentence's length: every row holds a 14 px label
+    fig = visualizer.attention_grid(softmax_rows((1, 8, 15, 15)), words, words, layer=0, columns=4)
+    assert grid_query_labels(fig) == [f"{i} w{i}" for i in range(15)]
+
+
+def test_a_long_sentences_grid_names_the_current_query():
+    words = [f"w{i}" for i in range(60)]  # rows too short for a label each: every k-th, and the step's query
+    fig = visualizer.attention_grid(softmax_rows((1, 8, 60, 60)), words, words, layer=0, columns=4, highlight_query=37)
+    labels = grid_query_labels(fig)
+    assert "37 w37" in labels and len(labels) < 60

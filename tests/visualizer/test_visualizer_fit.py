@@ -40,7 +40,7 @@ def test_the_grid_of_one_layer_fits_its_box_and_names_tokens_at_projector_size()
 
 
 def test_the_grid_on_a_phone_puts_two_heads_a_row_in_the_same_order():
-    """meta.narrow (ui/page_script.py applies it in a box under 640 px): head h stays the h-th subplot, so each
+    """meta.narrow (ui/js/figures.js applies it in a box under 640 px): head h stays the h-th subplot, so each
     trace lands in its head's panel; two panels a row, titled by head; the colour bar across under the keys."""
     weights = softmax_rows((3, 8, len(TARGET), len(SOURCE)))
     fig = visualizer.attention_grid(weights, TARGET, SOURCE, layer=1, columns=4, title="layer 2", highlight_query=2)

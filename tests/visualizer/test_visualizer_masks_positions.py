@@ -33,7 +33,7 @@ def test_masks_figure_has_four_panels_with_attend_and_masked():
 
 
 def test_masks_figure_on_a_phone_stacks_its_four_panels_in_order():
-    """meta.narrow (ui/page_script.py applies it in a box under 640 px): the panels one above the other, each the
+    """meta.narrow (ui/js/figures.js applies it in a box under 640 px): the panels one above the other, each the
     box's width, (a) at the top and (d) at the foot, apart; the step still in (b)'s title; the key across the top."""
     padding, batch, causal, decoder, cross = mask_inputs()
     fig = visualizer.masks_figure(padding, batch, causal, decoder, cross, SOURCE, TARGET, step=3)

@@ -128,7 +128,9 @@ function installFigures(theme) {
   };
   const projectorTrace = (trace) => {
     const out = trace.colorbar ? {...trace, colorbar: {...trace.colorbar, tickfont: atLeast(trace.colorbar.tickfont)}} : trace;
-    return out.type === 'bar' && out.text ? {...out, textfont: atLeast(out.textfont)} : out;
+    // a bar's numbers, and the tokens and weights written beside points (the lines view) in projector type
+    const written = out.text && (out.type === 'bar' || (out.type === 'scatter' && /text/.test(out.mode || '')));
+    return written && !Array.isArray(out.textfont && out.textfont.size) ? {...out, textfont: atLeast(out.textfont)} : out;
   };
   // a heatmap's text in its cells: at the largest size its cells hold up to PROJECTOR_PX on a wide screen (the
   // figure's own size on a phone); where even the figure's own size is too big for the longest text, at that size

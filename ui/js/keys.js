@@ -1,6 +1,7 @@
 /* The page-wide step keys and the player bar's token strip (loaded by ui/page_script.py).
 
-Keys: Left/Right = Back/Next, Home/End = First/Last, Space = Play/Pause. They click the step buttons (so they do
+Keys: Left/Right = Back/Next, Home/End = First/Last, Space = Play/Pause (whatever has the focus, a checkbox
+aside). They click the step buttons (so they do
 exactly what a click does) and never fire while typing in a text box or on a slider, with a modifier held, or
 while the buttons are disabled (no trace yet). After Enter in the sentence box they step until the visitor types
 or clicks there again; on a radio (a head, a layer, a kind) they step instead of moving the choice; a click on a
@@ -35,6 +36,7 @@ function installKeys(keys) {
   new MutationObserver(showQuery).observe(document.getElementById('step-info') || document.body,
                                          {childList: true, subtree: true, characterData: true});
   window.addEventListener('resize', showQuery);
+  let spaceTaken = false;  // this Space's press played: its release is not a button's click
   const TYPING = 'textarea, select, [contenteditable=""], [contenteditable="true"], ' +
                  'input:not([type=radio]):not([type=checkbox])';
   document.addEventListener('keydown', (event) => {
@@ -42,11 +44,22 @@ function installKeys(keys) {
     if (!id || event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
     const target = event.target instanceof Element ? event.target : null;
     if (target && target !== armed && target.closest(TYPING)) return;
-    // Space presses a focused button and ticks a checkbox
-    if (event.key === ' ' && target && target.closest('button, a, input[type=checkbox]')) return;
+    // Space plays whatever has the focus (a step button just clicked, a tab, a radio), except a checkbox it ticks
+    if (event.key === ' ' && target && target.closest('input[type=checkbox]')) return;
     const button = document.getElementById(id);
     if (!button || button.disabled) return;
     event.preventDefault();
+    if (event.key === ' ') spaceTaken = true;
     button.click();
   });
+  // a menu left with Tab closes, as with Escape (Gradio's list stayed open over the page, deaf to clicks elsewhere):
+  // once the Tab is handled, its input gets the blur that closes it
+  document.addEventListener('keydown', (event) => {
+    const menu = event.key === 'Tab' && event.target instanceof Element && event.target.closest('input[role=combobox]');
+    if (menu) setTimeout(() => { if (document.activeElement !== menu) menu.dispatchEvent(new FocusEvent('blur')); }, 0);
+  }, true);
+  // a focused button would also take the Space on its release (a second click): the release is ours too
+  document.addEventListener('keyup', (event) => {
+    if (event.key === ' ' && spaceTaken) { spaceTaken = false; event.preventDefault(); }
+  }, true);
 }

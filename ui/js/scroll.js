@@ -11,7 +11,7 @@ function installScroll() {
   // after Translate: a wide screen shows the page's head (sentence, translation, player bar and figure share the
   // window); a phone brings the open figure's title right under the (sticky) player bar, and again once that figure
   // has been redrawn for the new sentence (the bar's height changes with the step line). A tour stop brings its text
-  // under the bar. Each bring-up counts in <body data-shown-view> (what tests wait on, never on scroll timing).
+  // under the bar, a comparison opened its sentence. Each bring-up counts in <body data-shown-view> (what tests wait on, never on scroll timing).
   const NARROW_PX = 640;  // figures.js's: a window narrower than this is a phone
   const bar = () => document.getElementById('player-bar');
   const pageTop = (element) => element.getBoundingClientRect().top + window.scrollY;
@@ -42,6 +42,8 @@ function installScroll() {
   window.attentionExplorer = {
     showView: () => later(() => { following = bringUp('views'); }),
     showTour: () => later(() => bringUp('tour-row')),
+    // a comparison opened: its sentence and both figures under the bar (a phone: the first figure's caption)
+    showCompare: () => later(() => bringUp(window.innerWidth >= NARROW_PX ? 'compare-message' : 'compare-caption-1')),
     keepTyped: (value) => { loaded = true; return typed === null ? value : typed; },
   };
 }

@@ -1,0 +1,103 @@
+"""The planted faults of scripts/mutation_check.py for the screen after Translate (the whole translation shown, one
+input check a click, menus dismissed without a choice), the Compare tab's plain sentence and opening head, the
+lines view and the all-heads grid's labels, after VIEW_FAULTS in scripts/mutation_faults_views.py. One exact text
+replacement each; `old` must occur exactly once in `file` (`python3 scripts/mutation_check.py --stale` checks).
+
+    python3 scripts/mutation_check.py --tests tests/ui/test_compare_view.py tests/visualizer/test_lines.py \
+        tests/ui/test_lines_view.py tests/visualizer/test_visualizer_attention.py tests/ui/test_app.py \
+        --only story-,compare-,lines-,grid-,translate-,menu-
+"""
+
+from __future__ import annotations
+
+from scripts.mutation_faults import Fault
+
+SCREEN_FAULTS = [
+    # ---- caught by tests/ui/test_compare_view.py,
+    # tests/visualizer/test_lines.py, tests/ui/test_lines_view.py, tests/visualizer/test_visualizer_attention.py,
+    # tests/ui/test_app.py
+    Fault(
+        "story-threshold-lowered",
+        "ui/compare_views.py",
+        "    elif link.weight < LINK_WEIGHT:\n",
+        "    elif link.weight < LINK_WEIGHT / 5:\n",
+        "the Compare sentence says a head links 'it' to a word from a twentieth of its attention on",
+    ),
+    Fault(
+        "story-threshold-raised",
+        "ui/compare_views.py",
+        "LINK_WEIGHT = 0.25  #",
+        "LINK_WEIGHT = 0.5  #",
+        "the Compare sentence says no head links 'it' while one sends it 0.30 or more",
+    ),
+    Fault(
+        "story-one-piece-of-a-word",
+        "ui/compare_views.py",
+        "weights = looks.encoder_rows[..., positions].sum(-1)",
+        "weights = looks.encoder_rows[..., positions[0]]",
+        "a word's weight is its first subword piece's only ('anim' for 'animal')",
+    ),
+    Fault(
+        "compare-opens-on-the-second-head",
+        "ui/compare.py",
+        "    top = result.ranking[0]\n    return Opening(",
+        "    top = result.ranking[1]\n    return Opening(",
+        "the blog pair opens on the head that differs second most",
+    ),
+    Fault(
+        "compare-figures-at-their-own-step",
+        "ui/compare_views.py",
+        '    step = step_index(trace, step) + 1\n    if draw != "lines":',
+        '    step = step_index(trace, looks.translating.step + 1 if looks else step) + 1\n    if draw != "lines":',
+        "each Compare figure is drawn at its own token's step, not the player bar's",
+    ),
+    Fault(
+        "lines-every-head-every-line",
+        "visualizer/lines.py",
+        "return (strongest_keys(keep, shown) if several else keep), None, False",
+        "return keep, None, False",
+        "every head of a layer draws all its lines again (a tangle)",
+    ),
+    Fault(
+        "lines-strongest-is-the-weakest",
+        "visualizer/lines.py",
+        "best = np.argmax(np.where(keep, weights, -1.0), axis=-1)",
+        "best = np.argmin(np.where(keep, weights, 2.0), axis=-1)",
+        "each head's line per query goes to its weakest key over the threshold",
+    ),
+    Fault(
+        "grid-rows-not-grown",
+        "visualizer/head_grid.py",
+        "    panel_h = max(panel_h, min(ROW_LABEL_PX * n_queries, LABELLED_PANEL_PX))",
+        "    panel_h = panel_h",
+        "the all-heads grid names every other query row only",
+    ),
+    Fault(
+        "grid-query-unmarked",
+        "visualizer/head_grid.py",
+        "        shown = np.union1d(shown[np.abs(shown - marked) >= every], [marked])",
+        "        shown = shown",
+        "a long sentence's all-heads grid may leave the current step's query without a label",
+    ),
+    Fault(
+        "translate-checks-twice",
+        "ui/session.py",
+        "        if verdict is not None and verdict[:2] == (text, direction):",
+        "        if False:",
+        "a Translate click checks its input twice (and says a refused one twice)",
+    ),
+    Fault(
+        "menu-dismissed-empty-dict",
+        "ui/attention.py",
+        "return gr.skip() if cell is None else",
+        "return {} if cell is None else",
+        "dismissing 'Open a head of the grid' returns too few values (the controls turn into error badges)",
+    ),
+    Fault(
+        "translate-lands-on-step-one",
+        "ui/stepping.py",
+        "maximum=max(trace.num_steps, 2), value=trace.num_steps)}",
+        "maximum=max(trace.num_steps, 2), value=1)}",
+        "after Translate the view shows step 1 (one row), not the whole translation",
+    ),
+]
