@@ -79,6 +79,7 @@ VIEW_TESTS = [
     "tests/visualizer/test_visualizer_fit.py",
     "tests/visualizer/test_visualizer_masks_positions.py",
     "tests/ui/test_opus_mt_page.py",
+    "tests/ui/test_explain_views.py",
 ]  # the views, the page's redraw and the newer model modules
 
 HOUSE_TESTS = [
