@@ -78,6 +78,8 @@ VIEW_TESTS = [
     "tests/ui/test_corpus_views.py",
     "tests/visualizer/test_visualizer_fit.py",
     "tests/visualizer/test_visualizer_masks_positions.py",
+    "tests/ui/test_opus_mt_page.py",
+    "tests/ui/test_explain_views.py",
 ]  # the views, the page's redraw and the newer model modules
 
 HOUSE_TESTS = [

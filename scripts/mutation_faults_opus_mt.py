@@ -1,7 +1,7 @@
 """The planted faults of scripts/mutation_check.py in decoding and scoring an OPUS-MT (Marian) checkpoint: the
 beam search's rules for it (tests/model/decoding/test_beam_marian.py), scripts/score_checkpoint.py
-(tests/project/test_score_checkpoint.py) and the benchmark's random OPUS-MT folder
-(tests/project/test_benchmarks.py). Run after MODEL_FAULTS (scripts/mutation_faults.py), before VIEW_FAULTS. One
+(tests/project/test_score_checkpoint.py), the benchmark's random OPUS-MT folder
+(tests/project/test_benchmarks.py), and the app's OPUS-MT page (tests/ui/test_opus_mt_page.py; `--suite views`). Run after MODEL_FAULTS (scripts/mutation_faults.py), before VIEW_FAULTS. One
 exact text replacement each; `old` must occur exactly once in `file` (`python3 scripts/mutation_check.py --stale`).
 """
 
@@ -58,5 +58,62 @@ OPUS_MT_FAULTS = [
         "    if not ends:\n",
         "    if ends:\n",
         "the benchmark's random OPUS-MT folder ends its outputs early (its budget row would not reach the limit)",
+    ),
+    Fault(
+        "opus-mt-page-pe-halves-as-interleaved",
+        "ui/positions.py",
+        "figure = visualizer.positional_encoding_figure(table, tokens=trace.source_tokens, layout=layout)",
+        "figure = visualizer.positional_encoding_figure(table, tokens=trace.source_tokens)",
+        "the positional-encoding view names Marian's halves table as interleaved (even sin, odd cos)",
+    ),
+    Fault(
+        "opus-mt-page-pe-halves-split-wrong",
+        "visualizer/positional.py",
+        'return ("cos", dim - half) if dim >= half else ("sin", dim)',
+        'return ("cos", dim - half) if dim > half else ("sin", dim)',
+        "the halves layout's first cosine column is named a sine",
+    ),
+    Fault(
+        "opus-mt-page-own-only-panel-shown",
+        "ui/explain/tab.py",
+        "missing = panel.unavailable_on(page.checkpoint)",
+        'missing = ""',
+        "the training film and corpus panels build their controls on the OPUS-MT page",
+    ),
+    Fault(
+        "opus-mt-page-published-scores-missing",
+        "ui/model_tab.py",
+        '+ visualizer.published_scores_markdown(checkpoint.metrics.get("published_scores"))',
+        "+ visualizer.published_scores_markdown([])",
+        "the OPUS-MT Model tab leaves out the card's published scores",
+    ),
+    Fault(
+        "opus-mt-page-scores-not-named-published",
+        "ui/model_tab.py",
+        "f\"**Published scores**: as published by {info.publisher or 'its publisher'} (the model card), \"\n"
+        '        "not measured here.",',
+        'f"**Scores**",',
+        "the OPUS-MT Model tab shows the card's scores without saying they are published, not measured here",
+    ),
+    Fault(
+        "opus-mt-page-rerun-without-direction",
+        "ui/explain/panel.py",
+        "probs = jobs.token_probabilities(runner, trace.source_ids, trace.output_ids, ablation, direction=trace.direction)",
+        "probs = jobs.token_probabilities(runner, trace.source_ids, trace.output_ids, ablation)",
+        "a re-run on ids names no direction: on OPUS-MT the runner cannot pick the checkpoint",
+    ),
+    Fault(
+        "opus-mt-page-default-direction-ignored",
+        "serving/runner.py",
+        "        bound.apply_defaults()\n",
+        "",
+        "the runner ignores a job's default direction (the paper's sentences fail on OPUS-MT)",
+    ),
+    Fault(
+        "opus-mt-page-own-guard-rails",
+        "ui/session.py",
+        "own_model=trace.model == OWN.key)",
+        "own_model=True)",
+        "OPUS-MT's notices measure its input against the own model's training data and name a target tag",
     ),
 ]

@@ -373,4 +373,18 @@ VIEW_FAULTS = [
         'text=np.asarray(batch_panel["text"]).tolist(),',
         "a phone's turned padding panel keeps its cells' tokens unturned (each token in another cell)",
     ),
+    Fault(
+        "diagnostics-narrow-four-abreast",
+        "visualizer/explain.py",
+        "columns = min(NARROW_COLUMNS, len(titles))",
+        "columns = len(titles)",
+        "a phone's head diagnostics keep their four panels abreast (5 px cells at 6 x 8 heads)",
+    ),
+    Fault(
+        "diagnostics-narrow-layers-unnamed",
+        "visualizer/explain.py",
+        'layout[f"yaxis{y[1:]}"]["showticklabels"] = True  # every panel names its layers',
+        'layout[f"yaxis{y[1:]}"]["showticklabels"] = y == "y"  # the first panel alone names its layers',
+        "a phone's second row of head diagnostics loses its layer names",
+    ),
 ]

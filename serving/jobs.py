@@ -215,7 +215,7 @@ def paper_figures(
     """The paper's Figures 3-5 sentences through the encoder, the best-matching head of each (Appendix).
     direction: the paper's sentences are English, read translating into German (where the model has a
     checkpoint per direction, the runner runs the one of this direction)."""
-    return run_paper_figures(checkpoint.model, checkpoint.tokenizer, list(figures))
+    return run_paper_figures(checkpoint.model, checkpoint.tokenizer, list(figures), own_model=checkpoint.kind == "own")
 
 
 @model_job(

@@ -18,6 +18,7 @@ from pathlib import Path
 import gradio as gr
 
 from model import Checkpoint, CheckpointError, TranslationTrace, load_checkpoint
+from model.checkpoints.catalogue import OWN
 from model.text import limits
 from model.text.language import GuardRail, guard_rails
 from model.text.special_tokens import END_TOKENS
@@ -122,7 +123,7 @@ def tokens_html(trace: TranslationTrace | None) -> str:
 
 
 def guard_rail_notes(trace: TranslationTrace) -> list[GuardRail]:
-    return guard_rails(trace.source_text, trace.source_tokens, trace.direction)
+    return guard_rails(trace.source_text, trace.source_tokens, trace.direction, own_model=trace.model == OWN.key)
 
 
 def end_token(trace: TranslationTrace) -> str:

@@ -223,9 +223,50 @@ def head_diagnostics_figure(
             width=int(plot_w + 80),
             height=int(n_layers * cell + 130),
             margin=dict(l=50, r=30, t=90 if title else 60, b=30),
+            meta=dict(narrow=narrow_diagnostics(list(names.values()), n_layers, n_heads, bool(title))),
         ),
         title,
     )
+
+
+NARROW_COLUMNS = 2  # a phone: the statistics' panels two abreast (four abreast their cells were 5 px)
+NARROW_BOX_PX = 360  # the width a phone's box gives a figure
+NARROW_TITLE_CHARS = 20  # a panel title wider than this breaks into lines (12 px type over half a phone)
+
+
+def narrow_diagnostics(titles: list[str], n_layers: int, n_heads: int, has_title: bool) -> dict:
+    """The layout a phone draws instead (``meta.narrow``, applied by ui/js/figures.js): the panels NARROW_COLUMNS
+    abreast in rows, each naming its layers and its title broken into lines that fit its width."""
+    columns = min(NARROW_COLUMNS, len(titles))
+    rows = -(-len(titles) // columns)
+    margin = dict(l=34, r=8, t=(90 if has_title else 60) + 14, b=28)
+    gap_x, gap_y = 26.0, 64.0  # px: between panels across; down, room for the heads' labels and a 2-line title
+    cell = (NARROW_BOX_PX - margin["l"] - margin["r"] - (columns - 1) * gap_x) / (columns * n_heads)
+    plot_w = NARROW_BOX_PX - margin["l"] - margin["r"]
+    plot_h = rows * n_layers * cell + (rows - 1) * gap_y
+    layout, refs = subplot_grid(
+        rows,
+        columns,
+        horizontal_spacing=spacing(gap_x, plot_w, columns),
+        vertical_spacing=spacing(gap_y, plot_h, rows),
+        titles=[wrapped(title, NARROW_TITLE_CHARS) for title in titles],
+        title_size=12,
+    )
+    for _, y in refs.values():
+        layout[f"yaxis{y[1:]}"]["showticklabels"] = True  # every panel names its layers
+    return dict(layout, height=int(plot_h + margin["t"] + margin["b"]), margin=margin)
+
+
+def wrapped(text: str, width: int) -> str:
+    """`text` broken at spaces into lines of at most `width` characters (a longer word stays whole), joined by
+    Plotly's <br>."""
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "<br>".join(lines)
 
 
 def diagnostic_heatmap(name: str, values: np.ndarray, label: str, heads: np.ndarray, layers: np.ndarray) -> dict:

@@ -175,7 +175,7 @@ def metrics_table_markdown(metrics: dict | None) -> str:
     return "\n".join([header, *rows])
 
 
-NO_PUBLISHED_SCORES = "*The model card has no Benchmarks table.*"
+NO_PUBLISHED_SCORES = "*No published scores: this copy of the model card (README.md) has no Benchmarks table.*"
 
 
 def published_scores_markdown(rows: list[dict] | None) -> str:

@@ -195,8 +195,12 @@ class FigureResult:
     translation_warnings: list[str]  # why that German may be poor (model/text/language.py), empty if none
 
 
-def run_paper_figures(model, tokenizer, figures: Sequence[PaperFigure] = PAPER_FIGURES) -> list[FigureResult]:
-    """Run each figure's sentence through the model (English -> German) and search its encoder heads."""
+def run_paper_figures(
+    model, tokenizer, figures: Sequence[PaperFigure] = PAPER_FIGURES, own_model: bool = True
+) -> list[FigureResult]:
+    """Run each figure's sentence through the model (English -> German) and search its encoder heads.
+    own_model: the project's own model, whose training data the translation's caveats name (model/text/language.py);
+    False for a model trained elsewhere (OPUS-MT)."""
     results = []
     for figure in figures:
         trace = translate(model, tokenizer, figure.sentence, DIRECTION)
@@ -218,7 +222,7 @@ def run_paper_figures(model, tokenizer, figures: Sequence[PaperFigure] = PAPER_F
                 trace.encoder_attention,
                 trace.translation,
                 search,
-                translation_warnings(trace.source_tokens, trace.translation, finished),
+                translation_warnings(trace.source_tokens, trace.translation, finished, own_model),
             )
         )
     return results

@@ -244,7 +244,7 @@ DIAGNOSTICS = {  # name: what the number means (all are means over the queries o
     "entropy": "entropy of each query's attention, in bits (0 = all weight on one key)",
     "diagonal": "weight within one position of the diagonal (self, neighbours; for cross-attention "
     "the source position proportional to the target position)",
-    "special": "weight on special tokens: [EOS], [BOS] and the language tag",
+    "special": "weight on special tokens: [EOS], [BOS] and the language tag (OPUS-MT: </s>, <pad>)",
     "punctuation": "weight on punctuation-bearing tokens: tokens ending in punctuation (the tokenizer "
     "glues a final mark to its word, as in ▁entlang.)",
 }

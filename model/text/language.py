@@ -8,10 +8,12 @@ data); ours saw short German and English sentences (Multi30k captions and Tatoeb
   its naive Bayes model ships inside the 4.6 MB wheel, runs offline in ~1 ms per sentence), restricted
   to German and English. The model's own signal would need a trained model to mean anything, and
   the test fixtures are untrained; an independent classifier is checkable.
-- **Mostly byte-fallback tokens** (`<0xF0>`: emoji, Chinese): the vocabulary has no pieces for them.
+- **Mostly byte-fallback tokens** (`<0xF0>`: emoji, Chinese): the vocabulary has no pieces for them. A
+  tokenizer without byte fallback (OPUS-MT's) writes such characters as its unknown token `<unk>`, flagged alike.
 - **Markup or mostly symbols** (`<b>Hallo</b>`, `#$%&*`): captions and Tatoeba hold no HTML tags, and a text
   whose characters are mostly not letters is not a sentence; the model answers either with fluent nonsense.
-- **Much longer than the training data**: 99.9 % of the 364,640 training sentences (both sides of
+- **Much longer than the training data** (the own model's: `own_model`): 99.9 % of the 364,640 training
+  sentences (both sides of
   Multi30k train + the large Tatoeba set's training part) have at most LONG_SOURCE_SUBWORDS = 37 subword
   tokens (99th percentile 26, median 8), measured with the shipped tokenizer (`python3 -m
   scripts.sentence_lengths --tokenizer checkpoints/de-en-small/tokenizer.json --data ../shared/data/multi30k/train
@@ -26,6 +28,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from model.text import marian_tokenizer, tokenizer
 from model.text.special_tokens import SPECIAL_TOKENS
 from model.text.tokenizer import LANGUAGES
 
@@ -34,6 +37,7 @@ BYTE_FALLBACK_SHARE = 0.5  # at least this share of the subwords are raw bytes: 
 LANGUAGE_CONFIDENCE = 0.95  # P(other language) under py3langid restricted to {de, en}
 MIN_LETTERS = 8  # fewer letters than this ("Hallo", "OK") is too little evidence to say anything
 BYTE_TOKEN = re.compile(r"^<0x[0-9A-Fa-f]{2}>$")
+UNKNOWN_TOKENS = frozenset({tokenizer.UNK, marian_tokenizer.UNK})  # a piece the vocabulary does not have
 MARKUP = re.compile(r"<\s*/?\s*[A-Za-z][A-Za-z0-9-]*(\s[^<>]*)?/?\s*>|&[A-Za-z]+;|&#x?[0-9A-Fa-f]+;")  # a tag or entity
 MIN_SYMBOLS = 3  # a text of more symbols (neither letters, digits nor spaces) than letters, and at least this
 #  many, is mostly symbols ("#$%&*"; not "1234567890" or "Hallo?!")
@@ -75,8 +79,8 @@ def detect_language(text: str) -> tuple[str, float] | None:
 
 
 def subwords(source_tokens: Sequence[str]) -> list[str]:
-    """The source tokens without the language tag and [EOS]."""
-    return [token for token in source_tokens if token not in SPECIAL_TOKENS]
+    """The source tokens without the language tag and the end token (an unknown token is one of its pieces)."""
+    return [token for token in source_tokens if token not in SPECIAL_TOKENS or token in UNKNOWN_TOKENS]
 
 
 def longer_than_training(source_tokens: Sequence[str]) -> int:
@@ -86,9 +90,11 @@ def longer_than_training(source_tokens: Sequence[str]) -> int:
 
 
 def byte_share(source_tokens: Sequence[str]) -> float:
-    """Share of the subwords that are byte-fallback tokens such as `<0xF0>` (0 for an empty source)."""
+    """Share of the subwords that are byte-fallback tokens such as `<0xF0>`, or unknown tokens where the tokenizer
+    has no byte fallback (0 for an empty source)."""
     pieces = subwords(source_tokens)
-    return sum(bool(BYTE_TOKEN.match(token)) for token in pieces) / len(pieces) if pieces else 0.0
+    unknown = sum(bool(BYTE_TOKEN.match(token)) or token in UNKNOWN_TOKENS for token in pieces)
+    return unknown / len(pieces) if pieces else 0.0
 
 
 def mostly_symbols(text: str) -> bool:
@@ -97,27 +103,32 @@ def mostly_symbols(text: str) -> bool:
     return symbols >= MIN_SYMBOLS and symbols > sum(c.isalpha() for c in text)
 
 
-def guard_rails(text: str, source_tokens: Sequence[str], direction: str) -> list[GuardRail]:
+def guard_rails(text: str, source_tokens: Sequence[str], direction: str, own_model: bool = True) -> list[GuardRail]:
     """Warnings about a translated input: mostly bytes, markup or mostly symbols, else the wrong language; much
-    longer than training."""
+    longer than training.
+
+    own_model: the input went to this project's own model, whose training data LONG_SOURCE_SUBWORDS measures and
+    whose source starts with the target's tag; False for a model trained elsewhere (OPUS-MT: no length rail)."""
     source, target = direction.split("-")
     rails = []
-    if byte_share(source_tokens) >= BYTE_FALLBACK_SHARE:
+    share = byte_share(source_tokens)
+    if share >= BYTE_FALLBACK_SHARE:
+        bytes_ = any(BYTE_TOKEN.match(token) for token in source_tokens)
+        pieces = "are raw byte tokens like `<0xF0>`" if bytes_ else f"are the unknown token `{marian_tokenizer.UNK}`"
         rails.append(
             GuardRail(
                 "bytes",
-                f"Most of this input ({byte_share(source_tokens):.0%} of its subwords) "
-                "are raw byte tokens like `<0xF0>`: the vocabulary has no pieces for these "
-                "characters (emoji, Chinese, …). The model never learned them; expect fluent "
-                "nonsense.",
+                f"Most of this input ({share:.0%} of its subwords) {pieces}: the vocabulary has no pieces for "
+                "these characters (emoji, Chinese, …). The model never learned them; expect fluent nonsense.",
             )
         )
     elif MARKUP.search(text):
         rails.append(
             GuardRail(
                 "markup",
-                "This input holds **markup** (an HTML tag or entity such as `<b>` or `&amp;`): the training "
-                "sentences have none, so the model reads it as odd words. Expect fluent nonsense; type plain text.",
+                "This input holds **markup** (an HTML tag or entity such as `<b>` or `&amp;`): "
+                + ("the training sentences have none, so " if own_model else "")
+                + "the model reads it as odd words. Expect fluent nonsense; type plain text.",
             )
         )
     elif mostly_symbols(text):
@@ -135,12 +146,17 @@ def guard_rails(text: str, source_tokens: Sequence[str], direction: str) -> list
                     "language",
                     f"This looks like **{LANGUAGES[guess[0]]}** "
                     f"(p = {guess[1]:.2f}, py3langid), but the direction expects "
-                    f"{LANGUAGES[source]}. The model only reads the target tag and may echo "
-                    "the input.",
+                    f"{LANGUAGES[source]}. "
+                    + (
+                        "The model only reads the target tag and may echo the input."
+                        if own_model
+                        else f"This model translates {LANGUAGES[source]} into {LANGUAGES[target]} only and may "
+                        "echo the input."
+                    ),
                     switch_to=f"{guess[0]}-{source}",
                 )
             )
-    length = longer_than_training(source_tokens)
+    length = longer_than_training(source_tokens) if own_model else 0
     if length:
         rails.append(
             GuardRail(
@@ -165,10 +181,13 @@ def repeated_phrase(text: str, words: int = 3) -> str | None:
     return None
 
 
-def translation_warnings(source_tokens: Sequence[str], translation: str, finished: bool) -> list[str]:
-    """Plain reasons to distrust a translation: a source longer than training, a loop, no [EOS]."""
+def translation_warnings(
+    source_tokens: Sequence[str], translation: str, finished: bool, own_model: bool = True
+) -> list[str]:
+    """Plain reasons to distrust a translation: a source longer than training (own_model: as in `guard_rails`), a
+    loop, no [EOS]."""
     warnings = []
-    length = longer_than_training(source_tokens)
+    length = longer_than_training(source_tokens) if own_model else 0
     if length:
         warnings.append(
             f"the sentence has {length} subword tokens, and 99.9 % of the training sentences have at "

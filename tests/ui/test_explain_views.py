@@ -80,6 +80,26 @@ def test_head_diagnostics_figure_has_a_panel_per_statistic():
         figures.head_diagnostics_figure({"entropy": np.zeros((2, 2)), "diagonal": np.zeros((2, 3))})
 
 
+def test_head_diagnostics_on_a_phone_puts_the_panels_two_abreast():
+    """6 layers x 8 heads (Transformer-base, OPUS-MT): four panels abreast left 5 px cells in a phone's box; the
+    narrow layout (ui/js/figures.js applies it) sets them in two rows of two, every panel naming its layers, no
+    two panels overlapping, each title in lines of at most 20 characters."""
+    names = ("entropy", "diagonal", "special", "punctuation")
+    stats = {name: np.full((6, 8), 0.5) for name in names}
+    titles = dict(
+        zip(names, ("entropy (bits)", "diagonal (%)", "to special tokens (%)", "to tokens ending in punctuation (%)"))
+    )
+    narrow = figures.head_diagnostics_figure(stats, titles, title="heads").layout.meta["narrow"]
+    boxes = [(narrow[f"xaxis{n}"]["domain"], narrow[f"yaxis{n}"]["domain"]) for n in ("", "2", "3", "4")]
+    assert len({tuple(y) for _, y in boxes}) == 2 and len({tuple(x) for x, _ in boxes}) == 2  # 2 rows, 2 columns
+    for i, (x, y) in enumerate(boxes):
+        for other_x, other_y in boxes[i + 1 :]:
+            assert x[1] <= other_x[0] or other_x[1] <= x[0] or y[1] <= other_y[0] or other_y[1] <= y[0]
+    assert all(narrow[f"yaxis{n}"]["showticklabels"] for n in ("", "2", "3", "4"))
+    lines = [line for note in narrow["annotations"] for line in note["text"].split("<br>")]
+    assert " ".join(lines).split() == " ".join(titles.values()).split() and max(map(len, lines)) <= 20
+
+
 def test_attention_comparison_puts_both_runs_on_one_scale():
     a, b = np.eye(3), np.full((3, 3), 1 / 3)
     fig = figures.attention_comparison(a, b, SOURCE[:3], SOURCE[:3], names=("with PE", "without"))

@@ -19,6 +19,7 @@ from model.analysis.corpus.attribution import attribute
 from model.checkpoints.catalogue import OPUS_MT, OPUS_MT_ENV, OWN
 from model.decoding.ablation import Ablation
 from model.decoding.greedy import default_max_new_tokens
+from model.text import language
 from ui import models, positions, session
 from ui.explain.panels import PANELS
 from ui.share import TABS
@@ -222,3 +223,28 @@ def test_chips_mark_the_marian_special_tokens_and_notices_name_its_end_token(tra
     assert '<span class="tok">&lt;/s&gt;</span>' not in chips
     limited = type(trace)(**{**vars(trace), "stopped_by": "max_length"})
     assert "without producing `</s>`" in session.notice_markdown(limited)
+
+
+def test_guard_rails_say_only_what_holds_for_opus_mt(demo):
+    """No target tag and no own training data on OPUS-MT: the wrong-language notice says the model translates one
+    direction, a long sentence is not measured against the own model's training sentences, and characters the
+    vocabulary lacks (written as <unk>, no byte fallback) are flagged."""
+    translate = listener(demo, "translate_page", PAGE).fn
+    trace, _, _, notice = translate("The children are playing football in the park with their friends.", "de-en")
+    assert "This model translates German into English only" in notice and "target tag" not in notice
+    assert session.switch_direction(trace) == "en-de"
+    trace, _, _, notice = translate("Der Hund läuft über die nasse Straße. " * 4, "de-en")
+    assert language.LONG_SOURCE_SUBWORDS < len(trace.source_tokens) and not trace.source_truncated
+    assert "training" not in notice and "Multi30k" not in notice
+    trace, _, _, notice = translate("東京 東京 東京 東京", "de-en")
+    assert trace.source_tokens.count("<unk>") >= 2 and "are the unknown token `<unk>`" in notice
+
+
+def test_a_job_without_a_trace_runs_on_its_directions_checkpoint(demo):
+    """The paper's sentences are English: on OPUS-MT their job runs on opus-mt-en-de (its default direction)."""
+    from model.analysis.paper_figures import PAPER_FIGURES
+    from serving import jobs
+
+    runner = demo.runners[PAGE]
+    assert runner.direction_of_call(jobs.paper_figures, (PAPER_FIGURES,), {}) == "en-de"
+    assert runner.direction_of_call(jobs.token_probabilities, ([1], [2]), {"direction": "de-en"}) == "de-en"

@@ -24,16 +24,16 @@ LEAD = (
 ABOUT = """
 Per layer and head (section 3.2.2), averaged over the sentence's queries: the *entropy* of the attention in bits
 (low = focused), how *diagonal* it is (weight within one position of the query's own position; for
-cross-attention, of the proportional source position), and how much goes to *special tokens* (`[EOS]`,
-`[BOS]`, the language tag) and to *tokens ending in punctuation* (this tokenizer glues a final mark to its
-word, as in `▁Schnee.`, so the word counts too): heads often park attention there when they have nothing to
-do. Choose a head to open it in the Attention tab.
+cross-attention, of the proportional source position), and how much goes to *special tokens* (the own model's
+`[EOS]`, `[BOS]` and language tag; OPUS-MT's `</s>` and `<pad>`) and to *tokens ending in punctuation* (a
+tokenizer may glue a final mark to its word, as in `▁Schnee.`, so the word counts too): heads often park
+attention there when they have nothing to do. Choose a head to open it in the Attention tab.
 """
 
 TITLES = {
     "entropy": "entropy (bits)",
     "diagonal": "diagonal (%)",
-    "special": "to [EOS]/specials (%)",
+    "special": "to special tokens (%)",
     "punctuation": "to tokens ending in punctuation (%)",
 }
 
