@@ -11,7 +11,17 @@ from __future__ import annotations
 
 import pytest
 
-from browser_helpers import GERMAN, SAMPLE_SCREENS, needs_chromium, open_panel, open_tab, overflow, translate
+from browser_helpers import (
+    GERMAN,
+    SAMPLE_SCREENS,
+    needs_chromium,
+    open_panel,
+    open_tab,
+    overflow,
+    translate,
+    wait_last_step,
+    wait_step,
+)
 from visualizer.theme import DARK_BACKGROUND
 
 CORPUS_PLOTS = ("corpus-roles", "corpus-pruning", "corpus-qk")
@@ -35,6 +45,9 @@ def screen(request, browser, corpus_server):
     translate(page, GERMAN)
     expect(page.locator("#translation textarea")).not_to_have_value("")
     expect(page.locator("#step-next")).to_be_enabled()
+    wait_last_step(page)  # Translate lands on the last step; the panels' checks step from the first
+    page.click("#step-first")
+    wait_step(page, 1)
     open_tab(page, "Explain")
     page.theme = theme
     yield page
