@@ -60,7 +60,7 @@ def test_a_panel_opens_with_its_sentence_and_its_figure_is_in_view_after_run(bro
         page.wait_for_selector("#attribution-plot .js-plotly-plot .main-svg")
         with contextlib.suppress(TimeoutError):  # the script scrolls once the figure has settled; else the box says why
             page.wait_for_function(
-                f"(selector) => ({IN_VIEW})(({BOX})(selector))", arg="#attribution-plot", timeout=30_000
+                f"(selector) => ({IN_VIEW})(({BOX})(selector))", arg="#attribution-plot", timeout=60_000
             )
         box = page.evaluate(BOX, "#attribution-plot")
         assert in_view(page, "#attribution-plot"), box
