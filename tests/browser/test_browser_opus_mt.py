@@ -18,8 +18,7 @@ import torch
 import provenance_fixtures as ref
 from browser_helpers import needs_chromium, overflow, wait_last_step, wait_step
 from helpers import position
-from marian_hub_folder import load_peer, load_peer_tokenizer
-from model.decoding.greedy import default_max_new_tokens
+from marian_hub_folder import load_peer, load_peer_tokenizer, peer_greedy
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -51,14 +50,8 @@ def peer_run(opus_mt_folder):
     greedy `generate` on SENTENCE with the app's length budget, and the eager forward over that output."""
     folder = opus_mt_folder / f"opus-mt-{DIRECTION}"
     peer, tokenizer = load_peer(folder), load_peer_tokenizer(folder)
-    source_ids = tokenizer(SENTENCE)["input_ids"]
+    source_ids, generated = peer_greedy(peer, tokenizer, SENTENCE)  # (1, 1 + T): the start token <pad>, the output
     with torch.no_grad():
-        generated = peer.generate(
-            torch.tensor([source_ids]),
-            num_beams=1,
-            do_sample=False,
-            max_new_tokens=default_max_new_tokens(len(source_ids)),
-        )  # (1, 1 + T): the start token <pad>, then the output
         out = peer(input_ids=torch.tensor([source_ids]), decoder_input_ids=generated[:, :-1], output_attentions=True)
     cross = torch.stack(out.cross_attentions)[:, 0].numpy()  # (L, h, T, S)
     output = tokenizer.convert_ids_to_tokens(generated[0, 1:].tolist())

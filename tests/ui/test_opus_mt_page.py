@@ -12,13 +12,11 @@ import re
 
 import numpy as np
 import pytest
-import torch
 
 from model.analysis import readouts
 from model.analysis.corpus.attribution import attribute
 from model.checkpoints.catalogue import OPUS_MT, OPUS_MT_ENV, OWN
 from model.decoding.ablation import Ablation
-from model.decoding.greedy import default_max_new_tokens
 from model.text import language
 from ui import models, positions, session
 from ui.explain.panels import PANELS
@@ -27,7 +25,7 @@ from visualizer.training import markdown_cell
 
 from explain_page import ExplainPage, listener
 from helpers import api_function, figure_of
-from marian_hub_folder import CARD_ROWS, load_peer, load_peer_tokenizer
+from marian_hub_folder import CARD_ROWS, load_peer, load_peer_tokenizer, peer_greedy
 
 PAGE = OPUS_MT.key  # the OPUS-MT page's path; the own model's page is ""
 SENTENCES = {"de-en": "Der Hund läuft über die nasse Straße.", "en-de": "The dog runs across the wet street."}
@@ -67,17 +65,10 @@ def elem_ids(demo, page: str = PAGE) -> set[str]:
 
 
 def peer_generate(folder, text: str) -> tuple[list[int], list[int], str]:
-    """(source ids, generated ids without the start token, translation) of `transformers`' greedy `generate` with
-    the model's own rules (<pad> never generated, </s> forced at the limit) and the app's length budget."""
-    peer, tokenizer = load_peer(folder), load_peer_tokenizer(folder)
-    source_ids = tokenizer(text)["input_ids"]
-    with torch.no_grad():
-        generated = peer.generate(
-            torch.tensor([source_ids]),
-            num_beams=1,
-            do_sample=False,
-            max_new_tokens=default_max_new_tokens(len(source_ids)),
-        )
+    """(source ids, generated ids without the start token, translation) of `transformers`' greedy `generate`
+    (marian_hub_folder.peer_greedy)."""
+    tokenizer = load_peer_tokenizer(folder)
+    source_ids, generated = peer_greedy(load_peer(folder), tokenizer, text)
     return source_ids, generated[0, 1:].tolist(), tokenizer.decode(generated[0], skip_special_tokens=True)
 
 
