@@ -253,7 +253,21 @@ function installFigures(theme) {
     themed.__themed = true;
     plotly[name] = themed;
   };
-  const install = (plotly) => { if (plotly) { wrap(plotly, 'react'); wrap(plotly, 'newPlot'); } };
+  // a figure Plotly drew before this script ran (the first view comes in the page's config, and Plotly, fetched
+  // from the start, can draw it before the page's load event runs this script) is drawn again through the wrap:
+  // in the page's theme and fitted to its box like every later one, with the config it was drawn with
+  const redrawEarly = (plotly) => document.querySelectorAll('.js-plotly-plot').forEach((div) => {
+    if (div.__lightFigure || !Array.isArray(div.data)) return;
+    const {_context: context = {}} = div;
+    const config = Object.fromEntries(Object.entries(context).filter(([key]) => !key.startsWith('_')));
+    plotly.react(div, structuredClone(div.data), structuredClone(div.layout || {}), config);
+  });
+  const install = (plotly) => {
+    if (!plotly) return;
+    wrap(plotly, 'react');
+    wrap(plotly, 'newPlot');
+    redrawEarly(plotly);
+  };
   let plotly = window.Plotly;
   install(plotly);
   Object.defineProperty(window, 'Plotly', {configurable: true, get: () => plotly,
