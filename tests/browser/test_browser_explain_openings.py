@@ -34,15 +34,7 @@ def in_view(page, selector: str) -> bool:
 
 
 @pytest.mark.parametrize("size, theme", SCREENS, ids=[f"{w}x{h}-{theme}" for (w, h), theme in SCREENS])
-def test_a_panel_opens_with_its_sentence_and_its_figure_is_in_view_after_run(browser, server, size, theme, request):
-    if size == (1280, 720) and theme == "light":  # known: see the mark's reason
-        request.applymarker(
-            pytest.mark.xfail(
-                reason="in the full lane (the served app shared with earlier tests) a Run whose result the page already "
-                "keeps redraws nothing, so the attribution figure is not brought into view; passes alone",
-                strict=False,
-            )
-        )
+def test_a_panel_opens_with_its_sentence_and_its_figure_is_in_view_after_run(browser, server, size, theme):
     from playwright.sync_api import TimeoutError, expect
 
     width, height = size

@@ -41,25 +41,34 @@ MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>&#|~!])")
 
 # After a button's run, the result (`id`) is scrolled just into view once it has rendered: a watcher started by
 # the click waits for the result's box to change and settle (a drawn figure, or text), then scrolls it the
-# least distance that shows it (below the sticky player bar). Nothing scrolls on page load, and a run that
-# fails changes nothing in the box, so nothing scrolls; the watcher gives up after two minutes.
+# least distance that shows it (below the sticky player bar), and again if the box still changes within
+# FOLLOW_MS (a figure fitted anew to its box); the visitor's own scrolling ends that. Nothing scrolls on page
+# load, and a run that fails changes nothing in the box, so nothing scrolls; the watcher gives up after two
+# minutes.
 _SHOW_RESULT_JS = """
 () => {
+  const FOLLOW_MS = 1500;
   const box = document.getElementById(%s);
   if (!box) return;
   const drawn = () => box.querySelector('.js-plotly-plot .main-svg') || (box.innerText || '').trim();
-  let settle = null;
-  const stop = () => { watcher.disconnect(); clearTimeout(settle); clearTimeout(giveUp); };
+  let settle = null, following = null;
+  const events = ['wheel', 'touchmove', 'keydown', 'pointerdown'];
+  const stop = () => {
+    watcher.disconnect(); clearTimeout(settle); clearTimeout(giveUp); clearTimeout(following);
+    events.forEach((name) => document.removeEventListener(name, stop, true));
+  };
   const show = () => {
     if (!drawn() || box.querySelector('.wrap.pending, .wrap.generating')) return;
-    stop();
+    if (following === null) following = setTimeout(stop, FOLLOW_MS);
     const bar = document.getElementById('player-bar');
     box.style.scrollMarginTop = `${(bar ? bar.getBoundingClientRect().height : 0) + 8}px`;
     box.scrollIntoView({block: 'nearest', behavior: 'instant'});
   };
   const watcher = new MutationObserver(() => { clearTimeout(settle); settle = setTimeout(show, 150); });
-  watcher.observe(box, {childList: true, subtree: true, characterData: true});
+  // a class too: a fast run's last change can be its progress wrap turning from pending to done
+  watcher.observe(box, {childList: true, subtree: true, characterData: true, attributes: true, attributeFilter: ['class']});
   const giveUp = setTimeout(stop, 120000);
+  setTimeout(() => events.forEach((name) => document.addEventListener(name, stop, true)), 0);  // after this click
 }
 """
 

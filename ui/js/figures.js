@@ -57,6 +57,7 @@ function installFigures(theme) {
   const boxOf = (element) => element && (element.closest('.block') || element.parentElement);
   const fitFigure = (element, data, layout) => {
     const box = boxOf(element);
+    if (element) element.__fittedWidth = (box && box.clientWidth) || 0;  // refitted when its box's width changes
     if (!layout || !box || !box.clientWidth) return [data, layout];
     const boxWidth = box.clientWidth - 4;
     const {traces, ...narrow} = (boxWidth < NARROW_PX && layout.meta && layout.meta.narrow) || {};
@@ -272,13 +273,27 @@ function installFigures(theme) {
   install(plotly);
   Object.defineProperty(window, 'Plotly', {configurable: true, get: () => plotly,
                                            set: (value) => { plotly = value; install(value); }});
+  // a figure drawn again from the light spec it was given (through the wrap: themed and fitted anew)
+  const redraw = (div) => {
+    const figure = div.__lightFigure;
+    if (figure && plotly) plotly.react(div, structuredClone(figure.data), structuredClone(figure.layout), figure.config);
+  };
   let wasDark = isDark();
   new MutationObserver(() => {
     if (isDark() === wasDark || !plotly) return;
     wasDark = isDark();
-    document.querySelectorAll('.js-plotly-plot').forEach((div) => {
-      const figure = div.__lightFigure;
-      if (figure) plotly.react(div, structuredClone(figure.data), structuredClone(figure.layout), figure.config);
-    });
+    document.querySelectorAll('.js-plotly-plot').forEach(redraw);
   }).observe(document.body, {attributes: true, attributeFilter: ['class']});
+  // a figure whose box is now another width than it was fitted to (drawn while its box had no width or was still
+  // settling, a window resized or a phone turned) is fitted again: its layout chosen anew (a phone's narrow one or
+  // a screen's) and its labels thinned for the new width
+  const refit = new ResizeObserver((entries) => entries.forEach(({target}) => {
+    target.querySelectorAll('.js-plotly-plot').forEach((div) => {
+      if (div.__lightFigure && div.__fittedWidth !== target.clientWidth) redraw(div);
+    });
+  }));
+  document.addEventListener('figure-drawn', (event) => {
+    const box = boxOf(event.target);
+    if (box) refit.observe(box);
+  });
 }
