@@ -23,6 +23,7 @@ from .tokens import shown_length
 
 
 MIN_FONT = 10  # px: the smallest tick label any token figure draws
+LABEL_LINE_EM = 1.25  # rows of labels stand at least this many font sizes apart (a line's height, 1.2 em, and a gap)
 WINDOW_HALF = 20  # a window shows the centre key and up to this many keys either side
 PHONE_PX = 360  # a figure needing more width than this gets a fixed width and scrolls in its box
 MIN_COLUMN_PX = 14  # narrowest column whose rotated 10 px label does not overlap its neighbour
@@ -175,6 +176,16 @@ def token_axis(
     if title is not None:
         axis["title"] = dict(axis_title(title), standoff=6)
     return axis
+
+
+def fitted_rows(labels: Sequence[str], row_px: float, font: int) -> dict:
+    """Tick settings naming rows 0..n-1, ``row_px`` apart, with ``labels``: in ``font`` px type where a line of it
+    fits a row, else smaller down to MIN_FONT, and where even that does not fit every k-th row (the hover names
+    every row)."""
+    size = int(min(font, max(MIN_FONT, row_px / LABEL_LINE_EM)))
+    every = max(1, int(np.ceil(LABEL_LINE_EM * size / max(row_px, 1e-9))))
+    rows = list(range(0, len(labels), every))
+    return dict(tickvals=rows, ticktext=[labels[row] for row in rows], tickfont=dict(size=size))
 
 
 def token_axes(

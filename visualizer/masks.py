@@ -20,12 +20,14 @@ from .heatmap import (
     NARROW_RIGHT_PX,
     cell_px,
     fit_width,
+    fitted_rows,
     heatmap_size,
     highlight_rows,
     hover_template,
     token_axes,
     token_heatmap,
     token_margins,
+    tick_font_size,
 )
 from .theme import MASKED_COLOR, PRIMARY_COLOR, colorbar, figure
 from .tokens import display_tokens, shown_length
@@ -231,20 +233,28 @@ def masks_figure(
             margin=margin,
             shapes=shapes,
             height=int(plot_h + margin["t"] + margin["b"]),
-            meta=dict(narrow=stacked_masks(series[0], n_target, t, margin)),
+            meta=dict(narrow=stacked_masks(series[0], target, t, margin)),
             **fit_width(plot_w + sides, plot_w + sides),
         ),
     )
 
 
-def stacked_masks(batch_panel: dict, n_target: int, step: int | None, margin: dict) -> dict:
+def stacked_masks(batch_panel: dict, target: list[str], step: int | None, margin: dict) -> dict:
     """The layout a phone draws instead (``meta.narrow``, applied by ui/js/figures.js): the four panels one above
-    the other, (b) and (c) as wide as the box (cells kept square), short titles, the key above the panels; panel
-    (a) turned (``batch_panel``'s cells transposed: positions down, a column per sentence, wide enough for every
-    token, [PAD] included)."""
+    the other, (b) and (c) as wide as the box (cells kept square, (b) only as tall as the rows it has up to the
+    step), short titles, the key above the panels, the query labels of (b) and (d) fitted to their rows
+    (`fitted_rows`); panel (a) turned (``batch_panel``'s cells transposed: positions down, a column per sentence,
+    wide enough for every token, [PAD] included)."""
     n_sentences, n_positions = np.shape(batch_panel["z"])
+    n_target = len(target)
+    shown = n_target if step is None else step + 1  # (b)'s rows
     square = min(NARROW_PANEL_PX, n_target * CELL_PX_MAX)
-    row_h = [NARROW_BATCH_ROW_PX * n_positions, square, square, min(0.6 * square, 0.6 * n_target * CELL_PX_MAX)]
+    row_h = [
+        NARROW_BATCH_ROW_PX * n_positions,
+        square * shown / n_target,
+        square,
+        min(0.6 * square, 0.6 * n_target * CELL_PX_MAX),
+    ]
     plot_h = sum(row_h) + 3 * GAP_Y_PX
     layout, _ = subplot_grid(
         4,
@@ -259,6 +269,9 @@ def stacked_masks(batch_panel: dict, n_target: int, step: int | None, margin: di
             "(d) cross-attention",
         ),
     )
+    font = tick_font_size(n_target)
+    layout["yaxis2"].update(range=[shown - 0.5, -0.5], **fitted_rows(target[:shown], square / n_target, font))
+    layout["yaxis4"].update(fitted_rows(target, row_h[3] / n_target, MIN_FONT))
     key = dict(orientation="h", x=0.5, xanchor="center", y=1, yref="container", yanchor="top", len=0.7, thickness=12)
     top = NARROW_KEY_PX + 30
     turned = dict(

@@ -47,6 +47,7 @@ STACKED_ROWS = (0.45, 0.3, 0.25)  # a narrow box: (a), (b), (c) one above the ot
 STACKED_GAP = 0.06  # between the stacked panels (room for the next one's title), a share of the height
 STACKED_HEIGHT_PX = 1500
 STACKED_MARGIN_PX = dict(l=80, r=70, t=80, b=50)
+STACKED_TITLE_LIFT_PX = 8  # a narrow box: the panel titles this far above their panels, clear of a top row's label
 WAVE_SPACING = 2.6  # vertical offset between stacked sinusoids in panel (b) (each spans [-1, 1])
 WAVE_MARGIN = 1.3  # room above the top wave and below the bottom one
 
@@ -274,17 +275,23 @@ def similarity_panel(enc: np.ndarray, layout: dict, similar) -> dict:
     return heatmap
 
 
-def stacked_layout() -> dict:
+def stacked_layout(n_positions: int, labels: list[str]) -> dict:
     """The layout a narrow box (a phone) draws instead (ui/js/figures.js applies it): the three panels one
-    above the other, the matrix tallest, in a taller figure with narrower side margins."""
+    above the other, the matrix tallest, in a taller figure with narrower side margins; the matrix's position
+    labels (`position_ticks`) thinned for its rows there, the titles lifted clear of the top rows' labels."""
     layout, _ = subplot_grid(
         3, 1, row_heights=STACKED_ROWS, vertical_spacing=STACKED_GAP, titles=PANEL_TITLES, title_size=14
     )
+    for title in layout["annotations"]:
+        title["yshift"] = STACKED_TITLE_LIFT_PX
     (a_bottom, a_top), (c_bottom, c_top) = layout["yaxis"]["domain"], layout["yaxis3"]["domain"]
     bars = {
         name: dict(colorbar=dict(x=1.01, xanchor="left", y=(bottom + top) / 2, yanchor="middle", len=top - bottom))
         for name, (bottom, top) in (("coloraxis", (a_bottom, a_top)), ("coloraxis2", (c_bottom, c_top)))
     }
+    plot_h = STACKED_HEIGHT_PX - STACKED_MARGIN_PX["t"] - STACKED_MARGIN_PX["b"]
+    ticks = position_ticks(n_positions, labels, (a_top - a_bottom) * plot_h / n_positions)
+    layout["yaxis"].update(ticks, tickvals=ticks["tickvals"].tolist())
     return dict(layout, **bars, height=STACKED_HEIGHT_PX, margin=dict(STACKED_MARGIN_PX))
 
 
@@ -340,7 +347,7 @@ def positional_encoding_figure(
             height=HEIGHT_PX,
             margin=dict(MARGIN_PX),
             showlegend=False,
-            meta=dict(narrow=stacked_layout()),
+            meta=dict(narrow=stacked_layout(n_positions, labels)),
             **fit_width(*WIDTH_PX),
         ),
         f"Positional encoding (section 3.5): {n_positions} positions × d_model = {d_model}"

@@ -12,11 +12,17 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from .grid import on_axes, panel_centre, set_axes, subplot_grid
+from .grid import on_axes, panel_centre, set_axes, spacing, subplot_grid
 from .theme import GRID_COLOR, MUTED_COLOR, PALETTE, axis_title, figure
 
 NO_METRICS = "_No evaluation scores recorded for this checkpoint._"
 PANEL_TITLES = ("loss (label-smoothed cross-entropy)", "learning rate", "validation BLEU")
+TITLE_PX = 13  # the panel titles' type
+MARGIN_PX = dict(l=60, r=20, t=80, b=90)
+LEGEND_DROP_PX = 50  # a phone: the legend's top this far below the plot (under the step labels and the axis title)
+NARROW_PANEL_PX = 170  # a phone: the panels one above the other, each this tall
+NARROW_GAP_PX = 80  # between them: the step labels, the axis title "step" and the next panel's title
+NARROW_LEGEND_PX = 70  # a phone: the legend's rows (its five entries wrap into three)
 
 
 def curve(log: dict, section: str, key: str) -> tuple[np.ndarray, np.ndarray] | None:
@@ -75,7 +81,7 @@ def training_curves_figure(log: dict | None) -> go.Figure:
         log = {}
     if not isinstance(log, dict):
         raise ValueError(f"log must be the dict of training_log.json, got {type(log).__name__}")
-    layout, refs = subplot_grid(1, 3, horizontal_spacing=0.08, titles=PANEL_TITLES, title_size=13)
+    layout, refs = subplot_grid(1, 3, horizontal_spacing=0.08, titles=PANEL_TITLES, title_size=TITLE_PX)
     series, filled = [], set()
     for index, (section, key, name, col, markers) in enumerate(CURVES):
         data = curve(log, section, key)
@@ -99,28 +105,15 @@ def training_curves_figure(log: dict | None) -> go.Figure:
         )
         filled.add(col)
     for col in (1, 2, 3):
-        panel = refs[1, col]
         set_axes(
             layout,
-            panel,
+            refs[1, col],
             dict(title=axis_title("step"), gridcolor=GRID_COLOR, zeroline=False),
             dict(gridcolor=GRID_COLOR, zeroline=False),
         )
         if col not in filled:  # an empty panel draws no axes: say so in its middle
-            x, y = panel_centre(layout, panel)
-            layout["annotations"].append(
-                dict(
-                    text="no data",
-                    xref="paper",
-                    yref="paper",
-                    x=x,
-                    y=y,
-                    showarrow=False,
-                    name="no data",
-                    font=dict(size=14, color=MUTED_COLOR),
-                )
-            )
-            set_axes(layout, panel, dict(visible=False), dict(visible=False))
+            layout["annotations"].append(no_data_note(layout, refs[1, col]))
+            set_axes(layout, refs[1, col], dict(visible=False), dict(visible=False))
     set_axes(layout, refs[1, 2], y=dict(exponentformat="e"))
     return figure(
         series,
@@ -128,10 +121,44 @@ def training_curves_figure(log: dict | None) -> go.Figure:
             layout,
             width=1100,
             height=400,
-            margin=dict(l=60, r=20, t=80, b=90),
+            margin=dict(MARGIN_PX),
             legend=dict(orientation="h", x=0, y=-0.22, yanchor="top"),
+            meta=dict(narrow=stacked_curves(sorted({1, 2, 3} - filled))),
         ),
         "Training",
+    )
+
+
+def no_data_note(layout: dict, panel) -> dict:
+    """A "no data" note in the middle of an empty panel (it draws no axes)."""
+    x, y = panel_centre(layout, panel)
+    return dict(
+        text="no data",
+        xref="paper",
+        yref="paper",
+        x=x,
+        y=y,
+        showarrow=False,
+        name="no data",
+        font=dict(size=14, color=MUTED_COLOR),
+    )
+
+
+def stacked_curves(empty: list[int]) -> dict:
+    """The layout a phone draws instead (``meta.narrow``, applied by ui/js/figures.js): the three panels one above
+    the other, each as wide as the box, so every panel title fits above its panel; the ``empty`` panels (1-3)
+    say so in their middle, the legend lies under the last one."""
+    plot_h = 3 * NARROW_PANEL_PX + 2 * NARROW_GAP_PX
+    layout, refs = subplot_grid(
+        3, 1, vertical_spacing=spacing(NARROW_GAP_PX, plot_h, 3), titles=PANEL_TITLES, title_size=TITLE_PX
+    )
+    layout["annotations"] += [no_data_note(layout, refs[col, 1]) for col in empty]
+    margin = dict(MARGIN_PX, b=LEGEND_DROP_PX + NARROW_LEGEND_PX)
+    return dict(
+        layout,
+        height=plot_h + margin["t"] + margin["b"],
+        margin=margin,
+        legend=dict(y=-LEGEND_DROP_PX / plot_h),
     )
 
 
