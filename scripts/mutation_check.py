@@ -15,6 +15,7 @@ The score is caught / (caught + survived); stale faults are listed, never silent
     python3 scripts/mutation_check.py --suite views --only view-,pipeline-,heatmap-
     python3 scripts/mutation_check.py --suite old          # only the model tests
     python3 scripts/mutation_check.py --tests tests/model/decoding/test_beam.py --only beam-
+    python3 scripts/mutation_check.py --browser --tests tests/browser/test_browser_phone_figures.py --only phone-
     python3 scripts/mutation_check.py                      # default: all of them (slow: run --only subsets
                                                            # in parallel processes on a small machine)
 
@@ -25,9 +26,9 @@ that is not an equivalent mutant.
 To add a fault, append a Fault(name, file, old, new, description) to MODEL_FAULTS in scripts/mutation_faults.py
 (the model), to OPUS_MT_FAULTS in scripts/mutation_faults_opus_mt.py (decoding and scoring an OPUS-MT checkpoint),
 to VIEW_FAULTS in scripts/mutation_faults_views.py (the views and what they draw), to SCREEN_FAULTS in
-scripts/mutation_faults_screen.py (the screen after Translate, Compare's sentence, lines and grid) or to HOUSE_FAULTS in
-scripts/mutation_faults_house.py (the panel list, the repository's own checks, shipping): `old` must occur exactly
-once in `file`.
+scripts/mutation_faults_screen.py (the screen after Translate and its phone figures, Compare's sentence, lines and
+grid) or to HOUSE_FAULTS in scripts/mutation_faults_house.py (the panel list, the repository's own checks,
+shipping): `old` must occur exactly once in `file`; a fault caught by a browser test runs with --browser.
 """
 
 from __future__ import annotations
@@ -121,10 +122,12 @@ def copy_repository(destination: Path) -> None:
     shutil.copytree(ROOT, destination, ignore=ignore, symlinks=True)
 
 
-def run_tests(workdir: Path, tests: list[str], timeout: float) -> tuple[str, float, str]:
-    """-> (outcome 'passed' | 'failed' | 'timeout', seconds, last output line)."""
+def run_tests(workdir: Path, tests: list[str], timeout: float, browser: bool = False) -> tuple[str, float, str]:
+    """-> (outcome 'passed' | 'failed' | 'timeout', seconds, last output line); the browser tests among `tests` are
+    left out unless `browser`."""
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}  # no stale .pyc after an edit within a second
-    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not browser", *tests]
+    marks = "" if browser else "not browser"
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", marks, *tests]
     start = time.time()
     try:
         done = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=timeout)
@@ -145,6 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tests", nargs="+", help="explicit pytest selection (overrides --suite)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per fault run")
     parser.add_argument("--only", default="", help="comma-separated name prefixes of faults to run")
+    parser.add_argument(
+        "--browser", action="store_true", help="run the browser tests among --tests too (left out by default)"
+    )
     parser.add_argument("--list", action="store_true", help="list the faults and exit")
     parser.add_argument(
         "--stale", action="store_true", help="list faults whose snippet is not exactly once in its file"
@@ -175,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="mutation-") as temporary:
         workdir = Path(temporary) / "repo"
         copy_repository(workdir)
-        outcome, seconds, summary = run_tests(workdir, args.tests, args.timeout)
+        outcome, seconds, summary = run_tests(workdir, args.tests, args.timeout, args.browser)
         print(f"baseline (no fault): {outcome} in {seconds:.0f} s  {summary}", flush=True)
         if outcome != "passed":
             print("error: the selected tests fail without any fault; fix that first", file=sys.stderr)
@@ -191,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 path.write_text(original.replace(fault.old, fault.new), encoding="utf-8")
                 try:
-                    outcome, seconds, summary = run_tests(workdir, args.tests, args.timeout)
+                    outcome, seconds, summary = run_tests(workdir, args.tests, args.timeout, args.browser)
                 finally:
                     path.write_text(original, encoding="utf-8")
                 status = {"failed": "caught", "timeout": "timeout", "passed": "SURVIVED"}[outcome]

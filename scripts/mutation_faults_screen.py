@@ -1,11 +1,12 @@
 """The planted faults of scripts/mutation_check.py for the screen after Translate (the whole translation shown, one
-input check a click, menus dismissed without a choice), the Compare tab's plain sentence and opening head, the
-lines view and the all-heads grid's labels, after VIEW_FAULTS in scripts/mutation_faults_views.py. One exact text
-replacement each; `old` must occur exactly once in `file` (`python3 scripts/mutation_check.py --stale` checks).
+input check a click, menus dismissed without a choice, the phone's figures), the Compare tab's plain sentence and
+opening head, the lines view and the all-heads grid's labels, after VIEW_FAULTS in scripts/mutation_faults_views.py.
+One exact text replacement each; `old` must occur exactly once in `file` (`python3 scripts/mutation_check.py --stale` checks).
 
     python3 scripts/mutation_check.py --tests tests/ui/test_compare_view.py tests/visualizer/test_lines.py \
         tests/ui/test_lines_view.py tests/visualizer/test_visualizer_attention.py tests/ui/test_app.py \
         --only story-,compare-,lines-,grid-,translate-,menu-
+    python3 scripts/mutation_check.py --browser --tests tests/browser/test_browser_phone_figures.py --only phone-
 """
 
 from __future__ import annotations
@@ -99,5 +100,55 @@ SCREEN_FAULTS = [
         "maximum=max(trace.num_steps, 2), value=trace.num_steps)}",
         "maximum=max(trace.num_steps, 2), value=1)}",
         "after Translate the view shows step 1 (one row), not the whole translation",
+    ),
+    # ---- the phone's figures; caught by tests/browser/test_browser_phone_figures.py (a browser test: --browser)
+    Fault(
+        "phone-training-side-by-side",
+        "visualizer/training.py",
+        "            meta=dict(narrow=stacked_curves(sorted({1, 2, 3} - filled))),\n",
+        "",
+        "a phone draws the three training panels abreast: the loss panel's title runs past the figure's left edge",
+    ),
+    Fault(
+        "phone-pe-rows-unthinned",
+        "visualizer/positional.py",
+        "position_ticks(n_positions, labels, (a_top - a_bottom) * plot_h / n_positions)",
+        "position_ticks(n_positions, labels, TICK_GAP_PX)",
+        "a phone names every position of the encoding matrix in its 8 px rows (the labels overlap)",
+    ),
+    Fault(
+        "phone-pe-titles-not-lifted",
+        "visualizer/positional.py",
+        'title["yshift"] = STACKED_TITLE_LIFT_PX',
+        'title["yshift"] = 0',
+        "a phone's similarity panel title sits on its top row's label",
+    ),
+    Fault(
+        "phone-masks-rows-unthinned",
+        "visualizer/heatmap.py",
+        "    every = max(1, int(np.ceil(LABEL_LINE_EM * size / max(row_px, 1e-9))))",
+        "    every = 1",
+        "a phone names every query of the cross-attention mask in its 9 px rows (the labels overlap)",
+    ),
+    Fault(
+        "phone-masks-look-ahead-full-height",
+        "visualizer/masks.py",
+        "        square * shown / n_target,\n",
+        "        square,\n",
+        "a phone's look-ahead mask at step 1: one row over the empty height of all of them",
+    ),
+    Fault(
+        "phone-masks-look-ahead-all-rows",
+        "visualizer/masks.py",
+        'layout["yaxis2"].update(range=[shown - 0.5, -0.5],',
+        'layout["yaxis2"].update(range=[n_target - 0.5, -0.5],',
+        "a phone's look-ahead mask keeps the rows of every step: at step 1 one row in a panel of empty rows",
+    ),
+    Fault(
+        "phone-diagnostics-titles-unwrapped",
+        "visualizer/explain.py",
+        "titles=[wrapped(title, NARROW_TITLE_CHARS) for title in titles],",
+        "titles=titles,",
+        "a phone's head diagnostics titles on one line each, wider than their panels",
     ),
 ]

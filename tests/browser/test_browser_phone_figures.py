@@ -1,0 +1,141 @@
+"""On a 390x844 phone, light and dark, the figures of the screen after Translate show every text whole and apart
+and no panel mostly empty: the Model tab's training curves, the positional encoding, the masks (at the last step,
+where Translate lands, and at step 1, where the look-ahead mask has one row) and the Explain tab's head diagnostics.
+
+Measured from the drawn SVG of each figure:
+- its texts (tick labels, titles, notes, colour-bar and legend labels; not a heatmap's text in its cells, which the
+  page cuts to its cell, nor the hover and the toolbar), each as the box of its line of type turned with it (a 45°
+  label is a turned box): no two overlap by more than OVERLAP_PX, and none reaches past the figure's box left or
+  right (a clipped title read "oss (label-smoothed cross-entropy)");
+- its heatmap panels: the drawn cells fill at least FILLED_SHARE of the height the layout gives the panel; below
+  that most of the panel is empty space (a look-ahead mask of one row in the height of all of them).
+
+The shipped checkpoint (`shipped_server`): its training log draws the curves, and its translation of SENTENCE has
+16 target tokens, so the cross-attention mask's rows on a phone are under 12 px (a label every row would overlap).
+One page per theme, its checks in the order below.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from browser_helpers import needs_chromium, open_panel, redrawn, show_tab, wait_last_step, wait_step
+
+pytestmark = [pytest.mark.browser, needs_chromium]
+
+SENTENCE = "Zwei Kinder spielen im Sand am Strand, während ihre Mutter ein Buch liest."
+OVERLAP_PX = 1  # two texts may share this much (antialiasing, a line box's rounding)
+FILLED_SHARE = 0.5  # a heatmap panel's cells fill at least this share of its height
+THIN_ROW_PX = 12  # rows under this are too short for a label each: the sentence must give the masks some
+
+FITTED = """(id) => { const g = document.querySelector(`#${id} .js-plotly-plot`);
+  const box = g && (g.closest('.block') || g.parentElement);
+  return !!(g && g._fullLayout && g.querySelector('.main-svg') && box && g.__fittedWidth === box.clientWidth); }"""
+
+# the figure's texts as turned boxes (corners on screen), the pairs that overlap and by how much (the least
+# overlap along the boxes' sides: two convex shapes overlap iff they do along every one of these directions), the
+# texts past the figure's box, and each heatmap panel's cells against the height its domain gives it
+MEASURE = """(id) => {
+  const g = document.querySelector(`#${id} .js-plotly-plot`);
+  const box = (g.closest('.block') || g.parentElement).getBoundingClientRect();
+  const corners = (t) => { const b = t.getBBox(), m = t.getScreenCTM();
+    return [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]]
+      .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]); };
+  const texts = Array.from(g.querySelectorAll('text'))
+    .filter((t) => t.textContent.trim() && t.getBoundingClientRect().width && !t.closest('.hoverlayer, .modebar, .heatmaplayer'))
+    .map((t) => ({text: t.textContent.trim().slice(0, 40), box: corners(t)}));
+  const depth = (p, q) => { let least = Infinity;
+    for (const shape of [p, q]) for (let i = 0; i < 4; i++) {
+      const [x1, y1] = shape[i], [x2, y2] = shape[(i + 1) % 4], length = Math.hypot(x2 - x1, y2 - y1);
+      if (!length) continue;
+      const along = (points) => points.map(([x, y]) => ((y1 - y2) * x + (x2 - x1) * y) / length);
+      const a = along(p), b = along(q);
+      least = Math.min(least, Math.min(Math.max(...a), Math.max(...b)) - Math.max(Math.min(...a), Math.min(...b)));
+    }
+    return least; };
+  const overlaps = [];
+  texts.forEach((a, i) => texts.slice(i + 1).forEach((b) => {
+    const shared = depth(a.box, b.box);
+    if (shared > 0) overlaps.push([a.text, b.text, Math.round(shared * 10) / 10]);
+  }));
+  const outside = texts.filter(({box: c}) => Math.min(...c.map(([x]) => x)) < box.left - 0.5
+                                              || Math.max(...c.map(([x]) => x)) > box.right + 0.5)
+    .map(({text, box: c}) => [text, Math.round(Math.min(...c.map(([x]) => x))), Math.round(Math.max(...c.map(([x]) => x)))]);
+  const plotHeight = g._fullLayout._size.h;
+  const panels = Object.keys(g._fullLayout._plots).map((id) => {
+    const cells = g.querySelector(`.subplot.${id} .heatmaplayer image`);
+    if (!cells) return null;
+    const axis = g.layout['yaxis' + id.split('y')[1]] || {}, [bottom, top] = axis.domain || [0, 1];
+    const drawn = g.calcdata.find(([cell]) => cell.trace.type === 'heatmap' && cell.trace.yaxis === 'y' + id.split('y')[1]);
+    return {panel: id, height: (top - bottom) * plotHeight, cells: cells.getBoundingClientRect().height,
+            rows: drawn ? drawn[0].z.length : 0};
+  }).filter(Boolean);
+  return {texts: texts.length, overlaps, outside, panels, box: [box.left, box.right]};
+}"""
+
+
+@pytest.fixture(scope="module", params=["light", "dark"])
+def phone(request, browser, shipped_server):
+    """A 390x844 page in one theme with SENTENCE translated (at its last step, where Translate lands)."""
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(shipped_server + f"?__theme={request.param}")
+    page.wait_for_selector("#attention-plot .js-plotly-plot")  # the start-up example has landed
+    page.fill("#source textarea", SENTENCE)
+    page.press("#source textarea", "Enter")
+    page.wait_for_function("() => document.querySelector('#tokens').textContent.includes('Kinder')")
+    page.total = wait_last_step(page)
+    yield page
+    page.close()
+
+
+def measured(page, elem_id: str) -> dict:
+    """The figure `elem_id` once drawn at its box's width (ui/js/figures.js fits it), measured (MEASURE)."""
+    page.wait_for_function(FITTED, arg=elem_id)
+    page.locator(f"#{elem_id}").scroll_into_view_if_needed()
+    return page.evaluate(MEASURE, elem_id)
+
+
+def assert_readable(figure: dict) -> None:
+    """Texts apart and inside the box; every heatmap panel at least FILLED_SHARE filled."""
+    assert figure["texts"] > 5, figure  # the figure is drawn with its labels
+    overlaps = [pair for pair in figure["overlaps"] if pair[2] > OVERLAP_PX]
+    assert overlaps == [], overlaps[:12]
+    assert figure["outside"] == [], (figure["box"], figure["outside"][:12])
+    for panel in figure["panels"]:
+        assert panel["cells"] >= FILLED_SHARE * panel["height"], panel
+
+
+def test_the_training_curves(phone):
+    show_tab(phone, "Model")
+    phone.wait_for_selector("#curves-plot .js-plotly-plot .main-svg")
+    assert_readable(measured(phone, "curves-plot"))
+
+
+def test_the_positional_encoding(phone):
+    show_tab(phone, "Positional encoding")
+    assert_readable(measured(phone, "pe-plot"))
+
+
+def test_the_masks_at_the_last_step(phone):
+    show_tab(phone, "Masks")
+    figure = measured(phone, "mask-plot")
+    cross = figure["panels"][-1]  # (d): the target's rows in a strip
+    assert cross["rows"] == phone.total and cross["cells"] / cross["rows"] < THIN_ROW_PX, cross
+    assert_readable(figure)
+
+
+def test_the_masks_at_step_1(phone):
+    """The look-ahead mask has one row: its panel one row high, not a row above empty space."""
+    with redrawn(phone, "mask-plot"):
+        phone.click("#step-first")
+    wait_step(phone, 1)
+    figure = measured(phone, "mask-plot")
+    assert figure["panels"][1]["rows"] == 1, figure["panels"]
+    assert_readable(figure)
+
+
+def test_the_head_diagnostics(phone):
+    show_tab(phone, "Explain")
+    open_panel(phone, "Head diagnostics")
+    phone.wait_for_selector("#diag-plot .js-plotly-plot .main-svg")
+    assert_readable(measured(phone, "diag-plot"))
