@@ -34,7 +34,8 @@ FITTED = """(id) => { const g = document.querySelector(`#${id} .js-plotly-plot`)
 
 # the figure's texts as turned boxes (corners on screen), the pairs that overlap and by how much (the least
 # overlap along the boxes' sides: two convex shapes overlap iff they do along every one of these directions), the
-# texts past the figure's box, and each heatmap panel's cells against the height its domain gives it
+# texts past the figure's box, and each heatmap panel's cells against the height its domain gives it (Plotly keeps
+# that domain as `_inputDomain` where square cells shrink the drawn one)
 MEASURE = """(id) => {
   const g = document.querySelector(`#${id} .js-plotly-plot`);
   const box = (g.closest('.block') || g.parentElement).getBoundingClientRect();
@@ -65,7 +66,8 @@ MEASURE = """(id) => {
   const panels = Object.keys(g._fullLayout._plots).map((id) => {
     const cells = g.querySelector(`.subplot.${id} .heatmaplayer image`);
     if (!cells) return null;
-    const axis = g.layout['yaxis' + id.split('y')[1]] || {}, [bottom, top] = axis.domain || [0, 1];
+    const axis = g._fullLayout['yaxis' + id.split('y')[1]];
+    const [bottom, top] = axis._inputDomain || axis.domain;  // the layout's domain, before square cells shrink it
     const drawn = g.calcdata.find(([cell]) => cell.trace.type === 'heatmap' && cell.trace.yaxis === 'y' + id.split('y')[1]);
     return {panel: id, height: (top - bottom) * plotHeight, cells: cells.getBoundingClientRect().height,
             rows: drawn ? drawn[0].z.length : 0};
@@ -126,6 +128,7 @@ def test_the_masks_at_the_last_step(phone):
 
 def test_the_masks_at_step_1(phone):
     """The look-ahead mask has one row: its panel one row high, not a row above empty space."""
+    show_tab(phone, "Masks")
     with redrawn(phone, "mask-plot"):
         phone.click("#step-first")
     wait_step(phone, 1)
