@@ -52,6 +52,37 @@ def test_masks_figure_on_a_phone_stacks_its_four_panels_in_order():
     assert turned["customdata"][-1][0] == list(heatmaps(fig)[0].customdata[0, -1])  # the hover follows its cell
 
 
+def rows_px(layout: dict, axis: str, rows: int) -> float:
+    """The height of one of `rows` rows of `axis`'s panel in a layout with that height and margins (px)."""
+    bottom, top = layout[axis]["domain"]
+    return (top - bottom) * (layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]) / rows
+
+
+def assert_labels_apart(axis: dict, row_px: float) -> None:
+    """Consecutive labelled rows stand a line of their type apart (heatmap.LABEL_LINE_EM), never under MIN_FONT."""
+    font = axis["tickfont"]["size"]
+    assert font >= visualizer.heatmap.MIN_FONT
+    assert min(np.diff(axis["tickvals"]), default=np.inf) * row_px >= visualizer.heatmap.LABEL_LINE_EM * font
+
+
+@pytest.mark.parametrize("n_target", [7, 16, 30])
+def test_masks_figure_on_a_phone_fits_its_query_labels_and_its_look_ahead_rows(n_target):
+    """The narrow layout's (b) is as tall as its rows up to the step (not a row over the empty height of all of
+    them), and (b)'s and (d)'s query labels stand apart in their rows (every k-th where rows are short)."""
+    padding, batch, *_ = mask_inputs()
+    target = [f"▁w{i}" for i in range(n_target)]
+    causal = np.tril(np.ones((n_target, n_target), dtype=bool))
+    cross = np.ones((n_target, len(SOURCE)), dtype=bool)
+    for step in (0, n_target // 2, n_target - 1):
+        fig = visualizer.masks_figure(padding, batch, causal, causal, cross, SOURCE, target, step=step)
+        narrow = fig.layout.meta["narrow"]
+        look_ahead, decoder = rows_px(narrow, "yaxis2", step + 1), rows_px(narrow, "yaxis3", n_target)
+        assert look_ahead == pytest.approx(decoder) and narrow["yaxis2"]["range"] == [step + 0.5, -0.5]
+        assert_labels_apart(narrow["yaxis2"], look_ahead)
+        assert narrow["yaxis2"]["ticktext"][0] == "▁w0" and narrow["yaxis2"]["tickvals"][-1] <= step
+        assert_labels_apart(narrow["yaxis4"], rows_px(narrow, "yaxis4", n_target))
+
+
 def test_masks_figure_without_a_step_shows_the_whole_look_ahead_mask():
     padding, batch, causal, decoder, cross = mask_inputs()
     fig = visualizer.masks_figure(padding, batch, causal, decoder, cross, SOURCE, TARGET)
@@ -119,6 +150,15 @@ def test_positional_encoding_figure_three_panels():
     assert (sentence.y0, sentence.y1) == (-0.5, 2.5)
 
 
+def test_positional_encoding_figure_on_a_phone_thins_the_matrixs_labels():
+    """The narrow layout's matrix gives 64 positions about 8 px each: every other token is named there, apart."""
+    tokens = [f"▁w{i}" for i in range(12)]
+    narrow = visualizer.positional_encoding_figure(sinusoids(64, 32), tokens=tokens).layout.meta["narrow"]
+    row_px = rows_px(narrow, "yaxis", 64)
+    assert row_px < 10 and narrow["yaxis"]["ticktext"][:6] == tokens[::2]
+    assert min(np.diff(narrow["yaxis"]["tickvals"])) * row_px >= visualizer.positional.TICK_GAP_PX
+
+
 def test_positional_encoding_figure_without_tokens_and_with_too_many():
     pe = sinusoids(8, 16)
     fig = visualizer.positional_encoding_figure(pe)
@@ -143,6 +183,18 @@ def test_training_curves_figure_draws_loss_learning_rate_and_bleu():
     assert [trace.xaxis for trace in fig.data] == ["x", "x", "x2", "x3", "x3"]
     np.testing.assert_allclose(fig.data[3].y, [10.0, 20.0])
     assert not no_data_annotations(fig)
+
+
+def test_training_curves_figure_on_a_phone_stacks_its_panels():
+    """The narrow layout: the three panels one above the other, each the box's width, titled above its middle, an
+    empty panel saying so in its middle."""
+    narrow = visualizer.training_curves_figure({"train": full_log()["train"]}).layout.meta["narrow"]
+    assert all(narrow[f"xaxis{n}"]["domain"] == [0.0, 1.0] for n in ("", "2", "3"))
+    tops = [narrow[f"yaxis{n}"]["domain"] for n in ("", "2", "3")]
+    assert all(upper[0] > lower[1] for upper, lower in zip(tops, tops[1:])), tops
+    titles = [note["text"] for note in narrow["annotations"] if note.get("name") != "no data"]
+    assert titles == list(visualizer.training.PANEL_TITLES)
+    assert [note["y"] for note in narrow["annotations"] if note.get("name") == "no data"] == [sum(tops[2]) / 2]
 
 
 @pytest.mark.parametrize(
