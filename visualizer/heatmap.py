@@ -178,14 +178,16 @@ def token_axis(
     return axis
 
 
-def fitted_rows(labels: Sequence[str], row_px: float, font: int) -> dict:
+def fitted_rows(labels: Sequence[str], row_px: float, font: int, marked: int | None = None) -> dict:
     """Tick settings naming rows 0..n-1, ``row_px`` apart, with ``labels``: in ``font`` px type where a line of it
-    fits a row, else smaller down to MIN_FONT, and where even that does not fit every k-th row (the hover names
-    every row)."""
+    fits a row, else smaller down to MIN_FONT, and where even that does not fit every k-th row, the ``marked`` row
+    (the step's query) always among them (the hover names every row)."""
     size = int(min(font, max(MIN_FONT, row_px / LABEL_LINE_EM)))
     every = max(1, int(np.ceil(LABEL_LINE_EM * size / max(row_px, 1e-9))))
-    rows = list(range(0, len(labels), every))
-    return dict(tickvals=rows, ticktext=[labels[row] for row in rows], tickfont=dict(size=size))
+    rows = np.arange(0, len(labels), every)
+    if marked is not None:
+        rows = np.union1d(rows[np.abs(rows - marked) >= every], [marked])
+    return dict(tickvals=rows.tolist(), ticktext=[labels[row] for row in rows], tickfont=dict(size=size))
 
 
 def token_axes(

@@ -243,8 +243,8 @@ def stacked_masks(batch_panel: dict, target: list[str], step: int | None, margin
     """The layout a phone draws instead (``meta.narrow``, applied by ui/js/figures.js): the four panels one above
     the other, (b) and (c) as wide as the box (cells kept square, (b) only as tall as the rows it has up to the
     step), short titles, the key above the panels, the query labels of (b) and (d) fitted to their rows
-    (`fitted_rows`); panel (a) turned (``batch_panel``'s cells transposed: positions down, a column per sentence,
-    wide enough for every token, [PAD] included)."""
+    (`fitted_rows`, the step's among them); panel (a) turned (``batch_panel``'s cells transposed: positions down,
+    a column per sentence, wide enough for every token, [PAD] included)."""
     n_sentences, n_positions = np.shape(batch_panel["z"])
     n_target = len(target)
     shown = n_target if step is None else step + 1  # (b)'s rows
@@ -270,8 +270,10 @@ def stacked_masks(batch_panel: dict, target: list[str], step: int | None, margin
         ),
     )
     font = tick_font_size(n_target)
-    layout["yaxis2"].update(range=[shown - 0.5, -0.5], **fitted_rows(target[:shown], square / n_target, font))
-    layout["yaxis4"].update(fitted_rows(target, row_h[3] / n_target, MIN_FONT))
+    layout["yaxis2"].update(
+        range=[shown - 0.5, -0.5], **fitted_rows(target[:shown], square / n_target, font, marked=step)
+    )
+    layout["yaxis4"].update(fitted_rows(target, row_h[3] / n_target, MIN_FONT, marked=step))
     key = dict(orientation="h", x=0.5, xanchor="center", y=1, yref="container", yanchor="top", len=0.7, thickness=12)
     top = NARROW_KEY_PX + 30
     turned = dict(

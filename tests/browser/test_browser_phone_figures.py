@@ -43,7 +43,8 @@ MEASURE = """(id) => {
     return [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]]
       .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]); };
   const texts = Array.from(g.querySelectorAll('text'))
-    .filter((t) => t.textContent.trim() && t.getBoundingClientRect().width && !t.closest('.hoverlayer, .modebar, .heatmaplayer'))
+    .filter((t) => t.textContent.trim() && t.getBoundingClientRect().width
+                   && !t.closest('.hoverlayer, .modebar, .heatmaplayer'))
     .map((t) => ({text: t.textContent.trim().slice(0, 40), box: corners(t)}));
   const depth = (p, q) => { let least = Infinity;
     for (const shape of [p, q]) for (let i = 0; i < 4; i++) {
@@ -59,16 +60,17 @@ MEASURE = """(id) => {
     const shared = depth(a.box, b.box);
     if (shared > 0) overlaps.push([a.text, b.text, Math.round(shared * 10) / 10]);
   }));
-  const outside = texts.filter(({box: c}) => Math.min(...c.map(([x]) => x)) < box.left - 0.5
-                                              || Math.max(...c.map(([x]) => x)) > box.right + 0.5)
-    .map(({text, box: c}) => [text, Math.round(Math.min(...c.map(([x]) => x))), Math.round(Math.max(...c.map(([x]) => x)))]);
+  const across = (c) => [Math.min(...c.map(([x]) => x)), Math.max(...c.map(([x]) => x))];
+  const outside = texts.map(({text, box: c}) => [text, ...across(c).map(Math.round)])
+    .filter(([, left, right]) => left < box.left - 0.5 || right > box.right + 0.5);
   const plotHeight = g._fullLayout._size.h;
   const panels = Object.keys(g._fullLayout._plots).map((id) => {
     const cells = g.querySelector(`.subplot.${id} .heatmaplayer image`);
     if (!cells) return null;
     const axis = g._fullLayout['yaxis' + id.split('y')[1]];
     const [bottom, top] = axis._inputDomain || axis.domain;  // the layout's domain, before square cells shrink it
-    const drawn = g.calcdata.find(([cell]) => cell.trace.type === 'heatmap' && cell.trace.yaxis === 'y' + id.split('y')[1]);
+    const drawn = g.calcdata.find(([cell]) => cell.trace.type === 'heatmap'
+                                              && cell.trace.yaxis === 'y' + id.split('y')[1]);
     return {panel: id, height: (top - bottom) * plotHeight, cells: cells.getBoundingClientRect().height,
             rows: drawn ? drawn[0].z.length : 0};
   }).filter(Boolean);

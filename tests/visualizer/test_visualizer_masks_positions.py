@@ -81,6 +81,7 @@ def test_masks_figure_on_a_phone_fits_its_query_labels_and_its_look_ahead_rows(n
         assert_labels_apart(narrow["yaxis2"], look_ahead)
         assert narrow["yaxis2"]["ticktext"][0] == "▁w0" and narrow["yaxis2"]["tickvals"][-1] <= step
         assert_labels_apart(narrow["yaxis4"], rows_px(narrow, "yaxis4", n_target))
+        assert target[step] in narrow["yaxis4"]["ticktext"]  # the step's query named
 
 
 def test_masks_figure_without_a_step_shows_the_whole_look_ahead_mask():
