@@ -42,6 +42,7 @@ def loaded(request, browser, server):
     page.wait_for_selector("#attention-plot .js-plotly-plot .heatmaplayer")
     page.wait_for_function("() => /Step \\d+ of/.test(document.querySelector('#step-info').textContent)")
     page.wait_for_function("() => !!document.querySelector('#share-link textarea')?.value")  # loaded
+    page.wait_for_function("() => document.body.dataset.figuresDrawing === '0'")  # no figure mid-draw (figures.js)
     page.size, page.theme = (width, height), theme
     yield page
     page.close()
@@ -80,10 +81,11 @@ def test_on_load_the_window_shows_the_form_the_player_and_the_figure(loaded):
     figure = visible(loaded, "#attention-plot .js-plotly-plot .main-svg")
     if width < 640:
         assert figure["visible"] >= PHONE_FIGURE_PX, figure
-        # the cells take most of the phone's width: the colour bar lies under the keys (visualizer.heatmap)
+        # the cells take most of the phone's width: the colour bar lies under the keys (visualizer.heatmap); its
+        # gradient measured (the bar's group also holds an invisible background that Plotly may size far larger)
         plot = loaded.evaluate(
             "() => { const g = document.querySelector('#attention-plot .js-plotly-plot'); "
-            "return {cells: g._fullLayout._size.w, box: g.clientWidth, bar: g.querySelector('.colorbar')"
+            "return {cells: g._fullLayout._size.w, box: g.clientWidth, bar: g.querySelector('.colorbar .cbfills')"
             ".getBoundingClientRect().top - g.querySelector('.nsewdrag').getBoundingClientRect().bottom}; }"
         )
         assert plot["cells"] >= 0.45 * plot["box"] and plot["bar"] > 0, plot

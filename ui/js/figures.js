@@ -232,6 +232,10 @@ function installFigures(theme) {
             title: {...(typeof title === 'string' ? {} : title), text: lines.join(' <br>')}};
   };
   document.documentElement.style.setProperty('--figure-dark-background', theme.background);
+  // the figures being drawn now (a draw lays out its colour bars and labels after Plotly.react returns), in
+  // <body data-figures-drawing>: what tests wait on before they measure a figure, never on timing
+  let inFlight = 0;
+  const drawing = (change) => { inFlight += change; document.body.dataset.figuresDrawing = String(inFlight); };
   const wrap = (plotly, name) => {
     const draw = plotly[name];
     if (!draw || draw.__themed) return;
@@ -244,11 +248,12 @@ function installFigures(theme) {
       if (isDark()) [data, layout] = darken(data, layout);
       [data, layout] = fitFigure(element, data || [], layout);
       layout = fitTitle(element, layout);
+      drawing(+1);
       const drawn = draw.call(this, div, data, layout, config);
       Promise.resolve(drawn).then(() => {
         scrollCue(element);
         if (element) element.dispatchEvent(new CustomEvent('figure-drawn', {bubbles: true}));  // scroll.js follows it
-      });
+      }).finally(() => drawing(-1));
       return drawn;
     };
     themed.__themed = true;
