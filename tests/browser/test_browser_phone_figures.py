@@ -28,9 +28,11 @@ OVERLAP_PX = 1  # two texts may share this much (antialiasing, a line box's roun
 FILLED_SHARE = 0.5  # a heatmap panel's cells fill at least this share of its height
 THIN_ROW_PX = 12  # rows under this are too short for a label each: the sentence must give the masks some
 
+# the figure drawn at its box's width (ui/js/figures.js fits it to the width it notes), no figure still being drawn
 FITTED = """(id) => { const g = document.querySelector(`#${id} .js-plotly-plot`);
   const box = g && (g.closest('.block') || g.parentElement);
-  return !!(g && g._fullLayout && g.querySelector('.main-svg') && box && g.__fittedWidth === box.clientWidth); }"""
+  return !!(g && g._fullLayout && g.querySelector('.main-svg') && box && g.__fittedWidth === box.clientWidth)
+    && document.body.dataset.figuresDrawing === '0'; }"""
 
 # the figure's texts as turned boxes (corners on screen), the pairs that overlap and by how much (the least
 # overlap along the boxes' sides: two convex shapes overlap iff they do along every one of these directions), the
@@ -93,7 +95,7 @@ def phone(request, browser, shipped_server):
 
 
 def measured(page, elem_id: str) -> dict:
-    """The figure `elem_id` once drawn at its box's width (ui/js/figures.js fits it), measured (MEASURE)."""
+    """The figure `elem_id` once drawn at its box's width and settled (FITTED), measured (MEASURE)."""
     page.wait_for_function(FITTED, arg=elem_id)
     page.locator(f"#{elem_id}").scroll_into_view_if_needed()
     return page.evaluate(MEASURE, elem_id)
