@@ -140,8 +140,8 @@ SCREEN_FAULTS = [
     Fault(
         "phone-masks-look-ahead-all-rows",
         "visualizer/masks.py",
-        'layout["yaxis2"].update(range=[shown - 0.5, -0.5],',
-        'layout["yaxis2"].update(range=[n_target - 0.5, -0.5],',
+        "range=[shown - 0.5, -0.5], **fitted_rows(",
+        "range=[n_target - 0.5, -0.5], **fitted_rows(",
         "a phone's look-ahead mask keeps the rows of every step: at step 1 one row in a panel of empty rows",
     ),
     Fault(
