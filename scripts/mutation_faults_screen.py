@@ -117,6 +117,20 @@ SCREEN_FAULTS = [
         "a phone names every position of the encoding matrix in its 8 px rows (the labels overlap)",
     ),
     Fault(
+        "projector-rows-counted-as-labels",
+        "ui/js/figures.js",
+        "const every = Math.ceil(ROW_PX * rowsOf(axis, values) / (grown * span(axis)));",
+        "const every = Math.ceil(ROW_PX * axis.ticktext.length / (grown * span(axis)));",
+        "on a projector the encoding matrix's token labels, on consecutive rows of 64, are not thinned (they overlap)",
+    ),
+    Fault(
+        "projector-wave-names-left",
+        "visualizer/positional.py",
+        'zeroline=False, side="right")',
+        "zeroline=False)",
+        "on a projector the waves' names run into the matrix's colour bar",
+    ),
+    Fault(
         "phone-pe-titles-not-lifted",
         "visualizer/positional.py",
         'title["yshift"] = STACKED_TITLE_LIFT_PX',

@@ -235,7 +235,8 @@ def waves_panel(
         else []
     )
     shown = n_positions  # every position: the slow dimensions need the whole range to be seen changing
-    wave_y = dict(tickmode="array", tickvals=offsets, ticktext=names, gridcolor=GRID_COLOR, zeroline=False)
+    # the waves' names at their right ends (the right margin): the gap at their left holds (a)'s colour bar
+    wave_y = dict(tickmode="array", tickvals=offsets, ticktext=names, gridcolor=GRID_COLOR, zeroline=False, side="right")
     if chosen:
         wave_y["range"] = [offsets[-1] - WAVE_MARGIN, WAVE_MARGIN]
     set_axes(
@@ -292,6 +293,7 @@ def stacked_layout(n_positions: int, labels: list[str]) -> dict:
     plot_h = STACKED_HEIGHT_PX - STACKED_MARGIN_PX["t"] - STACKED_MARGIN_PX["b"]
     ticks = position_ticks(n_positions, labels, (a_top - a_bottom) * plot_h / n_positions)
     layout["yaxis"].update(ticks, tickvals=ticks["tickvals"].tolist())
+    layout["yaxis2"]["side"] = "left"  # stacked, the waves' names sit at their left (the right margin is narrow)
     return dict(layout, **bars, height=STACKED_HEIGHT_PX, margin=dict(STACKED_MARGIN_PX))
 
 

@@ -1,6 +1,7 @@
 """On a 390x844 phone, light and dark, the figures of the screen after Translate show every text whole and apart
 and no panel mostly empty: the Model tab's training curves, the positional encoding, the masks (at the last step,
-where Translate lands, and at step 1, where the look-ahead mask has one row) and the Explain tab's head diagnostics.
+where Translate lands, and at step 1, where the look-ahead mask has one row) and the Explain tab's head diagnostics;
+and the positional encoding at 1280x720 too (projector type).
 
 Measured from the drawn SVG of each figure:
 - its texts (tick labels, titles, notes, colour-bar and legend labels; not a heatmap's text in its cells, which the
@@ -146,3 +147,17 @@ def test_the_head_diagnostics(phone):
     open_panel(phone, "Head diagnostics")
     phone.wait_for_selector("#diag-plot .js-plotly-plot .main-svg")
     assert_readable(measured(phone, "diag-plot"))
+
+
+def test_the_positional_encoding_on_a_projector(browser, shipped_server):
+    """At 1280x720 the same checks of the positional encoding, drawn in projector type (ui/js/figures.js): its
+    position labels thinned by the rows they stand on (tokens, then every 8th position), the waves' names clear
+    of the matrix's colour bar."""
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    try:
+        page.goto(shipped_server)
+        page.wait_for_selector("#attention-plot .js-plotly-plot")
+        show_tab(page, "Positional encoding")
+        assert_readable(measured(page, "pe-plot"))
+    finally:
+        page.close()

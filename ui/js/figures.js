@@ -107,6 +107,14 @@ function installFigures(theme) {
   // ROWS_MAX_PX of rows) and its left margin with its labels; where it cannot (rows beyond that, cells kept
   // square) its labels are every k-th (the hover names every row)
   const ROW_PX = 16, ROWS_MAX_PX = 720, LABEL_PAD_PX = 40, LEFT_MAX_PX = 300;  // visualizer.heatmap's pad
+  // an axis's rows: its labels, or the rows its labelled positions span where only some rows are named (the
+  // positional encoding's tokens, then every 8th position); thinned, the labels on every k-th row are kept
+  const rowsOf = (axis, values = numbers(axis.tickvals)) => (values && values.length
+    ? Math.max(axis.ticktext.length, Math.max(...values) - Math.min(...values) + 1) : axis.ticktext.length);
+  const everyKthRow = (axis, values, every) => {
+    const keep = values.map((value) => Math.round(value - values[0]) % every === 0);
+    return {...axis, tickvals: values.filter((_, i) => keep[i]), ticktext: axis.ticktext.filter((_, i) => keep[i])};
+  };
   const projectorRows = (layout) => {
     const out = {...layout}, margin = out.margin || {};
     const plot = (out.height || 450) - (margin.t ?? 100) - (margin.b ?? 80);
@@ -114,14 +122,14 @@ function installFigures(theme) {
     const rows = Object.keys(out).filter((name) => /^yaxis\d*$/.test(name) && out[name] && Array.isArray(out[name].ticktext)
                                                    && ((out[name].tickfont && out[name].tickfont.size) || 12) < PROJECTOR_PX);
     const grows = (name) => out.height && !out[name].scaleanchor && !squares.has(name.replace('axis', ''));
-    const needed = Math.max(plot, ...rows.filter(grows).map((name) => ROW_PX * out[name].ticktext.length / span(out[name])));
+    const needed = Math.max(plot, ...rows.filter(grows).map((name) => ROW_PX * rowsOf(out[name]) / span(out[name])));
     const grown = Math.min(needed, Math.max(plot, ROWS_MAX_PX));
     if (grown > plot) out.height += grown - plot;
     let left = margin.l ?? 80;
     for (const name of rows) {
       const axis = out[name], values = numbers(axis.tickvals), font = (axis.tickfont && axis.tickfont.size) || 12;
-      const every = Math.ceil(ROW_PX * axis.ticktext.length / (grown * span(axis)));
-      out[name] = {...(values && every > 1 ? everyKth(axis, values, every) : axis), tickfont: atLeast(axis.tickfont)};
+      const every = Math.ceil(ROW_PX * rowsOf(axis, values) / (grown * span(axis)));
+      out[name] = {...(values && every > 1 ? everyKthRow(axis, values, every) : axis), tickfont: atLeast(axis.tickfont)};
       left = Math.max(left, LABEL_PAD_PX + ((margin.l ?? 80) - LABEL_PAD_PX) * PROJECTOR_PX / font);  // wider labels
     }
     if (rows.length) out.margin = {...margin, l: Math.round(Math.min(left, LEFT_MAX_PX))};
