@@ -126,8 +126,8 @@ SCREEN_FAULTS = [
     Fault(
         "projector-wave-names-left",
         "visualizer/positional.py",
-        'zeroline=False, side="right")',
-        "zeroline=False)",
+        'zeroline=False, side="right"',
+        "zeroline=False",
         "on a projector the waves' names run into the matrix's colour bar",
     ),
     Fault(

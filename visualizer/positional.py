@@ -236,7 +236,9 @@ def waves_panel(
     )
     shown = n_positions  # every position: the slow dimensions need the whole range to be seen changing
     # the waves' names at their right ends (the right margin): the gap at their left holds (a)'s colour bar
-    wave_y = dict(tickmode="array", tickvals=offsets, ticktext=names, gridcolor=GRID_COLOR, zeroline=False, side="right")
+    wave_y = dict(
+        tickmode="array", tickvals=offsets, ticktext=names, gridcolor=GRID_COLOR, zeroline=False, side="right"
+    )
     if chosen:
         wave_y["range"] = [offsets[-1] - WAVE_MARGIN, WAVE_MARGIN]
     set_axes(
