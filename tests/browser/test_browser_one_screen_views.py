@@ -8,6 +8,8 @@ One page per (viewport, theme) (browser_helpers.screen), its checks in this orde
 
 from __future__ import annotations
 
+import html
+
 import pytest
 
 from browser_helpers import (
@@ -122,7 +124,12 @@ def test_the_look_ahead_mask_names_only_the_rows_that_exist(screen):
         "?.layout.annotations.map((a) => a.text).join(' '))"
     )
     named = [t["text"] for t in texts(screen, "#mask-plot", ".y2tick text")]
-    assert len(named) == 3 and named[0] == "[BOS]", named  # rows 1..3; the future rows have no cells, no names
+    categories = screen.evaluate("() => document.querySelector('#mask-plot .js-plotly-plot').data[1].y.slice(0, 3)")
+    rows = [html.unescape(category.split(" ", 1)[1]) for category in categories]  # "#2 &lt;0x7B&gt;" -> "<0x7B>"
+    if screen.size[0] >= 640:  # rows 1..3; the future rows have no cells, no names
+        assert named == rows and named[0] == "[BOS]", (named, rows)
+    else:  # a phone's rows of the tiny model's long output are a few px: every k-th, the step's query among them
+        assert named and set(named) <= set(rows) and named[-1] == rows[2], (named, rows)
     decoder_rows = screen.evaluate("() => document.querySelector('#mask-plot .js-plotly-plot').data[2].y.length")
     assert decoder_rows > 3  # panel (c) beside it has all the rows: (b) stopped at the step
     # panel (a)'s tokens in their cells: each inside its cell (cut with "…" where the cell is too narrow, none

@@ -50,7 +50,12 @@ _SHOW_RESULT_JS = """
   const FOLLOW_MS = 1500;
   const box = document.getElementById(%s);
   if (!box) return;
-  const drawn = () => box.querySelector('.js-plotly-plot .main-svg') || (box.innerText || '').trim();
+  // the result: a drawn figure, or text other than the run's progress (Gradio's status tracker) and the box's
+  // label (an empty figure's box holds its name for screen readers)
+  const ASIDE = '[data-testid=status-tracker], label, .sr-only';
+  const written = () => Array.from(box.querySelectorAll(`*:not(${ASIDE}):not(:is(${ASIDE}) *)`))
+    .some((node) => Array.from(node.childNodes).some((child) => child.nodeType === 3 && child.textContent.trim()));
+  const drawn = () => box.querySelector('.js-plotly-plot .main-svg') || written();
   let settle = null, following = null;
   const events = ['wheel', 'touchmove', 'keydown', 'pointerdown'];
   const stop = () => {
