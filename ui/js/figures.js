@@ -82,8 +82,9 @@ function installFigures(theme) {
     return Math.max(boxWidth - (margin.l ?? 80) - (margin.r ?? 80), 40);
   };
   const span = (axis) => { const [low, high] = (axis && axis.domain) || [0, 1]; return high - low; };
-  const everyKth = (axis, values, every) => ({...axis, tickvals: values.filter((_, i) => i % every === 0),
-                                              ticktext: axis.ticktext.filter((_, i) => i % every === 0)});
+  const keptTicks = (axis, values, keep) => ({...axis, tickvals: values.filter((_, i) => keep(i)),
+                                              ticktext: axis.ticktext.filter((_, i) => keep(i))});
+  const everyKth = (axis, values, every) => keptTicks(axis, values, (i) => i % every === 0);
   const atLeast = (font, size = 12) => ({...(font || {}), size: Math.max((font && font.size) || size, PROJECTOR_PX)});
   const AXIS = /^[xy]axis\d*$/;
   // the labels across (thinned to fit below), numbers and categories down, the axis titles, the colour bars, the
@@ -111,10 +112,8 @@ function installFigures(theme) {
   // positional encoding's tokens, then every 8th position); thinned, the labels on every k-th row are kept
   const rowsOf = (axis, values = numbers(axis.tickvals)) => (values && values.length
     ? Math.max(axis.ticktext.length, Math.max(...values) - Math.min(...values) + 1) : axis.ticktext.length);
-  const everyKthRow = (axis, values, every) => {
-    const keep = values.map((value) => Math.round(value - values[0]) % every === 0);
-    return {...axis, tickvals: values.filter((_, i) => keep[i]), ticktext: axis.ticktext.filter((_, i) => keep[i])};
-  };
+  const everyKthRow = (axis, values, every) =>
+    keptTicks(axis, values, (i) => Math.round(values[i] - values[0]) % every === 0);
   const projectorRows = (layout) => {
     const out = {...layout}, margin = out.margin || {};
     const plot = (out.height || 450) - (margin.t ?? 100) - (margin.b ?? 80);
