@@ -24,6 +24,8 @@ def to_empty_page(page) -> None:
 
     page.wait_for_selector("#attention-plot .js-plotly-plot")  # the first view has been drawn
     expect(page.locator("#translation textarea")).not_to_have_value("")
+    # the load handler has filled the sentence box and the link: typed now, nothing of the load replaces it
+    page.wait_for_function("() => !!document.querySelector('#share-link textarea')?.value")
     page.fill("#source textarea", "x" * 5001)
     page.click("#translate")
     expect(page.locator("#step-info")).to_contain_text("Translate a sentence")
