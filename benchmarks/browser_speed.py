@@ -7,6 +7,11 @@ the files cached (a visitor coming back). Run alone, with the CPU named:
 
     python -m benchmarks.browser_speed --loads 7
 
+Runs on one machine differ by a few hundred ms; to tell a change from that, serve another checkout beside this one
+(`git worktree add /tmp/before HEAD~1`) and alternate first visits between the two in the same run:
+
+    python -m benchmarks.browser_speed --loads 15 --against /tmp/before
+
 With the Attention tab open, two timings (ms, measured inside the page with performance.now()):
 - translate: click Translate -> the attention plot redrawn with the new trace;
 - step:      click "Next ›"  -> the attention plot redrawn for the next step.
@@ -22,9 +27,11 @@ inside Plotly.react (all plots this click redrew), i.e. the browser's share of `
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import time
+from pathlib import Path
 
 from scripts.chromium import CHROMIUM, CHROMIUM_ARGS
 
@@ -99,33 +106,54 @@ new MutationObserver((_, observer) => {
 LOAD_VIEWPORT = {"width": 1280, "height": 720}  # a projector
 
 
-def page_load(browser, url: str, loads: int = 5) -> dict:
+def first_figure_ms(context, url: str) -> float:
+    """One load of `url` in `context` -> ms from the navigation to the first figure."""
+    page = context.new_page()
+    try:
+        page.set_default_timeout(PLOT_TIMEOUT_MS)
+        page.goto(url)
+        page.wait_for_function("() => window.__firstFigureMs !== null")
+        return page.evaluate("window.__firstFigureMs")
+    finally:
+        page.close()
+
+
+def first_visit_ms(browser, url: str) -> float:
+    """A first visit (a fresh context: nothing cached) -> ms to the first figure."""
+    context = browser.new_context(viewport=LOAD_VIEWPORT)
+    context.add_init_script(FIRST_FIGURE_JS)
+    try:
+        return first_figure_ms(context, url)
+    finally:
+        context.close()
+
+
+def page_load(browser, url: str, loads: int = 5, against: str | None = None) -> dict:
     """The page requested -> its first figure, ms: `loads` first visits (each in a fresh context, nothing cached)
-    and `loads` visits with the page's files cached, interleaved."""
-    first, again = [], []
+    and `loads` visits with the page's files cached, interleaved; with `against` (another server's URL), a first
+    visit to it after each to this one, the two taking turns to go first."""
+    first, again, other = [], [], []
     cached = browser.new_context(viewport=LOAD_VIEWPORT)
     cached.add_init_script(FIRST_FIGURE_JS)
     try:
-        for _ in range(loads):
-            fresh = browser.new_context(viewport=LOAD_VIEWPORT)
-            fresh.add_init_script(FIRST_FIGURE_JS)
-            for context, samples in ((fresh, first), (cached, again)):
-                page = context.new_page()
-                page.set_default_timeout(PLOT_TIMEOUT_MS)
-                page.goto(url)
-                page.wait_for_function("() => window.__firstFigureMs !== null")
-                samples.append(page.evaluate("window.__firstFigureMs"))
-                page.close()
-            fresh.close()
+        for index in range(loads):
+            visits = [(first, url), (other, against)] if against else [(first, url)]
+            for samples, address in visits[:: -1 if index % 2 else 1]:
+                samples.append(first_visit_ms(browser, address))
+            again.append(first_figure_ms(cached, url))
     finally:
         cached.close()
-    return {
+    result = {
         "viewport": LOAD_VIEWPORT,
         "first_visit_ms": summarize(first),
         "cached_ms": summarize(again),
         "first_visit_samples_ms": [round(ms) for ms in first],
         "cached_samples_ms": [round(ms) for ms in again],
     }
+    if against:
+        result["against_first_visit_ms"] = summarize(other)
+        result["against_first_visit_samples_ms"] = [round(ms) for ms in other]
+    return result
 
 
 def click_to_plot(page, button: str, plot: str = "attention-plot") -> dict:
@@ -192,26 +220,38 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.browser_speed", description=main.__doc__)
     parser.add_argument("--checkpoint", default=None, help="checkpoint directory (default: the shipped one)")
     parser.add_argument("--loads", type=int, default=7, help="page loads of each kind (median reported)")
+    parser.add_argument(
+        "--against",
+        type=Path,
+        default=None,
+        metavar="CHECKOUT",
+        help="another copy of the repository (e.g. an earlier commit's worktree): its app.py served too, first "
+        "visits alternating between the two",
+    )
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
     from model.checkpoints.paths import DEFAULT_CHECKPOINT
 
     machine = {key: value for key, value in machine_info(1, None).items() if key in ("cpu", "cpu_count", "date_utc")}
-    with app_server(args.checkpoint or DEFAULT_CHECKPOINT) as (url, _pid), sync_playwright() as playwright:
+    checkpoint = Path(args.checkpoint or DEFAULT_CHECKPOINT).resolve()
+    with contextlib.ExitStack() as stack:
+        url, _pid = stack.enter_context(app_server(checkpoint))
+        against = stack.enter_context(app_server(checkpoint, args.against))[0] if args.against else None
+        playwright = stack.enter_context(sync_playwright())
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            load_before = os.getloadavg()
-            result = {**machine, "load_average_start": load_before, **page_load(browser, url, args.loads)}
-            result["load_average_end"] = os.getloadavg()
-        finally:
-            browser.close()
+        stack.callback(browser.close)
+        load_before = os.getloadavg()
+        result = {**machine, "load_average_start": load_before, **page_load(browser, url, args.loads, against)}
+        result["load_average_end"] = os.getloadavg()
     print(json.dumps(result, indent=1))
     print(
         f"page requested -> first figure at 1280x720, median of {args.loads}: first visit "
         f"{result['first_visit_ms']['median']:.0f} ms, files cached {result['cached_ms']['median']:.0f} ms "
         f"({machine['cpu']}, {machine['cpu_count']} cores, load average {load_before[0]:.1f} at start)"
     )
+    if args.against:
+        print(f"{args.against}: first visit {result['against_first_visit_ms']['median']:.0f} ms (same run)")
     return result
 
 

@@ -115,11 +115,12 @@ def text_of_tokens(tokenizer, language: str, n_tokens: int, skip_words: int = 0)
 
 # --------------------------------------------------------------------------- the app in a subprocess
 @contextlib.contextmanager
-def app_server(checkpoint: str | Path) -> Iterator[tuple[str, int]]:
-    """`python app.py --checkpoint DIR` on a free port (scripts/app_process.py) -> (url, pid); always stopped."""
+def app_server(checkpoint: str | Path, checkout: Path = ROOT) -> Iterator[tuple[str, int]]:
+    """`python app.py --checkpoint DIR` (`checkout`'s app.py) on a free port (scripts/app_process.py) -> (url, pid);
+    always stopped."""
     with (
         tempfile.TemporaryDirectory(prefix="benchmark-app-") as folder,
-        started_app(checkpoint, Path(folder) / "app.log") as (url, process),
+        started_app(checkpoint, Path(folder) / "app.log", checkout=checkout) as (url, process),
     ):
         yield url, process.pid
 

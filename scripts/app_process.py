@@ -30,10 +30,15 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def started_app(
-    checkpoint: str | Path | None, log_path: Path, timeout_s: float = START_TIMEOUT_S, env: dict | None = None
+    checkpoint: str | Path | None,
+    log_path: Path,
+    timeout_s: float = START_TIMEOUT_S,
+    env: dict | None = None,
+    checkout: Path = ROOT,
 ) -> Iterator[tuple[str, subprocess.Popen]]:
-    """Start app.py (working directory: the log's folder; `env`: variables added to its environment, such as
-    $ATTENTION_EXPLORER_OPUS_MT), wait until it answers -> (url, process).
+    """Start `checkout`'s app.py (this repository's, or another copy of it, e.g. an earlier commit's; working
+    directory: the log's folder; `env`: variables added to its environment, such as $ATTENTION_EXPLORER_OPUS_MT),
+    wait until it answers -> (url, process).
 
     Raises RuntimeError, with the end of the log, if it exits or does not answer in time.
     """
@@ -43,7 +48,7 @@ def started_app(
     for name in ("ATTENTION_EXPLORER_HOST", "ATTENTION_EXPLORER_HUB", "GRADIO_SERVER_NAME", "GRADIO_SERVER_PORT"):
         env.pop(name, None)
     env.update(added)
-    command = [sys.executable, str(ROOT / "app.py"), "--port", str(port)]
+    command = [sys.executable, str(Path(checkout) / "app.py"), "--port", str(port)]
     if checkpoint is not None:
         checkpoint = str(Path(checkpoint).resolve())
         env["ATTENTION_EXPLORER_CHECKPOINT"] = checkpoint  # the module-level demo loads the same one

@@ -1,5 +1,5 @@
 """Planted faults in serving and deployment (scripts/mutation_check.py --suite serving): ZeroGPU durations, the
-examples' cache, the API, the model repo a Space points at, the model card's data sets. Same form as
+examples' cache, the front-end files compressed once, the API, the model repo a Space points at, the model card's data sets. Same form as
 scripts/mutation_faults.py's `Fault`."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ SERVING_TESTS = [
     "tests/ui/test_mcp.py",
     "tests/project/test_deploy.py",
     "tests/project/test_snippets.py",
+    "tests/ui/test_compressed_assets.py",
 ]
 
 SERVING_FAULTS = [
@@ -76,5 +77,33 @@ SERVING_FAULTS = [
         'if family == "tatoeba":',
         'if family == "tatoeba-never":',
         "the model-index files the Tatoeba scores under Multi30k",
+    ),
+    Fault(
+        "assets-compressed-every-time",
+        "ui/compressed_assets.py",
+        "        if path not in self.kept:\n",
+        "        if True:\n",
+        "every request for a front-end file is compressed again",
+    ),
+    Fault(
+        "assets-conditional-answered-from-memory",
+        "ui/compressed_assets.py",
+        'PASSED_ON = {"range", "if-none-match", "if-modified-since", "if-range"}',
+        'PASSED_ON = {"range"}',
+        "a conditional request gets the kept file instead of the server's own answer",
+    ),
+    Fault(
+        "assets-failure-kept",
+        "ui/compressed_assets.py",
+        'if start["status"] != 200:',
+        'if start["status"] == 999:',
+        "a 404 is compressed and sent as a 200 from then on",
+    ),
+    Fault(
+        "assets-not-installed",
+        "ui/server.py",
+        '        app_kwargs={"middleware": [Middleware(CompressedAssets)]},\n',
+        "",
+        "the served app compresses Plotly's bundle again for every visitor",
     ),
 ]

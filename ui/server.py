@@ -20,6 +20,9 @@ from pathlib import Path
 
 import gradio as gr
 import torch
+from starlette.middleware import Middleware
+
+from .compressed_assets import CompressedAssets
 
 CONCURRENCY_LIMIT = 8
 QUEUE_MAX_SIZE = 256
@@ -43,8 +46,9 @@ def default_threads() -> int:
 def launch(
     demo: gr.Blocks, host: str | None = None, port: int | None = None, threads: int = 1, **launch_kwargs
 ) -> None:
-    """Serve `demo` with the queue, session and upload limits above and the page's style sheet, and as an MCP
-    server (/gradio_api/mcp/: the API endpoints become tools an LLM agent can call; needs gradio[mcp])."""
+    """Serve `demo` with the queue, session and upload limits above and the page's style sheet, its front-end
+    files compressed once (ui/compressed_assets.py), and as an MCP server (/gradio_api/mcp/: the API endpoints
+    become tools an LLM agent can call; needs gradio[mcp])."""
     torch.set_num_threads(max(1, threads))
     demo.queue(default_concurrency_limit=CONCURRENCY_LIMIT, max_size=QUEUE_MAX_SIZE, api_open=False)
     demo.launch(
@@ -56,5 +60,6 @@ def launch(
         state_session_capacity=STATE_SESSIONS,
         max_file_size=MAX_UPLOAD,
         mcp_server=True,
+        app_kwargs={"middleware": [Middleware(CompressedAssets)]},
         **launch_kwargs,
     )
