@@ -165,4 +165,18 @@ SCREEN_FAULTS = [
         "titles=titles,",
         "a phone's head diagnostics titles on one line each, wider than their panels",
     ),
+    Fault(
+        "projector-outlined-row-unnamed",
+        "ui/js/figures.js",
+        "    return outline ? (outline.y0 + outline.y1) / 2 : null;",
+        "    return null;",
+        "thinned for the projector, a figure's rows may leave the step's outlined query unnamed",
+    ),
+    Fault(
+        "masks-strip-step-unnamed",
+        "visualizer/masks.py",
+        "yaxis.update(fitted_rows(target, strip_px / n_target, MIN_FONT, marked=last))",
+        "yaxis.update(fitted_rows(target, strip_px / n_target, MIN_FONT))",
+        "the masks' strip (d) names every k-th query, the step's only by chance",
+    ),
 ]

@@ -362,7 +362,7 @@ def mask_axes(
     col: int, target: list[str], keys: list[str], cell_refs: Refs, last: int, width_px: float, strip_px: float
 ) -> tuple[dict, dict]:
     """The (x, y) axes of panel (b) (col 1, rows up to `last`), (c) (col 2) or (d) (col 3, a strip
-    `strip_px` high) of masks_figure: target queries by keys, labels thinned to fit `width_px`."""
+    `strip_px` high, row `last` always named) of masks_figure: target queries by keys, labels thinned to fit."""
     n_target = len(target)
     xaxis, yaxis = token_axes(
         target, keys, cell_refs[1], show_rows=col != 2, row_title="query" if col != 2 else None, col_title="key"
@@ -370,10 +370,9 @@ def mask_axes(
     xaxis = every_kth(xaxis, len(keys), width_px)
     if col == 1:  # (b) stops at the step: its future rows have no cells, so no labels either
         yaxis.update(tickvals=yaxis["tickvals"][: last + 1], ticktext=yaxis["ticktext"][: last + 1])
-    if col == 3:  # a long strip: cells need not be square
+    if col == 3:  # a long strip: cells need not be square; every k-th row named, the step's among them
         xaxis.pop("scaleanchor", None)
-        yaxis["tickfont"] = dict(size=MIN_FONT)
-        every_kth(yaxis, n_target, strip_px, min_px=12)
+        yaxis.update(fitted_rows(target, strip_px / n_target, MIN_FONT, marked=last))
     # Panel (b) stops at the step: a fixed range keeps its rows level with those of (c).
     yaxis.update(range=[n_target - 0.5, -0.5], autorange=False)
     return xaxis, yaxis

@@ -1,7 +1,8 @@
 """On a 390x844 phone, light and dark, the figures of the screen after Translate show every text whole and apart
 and no panel mostly empty: the Model tab's training curves, the positional encoding, the masks (at the last step,
 where Translate lands, and at step 1, where the look-ahead mask has one row) and the Explain tab's head diagnostics;
-and the positional encoding at 1280x720 too (projector type).
+and the positional encoding at 1280x720 too (projector type), where the masks and the attention figure, their rows
+thinned for a long output, name the step's query at every step.
 
 Measured from the drawn SVG of each figure:
 - its texts (tick labels, titles, notes, colour-bar and legend labels; not a heatmap's text in its cells, which the
@@ -20,11 +21,15 @@ from __future__ import annotations
 
 import pytest
 
-from browser_helpers import needs_chromium, open_panel, redrawn, show_tab, wait_last_step, wait_step
+from browser_helpers import needs_chromium, open_panel, redrawn, show_tab, step_of, wait_last_step, wait_step
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
 SENTENCE = "Zwei Kinder spielen im Sand am Strand, während ihre Mutter ein Buch liest."
+LONG_SENTENCE = (  # 25 target tokens from the shipped checkpoint: the masks' strip (d) names every other row at 1280x720
+    "Zwei Kinder spielen im Sand am Strand, während ihre Mutter ein Buch liest und der Vater im Wasser schwimmt, "
+    "weil es heute sehr heiß ist."
+)
 OVERLAP_PX = 1  # two texts may share this much (antialiasing, a line box's rounding)
 FILLED_SHARE = 0.5  # a heatmap panel's cells fill at least this share of its height
 THIN_ROW_PX = 12  # rows under this are too short for a label each: the sentence must give the masks some
@@ -159,5 +164,54 @@ def test_the_positional_encoding_on_a_projector(browser, shipped_server):
         page.wait_for_selector("#attention-plot .js-plotly-plot")
         show_tab(page, "Positional encoding")
         assert_readable(measured(page, "pe-plot"))
+    finally:
+        page.close()
+
+
+# each row a figure outlines (visualizer.heatmap.highlight_rows: the step's query) on an axis that names its rows:
+# [axis, row, whether the drawn axis names that row, how many rows the axis names]
+OUTLINED_ROWS = """(id) => { const g = document.querySelector(`#${id} .js-plotly-plot`);
+  return (g.layout.shapes || []).filter((shape) => shape.name === 'highlight').map((shape) => {
+    const ref = shape.yref || 'y', axis = g._fullLayout['yaxis' + ref.slice(1)], row = (shape.y0 + shape.y1) / 2;
+    const named = axis.showticklabels !== false && Array.isArray(axis.ticktext) && axis.ticktext.length > 0;
+    const ticks = Array.from(axis.tickvals || []);
+    return [ref, row, named ? ticks.some((value) => Math.abs(value - row) < 0.01) : null,
+            named ? g.querySelectorAll(`.${ref}tick text`).length : 0];
+  }); }"""
+
+
+def test_the_steps_query_named_on_a_projector(browser, shipped_server):
+    """At 1280x720 a 25-token output's rows are too short for a label each in the masks' strip (d): every k-th
+    query is named there, and at every step the one its outline marks among them; the same of the attention
+    figure (one head, then all heads)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    try:
+        page.goto(shipped_server)
+        page.wait_for_selector("#attention-plot .js-plotly-plot")
+        page.wait_for_function("() => !!document.querySelector('#share-link textarea')?.value")
+        page.fill("#source textarea", LONG_SENTENCE)
+        page.click("#translate")
+        page.wait_for_function("() => document.querySelector('#tokens').textContent.includes('Kinder')")
+        total = wait_last_step(page)
+        thinned = set()
+        for tab, elem_id, steps, button in (  # Masks from the last step back 5, Attention forward again
+            ("Masks", "mask-plot", range(total, total - 6, -1), "#step-prev"),
+            ("Attention", "attention-plot", range(total - 5, total + 1), "#step-next"),
+        ):
+            show_tab(page, tab)
+            for index, step in enumerate(steps):
+                wait_step(page, step)
+                page.wait_for_function(FITTED, arg=elem_id)
+                outlined = page.evaluate(OUTLINED_ROWS, elem_id)
+                assert outlined, (tab, step)  # the figure marks the step's query
+                for ref, row, named, labels in outlined:
+                    assert row == step - 1 and named in (True, None), (tab, step, ref, row, labels)
+                    if named and labels < total:
+                        thinned.add((tab, ref))
+                if index < len(steps) - 1:
+                    with redrawn(page, elem_id):
+                        page.click(button)
+        assert ("Masks", "y4") in thinned  # the strip is thinned, so the check above could fail
+        assert step_of(page)[0] == total
     finally:
         page.close()

@@ -84,6 +84,24 @@ def test_masks_figure_on_a_phone_fits_its_query_labels_and_its_look_ahead_rows(n
         assert target[step] in narrow["yaxis4"]["ticktext"]  # the step's query named
 
 
+@pytest.mark.parametrize("n_target", [30, 45])
+def test_masks_figure_names_the_steps_query_in_its_cross_attention_strip(n_target):
+    """The wide layout's (d) is a strip shorter than its rows: every k-th query named, apart, and at every step the
+    step's own query among them (the row its outline marks; ui/js/figures.js keeps that row in projector type)."""
+    padding, batch, *_ = mask_inputs()
+    target = [f"▁w{i}" for i in range(n_target)]
+    causal = np.tril(np.ones((n_target, n_target), dtype=bool))
+    cross = np.ones((n_target, len(SOURCE)), dtype=bool)
+    for step in range(n_target):
+        fig = visualizer.masks_figure(padding, batch, causal, causal, cross, SOURCE, target, step=step)
+        strip = fig.layout.to_plotly_json()["yaxis4"]
+        assert_labels_apart(strip, rows_px(fig.layout.to_plotly_json(), "yaxis4", n_target))
+        assert len(strip["tickvals"]) < n_target  # thinned: the strip's rows are too short for a label each
+        assert target[step] in strip["ticktext"] and step in list(strip["tickvals"])
+        outlined = [shape for shape in highlight_shapes(fig) if shape.yref == "y4"]
+        assert [(shape.y0 + shape.y1) / 2 for shape in outlined] == [step]
+
+
 def test_masks_figure_without_a_step_shows_the_whole_look_ahead_mask():
     padding, batch, causal, decoder, cross = mask_inputs()
     fig = visualizer.masks_figure(padding, batch, causal, decoder, cross, SOURCE, TARGET)

@@ -112,8 +112,17 @@ function installFigures(theme) {
   // positional encoding's tokens, then every 8th position); thinned, the labels on every k-th row are kept
   const rowsOf = (axis, values = numbers(axis.tickvals)) => (values && values.length
     ? Math.max(axis.ticktext.length, Math.max(...values) - Math.min(...values) + 1) : axis.ticktext.length);
-  const everyKthRow = (axis, values, every) =>
-    keptTicks(axis, values, (i) => Math.round(values[i] - values[0]) % every === 0);
+  // thinned, the row the figure outlines on that axis (visualizer.heatmap.highlight_rows: the step's query) is
+  // always named, its neighbours closer than k rows left out
+  const everyKthRow = (axis, values, every, marked = null) => keptTicks(axis, values, (i) => (marked === null
+    ? Math.round(values[i] - values[0]) % every === 0
+    : Math.abs(values[i] - marked) < 0.5
+      || (Math.round(values[i] - values[0]) % every === 0 && Math.abs(values[i] - marked) >= every)));
+  const markedRow = (layout, name) => {  // yaxis4 -> the row outlined in a panel drawn against y4, or null
+    const ref = 'y' + name.slice(5);
+    const outline = (layout.shapes || []).find((shape) => shape && shape.name === 'highlight' && (shape.yref || 'y') === ref);
+    return outline ? (outline.y0 + outline.y1) / 2 : null;
+  };
   const projectorRows = (layout) => {
     const out = {...layout}, margin = out.margin || {};
     const plot = (out.height || 450) - (margin.t ?? 100) - (margin.b ?? 80);
@@ -128,7 +137,8 @@ function installFigures(theme) {
     for (const name of rows) {
       const axis = out[name], values = numbers(axis.tickvals), font = (axis.tickfont && axis.tickfont.size) || 12;
       const every = Math.ceil(ROW_PX * rowsOf(axis, values) / (grown * span(axis)));
-      out[name] = {...(values && every > 1 ? everyKthRow(axis, values, every) : axis), tickfont: atLeast(axis.tickfont)};
+      const named = values && every > 1 ? everyKthRow(axis, values, every, markedRow(out, name)) : axis;
+      out[name] = {...named, tickfont: atLeast(axis.tickfont)};
       left = Math.max(left, LABEL_PAD_PX + ((margin.l ?? 80) - LABEL_PAD_PX) * PROJECTOR_PX / font);  // wider labels
     }
     if (rows.length) out.margin = {...margin, l: Math.round(Math.min(left, LEFT_MAX_PX))};
