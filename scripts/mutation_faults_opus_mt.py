@@ -1,5 +1,6 @@
 """The planted faults of scripts/mutation_check.py in decoding and scoring an OPUS-MT (Marian) checkpoint: the
-beam search's rules for it (tests/model/decoding/test_beam_marian.py), scripts/score_checkpoint.py
+beam search's rules for it (tests/model/decoding/test_beam_marian.py), greedy's end at the length limit
+(tests/model/decoding/test_finished_sentence.py), scripts/score_checkpoint.py
 (tests/project/test_score_checkpoint.py), the benchmark's random OPUS-MT folder
 (tests/project/test_benchmarks.py), and the app's OPUS-MT page (tests/ui/test_opus_mt_page.py; `--suite views`). Run after MODEL_FAULTS (scripts/mutation_faults.py), before VIEW_FAULTS. One
 exact text replacement each; `old` must occur exactly once in `file` (`python3 scripts/mutation_check.py --stale`).
@@ -115,5 +116,26 @@ OPUS_MT_FAULTS = [
         "own_model=trace.model == OWN.key)",
         "own_model=True)",
         "OPUS-MT's notices measure its input against the own model's training data and name a target tag",
+    ),
+    Fault(
+        "ending-any-end-at-the-limit-imposed",
+        "model/decoding/greedy.py",
+        "chosen_elsewhere = len(output_ids) > forced_steps and int(own) != config.eos_id",
+        "chosen_elsewhere = len(output_ids) > forced_steps",
+        "an end the model chose itself at the last step allowed is reported as imposed by the rule",
+    ),
+    Fault(
+        "ending-imposed-end-unnoticed",
+        "model/decoding/greedy.py",
+        'return "eos_at_limit" if config.force_eos_at_limit',
+        'return "eos" if config.force_eos_at_limit',
+        "an end written by forced_eos_token_id at the limit reads as the model's own",
+    ),
+    Fault(
+        "notice-imposed-end-silent",
+        "ui/session.py",
+        '    if trace.stopped_by == "eos_at_limit":\n',
+        '    if trace.stopped_by == "never":\n',
+        "the page says nothing when the decoding rule, not the model, ended the sentence",
     ),
 ]

@@ -141,11 +141,15 @@ def notice_markdown(trace: TranslationTrace | None) -> str:
             f"⚠️ The source was cut to its first **{limits.MAX_SOURCE_TOKENS} subword tokens** "
             "(MAX_SOURCE_TOKENS); only that part was translated."
         )
+    budget = f"the length budget is 2 × source + 10, at most {limits.MAX_TARGET_TOKENS} = MAX_TARGET_TOKENS"
     if trace.stopped_by == "max_length":
         notes.append(
-            f"⚠️ Decoding stopped after **{trace.num_steps} tokens** without producing `{end_token(trace)}` "
-            f"(the length budget is 2 × source + 10, at most {limits.MAX_TARGET_TOKENS} = "
-            "MAX_TARGET_TOKENS)."
+            f"⚠️ Decoding stopped after **{trace.num_steps} tokens** without producing `{end_token(trace)}` ({budget})."
+        )
+    if trace.stopped_by == "eos_at_limit":
+        notes.append(
+            f"⚠️ Decoding reached its length budget after **{trace.num_steps} tokens** ({budget}): the model chose "
+            f"no end, so its decoding rule wrote `{end_token(trace)}` at the last step (forced_eos_token_id)."
         )
     return "\n\n".join(notes)
 

@@ -135,6 +135,21 @@ def translate(
 
     # One teacher-forced pass over the chosen tokens gives every layer's attention at once.
     forced_pass = teacher_force(model, source, output_ids, tensors)
-    return build_trace(
-        model, tokenizer, text, direction, was_cut, forced_pass, output_ids, top_k, len(forced), ablation
+    stopped_by = ending(
+        config, output_ids, len(forced), min(budget, config.max_positions - 1), forced_pass.log_probs[-1]
     )
+    return build_trace(
+        model, tokenizer, text, direction, was_cut, forced_pass, output_ids, top_k, len(forced), ablation, stopped_by
+    )
+
+
+def ending(config, output_ids: list[int], forced_steps: int, limit: int, last_log_probs: torch.Tensor) -> str:
+    """How a greedy translation stopped (TranslationTrace.stopped_by): "eos", the model chose the end; "eos_at_limit",
+    the output reached its length `limit` and the end was written there by the model's rule (force_eos_at_limit,
+    Marian's forced_eos_token_id) where the model chose another token (last_log_probs (V,): its choice at the last
+    step); "max_length", the output reached its limit without an end."""
+    if output_ids[-1] != config.eos_id:
+        return "max_length"
+    own = last_log_probs.index_fill(0, never_generated(config, last_log_probs.device), float("-inf")).argmax()
+    chosen_elsewhere = len(output_ids) > forced_steps and int(own) != config.eos_id
+    return "eos_at_limit" if config.force_eos_at_limit and len(output_ids) == limit and chosen_elsewhere else "eos"

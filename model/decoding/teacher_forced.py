@@ -95,8 +95,10 @@ def build_trace(
     top_k: int,
     forced_steps: int,
     ablation: Ablation | None,
+    stopped_by: str,
 ) -> TranslationTrace:
-    """The TranslationTrace of a decoded sentence from its teacher-forced pass."""
+    """The TranslationTrace of a decoded sentence from its teacher-forced pass (`stopped_by`: how decoding ended,
+    model.decoding.greedy.ending)."""
     config = model.config
     source_ids = forced.source.src[0].tolist()
     target_ids = [config.bos_id, *output_ids[:-1]]
@@ -137,5 +139,5 @@ def build_trace(
         source_truncated=was_cut,
         forced_steps=forced_steps,
         ablation=(ablation or Ablation()).describe(),
-        stopped_by="eos" if output_ids[-1] == config.eos_id else "max_length",
+        stopped_by=stopped_by,
     )

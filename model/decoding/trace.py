@@ -146,7 +146,7 @@ class TranslationTrace:
     logit_lens_tokens: list[list[list[str]]]  # T x L_dec x 5: top tokens read from each decoder layer
     logit_lens_probs: np.ndarray  # (T, L_dec, 5) their probabilities (layer output -> projection -> softmax)
     source_truncated: bool = False  # the source was cut to model.text.limits.MAX_SOURCE_TOKENS
-    stopped_by: str = "eos"  # "eos" or "max_length"
+    stopped_by: str = "eos"  # "eos", "eos_at_limit" (the end imposed at the length limit) or "max_length"
     forced_steps: int = 0  # the first forced_steps output tokens were imposed (branching), not chosen
     ablation: dict = dataclasses.field(default_factory=dict)  # Ablation.describe() of the run
     model: str = "own"  # which of the app's models wrote it: "own" (this project's) or "opus-mt" (model/checkpoints/catalogue.py)

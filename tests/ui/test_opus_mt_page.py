@@ -214,6 +214,9 @@ def test_chips_mark_the_marian_special_tokens_and_notices_name_its_end_token(tra
     assert '<span class="tok">&lt;/s&gt;</span>' not in chips
     limited = type(trace)(**{**vars(trace), "stopped_by": "max_length"})
     assert "without producing `</s>`" in session.notice_markdown(limited)
+    imposed = session.notice_markdown(type(trace)(**{**vars(trace), "stopped_by": "eos_at_limit"}))
+    assert "the model chose no end, so its decoding rule wrote `</s>` at the last step" in imposed
+    assert "without producing" not in imposed and session.notice_markdown(trace) == ""
 
 
 def test_guard_rails_say_only_what_holds_for_opus_mt(demo):

@@ -9,6 +9,9 @@ run on it and agree with the independent reference forward pass.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -41,6 +44,23 @@ def test_the_trace_ends_with_eos(trace, copy_model):
     assert copy_model.config.eos_id not in trace.output_ids[:-1]
     assert trace.translation == SENTENCE  # it learned to copy, so it stopped where the sentence stops
     assert trace.num_steps < 2 * len(trace.source_ids) + 10  # before the step budget
+
+
+def test_an_end_at_the_length_limit_says_whether_the_model_chose_it(trace, copy_model, tiny_tokenizer):
+    """With the end forced at the limit (Marian's forced_eos_token_id): a budget one short of the copy ends with an
+    [EOS] the model did not choose ("eos_at_limit"); a budget exactly as long ends with its own ("eos"); without
+    the rule the short budget stops without one ("max_length")."""
+    forcing = copy.deepcopy(copy_model)
+    forcing.config = dataclasses.replace(copy_model.config, force_eos_at_limit=True)
+    n = trace.num_steps
+    exact = translate(forcing, tiny_tokenizer, SENTENCE, "de-en", max_new_tokens=n)
+    assert exact.output_ids == trace.output_ids and exact.stopped_by == "eos"
+    short = translate(forcing, tiny_tokenizer, SENTENCE, "de-en", max_new_tokens=n - 1)
+    assert short.output_ids == [*trace.output_ids[: n - 2], copy_model.config.eos_id]
+    assert short.stopped_by == "eos_at_limit"
+    assert short.candidate_ids[-1][0] != copy_model.config.eos_id  # the model's own first choice was another token
+    unforced = translate(copy_model, tiny_tokenizer, SENTENCE, "de-en", max_new_tokens=n - 1)
+    assert unforced.output_ids == trace.output_ids[: n - 1] and unforced.stopped_by == "max_length"
 
 
 def test_the_finished_trace_is_the_models_own(trace, copy_model):
