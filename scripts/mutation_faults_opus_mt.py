@@ -120,15 +120,15 @@ OPUS_MT_FAULTS = [
     Fault(
         "ending-any-end-at-the-limit-imposed",
         "model/decoding/greedy.py",
-        "chosen_elsewhere = len(output_ids) > forced_steps and int(own) != config.eos_id",
-        "chosen_elsewhere = len(output_ids) > forced_steps",
+        "imposed = (tokens != choice) & ~finished  # (B,)",
+        "imposed = (tokens == config.eos_id) & ~finished  # (B,)",
         "an end the model chose itself at the last step allowed is reported as imposed by the rule",
     ),
     Fault(
         "ending-imposed-end-unnoticed",
         "model/decoding/greedy.py",
-        'return "eos_at_limit" if config.force_eos_at_limit',
-        'return "eos" if config.force_eos_at_limit',
+        'stopped_by = "eos_at_limit" if imposed else',
+        'stopped_by = "eos" if imposed else',
         "an end written by forced_eos_token_id at the limit reads as the model's own",
     ),
     Fault(

@@ -40,6 +40,7 @@ class GreedyStep(NamedTuple):
     logits: torch.Tensor  # (B, V) next-token logits at this step
     tokens: torch.Tensor  # (B,) chosen ids ([PAD] for sequences that already ended)
     finished: torch.Tensor  # (B,) True once a sequence has produced [EOS]
+    imposed: torch.Tensor  # (B,) True where the length limit wrote [EOS] (force_eos_at_limit) the model did not choose
 
 
 def greedy_steps(
@@ -72,13 +73,15 @@ def greedy_steps(
         mask = decoder_mask(new, config.pad_id) if cache is None or cache.length == 0 else None
         hidden = model.decode(new, memory, src_mask, mask, cache, ablation).hidden  # (B, T_new, d_model)
         logits = model.project(hidden[:, -1])  # (B, V)
+        choice = logits.index_fill(1, banned, float("-inf")).argmax(dim=-1) if len(banned) else logits.argmax(-1)
         if config.force_eos_at_limit and step == max_new_tokens - 1:
-            tokens = torch.full_like(logits[:, 0], config.eos_id, dtype=torch.long)  # the limit ends the sentence
+            tokens = torch.full_like(choice, config.eos_id)  # the limit ends the sentence
         else:
-            tokens = logits.index_fill(1, banned, float("-inf")).argmax(dim=-1) if len(banned) else logits.argmax(-1)
+            tokens = choice
+        imposed = (tokens != choice) & ~finished  # (B,)
         tokens = tokens.masked_fill(finished, config.pad_id)  # (B,)
         finished = finished | (tokens == config.eos_id)
-        yield GreedyStep(logits, tokens, finished)
+        yield GreedyStep(logits, tokens, finished, imposed)
         if bool(finished.all()):
             return
         tokens_so_far = torch.cat([tokens_so_far, tokens[:, None]], dim=1)  # (B, t + 1)
@@ -124,32 +127,22 @@ def translate(
 
     budget = max_new_tokens if max_new_tokens is not None else default_max_new_tokens(len(source_ids))
     forced = [int(i) for i in forced_prefix or []][:budget]
+    imposed = False  # the length limit wrote the end (force_eos_at_limit) where the model chose another token
     if forced and forced[-1] == config.eos_id or len(forced) >= budget:
         output_ids = forced
     else:
         prefix = torch.tensor([forced], dtype=torch.long, device=device) if forced else None
-        steps = greedy_steps(
-            model, source.encoded.memory, source.src_mask, budget - len(forced), prefix=prefix, ablation=tensors
+        steps = list(
+            greedy_steps(
+                model, source.encoded.memory, source.src_mask, budget - len(forced), prefix=prefix, ablation=tensors
+            )
         )
         output_ids = forced + [int(step.tokens[0]) for step in steps]
+        imposed = bool(steps) and bool(steps[-1].imposed[0])
 
     # One teacher-forced pass over the chosen tokens gives every layer's attention at once.
     forced_pass = teacher_force(model, source, output_ids, tensors)
-    stopped_by = ending(
-        config, output_ids, len(forced), min(budget, config.max_positions - 1), forced_pass.log_probs[-1]
-    )
+    stopped_by = "eos_at_limit" if imposed else "eos" if output_ids[-1] == config.eos_id else "max_length"
     return build_trace(
         model, tokenizer, text, direction, was_cut, forced_pass, output_ids, top_k, len(forced), ablation, stopped_by
     )
-
-
-def ending(config, output_ids: list[int], forced_steps: int, limit: int, last_log_probs: torch.Tensor) -> str:
-    """How a greedy translation stopped (TranslationTrace.stopped_by): "eos", the model chose the end; "eos_at_limit",
-    the output reached its length `limit` and the end was written there by the model's rule (force_eos_at_limit,
-    Marian's forced_eos_token_id) where the model chose another token (last_log_probs (V,): its choice at the last
-    step); "max_length", the output reached its limit without an end."""
-    if output_ids[-1] != config.eos_id:
-        return "max_length"
-    own = last_log_probs.index_fill(0, never_generated(config, last_log_probs.device), float("-inf")).argmax()
-    chosen_elsewhere = len(output_ids) > forced_steps and int(own) != config.eos_id
-    return "eos_at_limit" if config.force_eos_at_limit and len(output_ids) == limit and chosen_elsewhere else "eos"

@@ -98,7 +98,7 @@ def build_trace(
     stopped_by: str,
 ) -> TranslationTrace:
     """The TranslationTrace of a decoded sentence from its teacher-forced pass (`stopped_by`: how decoding ended,
-    model.decoding.greedy.ending)."""
+    TranslationTrace.stopped_by)."""
     config = model.config
     source_ids = forced.source.src[0].tolist()
     target_ids = [config.bos_id, *output_ids[:-1]]
