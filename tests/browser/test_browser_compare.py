@@ -18,6 +18,11 @@ pytestmark = [pytest.mark.browser, needs_chromium]
 
 SCREENS = [((1280, 720), "light"), ((390, 844), "light"), ((1280, 720), "dark"), ((390, 844), "dark")]
 TITLES = """() => [1, 2].map((n) => document.querySelector(`#compare-plot-${n} .gtitle`)?.textContent || '')"""
+# the player bar's step and both captions' steps ("Step 57 of 96", "step 57 of 96 · ...") all the same
+AGREED_STEP = """() => { const step = (selector, pattern) => pattern.exec(document.querySelector(selector)?.textContent || '')?.[1];
+  const shown = [step('#step-info', /Step (\\d+) of/), step('#compare-caption-1 .facts', /step (\\d+) of/),
+                 step('#compare-caption-2 .facts', /step (\\d+) of/)];
+  return !!shown[0] && shown.every((value) => value === shown[0]); }"""
 
 
 @pytest.mark.parametrize("size, theme", SCREENS, ids=[f"{w}x{h}-{t}" for (w, h), t in SCREENS])
@@ -39,7 +44,9 @@ def test_the_blog_pair_compares_and_a_ranked_head_draws_in_both(browser, server,
         expect(page.locator(f"#compare-caption-{n}")).to_contain_text(sentence)
         expect(page.locator(f"#compare-plot-{n} .gtitle")).to_contain_text(f"layer {layer}, head {head}")
     expect(page.locator("#compare-second textarea")).to_have_value(BLOG_PAIR[1])
-    # the step shown agrees everywhere: the player bar and both captions
+    # the step shown agrees everywhere: the player bar and both captions, once the player bar has taken the view's
+    # step (for a moment it may show the new trace at the step it was on; a page that never agrees times out here)
+    page.wait_for_function(AGREED_STEP)
     step, total = re.search(r"Step (\d+) of (\d+)", page.locator("#step-info").inner_text()).groups()
     for n in (1, 2):
         expect(page.locator(f"#compare-caption-{n} .facts")).to_contain_text(f"step {step} of ")
