@@ -275,8 +275,17 @@ def wire_controls(page: Page, c: AttentionControls) -> None:
             c.keep_token: gr.Dropdown(choices=token_choices(trace, kind_value), value="", visible=view_value == "lines")
         }
 
-    for event in (page.trace.change, c.kind.input, c.view_as.input):
-        event(on_tokens, [page.trace, c.kind, c.view_as], c.keep_token, trigger_mode="always_last", **PRIVATE)
+    # one listener for the three events: always_last then runs it once more with the latest values, where three
+    # listeners could answer out of order (a new trace's answer, sent for the heatmap, landing after "lines" hid
+    # the menu for good)
+    gr.on(
+        [page.trace.change, c.kind.input, c.view_as.input],
+        on_tokens,
+        [page.trace, c.kind, c.view_as],
+        c.keep_token,
+        trigger_mode="always_last",
+        **PRIVATE,
+    )
 
     def on_kind(kind_value, layer_value):
         choices = layer_choices(page.checkpoint, kind_value)

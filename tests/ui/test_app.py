@@ -6,6 +6,8 @@ No server and no browser here (tests/browser/ drives the page); no network, no .
 
 from __future__ import annotations
 
+from collections import Counter
+
 import html
 
 import json
@@ -365,6 +367,17 @@ def test_one_listener_draws_every_view_with_the_latest_values(demo):
     assert {"step-info", "candidates-plot", "attention-plot", "pipeline-plot", "pe-plot", "mask-plot"} <= drawn
     triggers = {(demo.blocks[block_id].elem_id, event) for block_id, event in listener.targets}
     assert {("step", "change"), ("attention-kind", "change"), ("layer", "change"), ("head", "change")} <= triggers
+
+
+def test_no_function_answers_the_same_outputs_as_two_listeners(demo):
+    """A function wired to several events is one listener (gr.on): as separate listeners their answers could land
+    out of order and an earlier event's answer win (the lines view's token menu hidden after "lines" was chosen)."""
+    wired = Counter((fn.page, fn.fn, tuple(block._id for block in fn.outputs)) for fn in demo.fns.values() if fn.fn)
+    assert [(page, fn) for (page, fn, _), count in wired.items() if count > 1] == []
+    [tokens] = [fn for fn in demo.fns.values() if fn.name == "on_tokens"]
+    triggers = {(demo.blocks[block_id].elem_id, event) for block_id, event in tokens.targets}
+    assert {("attention-kind", "input"), ("attention-view", "input")} <= triggers and len(triggers) == 3
+    assert tokens.trigger_mode == "always_last"
 
 
 # --------------------------------------------------------------------------- escaping
