@@ -15,16 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
 
 import brotli
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 ASSET_PATH = re.compile(r"/assets/[^/]+\.(?:js|css)$")  # Gradio's front end: hashed names, never changed
 QUALITY = 5  # Brotli quality: Plotly's bundle 4.6 MB -> 1.13 MB in ~90 ms, once (Gradio sends quality 4: 1.23 MB)
