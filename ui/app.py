@@ -5,11 +5,13 @@ the one redraw listener (ui/redraw.py). Importing this loads no model; `build_de
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import gradio as gr
 
 from serving import Runner, zerogpu
+from serving.translation import Translator
 from serving.device import choose_device
 
 from . import (
@@ -28,8 +30,8 @@ from . import (
     tour,
 )
 from .common import PRIVATE, Page
-from .page_script import SHOW_VIEW_JS, page_head, page_script
-from .text import ABOUT_APP
+from .page_script import page_head, page_script
+from .text import ABOUT_APP, EXAMPLES
 
 
 def find(demo: gr.Blocks, elem_id: str):
@@ -80,55 +82,50 @@ def build_demo(
         for page in (first, second)
         if page.checkpoint is not None
     }
+    translators = {page.key: Translator(runners, page.key, EXAMPLES, load_error) for page in (first, second)}
     # analytics off: no telemetry or version checks from an offline demo
     with gr.Blocks(title="Attention Explorer", delete_cache=(3600, 3600), analytics_enabled=False) as demo:
-        build_page(demo, first, runners.get(first.key), models.Choice(first, second, second.key))
-        api.add_endpoints(runners, first.key, load_error)  # /translate, /translation_trace: the API and MCP
+        build_page(demo, first, translators[first.key], models.Choice(first, second, second.key))
+        api.add_endpoints(translators[first.key])  # /translate, /translation_trace: the API and MCP
     if second.by_direction:  # the other model's page, at its own path
         with demo.route(models.MODELS[second.key].label, second.key, show_in_navbar=False):
-            build_page(demo, second, runners[second.key], models.Choice(second, first, models.FIRST_PAGE))
+            build_page(demo, second, translators[second.key], models.Choice(second, first, models.FIRST_PAGE))
     demo.runner = runners.get(first.key)
     demo.runners = runners
     demo.page_head = page_head()  # ui/server.py puts it in the page's <head>
     return demo
 
 
-def build_page(demo: gr.Blocks, shown: models.LoadedModel, model_runner: Runner | None, choice: models.Choice) -> None:
-    """The whole app over one model (inside `demo` or one of its routes): header, player, tabs, one redraw."""
+def build_page(demo: gr.Blocks, shown: models.LoadedModel, translator: Translator, choice: models.Choice) -> None:
+    """The whole app over one model (inside `demo` or one of its routes): header, player, tabs, and one listener per
+    user action, each drawing what its action changed (ui/redraw.py)."""
     loaded, load_error = shown.checkpoint, "" if shown.checkpoint is not None else shown.problem
     before = set(demo.blocks)  # this page's components are the ones made below (another page has the same ids)
     gr.Navbar(visible=False)  # the model choice (ui/models.py) leads between the pages: no navigation bar above
     offered = choice.other.by_direction or choice.other.problem  # loaded, or asked for and not loaded: say so
-    header = session.build(model_runner, load_error, choice.build if offered else None)
-    trace, translate_event = header.trace, header.event
-    steps = stepping.build(trace)
-    tour_parts = tour.build()  # right under the player bar: a stop's text sits above the view it sets
+    header = session.build(load_error, choice.build if offered else None)
     tab_state = gr.State(next_token.TAB_ID)  # the open tab: only its views are drawn
+    page = Page(loaded, header.trace, None, tab_state, None, translator.runner_of(shown.key))
+    steps = stepping.build(page)
+    page = dataclasses.replace(page, step=steps.slider)
+    tour_parts = tour.build()  # right under the player bar: a stop's text sits above the view it sets
     # wrap: every tab shows on every screen (a phone hid four behind Gradio's "..." menu)
     with gr.Tabs(elem_id="views", overflow_behavior="wrap") as tabs:
-        page = Page(loaded, trace, steps.slider, tab_state, tabs, translate_event, model_runner)
+        page = dataclasses.replace(page, tabs=tabs)
         first = next_token.build(page)
         attention_tab = attention.build(page)
-        compare_tab = compare.build(page)
+        compare_tab = compare.build(page, translator)
         views = [first, attention_tab.view, *compare_tab.views, *positions.build(page)]
         views += [model_tab.build(page), *explain.build(page, attention_tab.opener)]
+    session.wire(page, header, translator)
     link = below_figure(header)  # the tokens, download, share link and the folded introduction
     targets = share.Targets(header, steps.slider, tabs, tab_state, *attention_tab.opener.outputs[:4], compare_tab)
     views.append(share.link_view(targets, link))
-    redraw.wire(page, steps.info, views)  # one listener draws them all (and empties them without a trace)
     # the first view arrives with the page (in its config): the header, the step and the attention figure
-    example = share.wire(model_runner, targets, link, demo, [header.prefill, steps.prefill, attention_tab.prefill])
+    example = share.wire(page, translator, targets, link, demo, [header.prefill, steps.prefill, attention_tab.prefill])
     panels = next(
         (block for key, block in demo.blocks.items() if key not in before and block.elem_id == "explain-panels"), None
     )
-    tour.wire(loaded, targets, example, tour_parts, panels, attention_tab.pipeline)
-    # one listener after a translation: the header's tokens and switch, and the new sentence's last step, where
-    # the figure has a row per output token (Play starts again from step 1)
-    translate_event.success(
-        lambda value: gr.skip() if value is None else {**header.after_translate(value), **steps.at_end(value)},
-        header.trace,
-        [header.download, header.tokens, header.switch, steps.slider],
-        show_progress="hidden",
-        **PRIVATE,
-    ).then(None, js=SHOW_VIEW_JS, **PRIVATE)
+    tour.wire(page, loaded, targets, example, tour_parts, panels, attention_tab.pipeline)
+    redraw.wire(page, steps.info, views)  # one listener per action, each drawing what depends on it
     demo.load(None, None, None, js=page_script(), **PRIVATE)  # step keys, figures in the page's theme

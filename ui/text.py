@@ -3,6 +3,7 @@ sections of "Attention Is All You Need") and the example sentences. Plain string
 """
 
 from model.text import limits
+from serving.translation import DIRECTIONS as DIRECTION_LABELS  # noqa: F401  (the page reads them here)
 
 PAPER = "https://arxiv.org/abs/1706.03762"
 
@@ -11,8 +12,6 @@ def paper(section: str, name: str) -> str:
     """A Markdown link to a section of "Attention Is All You Need" (arXiv 1706.03762)."""
     return f"[Paper: section {section}, {name}]({PAPER})"
 
-
-DIRECTION_LABELS = {"de-en": "German → English", "en-de": "English → German"}
 
 EXAMPLES = [  # each one read and checked with the shipped checkpoint; tests/ui/test_examples.py pins its translation
     ["Ein Mann fährt mit dem Fahrrad die Straße entlang.", "de-en"],

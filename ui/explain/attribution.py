@@ -19,14 +19,13 @@ from serving import jobs
 from visualizer.attribution import attribution_figure
 
 from ..attention import HeadOpener
-from ..common import Page, TabView, plot, step_index
+from ..common import Page, TabView, markdown_text, plot, step_index
 from .panel import (
     MODEL_RUN,
     Panel,
     cleared_view,
     code,
     kept_for,
-    markdown_text,
     require,
     sentence_matches,
     show_result,
@@ -126,7 +125,7 @@ def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
         progress((steps, steps), desc="Drawing", unit="tokens")
         return {kept: kept_for(trace, result=result)}
 
-    run.click(on_run, [page.trace], [kept], show_progress_on=[figure], **MODEL_RUN)
+    page.listen(run.click, on_run, [page.trace], [kept], show_progress_on=[figure], **MODEL_RUN)
 
     def draw(trace, step, values) -> dict:
         value = values[kept]

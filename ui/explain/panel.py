@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import html
 import json
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -37,7 +36,6 @@ MODEL_RUN = model_event(**PRIVATE)
 
 TAB_ID = "explain"
 MORE_ABOUT = "More about this"
-MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>&#|~!])")
 
 # After a button's run, the result (`id`) is scrolled just into view once it has rendered: a watcher started by
 # the click waits for the result's box to change and settle (a drawn figure, or text), then scrolls it the
@@ -104,12 +102,6 @@ class Panel:
         if not self.own_model_only or checkpoint.kind == OWN.key:
             return ""
         return self.own_model_only.format(model=model_info(checkpoint.kind).label)
-
-
-def markdown_text(text: str) -> str:
-    """`text` for a Markdown value, shown as written: Markdown's special characters backslash-escaped (an HTML
-    entity would show literally, and `<2de>` would be read as a tag)."""
-    return MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
 def code(token: str) -> str:

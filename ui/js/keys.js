@@ -9,7 +9,26 @@ tab leaves the focus on the page, so they step after it too. The strip keeps the
 */
 /* exported installKeys */
 
+// The step rule, written once: (move, step, last) -> the step a button moves to, within 1..last.
+function stepAfter(move, step, last) {
+  const rules = {first: 1, prev: step - 1, next: step + 1, last};
+  return Math.min(Math.max(rules[move], 1), last);
+}
+
+// A step button: the slider moves at once in the browser and sends its own input event (the one action that draws
+// a step, ui/stepping.py), so quick presses add up; a disabled slider (no trace, a one-step trace) stays.
+function moveStep(move) {
+  const range = document.querySelector('#step input[type=range]');
+  if (!range || range.disabled) return;
+  const step = Number(range.value) || 1;
+  const next = stepAfter(move, step, Number(range.max) || 1);
+  if (next === step) return;
+  range.value = String(next);
+  range.dispatchEvent(new Event('input', {bubbles: true}));
+}
+
 function installKeys(keys) {
+  window.attentionExplorer = Object.assign(window.attentionExplorer || {}, {moveStep});
   // the sentence box after Enter: the keys step there until the visitor types or clicks in it again
   let armed = null;
   document.addEventListener('keydown', (event) => {
