@@ -77,6 +77,7 @@ class Page:
 
     def track(self, tab: gr.Tab, tab_id: str) -> None:
         """Selecting `tab` makes `tab_id` the open tab (and so draws its views)."""
+
         def open_tab() -> dict:
             return {self.tab: tab_id}
 

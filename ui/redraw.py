@@ -29,7 +29,7 @@ from gradio.blocks import Block
 
 from model import TranslationTrace
 
-from .common import PAGE_URL, PRIVATE, Action, Page, TabView, page_url
+from .common import PAGE_URL, PRIVATE, Action, Page, TabView, page_url, set_initial
 from .stepping import step_html
 
 EMPTY = "empty"  # the key of a view emptied for want of a trace
@@ -190,16 +190,10 @@ def wire(page: Page, step_info: gr.HTML, views: Sequence[TabView]) -> None:
         )
     )
 
-    def respond(action: Action, values: dict, request: gr.Request | None) -> dict:
-        """One request of `action`: its changes, the followers of what changed, the views -> every update."""
-        asks = action.fn is not None and "request" in inspect.signature(action.fn).parameters
-        arguments = [values[c] for c in action.inputs]
-        result = (action.fn(*arguments, request=request) if asks else action.fn(*arguments)) if action.fn else {}
-        if isinstance(result, dict) and is_skip(result):
-            return {}
-        changes = changes_of(action, result)
+    def settle(values: dict, changes: dict, shown: dict, request: gr.Request | None) -> tuple[dict, dict]:
+        """After `changes`: the followers of what differs from `shown` (updated in place), then the views ->
+        (every update, the page's values after them)."""
         values = overlay(values, changes)
-        shown = dict(values.get(drawn) or {})  # what the page shows: each view's and follower's key
         for index, follower in enumerate(page.followers):
             key = repr([value_key(values.get(component)) for component in follower.follows])
             if shown.get(("follower", index)) != key:
@@ -214,9 +208,20 @@ def wire(page: Page, step_info: gr.HTML, views: Sequence[TabView]) -> None:
         if shown.get("step") != info:
             shown["step"] = info
             updates[step_info] = step_html(trace, step)
-        if not updates and not changes and shown == (values.get(drawn) or {}):
+        return {**updates, **changes}, values
+
+    def respond(action: Action, values: dict, request: gr.Request | None) -> dict:
+        """One request of `action`: its changes, the followers of what changed, the views -> every update."""
+        asks = action.fn is not None and "request" in inspect.signature(action.fn).parameters
+        arguments = [values[c] for c in action.inputs]
+        result = (action.fn(*arguments, request=request) if asks else action.fn(*arguments)) if action.fn else {}
+        if isinstance(result, dict) and is_skip(result):
             return {}
-        return {drawn: shown, **updates, **changes}
+        shown = dict(values.get(drawn) or {})  # what the page shows: each view's and follower's key
+        updates, _ = settle(values, changes_of(action, result), shown, request)
+        if not updates and shown == (values.get(drawn) or {}):
+            return {}
+        return {drawn: shown, **updates}
 
     def listen(action: Action) -> None:
         def run(values: dict, request: gr.Request):
@@ -239,5 +244,9 @@ def wire(page: Page, step_info: gr.HTML, views: Sequence[TabView]) -> None:
 
     for action in page.actions:
         listen(action)
+    if page.trace.value is not None:  # the page arrives drawn (its config): what it shows is drawn already
+        arrived: dict = {}
+        settle({component: getattr(component, "value", None) for component in inputs}, {}, arrived, None)
+        set_initial(drawn, arrived)
     editable = [control for control in controls if not isinstance(control, gr.State)]
     listen(Action([control.input for control in editable], None, options={"show_progress": "hidden"}))
