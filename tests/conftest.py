@@ -330,17 +330,18 @@ def copy_checkpoint_dir(tmp_path_factory, copy_model, tiny_tokenizer) -> Path:
 @pytest.fixture(scope="session")
 def copy_runner(copy_checkpoint_dir):
     """The page's runner (single-process mode) on the copy checkpoint, loaded as the app loads it."""
+    from serving import Runner
     from ui import session
 
-    return session.Runner(session.load_model(str(copy_checkpoint_dir)))
+    return Runner(session.load_model(str(copy_checkpoint_dir)))
 
 
 @pytest.fixture(scope="session")
 def copy_trace(copy_runner) -> TranslationTrace:
     """COPY_SENTENCE translated through the app's own Translate path."""
-    from ui import session
+    from helpers import translated_trace
 
-    trace, _, _ = session.translate_text(copy_runner, COPY_SENTENCE, "de-en")
+    trace = translated_trace(copy_runner, COPY_SENTENCE, "de-en")
     assert trace.stopped_by == "eos" and trace.output_tokens[-1] == "[EOS]"
     assert trace.num_steps >= 5  # a middle step exists
     return trace

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from ui.redraw import MISSING, new_value
+from ui.redraw import MISSING, as_update, new_value
 
 
 def request(params: dict | None = None, url: str = "http://127.0.0.1:7860/") -> SimpleNamespace:
@@ -42,6 +42,7 @@ class PageDriver:
         assert self.listeners, "the page declares no actions"
         self.values = {c: _initial(c) for c in self.listeners[0].inputs}
         self.screen: dict = {}
+        self.props: dict = {}  # {component: {property: value}} of every update received (choices, visible...)
         self.url = "http://127.0.0.1:7860/"
 
     # ---- finding things
@@ -70,6 +71,8 @@ class PageDriver:
 
     def apply(self, answer: dict) -> None:
         for target, update in answer.items():
+            if isinstance(update, (gr.blocks.Block, dict)):
+                self.props.setdefault(target, {}).update(as_update(update))
             value = new_value(update)
             if value is MISSING:
                 self.screen.setdefault(target, None)
@@ -109,6 +112,22 @@ class PageDriver:
 
     def value(self, elem_id: str):
         return self.values[self.component(elem_id)]
+
+    def prop(self, elem_id: str, name: str, default=None):
+        """A property (choices, visible, interactive, selected...) as the latest update of `elem_id` set it, else
+        as the page was built."""
+        block = self.component(elem_id)
+        if name in self.props.get(block, {}):
+            return self.props[block][name]
+        return getattr(block, name, default)
+
+    def choices(self, elem_id: str) -> list:
+        """The values a menu or radio offers now (a (label, value) choice by its value)."""
+        return [c[1] if isinstance(c, (tuple, list)) else c for c in self.prop(elem_id, "choices") or []]
+
+    def redraw(self) -> dict:
+        """The page's plain redraw (a control changed: what follows it is drawn) -> what it answered."""
+        return self.fire(next(f for f in self.listeners if f.name == "redraw"))
 
     @property
     def trace_state(self) -> gr.State:
