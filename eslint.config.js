@@ -3,7 +3,7 @@
 const js = require("@eslint/js");
 
 const BROWSER = [
-  "atob", "console", "CustomEvent", "document", "Element", "FocusEvent", "getComputedStyle", "MutationObserver", "navigator", "Promise", "ResizeObserver",
+  "atob", "console", "CustomEvent", "document", "Element", "Event", "FocusEvent", "getComputedStyle", "MutationObserver", "navigator", "Promise", "ResizeObserver",
   "requestAnimationFrame", "setTimeout", "clearTimeout", "structuredClone", "window",
 ].reduce((globals, name) => ({...globals, [name]: "readonly"}), {});
 

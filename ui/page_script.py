@@ -1,6 +1,7 @@
 """The page's one script, put together from the `.js` files beside this module (ui/js/, checked by ESLint in
 scripts/test.sh): figures drawn in the page's theme and fitted to their boxes (ui/js/figures.js), where the page
-scrolls after Translate and a tour stop (ui/js/scroll.js), and the page-wide step keys (ui/js/keys.js).
+scrolls after Translate, a tour stop and a panel's run (ui/js/scroll.js), the page-wide step keys and the step
+buttons (ui/js/keys.js), and the share link's copy button (ui/js/share.js).
 
 Each file declares one `install…` function; `page_script()` is the function `demo.load(js=...)` runs once when the
 page loads: it calls them with what Python knows (the dark theme of `visualizer.theme.dark_theme()`, the keys).
@@ -23,6 +24,12 @@ SHOW_VIEW_JS = "() => { window.attentionExplorer && window.attentionExplorer.sho
 SHOW_TOUR_JS = "() => { window.attentionExplorer && window.attentionExplorer.showTour(); }"
 SHOW_COMPARE_JS = "() => { window.attentionExplorer && window.attentionExplorer.showCompare(); }"
 KEEP_TYPED_JS = "(text) => window.attentionExplorer ? window.attentionExplorer.keepTyped(text) : text"
+COPY_LINK_JS = "(url) => window.attentionExplorer ? window.attentionExplorer.copyLink(url) : url"
+
+
+def follow_result_js(elem_id: str) -> str:
+    """After a panel's run: its result box brought into view once drawn (ui/js/scroll.js `followResult`)."""
+    return f"() => {{ window.attentionExplorer && window.attentionExplorer.followResult({json.dumps(elem_id)}); }}"
 
 
 def script(name: str) -> str:
@@ -33,11 +40,11 @@ def script(name: str) -> str:
 @functools.cache
 def page_script() -> str:
     """The JavaScript function run once when the page loads (for `demo.load(js=...)`)."""
-    files = "\n".join(script(name) for name in ("figures.js", "scroll.js", "keys.js"))
+    files = "\n".join(script(name) for name in ("figures.js", "scroll.js", "keys.js", "share.js"))
     return (
         "() => {\n  if (window.__attentionExplorer) return;\n  window.__attentionExplorer = true;\n"
         f"{files}\n  installFigures({json.dumps(dark_theme())});\n  installScroll();\n"
-        f"  installKeys({json.dumps(KEYS)});\n}}"
+        f"  installKeys({json.dumps(KEYS)});\n  installShare();\n}}"
     )
 
 

@@ -29,6 +29,7 @@ from gradio.blocks import Block
 
 from model import TranslationTrace
 
+from .runner import MODEL_EVENTS
 from .common import PAGE_URL, PRIVATE, Action, Page, TabView, page_url, set_initial
 from .stepping import step_html
 
@@ -151,13 +152,17 @@ def is_skip(update) -> bool:
 
 
 def listener_options(action: Action) -> dict:
-    """Gradio options of an action's listener: private, progress only on the action's own visible outputs."""
+    """Gradio options of an action's listener: private; the progress of a model run shown where the action asks
+    (`show_progress_on`: e.g. the translation box while a sentence is translated), else on its own visible
+    outputs (a panel's result); never over the whole page, and none for a quick action (a step, a tab, a head)."""
     options = {"trigger_mode": "always_last", **action.options, **PRIVATE}
     options.pop("then_js", None)
-    if options.get("show_progress", "full") != "hidden" and "show_progress_on" not in options:
-        shown = [c for c in action.outputs if not isinstance(c, gr.State)]
-        options.update(show_progress_on=shown) if shown else options.update(show_progress="hidden")
-    return options
+    shown = [c for c in action.outputs if not isinstance(c, gr.State)]
+    if "show_progress_on" in options or options.get("show_progress") == "hidden":
+        return options
+    if options.get("concurrency_id") == MODEL_EVENTS and shown:
+        return {**options, "show_progress_on": shown}
+    return {**options, "show_progress": "hidden"}
 
 
 def wire(page: Page, step_info: gr.HTML, views: Sequence[TabView]) -> None:

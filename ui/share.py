@@ -29,7 +29,7 @@ from serving.translation import Translated, Translator, parse_direction
 from .attention import layer_choices
 from .common import PAGE_URL, PRIVATE, Page, TabView, markdown_text, page_url, set_initial
 from .compare import CompareTab, Second, compare_with, opening
-from .page_script import KEEP_TYPED_JS, SHOW_COMPARE_JS
+from .page_script import COPY_LINK_JS, KEEP_TYPED_JS, SHOW_COMPARE_JS
 from .runner import model_event
 from .session import Header, answer, write_trace_json
 from .text import ABOUT_ATTENTION, BLOG_PAIR, DIRECTION_LABELS, EXAMPLES
@@ -262,22 +262,6 @@ def link(
     return page_url.split("?")[0].split("#")[0] + query_string(view)
 
 
-# the button says what happened: copied, or (no clipboard, e.g. an http page on another machine) the link selected
-COPY_JS = """(url) => {
-  const button = document.getElementById('share-copy');
-  const say = (text) => { if (!button) return; const label = button.dataset.label || button.textContent;
-    button.dataset.label = label; button.textContent = text;
-    clearTimeout(button.__reset); button.__reset = setTimeout(() => { button.textContent = label; }, 2500); };
-  const select = () => { const box = document.querySelector('#share-link textarea, #share-link input');
-    if (box) { box.focus(); box.select(); } say('Selected: press Ctrl+C'); };
-  if (!url) { say('Translate first'); return url; }
-  if (navigator.clipboard && window.isSecureContext) {
-    navigator.clipboard.writeText(url).then(() => say('Copied ✓'), select);
-  } else { select(); }
-  return url;
-}"""
-
-
 def link_row() -> gr.Textbox:
     """The read-only link box and its copy button (place them where the page should show them)."""
     with gr.Row(elem_id="share-row", equal_height=False):
@@ -288,7 +272,7 @@ def link_row() -> gr.Textbox:
             scale=4,
         )
         copy = gr.Button("Copy link", elem_id="share-copy", size="sm", scale=1, min_width=120)
-    copy.click(None, url, url, js=COPY_JS, **PRIVATE)
+    copy.click(None, url, url, js=COPY_LINK_JS, **PRIVATE)
     return url
 
 
