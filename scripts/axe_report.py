@@ -61,8 +61,12 @@ def serious(violations: list[dict]) -> list[dict]:
 
 
 def settled(page) -> None:
-    """Wait until no run is in flight and no figure is being drawn (ui/js/figures.js counts them)."""
-    page.wait_for_function(f"() => !{BUSY_NOW} && (document.body.dataset.figuresDrawing || '0') === '0'")
+    """Wait until no run is in flight, no figure is being drawn (ui/js/figures.js counts them) and nothing fades
+    (a result fades in from Gradio's dimmed pending look: read half-way, its text is pale)."""
+    page.wait_for_function(
+        f"() => !{BUSY_NOW} && (document.body.dataset.figuresDrawing || '0') === '0'"
+        " && document.getAnimations().every((animation) => animation.playState !== 'running')"
+    )
 
 
 def after_click(page, selector: str) -> None:
