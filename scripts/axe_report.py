@@ -120,14 +120,24 @@ def panels() -> list[tuple[str, str]]:
     """Every Explain panel: (its tab's title, its run button's id or '' where opening it draws its result)."""
     from ui.explain.panels import PANELS
 
-    runs = {"ablate": "ablate-run", "branch": "branch-run", "beam": "beam-run", "positions": "nope-run",
-            "paper": "paper-run", "cache": "cache-run", "attribution": "attribution-run"}
+    runs = {
+        "ablate": "ablate-run",
+        "branch": "branch-run",
+        "beam": "beam-run",
+        "positions": "nope-run",
+        "paper": "paper-run",
+        "cache": "cache-run",
+        "attribution": "attribution-run",
+    }
     return [(panel.title, runs.get(panel.id, "")) for panel in PANELS]
 
 
-def walk(page, url: str, theme: str, only: Callable[[str], bool] = lambda name: True) -> Iterator[tuple[str, list]]:
+def walk(
+    page, url: str, theme: str, only: Callable[[str], bool] = lambda name: True, panels_too: bool = True
+) -> Iterator[tuple[str, list]]:
     """Visit every screen in a visitor's order on `page` (a fresh page), yielding (screen, axe violations) for each
-    screen `only` keeps (the walk itself visits them all: each screen sets up the next)."""
+    screen `only` keeps (the walk itself visits them all: each screen sets up the next); `panels_too`: every
+    Explain panel after its run as well."""
 
     def check(name: str):
         return (name, run_axe(page)) if only(name) else None
@@ -153,7 +163,7 @@ def walk(page, url: str, theme: str, only: Callable[[str], bool] = lambda name: 
             settled(page)
             if (shown := check("Compare blog pair")) is not None:
                 yield shown
-    for title, run in panels():
+    for title, run in panels() if panels_too else ():
         page.locator("#explain-panels").get_by_role("tab", name=title, exact=True).first.click()
         settled(page)
         if run == "ablate-run":  # a head to switch off first

@@ -6,6 +6,8 @@ drawing, Plotly's first SVG: role="img", aria-label; the toolbar's buttons stay 
 outlined one, the step's query, said first); for bars, the largest bars with their labels and values. The text is
 read from the spec the figure was drawn from, so it says what the figure shows at this step.
 
+Choices: Up/Down pick the previous/next choice of a radio group (a head, a layer, a kind).
+
 Step: a polite live region in the player bar (#step-announce) says the step line's step, query, chosen token and
 its facts whenever the step line (#step-info) changes.
 
@@ -141,6 +143,20 @@ function installA11y(options) {
     const text = stepText();
     if (text && announce.textContent !== text) announce.textContent = text;
   };
+
+  // ---- choices by keys: Up/Down pick the previous/next choice of a group (Gradio gives each radio its own name,
+  // so the browser's arrows move nothing; Left/Right step, ui/js/keys.js), Space picks the focused one ----
+  document.addEventListener('keydown', (event) => {
+    const radio = event.target instanceof Element && event.target.closest('input[type=radio]');
+    if (!radio || !['ArrowUp', 'ArrowDown'].includes(event.key) || event.altKey || event.ctrlKey || event.metaKey) return;
+    const group = Array.from((radio.closest('.wrap') || radio.parentElement).querySelectorAll('input[type=radio]'))
+      .filter((input) => !input.disabled);
+    const next = group[(group.indexOf(radio) + (event.key === 'ArrowDown' ? 1 : group.length - 1)) % group.length];
+    event.preventDefault();
+    if (!next || next === radio) return;
+    next.focus();
+    next.click();
+  });
 
   // ---- Gradio's markup: a heading, empty figure boxes, boxes that scroll ----
   const SCROLLERS = '.step-prefix, .compare-looks, .gradio-container .prose table, .figure-scroller, .beam-table';
