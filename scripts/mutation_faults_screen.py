@@ -179,4 +179,40 @@ SCREEN_FAULTS = [
         "yaxis.update(fitted_rows(target, strip_px / n_target, MIN_FONT))",
         "the masks' strip (d) names every k-th query, the step's only by chance",
     ),
+    # ---- caught by tests/browser/test_browser_accessibility.py (--browser; docs/accessibility.md)
+    Fault(
+        "a11y-outlined-row-not-first",
+        "ui/js/a11y.js",
+        "    if (marked !== null && marked >= 0 && marked < z.length) order.unshift(...order.splice(marked, 1));\n",
+        "",
+        "a heatmap's text says its rows in order: the step's query, outlined in the figure, is not said first",
+    ),
+    Fault(
+        "a11y-step-not-announced",
+        "ui/js/a11y.js",
+        "    if (text && announce.textContent !== text) announce.textContent = text;",
+        "    if (text && !announce.textContent) announce.textContent = text;",
+        "the live region says the first step only: a screen reader hears nothing as the step changes",
+    ),
+    Fault(
+        "a11y-choices-deaf-to-arrows",
+        "ui/js/a11y.js",
+        "    if (!radio || !['ArrowUp', 'ArrowDown'].includes(event.key)",
+        "    if (true || !radio || !['ArrowUp', 'ArrowDown'].includes(event.key)",
+        "Up/Down on a head, layer or kind picks nothing: the keyboard cannot switch the figure's head",
+    ),
+    Fault(
+        "a11y-focus-ring-gone",
+        "ui/style.css",
+        "  outline: 3px solid #1d4ed8 !important; outline-offset: 2px; }",
+        "  outline-offset: 2px; }",
+        "buttons and tabs take the keyboard's focus without a visible ring",
+    ),
+    Fault(
+        "a11y-primary-button-pale",
+        "ui/style.css",
+        "  --button-primary-background-fill: #c2410c;",
+        "  --button-primary-background-fill: #f97316;",
+        "white on Gradio's orange: Translate and Play at 2.8:1, below AA's 4.5:1",
+    ),
 ]

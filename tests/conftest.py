@@ -227,6 +227,15 @@ def copy_server(copy_checkpoint_dir, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def a11y_server(tiny_checkpoint, tmp_path_factory):
+    """The app's URL on the tiny checkpoint with OPUS-MT asked for but absent: the model menu is on the page
+    (scripts/axe_report.py: every screen a visitor reaches)."""
+    from scripts.axe_report import ABSENT_OPUS_MT
+
+    yield from served(tiny_checkpoint, tmp_path_factory, "a11y-server", ABSENT_OPUS_MT)
+
+
+@pytest.fixture(scope="session")
 def shipped_server(tmp_path_factory):
     """The app's URL on the shipped checkpoint (checkpoints/de-en-small, part of the repository)."""
     if not (SHIPPED / "config.json").exists():
@@ -241,6 +250,7 @@ SERVER_FIXTURES = {
     "copy_server",
     "shipped_server",
     "opus_mt_server",
+    "a11y_server",
     "app",
 }  # app: test_serving_load_test
 

@@ -1,7 +1,8 @@
 """The page's one script, put together from the `.js` files beside this module (ui/js/, checked by ESLint in
 scripts/test.sh): figures drawn in the page's theme and fitted to their boxes (ui/js/figures.js), where the page
 scrolls after Translate, a tour stop and a panel's run (ui/js/scroll.js), the page-wide step keys and the step
-buttons (ui/js/keys.js), and the share link's copy button (ui/js/share.js).
+buttons (ui/js/keys.js), the share link's copy button (ui/js/share.js), and the page for a screen reader and a
+keyboard: the figures' text, the step said as it changes (ui/js/a11y.js).
 
 Each file declares one `install…` function; `page_script()` is the function `demo.load(js=...)` runs once when the
 page loads: it calls them with what Python knows (the dark theme of `visualizer.theme.dark_theme()`, the keys).
@@ -23,6 +24,7 @@ KEYS = {"ArrowLeft": "step-prev", "ArrowRight": "step-next", "Home": "step-first
 SHOW_VIEW_JS = "() => { window.attentionExplorer && window.attentionExplorer.showView(); }"
 SHOW_TOUR_JS = "() => { window.attentionExplorer && window.attentionExplorer.showTour(); }"
 SHOW_COMPARE_JS = "() => { window.attentionExplorer && window.attentionExplorer.showCompare(); }"
+A11Y = {"topColumns": 3, "topBars": 10, "maxRows": 40}  # ui/js/a11y.js: what a figure's text says of its data
 KEEP_TYPED_JS = "(text) => window.attentionExplorer ? window.attentionExplorer.keepTyped(text) : text"
 COPY_LINK_JS = "(url) => window.attentionExplorer ? window.attentionExplorer.copyLink(url) : url"
 
@@ -40,11 +42,11 @@ def script(name: str) -> str:
 @functools.cache
 def page_script() -> str:
     """The JavaScript function run once when the page loads (for `demo.load(js=...)`)."""
-    files = "\n".join(script(name) for name in ("figures.js", "scroll.js", "keys.js", "share.js"))
+    files = "\n".join(script(name) for name in ("figures.js", "scroll.js", "keys.js", "share.js", "a11y.js"))
     return (
         "() => {\n  if (window.__attentionExplorer) return;\n  window.__attentionExplorer = true;\n"
         f"{files}\n  installFigures({json.dumps(dark_theme())});\n  installScroll();\n"
-        f"  installKeys({json.dumps(KEYS)});\n  installShare();\n}}"
+        f"  installKeys({json.dumps(KEYS)});\n  installShare();\n  installA11y({json.dumps(A11Y)});\n}}"
     )
 
 
