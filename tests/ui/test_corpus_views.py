@@ -325,18 +325,20 @@ def test_the_explain_tab_holds_the_corpus_panels(demo, tiny_checkpoint):
     [message] = [b.value for b in without.blocks.values() if getattr(b, "elem_id", None) == "corpus-missing"]
     assert f"python3 -m scripts.corpus_heads --checkpoint {tiny_checkpoint}" in message and "there is no" in message
     assert {"corpus_attribution", "corpus_sentence_vectors"} <= set(JOBS)
-    # no listener of the panels draws: their plots are outputs of the one redraw only
+    # no action of the panels draws: their plots are drawn by the views (ui/redraw.py), from what the actions keep
     plots = {"corpus-roles", "corpus-pruning", "corpus-qk", "corpus-prune-plot", "attribution-plot"}
-    for fn in demo.fns.values():
-        drawn = {getattr(c, "elem_id", None) for c in fn.outputs} & plots
-        assert not drawn or fn.name == "redraw", fn.name
+    actions = [fn.fn.action for fn in demo.fns.values() if hasattr(fn.fn, "action")]
+    assert len(actions) > 20
+    for action in actions:
+        drawn = {getattr(c, "elem_id", None) for c in action.outputs} & plots
+        assert not drawn, action.fn
 
 
 def test_the_corpus_panel_draws_when_opened_and_redraws_only_what_its_controls_change(demo, data, trace):
     page = ExplainPage(demo, trace)
     first = page.draw()
     assert "attribution-facts" in first and not {"corpus-roles", "corpus-pruning", "corpus-qk"} & set(first)
-    opened = page.set(on(demo, "corpus-heads", "select").fn())  # the visitor opens the sub-tab
+    opened = page.set(on(demo, "corpus-heads", "select").fn.action.fn())  # the visitor opens the sub-tab
     assert {"corpus-roles", "corpus-pruning", "corpus-qk"} <= set(opened)
     assert figure_json(opened["corpus-roles"]) == figure_json(corpus_figures.roles_view(data))
     assert figure_json(opened["corpus-qk"]) == figure_json(corpus_figures.qk_view(data, "cross", 1, 1, "side"))
@@ -351,7 +353,7 @@ def test_the_corpus_panel_draws_when_opened_and_redraws_only_what_its_controls_c
     assert set(k) & {"corpus-roles", "corpus-pruning", "corpus-qk"} == {"corpus-pruning"}
     assert [s["x0"] for s in figure_json(k["corpus-pruning"])["layout"]["shapes"]] == [5, 5]
     # the sentence on the map: the runner's job, kept, drawn by the redraw (and gone for another head)
-    placed = page.set(on(demo, "corpus-qk-place", "click").fn(trace, "encoder", 1, 3))
+    placed = page.set(on(demo, "corpus-qk-place", "click").fn.action.fn(trace, "encoder", 1, 3))
     mine = [s for s in figure_json(placed["corpus-qk"])["data"] if s["name"].startswith("this sentence")]
     assert [len(array(s["x"])) for s in mine] == [len(trace.source_tokens)] * 2
     other = page.set({page.component("corpus-qk-head"): 2})
@@ -362,8 +364,8 @@ def test_the_corpus_panel_draws_when_opened_and_redraws_only_what_its_controls_c
 
 def test_pruning_the_least_important_heads_goes_through_the_intervention_path(demo, data, trace, corpus_checkpoint):
     page = ExplainPage(demo, trace)
-    page.set(on(demo, "corpus-heads", "select").fn())
-    shown = page.set(on(demo, "corpus-prune-run", "click").fn(trace, 4))
+    page.set(on(demo, "corpus-heads", "select").fn.action.fn())
+    shown = page.set(on(demo, "corpus-prune-run", "click").fn.action.fn(trace, 4))
     ablation = corpus_figures.pruned_ablation(data, 4)
     again = translate(
         corpus_checkpoint.model, corpus_checkpoint.tokenizer, trace.source_text, trace.direction, ablation=ablation
@@ -378,15 +380,15 @@ def test_pruning_the_least_important_heads_goes_through_the_intervention_path(de
 
 def test_opening_a_head_sets_the_attention_tabs_controls(demo, trace):
     fn = on(demo, "corpus-open-head", "input")
-    updates = by_id(fn.fn(trace, "decoder_self:2:3"))
+    updates = by_id(fn.fn.action.fn(trace, "decoder_self:2:3"))
     assert updates["attention-kind"] == "decoder_self" and updates["head"] == "3"
     assert updates["layer"].value == 2
     assert [v for k, v in updates.items() if isinstance(k, gr.State)] == ["attention"]  # the open tab
     assert (updates["corpus-qk-kind"], updates["corpus-qk-layer"], updates["corpus-qk-head"]) == ("decoder_self", 2, 3)
-    without_trace = by_id(fn.fn(None, "cross:1:2"))  # no sentence: the corpus map shows the head, no tab change
+    without_trace = by_id(fn.fn.action.fn(None, "cross:1:2"))  # no sentence: the corpus map shows the head, no tab change
     assert without_trace == {"corpus-qk-kind": "cross", "corpus-qk-layer": 1, "corpus-qk-head": 2}
     page = ExplainPage(demo, trace)
-    page.set(on(demo, "corpus-heads", "select").fn())
+    page.set(on(demo, "corpus-heads", "select").fn.action.fn())
     roles = page.set({page.component("corpus-open-head"): "decoder_self:2:3"})["corpus-roles"]
     (circle,) = figure_json(roles)["layout"]["shapes"]  # the opened head outlined in the grid
     assert (circle["x0"], circle["y0"]) == (2.55, 1.55)
@@ -395,7 +397,7 @@ def test_opening_a_head_sets_the_attention_tabs_controls(demo, trace):
 def test_the_attribution_panel_follows_the_step_once_computed(demo, trace):
     page = ExplainPage(demo, trace)
     assert page.draw()["attribution-facts"] == attribution.WAITING
-    kept = on(demo, "attribution-run", "click").fn(trace)
+    kept = on(demo, "attribution-run", "click").fn.action.fn(trace)
     first = page.set(kept)
     assert first["attribution-plot"] is not None and "Step 1" in first["attribution-facts"]
     stepped = page.set({page.step: 2})
@@ -438,7 +440,8 @@ def test_provenance_the_attribution_shown_is_the_derivative_of_the_models_log_pr
     number the panel shows.
     The corner's f(x) - f(0) is the same scoring with every source embedding zeroed."""
     page = ExplainPage(demo, trace)
-    page.set(on(demo, "attribution-run", "click").fn(trace))
+    page.draw()  # the Explain tab showing the translation
+    page.set(on(demo, "attribution-run", "click").fn.action.fn(trace))
     step = 2
     shown = page.set({page.step: step})
     model = copy.deepcopy(corpus_checkpoint.model).double()

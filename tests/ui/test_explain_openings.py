@@ -22,6 +22,7 @@ from model.analysis.paper_figures import PAPER_FIGURES
 from model.decoding.greedy import translate
 from model.training import film
 from explain_page import ExplainPage
+from ui.common import markdown_text
 from ui.explain.panels import PANELS
 from ui.explain import attribution, paper, panel
 from ui.explain.branching import branch_choices
@@ -223,5 +224,5 @@ def test_tokens_and_sentences_in_panel_texts_show_as_written(demo, page_trace):
         shown = shown_markdown(value)
         assert not raw_in(gr.Markdown(), value), value
         assert f"Step {step}, “{output[step - 1]}”" in shown, shown
-    assert shown_markdown(panel.markdown_text("▁didn't <2de> a*b*c [x] & \\")) == "▁didn't <2de> a*b*c [x] & \\"
+    assert shown_markdown(markdown_text("▁didn't <2de> a*b*c [x] & \\")) == "▁didn't <2de> a*b*c [x] & \\"
     assert shown_markdown(panel.code("<2de>")) == "<2de>"
