@@ -21,7 +21,7 @@ from model.analysis import compare as model_compare
 from model.analysis.compare import translating_step
 from model.decoding.greedy import translate
 from model.text.tokenizer import SPECIAL_TOKENS
-from serving import jobs
+from serving import Runner, jobs
 from ui import build_demo, compare, compare_views, redraw, session, share
 from ui.common import Page
 from ui.text import BLOG_PAIR
@@ -38,7 +38,7 @@ def independent(checkpoint):
 
 @pytest.fixture(scope="module")
 def runner(checkpoint):
-    return session.Runner(checkpoint)
+    return Runner(checkpoint)
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ import gradio as gr
 import pytest
 
 from model.text import language, limits
+from helpers import translated_trace
 from serving import Runner
 from ui import build_demo, session, share, tour
 from ui.text import EXAMPLES
@@ -20,7 +21,7 @@ GERMAN = "Zwei Hunde spielen im Schnee."
 
 @pytest.fixture(scope="module")
 def trace(checkpoint):
-    return session.translate_text(session.Runner(checkpoint), GERMAN, "de-en")[0]
+    return translated_trace(checkpoint, GERMAN, "de-en")
 
 
 def listener(demo: gr.Blocks, name: str):
@@ -73,12 +74,12 @@ def test_byte_tokens_and_long_inputs_are_flagged():
 
 def test_notice_and_switch_follow_the_trace(checkpoint):
     english = session.translate_text(
-        session.Runner(checkpoint), "A little girl is climbing into a wooden playhouse.", "de-en"
+        Runner(checkpoint), "A little girl is climbing into a wooden playhouse.", "de-en"
     )[0]
     assert "looks like **English**" in session.notice_markdown(english)
     assert session.switch_direction(english) == "en-de"
     german = session.translate_text(
-        session.Runner(checkpoint), "Ein Mann fährt mit dem Fahrrad die Straße entlang.", "de-en"
+        Runner(checkpoint), "Ein Mann fährt mit dem Fahrrad die Straße entlang.", "de-en"
     )[0]
     assert session.switch_direction(german) is None and "looks like" not in session.notice_markdown(german)
 
