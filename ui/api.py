@@ -19,16 +19,17 @@ from typing import Literal
 
 import gradio as gr
 
+from model.checkpoints.catalogue import MODELS
 from serving import lean_trace_json
-from serving.translation import Translator, input_limits
+from serving.translation import DIRECTIONS, Translator, input_limits
 
 from .runner import model_event, positional_encoding_object
 
-Direction = Literal["de-en", "en-de"]
-Model = Literal["own", "opus-mt"]  # model/checkpoints/catalogue.py's keys
+Direction = Literal[tuple(DIRECTIONS)]  # serving/translation.py's codes
+Model = Literal[tuple(MODELS)]  # model/checkpoints/catalogue.py's keys
 TEXT_ARG = f"The sentence to translate, German or English ({input_limits()})."
 DIRECTION_ARG = '"de-en" (German to English) or "en-de" (English to German).'
-MODEL_ARG = '"own" (this project\'s Transformer) or "opus-mt" (Helsinki-NLP\'s OPUS-MT, where the server has it).'
+MODEL_ARG = " or ".join(f'"{key}" ({info.label}: {info.summary})' for key, info in MODELS.items()) + "."
 
 
 def described(function, returns: str):

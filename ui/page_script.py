@@ -16,11 +16,13 @@ from pathlib import Path
 
 import gradio
 
-from visualizer.theme import dark_theme
+from visualizer.theme import ACCENT_COLOR, dark_theme
+
+from .stepping import KEYS
 
 SCRIPTS = Path(__file__).resolve().parent / "js"
-KEYS = {"ArrowLeft": "step-prev", "ArrowRight": "step-next", "Home": "step-first", "End": "step-last", " ": "play"}
 
+PHONE_PX = 640  # a window (or a figure's box) narrower than this is a phone's: the scripts and style.css's @media
 SHOW_VIEW_JS = "() => { window.attentionExplorer && window.attentionExplorer.showView(); }"
 SHOW_TOUR_JS = "() => { window.attentionExplorer && window.attentionExplorer.showTour(); }"
 SHOW_COMPARE_JS = "() => { window.attentionExplorer && window.attentionExplorer.showCompare(); }"
@@ -45,9 +47,17 @@ def page_script() -> str:
     files = "\n".join(script(name) for name in ("figures.js", "scroll.js", "keys.js", "share.js", "a11y.js"))
     return (
         "() => {\n  if (window.__attentionExplorer) return;\n  window.__attentionExplorer = true;\n"
-        f"{files}\n  installFigures({json.dumps(dark_theme())});\n  installScroll();\n"
+        f"{files}\n  installFigures({json.dumps(dark_theme())}, {PHONE_PX});\n  installScroll({PHONE_PX});\n"
         f"  installKeys({json.dumps(KEYS)});\n  installShare();\n  installA11y({json.dumps(A11Y)});\n}}"
     )
+
+
+@functools.cache
+def page_css() -> str:
+    """The page's style sheet (ui/style.css) with the facts it shares with the scripts and the figures: a phone's
+    width and the query's colour (visualizer.theme.ACCENT_COLOR, the outline of the query's row in a figure)."""
+    css = (SCRIPTS.parent / "style.css").read_text(encoding="utf-8")
+    return css.replace("PHONE_PX", str(PHONE_PX)).replace("QUERY_COLOR", ACCENT_COLOR)
 
 
 @functools.cache

@@ -41,6 +41,9 @@ def masks_view(runner, trace: TranslationTrace, step: float | None) -> PlotData:
     return plot(figure, "masks")
 
 
+TAB_IDS = ("positions", "masks")  # the two tabs this module builds
+
+
 def build(page: Page) -> list[TabView]:
     checkpoint = page.checkpoint
     layout = checkpoint.config.positional_layout if checkpoint else "interleaved"
@@ -49,7 +52,7 @@ def build(page: Page) -> list[TabView]:
         figure_tab(
             page,
             "Positional encoding",
-            "positions",
+            TAB_IDS[0],
             about_positions(layout),
             "pe-plot",
             lambda trace, step: positions_view(page.runner, trace),
@@ -57,7 +60,7 @@ def build(page: Page) -> list[TabView]:
         figure_tab(
             page,
             "Masks",
-            "masks",
+            TAB_IDS[1],
             about_masks(pad),
             "mask-plot",
             lambda trace, step: masks_view(page.runner, trace, step),

@@ -26,7 +26,9 @@ from model.decoding.trace import ATTENTION_KINDS
 
 from serving.translation import Translated, Translator, parse_direction
 
+from . import attention, compare, model_tab, next_token, positions
 from .attention import layer_choices
+from .explain.panel import TAB_ID as EXPLAIN_TAB
 from .common import PAGE_URL, PRIVATE, Page, TabView, markdown_text, page_url, set_initial
 from .compare import CompareTab, Second, compare_with, opening
 from .page_script import COPY_LINK_JS, KEEP_TYPED_JS, SHOW_COMPARE_JS
@@ -34,8 +36,9 @@ from .runner import model_event
 from .session import Header, answer, write_trace_json
 from .text import ABOUT_ATTENTION, BLOG_PAIR, DIRECTION_LABELS, EXAMPLES
 
-TABS = ("next", "attention", "compare", "positions", "masks", "model", "explain")
 HEADS = ("all", "mean")  # besides "1".."h"
+# the top-level tabs a link may open, by the id each tab module declares, in the page's order
+TABS = (next_token.TAB_ID, attention.TAB_ID, compare.TAB_ID, *positions.TAB_IDS, model_tab.TAB_ID, EXPLAIN_TAB)
 
 
 @dataclass(frozen=True)

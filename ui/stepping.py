@@ -17,11 +17,6 @@ from model import TranslationTrace
 from .common import PRIVATE, chips, set_initial, step_index
 from .step_slider import StepSlider
 
-KEYS_HINT = (
-    '<span class="keys-hint" title="The keys step through decoding after Translate, a click on a head, '
-    'layer or kind, or anywhere on the page; not while typing in a text box."><kbd>←</kbd> <kbd>→</kbd> '
-    "step · <kbd>Home</kbd> <kbd>End</kbd> first, last · <kbd>Space</kbd> play</span>"
-)
 PLAY_SECONDS = 1.0  # one decoding step per tick while playing
 
 BUTTONS = {
@@ -30,6 +25,20 @@ BUTTONS = {
     "next": ("Next ›", "step-next"),
     "last": ("Last »", "step-last"),
 }
+PLAY_ID = "play"
+# the page-wide step keys (ui/js/keys.js): key -> the button it presses, in groups as the hint names them
+KEY_GROUPS = [
+    ({"ArrowLeft": ("←", BUTTONS["prev"][1]), "ArrowRight": ("→", BUTTONS["next"][1])}, "step"),
+    ({"Home": ("Home", BUTTONS["first"][1]), "End": ("End", BUTTONS["last"][1])}, "first, last"),
+    ({" ": ("Space", PLAY_ID)}, "play"),
+]
+KEYS = {key: button for keys, _ in KEY_GROUPS for key, (_, button) in keys.items()}
+KEYS_HINT = (
+    '<span class="keys-hint" title="The keys step through decoding after Translate, a click on a head, '
+    'layer or kind, or anywhere on the page; not while typing in a text box.">'
+    + " · ".join(" ".join(f"<kbd>{name}</kbd>" for name, _ in keys.values()) + f" {what}" for keys, what in KEY_GROUPS)
+    + "</span>"
+)
 
 
 def clamp_step(trace: TranslationTrace | None, step: float | None) -> int:
@@ -121,7 +130,7 @@ def build(page) -> Stepping:
                 for move, (label, elem_id) in BUTTONS.items()
             }
             play_button = gr.Button(
-                "▶ Play", elem_id="play", size="sm", min_width=84, scale=0, variant="primary", interactive=False
+                "▶ Play", elem_id=PLAY_ID, size="sm", min_width=84, scale=0, variant="primary", interactive=False
             )
             slider = StepSlider(
                 1, 2, value=1, step=1, label="Decoding step", elem_id="step", scale=1, min_width=200, interactive=False

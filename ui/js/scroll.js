@@ -40,12 +40,12 @@ function followResult(id) {
 }
 
 
-function installScroll() {
+function installScroll(phonePx) {
   // after Translate: a wide screen shows the page's head (sentence, translation, player bar and figure share the
   // window); a phone brings the open figure's title right under the (sticky) player bar, and again once that figure
   // has been redrawn for the new sentence (the bar's height changes with the step line). A tour stop brings its text
   // under the bar, a comparison opened its sentence. Each bring-up counts in <body data-shown-view> (what tests wait on, never on scroll timing).
-  const NARROW_PX = 640;  // figures.js's: a window narrower than this is a phone
+  const NARROW_PX = phonePx;  // a window narrower than this is a phone
   const bar = () => document.getElementById('player-bar');
   const pageTop = (element) => element.getBoundingClientRect().top + window.scrollY;
   const openFigure = () => Array.from(document.querySelectorAll('#views .block[id$="-plot"]'))
