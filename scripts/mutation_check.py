@@ -109,12 +109,14 @@ if str(ROOT) not in sys.path:  # run as a file: import scripts.mutation_faults a
 from scripts.mutation_faults import MODEL_FAULTS  # noqa: E402
 from scripts.mutation_faults_house import HOUSE_FAULTS  # noqa: E402
 from scripts.mutation_faults_opus_mt import OPUS_MT_FAULTS  # noqa: E402
+from scripts.mutation_faults_page import PAGE_FAULTS, PAGE_TESTS  # noqa: E402
 from scripts.mutation_faults_screen import SCREEN_FAULTS  # noqa: E402
 from scripts.mutation_faults_serving import SERVING_FAULTS, SERVING_TESTS  # noqa: E402
 from scripts.mutation_faults_views import VIEW_FAULTS  # noqa: E402
 
-FAULTS = [*MODEL_FAULTS, *OPUS_MT_FAULTS, *VIEW_FAULTS, *SCREEN_FAULTS, *HOUSE_FAULTS, *SERVING_FAULTS]
+FAULTS = [*MODEL_FAULTS, *OPUS_MT_FAULTS, *VIEW_FAULTS, *SCREEN_FAULTS, *HOUSE_FAULTS, *SERVING_FAULTS, *PAGE_FAULTS]
 SUITES["serving"] = SERVING_TESTS  # --suite serving --only zerogpu-,examples-,api-,space-,weights-,card-
+SUITES["page"] = PAGE_TESTS  # --suite page --only page-,translator-
 
 
 def copy_repository(destination: Path) -> None:

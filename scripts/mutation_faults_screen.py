@@ -81,25 +81,11 @@ SCREEN_FAULTS = [
         "a long sentence's all-heads grid may leave the current step's query without a label",
     ),
     Fault(
-        "translate-checks-twice",
-        "ui/session.py",
-        "        if verdict is not None and verdict[:2] == (text, direction):",
-        "        if False:",
-        "a Translate click checks its input twice (and says a refused one twice)",
-    ),
-    Fault(
         "menu-dismissed-empty-dict",
         "ui/attention.py",
         "return gr.skip() if cell is None else",
         "return {} if cell is None else",
         "dismissing 'Open a head of the grid' returns too few values (the controls turn into error badges)",
-    ),
-    Fault(
-        "translate-lands-on-step-one",
-        "ui/stepping.py",
-        "maximum=max(trace.num_steps, 2), value=trace.num_steps)}",
-        "maximum=max(trace.num_steps, 2), value=1)}",
-        "after Translate the view shows step 1 (one row), not the whole translation",
     ),
     # ---- the phone's figures; caught by tests/browser/test_browser_phone_figures.py (a browser test: --browser)
     Fault(
