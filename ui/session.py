@@ -123,7 +123,8 @@ def tokens_html(trace: TranslationTrace | None) -> str:
 
 
 def guard_rail_notes(trace: TranslationTrace) -> list[GuardRail]:
-    return guard_rails(trace.source_text, trace.source_tokens, trace.direction, own_model=trace.model == OWN.key)
+    own, translation = trace.model == OWN.key, trace.translation
+    return guard_rails(trace.source_text, trace.source_tokens, trace.direction, own_model=own, translation=translation)
 
 
 def end_token(trace: TranslationTrace) -> str:

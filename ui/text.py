@@ -2,7 +2,11 @@
 sections of "Attention Is All You Need") and the example sentences. Plain strings, no Gradio.
 """
 
+from pathlib import Path
+
 from model.text import limits
+
+REPOSITORY = Path(__file__).resolve().parent.parent  # a checkpoint inside it is named relative to it on the page
 
 PAPER = "https://arxiv.org/abs/1706.03762"
 
@@ -10,6 +14,13 @@ PAPER = "https://arxiv.org/abs/1706.03762"
 def paper(section: str, name: str) -> str:
     """A Markdown link to a section of "Attention Is All You Need" (arXiv 1706.03762)."""
     return f"[Paper: section {section}, {name}]({PAPER})"
+
+
+def public_path(path: str | Path) -> str:
+    """A server's folder as the page may name it: relative to the repository where it lies inside it
+    ("checkpoints/de-en-small"), else its last part alone; never the server's absolute path."""
+    path = Path(path).resolve()
+    return str(path.relative_to(REPOSITORY)) if path.is_relative_to(REPOSITORY) else path.name
 
 
 DIRECTION_LABELS = {"de-en": "German → English", "en-de": "English → German"}

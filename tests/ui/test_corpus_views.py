@@ -285,7 +285,9 @@ def test_the_sentence_and_the_attribution_run_through_the_runner(data, corpus_ch
 def test_a_missing_or_stale_corpus_file_says_how_to_make_it(tiny_checkpoint, corpus_checkpoint, tmp_path):
     missing = corpus_figures.CorpusData(load_checkpoint(tiny_checkpoint)).get()
     assert missing[0] is None and "there is no" in missing[1]
-    assert f"python3 -m scripts.corpus_heads --checkpoint {tiny_checkpoint}" in missing[1]
+    # the checkpoint named by its folder (it lies outside the repository), never by the server's path
+    assert f"python3 -m scripts.corpus_heads --checkpoint {tiny_checkpoint.name}" in missing[1]
+    assert str(tiny_checkpoint.parent) not in missing[1]
     stale_dir = tmp_path / "stale"
     shutil.copytree(corpus_checkpoint.path, stale_dir)
     stale = load_checkpoint(stale_dir)
@@ -323,7 +325,7 @@ def test_the_explain_tab_holds_the_corpus_panels(demo, tiny_checkpoint):
     assert "corpus-missing" in elem_ids(without) and "corpus-roles" not in elem_ids(without)
     assert "attribution-run" in elem_ids(without)
     [message] = [b.value for b in without.blocks.values() if getattr(b, "elem_id", None) == "corpus-missing"]
-    assert f"python3 -m scripts.corpus_heads --checkpoint {tiny_checkpoint}" in message and "there is no" in message
+    assert f"python3 -m scripts.corpus_heads --checkpoint {tiny_checkpoint.name}" in message and "there is no" in message
     assert {"corpus_attribution", "corpus_sentence_vectors"} <= set(JOBS)
     # no listener of the panels draws: their plots are outputs of the one redraw only
     plots = {"corpus-roles", "corpus-pruning", "corpus-qk", "corpus-prune-plot", "attribution-plot"}

@@ -24,6 +24,7 @@ from visualizer.corpus import head_role_grid, pruning_curves_figure
 from visualizer.qk_map import qk_scatter
 
 from ..common import clamp, plot
+from ..text import public_path
 from .panel import sentence_matches
 
 COMMAND = "python3 -m scripts.corpus_heads --checkpoint {checkpoint}"
@@ -32,12 +33,12 @@ COMMAND = "python3 -m scripts.corpus_heads --checkpoint {checkpoint}"
 # --------------------------------------------------------------------------- loading, shared per checkpoint
 def missing_message(checkpoint_dir: str | Path, problem: str) -> str:
     """HTML: the corpus file is missing, stale or unreadable, and the command that makes it."""
-    path = html.escape(str(corpus_path(checkpoint_dir)))
+    path = html.escape(public_path(corpus_path(checkpoint_dir)))
     reason = {
         "missing": f"there is no <code>{path}</code>",
         "stale": f"<code>{path}</code> was computed for other weights (the checkpoint changed)",
     }.get(problem, f"<code>{path}</code> cannot be used ({html.escape(problem)})")
-    command = html.escape(COMMAND.format(checkpoint=checkpoint_dir))
+    command = html.escape(COMMAND.format(checkpoint=public_path(checkpoint_dir)))
     return (
         f'<div style="overflow-wrap: anywhere"><p><b>The corpus figures are not available</b>: {reason}. '
         "They are computed once per checkpoint (a few minutes on a CPU; fewer sentences with "
