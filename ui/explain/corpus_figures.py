@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import threading
+from collections import Counter
 from pathlib import Path
 
 import gradio as gr
@@ -100,6 +101,27 @@ def roles_view(data: CorpusHeads, selected: tuple[str, int, int] | None = None) 
         title=f"Every head over {data.settings['examples']['roles']} val sentences: role and importance",
     )
     return plot(figure, "corpus-head-roles")
+
+
+def roles_summary(data: CorpusHeads) -> str:
+    """Markdown over the roles figure: what the roles found say about this model, one sentence per kind of attention,
+    counted from the corpus file, and what "no single role" means."""
+    sentences = []
+    for kind in KINDS:
+        roles = [str(role) for role in np.asarray(data.roles[kind]).ravel()]
+        label, mixed = ATTENTION_KINDS[kind].label.split(" (")[0], roles.count("mixed")
+        named = Counter(role for role in roles if role != "mixed")
+        if not named:
+            sentences.append(f"{label}: none of its {len(roles)} heads does one job on most sentences.")
+            continue
+        jobs = ", ".join(f"{count} {ROLE_TEXT[role]}" for role, count in named.most_common())
+        rest = f"; the other {mixed} have “no single role”" if mixed else ""
+        sentences.append(f"{label}: {sum(named.values())} of its {len(roles)} heads have one role ({jobs}){rest}.")
+    return (
+        "**What the roles say about this model.** " + " ".join(sentences) + " A head of “no single role” does none "
+        "of these fixed jobs on most of its queries: it reads different words from sentence to sentence, so what it "
+        "does shows one sentence at a time (the Attention tab), not as one label."
+    )
 
 
 def head_choices(data: CorpusHeads) -> list[tuple[str, str]]:
