@@ -24,12 +24,12 @@ import plotly.graph_objects as go
 from .attention import below_toolbar, shown_window, window_note
 from .checks import as_array, check_index, labels_for
 from .heatmap import PHONE_PX, Window, fit_width, label_px, tick_font_size
-from .theme import ACCENT_COLOR, ACCENT_TEXT_COLOR, MUTED_COLOR, PALETTE, TEXT_COLOR, figure
+from .theme import ACCENT_COLOR, ACCENT_TEXT_COLOR, MUTED_COLOR, TEXT_COLOR, figure
 
 LINE_THRESHOLD = 0.05  # lines of a smaller weight are not drawn (the figure says how many)
 OPACITY_LEVELS = 10  # a line's opacity is its weight rounded up to 1 / OPACITY_LEVELS
 QUERY_X, KEY_X = 0.0, 1.0  # the two columns, in the x axis' units
-LINE_WIDTH = (3.5, 2.0)  # px: one head's lines (read from the back of a room), several heads' lines
+LINE_WIDTH = (3.5, 2.5)  # px: one head's lines (read from the back of a room), several heads' lines
 MIN_OPACITY = 0.3  # the faintest line (weight at the threshold): dark enough to see on a projector
 ROW_PX = (18, 30)  # px between two tokens of a column: at least a label's height, at most this
 ROWS_BUDGET_PX = 560  # the rows of a long column together take about this much
@@ -40,12 +40,26 @@ WEIGHT_COLUMN_PX = 30  # one head's column of weights beside the other end of a 
 TOP_PX, TITLE_PX = 52, 40  # top margin (the note, the columns' names), what a title adds
 BOTTOM_PX, LEGEND_ROW_PX = 12, 30  # bottom margin without the legend; each row of the legend
 LEGEND_ITEM_PX = 80  # a legend entry's width ("head 8" and its line); the legend wraps at the plot's width
+WIDE_LEGEND_ITEMS = 8  # entries a row of the legend holds in a box of 640 px and more (ui/js/figures.js NARROW_PX)
 SIDES = ("query", "key")
 
 
+# a colour per head that stays apart under the common colour-vision deficiencies (Paul Tol's "vibrant" scheme and
+# Okabe & Ito's reddish purple, mid-light so they read on the light and the dark page alike), and a dash pattern
+# per head besides: two heads whose colours a viewer cannot tell apart still differ in their pattern
+HEAD_COLORS = ("#0077BB", "#EE7733", "#009988", "#EE3377", "#33BBEE", "#CC3311", "#BBBBBB", "#CC79A7")
+HEAD_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot", "6px,3px,1px,3px,1px,3px", "1px,5px")
+FAN_ROWS = 0.09  # several heads: each head's line ends this many rows from the next head's (overlaps stay apart)
+
+
 def head_color(head: int) -> str:
-    """The colour of head ``head`` (0-based) in every lines figure: the house palette, in head order."""
-    return PALETTE[head % len(PALETTE)]
+    """The colour of head ``head`` (0-based) in every lines figure, in head order."""
+    return HEAD_COLORS[head % len(HEAD_COLORS)]
+
+
+def head_dash(head: int) -> str:
+    """The dash pattern of head ``head`` (0-based) where several heads are drawn together."""
+    return HEAD_DASHES[head % len(HEAD_DASHES)]
 
 
 def opacity(weight: np.ndarray) -> np.ndarray:
@@ -83,9 +97,12 @@ def _line_series(
     queries: list[str],
     keys: list[str],
     width: float,
+    dash: str = "solid",
+    shift: float = 0.0,
 ) -> list[dict]:
     """The lines of one head, one series per opacity level: (Tq, Tk) windowed weights, ``keep`` the
-    pairs drawn; positions are shown in the whole sentence's numbering."""
+    pairs drawn; positions are shown in the whole sentence's numbering. ``shift`` (rows) moves both ends of every
+    line (several heads fanned out around each token), ``dash`` the head's pattern."""
     rows, cols = np.nonzero(keep)  # (N,) each, row-major: query by query
     w = weights[rows, cols]
     levels = opacity(w)
@@ -95,7 +112,7 @@ def _line_series(
         r, c, v = rows[at], cols[at], w[at]
         n = len(r)
         x = np.tile([QUERY_X, (QUERY_X + KEY_X) / 2, KEY_X, np.nan], n)
-        y = np.stack([r, (r + c) / 2, c, np.full(n, np.nan)], axis=1).ravel()  # (4N,)
+        y = np.stack([r, (r + c) / 2, c, np.full(n, np.nan)], axis=1).ravel() + shift  # (4N,)
         data = np.stack([r + window.rows.start, c + window.cols.start, v], axis=1).astype(np.float64)  # (N, 3)
         hover = np.full((n, 4), "", dtype=object)
         hover[:, 1] = [
@@ -116,7 +133,7 @@ def _line_series(
                 legendgroup=name,
                 showlegend=False,
                 opacity=round(float(level), 2),
-                line=dict(color=head_color(head), width=width),
+                line=dict(color=head_color(head), width=width, dash=dash),
                 meta=dict(head=head, side="lines"),
             )
         )
@@ -130,7 +147,7 @@ def _line_series(
             name=name,
             legendgroup=name,
             hoverinfo="skip",
-            line=dict(color=head_color(head), width=3),
+            line=dict(color=head_color(head), width=3, dash=dash),
             meta=dict(head=head, side="legend"),
         ),
         *series,
@@ -227,10 +244,15 @@ def _size(
     lines_px = max(LINES_MIN_PX, WEIGHT_COLUMN_PX * (weight_columns + 1))
     least = left + right + lines_px
     per_row = max(1, int(max(lines_px, PHONE_PX - left - right) // LEGEND_ITEM_PX))
-    legend_rows = int(np.ceil(n_heads / per_row))
+    narrow_rows = int(np.ceil(n_heads / per_row))  # a phone's legend
+    legend_rows = int(np.ceil(n_heads / WIDE_LEGEND_ITEMS))  # a wider box's: no empty rows above it
     margin = dict(l=left, r=right, t=TOP_PX + (TITLE_PX if title else 0), b=BOTTOM_PX + legend_rows * LEGEND_ROW_PX)
+    height = int(n * row_px + margin["t"] + margin["b"])
+    extra = (narrow_rows - legend_rows) * LEGEND_ROW_PX
+    # a phone's layout (ui/js/figures.js): its legend's rows, in as much more height (`narrow_legend` adds the title's)
+    narrow = dict(margin=dict(b=margin["b"] + extra), height=extra)
     return (
-        dict(height=int(n * row_px + margin["t"] + margin["b"]), margin=margin, **fit_width(least, least)),
+        dict(height=height, margin=margin, meta=dict(narrow=narrow), **fit_width(least, least)),
         font,
         WEIGHT_COLUMN_PX / lines_px,
     )
@@ -282,8 +304,23 @@ def attention_lines(
         queries, keys, title=bool(title), n_heads=len(heads), weight_columns=len(heads) if selection else 0
     )
     width = LINE_WIDTH[several]
+    # several heads: each in its colour and dash pattern, fanned out around each token so that heads drawing the
+    # same line lie side by side instead of the last one covering the others
     series = [
-        series for h in heads for series in _line_series(shown[h], keep[h], h, names[h], window, queries, keys, width)
+        series
+        for slot, h in enumerate(heads)
+        for series in _line_series(
+            shown[h],
+            keep[h],
+            h,
+            names[h],
+            window,
+            queries,
+            keys,
+            width,
+            head_dash(h) if several else "solid",
+            FAN_ROWS * (slot - (len(heads) - 1) / 2) if several else 0.0,
+        )
     ]
     marked = {side: index for side, index in [selection or ("", None)]}
     series += [
@@ -298,7 +335,7 @@ def attention_lines(
     total = int(np.prod(shown.shape[1:])) * len(heads)
     strongest = several and selection is None and not hidden
     note = _notes(int(keep[heads].sum()), total, threshold, window, full.shape, hidden, strongest=strongest)
-    return below_toolbar(
+    fig = below_toolbar(
         figure(
             series,
             dict(
@@ -315,6 +352,8 @@ def attention_lines(
             title,
         )
     )
+    fig.layout.meta["narrow"]["height"] += fig.layout.height  # the phone's legend rows on top of this height
+    return fig
 
 
 def _checked_heads(
