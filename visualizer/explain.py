@@ -18,7 +18,16 @@ import plotly.graph_objects as go
 
 from .checks import as_array, as_probabilities, check_axis, labels_for
 from .grid import Refs, on_axes, set_axes, spacing, subplot_grid
-from .heatmap import cell_px, fit_width, indexed, token_axes, token_heatmap, token_margins
+from .heatmap import (
+    NARROW_BAR_PX,
+    cell_px,
+    fit_width,
+    foot_colorbar,
+    indexed,
+    token_axes,
+    token_heatmap,
+    token_margins,
+)
 from .theme import (
     ATTENTION_SCALE,
     GRID_COLOR,
@@ -149,10 +158,9 @@ def logit_lens_figure(
         hovertemplate="%{customdata}<br>p = %{z:.3f}<extra></extra>",
     )
     chosen = display_tokens([chosen_token])[0] if chosen_token is not None else None
-    shapes = [
-        outline(r - 0.5, r + 0.5, l - 0.5, l + 0.5) for l in range(n_layers) for r in range(k) if full[l][r] == chosen
-    ]
-    return figure(
+    marked = [(l, r) for l in range(n_layers) for r in range(k) if full[l][r] == chosen]
+    shapes = [outline(r - 0.5, r + 0.5, l - 0.5, l + 0.5) for l, r in marked]
+    fig = figure(
         [cells],
         dict(
             xaxis=dict(
@@ -172,6 +180,40 @@ def logit_lens_figure(
             margin=dict(l=130, r=110, t=90 if title else 50, b=20),
         ),
         title,
+    )
+    fig.layout.meta = dict(narrow=narrow_lens(cells, y_labels, marked, title=bool(title)))
+    return fig
+
+
+LENS_PHONE_ROW_PX = 40  # a phone's logit lens: the height of a rank's row
+
+
+def narrow_lens(cells: dict, layer_labels: Sequence[str], marked: Sequence[tuple[int, int]], *, title: bool) -> dict:
+    """A phone's logit lens (``meta.narrow``, applied by ui/js/figures.js): the table turned, a column per layer and
+    a row per rank, so that 3 to 6 columns share a phone's width and each cell holds its token; the colour bar
+    under the table."""
+    n_layers, k = np.shape(cells["z"])
+    height = int((70 if title else 40) + LENS_PHONE_ROW_PX * k + NARROW_BAR_PX)
+    bar = foot_colorbar(height)
+    turned = dict(
+        z=np.ascontiguousarray(np.asarray(cells["z"]).T),
+        x=np.arange(n_layers),
+        y=np.arange(k),
+        text=np.asarray(cells["text"]).T,
+        customdata=np.asarray(cells["customdata"]).T,
+        colorbar=dict(cells["colorbar"], **bar),
+    )
+    return dict(
+        width=None,
+        height=height,
+        margin=dict(l=64, r=12, t=70 if title else 40, b=NARROW_BAR_PX + 8),
+        xaxis=dict(
+            ticktext=[label.replace("layer ", "L").replace(" (output)", " (out)") for label in layer_labels],
+            tickvals=np.arange(n_layers),
+        ),
+        yaxis=dict(ticktext=[f"rank {r + 1}" for r in range(k)], tickvals=np.arange(k), autorange="reversed"),
+        shapes=[outline(l - 0.5, l + 0.5, r - 0.5, r + 0.5) for l, r in marked],
+        traces=[turned],
     )
 
 
