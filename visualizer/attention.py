@@ -35,10 +35,10 @@ from .theme import ATTENTION_SCALE, colorbar, corner_note, figure
 COLORBAR_PX = 90  # room right of the last panel for its colour bar (the all-heads grid, the pipeline)
 ROW_HIGH_PX = 26  # one head's heatmap: its rows at most this tall, and together at most ROWS_PX, so the title, the
 ROWS_PX = 9 * ROW_HIGH_PX  # keys and 8 rows of a sentence of up to 16 tokens share a 1280x720 window with the bar
-TITLE_PAD_PX = 36  # a title's distance below the figure's top: clear of Plotly's toolbar
+TITLE_PAD_PX = 40  # a title's distance below the figure's top: clear of Plotly's toolbar (22 px buttons from 2 px down)
 TITLE_DROP_PX = 24  # what moving the title down adds to the top margin (and the height)
 BOTTOM_UNDER_ROWS_PX = 16  # one head's heatmap: the bottom margin once the keys' labels stand above the rows
-TITLE_ROOM_PX = 66  # one head's heatmap: the title's room above the keys' labels (TITLE_PAD_PX and a line of type)
+TITLE_ROOM_PX = 70  # one head's heatmap: the title's room above the keys' labels (TITLE_PAD_PX and a line of type)
 KEYS_PAD_PX = 10  # between the keys' labels and the rows, or the figure's top
 
 

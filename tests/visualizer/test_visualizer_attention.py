@@ -372,5 +372,5 @@ def test_one_heads_keys_stand_above_its_rows_under_the_title():
     fig = visualizer.attention_heatmap(softmax_rows((9, 10)), ["▁x"] * 9, keys, title="t")
     assert fig.layout.xaxis.side == "top" and fig.layout.xaxis.tickangle == -45
     room = 0.62 * 14 * len("▁entlang.") * 0.75  # the longest label turned 45°, at 14 px
-    assert fig.layout.margin.t >= 60 + room and fig.layout.margin.b <= 20
+    assert fig.layout.margin.t >= 64 + room and fig.layout.margin.b <= 20
     assert any(note.text == "keys →" for note in fig.layout.annotations)
