@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from .attention import below_toolbar
 from .checks import as_array, as_probabilities, check_axis, labels_for
 from .grid import Refs, on_axes, set_axes, spacing, subplot_grid
 from .heatmap import (
@@ -182,7 +183,7 @@ def logit_lens_figure(
         title,
     )
     fig.layout.meta = dict(narrow=narrow_lens(cells, y_labels, marked, title=bool(title)))
-    return fig
+    return below_toolbar(fig)
 
 
 LENS_PHONE_ROW_PX = 40  # a phone's logit lens: the height of a rank's row
@@ -193,7 +194,8 @@ def narrow_lens(cells: dict, layer_labels: Sequence[str], marked: Sequence[tuple
     a row per rank, so that 3 to 6 columns share a phone's width and each cell holds its token; the colour bar
     under the table."""
     n_layers, k = np.shape(cells["z"])
-    height = int((70 if title else 40) + LENS_PHONE_ROW_PX * k + NARROW_BAR_PX)
+    top = 94 if title else 40  # a title under the toolbar (visualizer.attention.below_toolbar), the layers' names
+    height = int(top + LENS_PHONE_ROW_PX * k + NARROW_BAR_PX)
     bar = foot_colorbar(height)
     turned = dict(
         z=np.ascontiguousarray(np.asarray(cells["z"]).T),
@@ -206,7 +208,7 @@ def narrow_lens(cells: dict, layer_labels: Sequence[str], marked: Sequence[tuple
     return dict(
         width=None,
         height=height,
-        margin=dict(l=64, r=12, t=70 if title else 40, b=NARROW_BAR_PX + 8),
+        margin=dict(l=64, r=12, t=top, b=NARROW_BAR_PX + 8),
         xaxis=dict(
             ticktext=[label.replace("layer ", "L").replace(" (output)", " (out)") for label in layer_labels],
             tickvals=np.arange(n_layers),
