@@ -9,9 +9,10 @@ each head's strongest line per query only (the legend isolates a head on a doubl
 wide. Selecting a token keeps only its lines (every one at the threshold or above, in every head drawn) and writes
 their weights beside the tokens at their other end, one column of numbers per head.
 
-Each line is four points: its query end, its middle (where the hover reads "head, query, key,
-weight"), its key end and a gap (NaN). Its ``customdata`` rows are (query position, key position,
-weight), positions counted in the whole sentence even when a ``Window`` shows only part of it.
+Each line is four points: its query end, its middle (where the hover reads "head, query, key, weight"), its key
+end and a gap (NaN). Its ``customdata`` rows are (query position, key position, weight), positions counted in the
+whole sentence even when a ``Window`` shows only part of it. Several heads' lines are told apart by
+visualizer/line_styles.py.
 """
 
 from __future__ import annotations
@@ -24,13 +25,12 @@ import plotly.graph_objects as go
 from .attention import below_toolbar, shown_window, window_note
 from .checks import as_array, check_index, labels_for
 from .heatmap import PHONE_PX, Window, fit_width, label_px, tick_font_size
+from .line_styles import head_color, head_dash, head_shift, opacity
 from .theme import ACCENT_COLOR, ACCENT_TEXT_COLOR, MUTED_COLOR, TEXT_COLOR, figure
 
 LINE_THRESHOLD = 0.05  # lines of a smaller weight are not drawn (the figure says how many)
-OPACITY_LEVELS = 10  # a line's opacity is its weight rounded up to 1 / OPACITY_LEVELS
 QUERY_X, KEY_X = 0.0, 1.0  # the two columns, in the x axis' units
 LINE_WIDTH = (3.5, 2.5)  # px: one head's lines (read from the back of a room), several heads' lines
-MIN_OPACITY = 0.3  # the faintest line (weight at the threshold): dark enough to see on a projector
 ROW_PX = (18, 30)  # px between two tokens of a column: at least a label's height, at most this
 ROWS_BUDGET_PX = 560  # the rows of a long column together take about this much
 LABEL_PAD_PX = 18  # between a column's marker and the far edge of its labels' margin
@@ -42,31 +42,6 @@ BOTTOM_PX, LEGEND_ROW_PX = 12, 30  # bottom margin without the legend; each row 
 LEGEND_ITEM_PX = 80  # a legend entry's width ("head 8" and its line); the legend wraps at the plot's width
 WIDE_LEGEND_ITEMS = 8  # entries a row of the legend holds in a box of 640 px and more (ui/js/figures.js NARROW_PX)
 SIDES = ("query", "key")
-
-
-# a colour per head that stays apart under the common colour-vision deficiencies (Paul Tol's "vibrant" scheme and
-# Okabe & Ito's reddish purple, mid-light so they read on the light and the dark page alike), and a dash pattern
-# per head besides: two heads whose colours a viewer cannot tell apart still differ in their pattern
-HEAD_COLORS = ("#0077BB", "#EE7733", "#009988", "#EE3377", "#33BBEE", "#CC3311", "#BBBBBB", "#CC79A7")
-HEAD_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot", "6px,3px,1px,3px,1px,3px", "1px,5px")
-FAN_ROWS = 0.09  # several heads: each head's line ends this many rows from the next head's (overlaps stay apart)
-
-
-def head_color(head: int) -> str:
-    """The colour of head ``head`` (0-based) in every lines figure, in head order."""
-    return HEAD_COLORS[head % len(HEAD_COLORS)]
-
-
-def head_dash(head: int) -> str:
-    """The dash pattern of head ``head`` (0-based) where several heads are drawn together."""
-    return HEAD_DASHES[head % len(HEAD_DASHES)]
-
-
-def opacity(weight: np.ndarray) -> np.ndarray:
-    """A line's opacity: its weight rounded up to the next 1 / OPACITY_LEVELS, from MIN_OPACITY (the lightest
-    line) to 1 (a weight of 1)."""
-    level = np.ceil(np.asarray(weight) * OPACITY_LEVELS - 1e-9).clip(1, OPACITY_LEVELS) / OPACITY_LEVELS
-    return np.round(MIN_OPACITY + (1 - MIN_OPACITY) * level, 2)
 
 
 def strongest_keys(keep: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -100,9 +75,8 @@ def _line_series(
     dash: str = "solid",
     shift: float = 0.0,
 ) -> list[dict]:
-    """The lines of one head, one series per opacity level: (Tq, Tk) windowed weights, ``keep`` the
-    pairs drawn; positions are shown in the whole sentence's numbering. ``shift`` (rows) moves both ends of every
-    line (several heads fanned out around each token), ``dash`` the head's pattern."""
+    """The lines of one head, one series per opacity level: (Tq, Tk) windowed weights, ``keep`` the pairs drawn;
+    positions in the whole sentence's numbering; ``shift`` rows moves both ends of every line (heads fanned out)."""
     rows, cols = np.nonzero(keep)  # (N,) each, row-major: query by query
     w = weights[rows, cols]
     levels = opacity(w)
@@ -243,18 +217,16 @@ def _size(
     left, right = (int(np.clip(label_px(labels, font) + LABEL_PAD_PX, *MARGIN_PX)) for labels in (queries, keys))
     lines_px = max(LINES_MIN_PX, WEIGHT_COLUMN_PX * (weight_columns + 1))
     least = left + right + lines_px
-    per_row = max(1, int(max(lines_px, PHONE_PX - left - right) // LEGEND_ITEM_PX))
-    narrow_rows = int(np.ceil(n_heads / per_row))  # a phone's legend
-    legend_rows = int(np.ceil(n_heads / WIDE_LEGEND_ITEMS))  # a wider box's: no empty rows above it
+    per_row = max(1, int(max(lines_px, PHONE_PX - left - right) // LEGEND_ITEM_PX))  # a phone's legend entries a row
+    narrow_rows, legend_rows = (int(np.ceil(n_heads / per)) for per in (per_row, WIDE_LEGEND_ITEMS))
     margin = dict(l=left, r=right, t=TOP_PX + (TITLE_PX if title else 0), b=BOTTOM_PX + legend_rows * LEGEND_ROW_PX)
     height = int(n * row_px + margin["t"] + margin["b"])
-    extra = (narrow_rows - legend_rows) * LEGEND_ROW_PX
-    # a phone's layout (ui/js/figures.js): its legend's rows, in as much more height (`narrow_legend` adds the title's)
-    narrow = dict(margin=dict(b=margin["b"] + extra), height=extra)
+    extra = (narrow_rows - legend_rows) * LEGEND_ROW_PX  # a phone's layout (meta.narrow): its legend's rows, in as
+    narrow = dict(margin=dict(b=margin["b"] + extra), height=extra)  # much more height (attention_lines adds the rest)
     return (
         dict(height=height, margin=margin, meta=dict(narrow=narrow), **fit_width(least, least)),
         font,
-        WEIGHT_COLUMN_PX / lines_px,
+        (WEIGHT_COLUMN_PX / lines_px),
     )
 
 
@@ -310,18 +282,10 @@ def attention_lines(
         series
         for slot, h in enumerate(heads)
         for series in _line_series(
-            shown[h],
-            keep[h],
-            h,
-            names[h],
-            window,
-            queries,
-            keys,
-            width,
-            head_dash(h) if several else "solid",
-            FAN_ROWS * (slot - (len(heads) - 1) / 2) if several else 0.0,
+            shown[h], keep[h], h, names[h], window, queries, keys, width,
+            *((head_dash(h), head_shift(slot, len(heads))) if several else ("solid", 0.0)),
         )
-    ]
+    ]  # fmt: skip
     marked = {side: index for side, index in [selection or ("", None)]}
     series += [
         _column("query", queries, window.rows.start, marked.get("query", highlight), font),

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from visualizer.lines import LINE_THRESHOLD, MIN_OPACITY, OPACITY_LEVELS
+from visualizer.line_styles import MIN_OPACITY, OPACITY_LEVELS
+from visualizer.lines import LINE_THRESHOLD
 
 
 def column(fig: dict, side: str) -> tuple[float, dict[float, int]]:

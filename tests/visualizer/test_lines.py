@@ -15,7 +15,7 @@ from provenance_fixtures import decode_plotly
 
 from visualizer.heatmap import Window, attention_window
 from visualizer.lines import LINE_THRESHOLD, attention_lines
-from visualizer.lines import HEAD_COLORS
+from visualizer.line_styles import HEAD_COLORS
 
 LAYER = 1  # 0-based: the tiny model's second layer
 

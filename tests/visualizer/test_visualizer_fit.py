@@ -71,7 +71,7 @@ def test_a_phones_logit_lens_turns_the_table_so_each_cell_holds_its_token():
     hover), the chosen token's cells still outlined, the colour bar under the table."""
     from helpers import array
 
-    from visualizer.explain import logit_lens_figure
+    from visualizer.lens import logit_lens_figure
 
     tokens = [["▁the", "▁a", "▁street"], ["▁street.", "▁road", "▁a"], ["▁street.", "▁road.", "▁city"]]
     probs = np.array([[0.2, 0.1, 0.05], [0.5, 0.2, 0.1], [0.9, 0.05, 0.01]])
