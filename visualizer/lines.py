@@ -23,7 +23,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .attention import below_toolbar, shown_window, window_note
-from .checks import as_array, check_index, labels_for
+from .checks import as_array, check_index, checked_heads, labels_for
 from .heatmap import PHONE_PX, Window, fit_width, label_px, tick_font_size
 from .line_styles import head_color, head_dash, head_shift, opacity
 from .theme import ACCENT_COLOR, ACCENT_TEXT_COLOR, MUTED_COLOR, TEXT_COLOR, figure
@@ -264,7 +264,7 @@ def attention_lines(
     full = as_array("weights", weights, 3)
     queries = labels_for("query_tokens", query_tokens, full.shape[1])
     keys = labels_for("key_tokens", key_tokens, full.shape[2])
-    heads, names = _checked_heads(heads, head_names, full.shape[0])
+    heads, names = checked_heads(heads, head_names, full.shape[0])
     selection = _checked_selection(selected, full.shape)
     window, queries, keys, highlight = shown_window(
         window, full.shape, queries, keys, check_index("highlight_query", highlight_query, full.shape[1])
@@ -275,17 +275,7 @@ def attention_lines(
     size, font, step = _size(
         queries, keys, title=bool(title), n_heads=len(heads), weight_columns=len(heads) if selection else 0
     )
-    width = LINE_WIDTH[several]
-    # several heads: each in its colour and dash pattern, fanned out around each token so that heads drawing the
-    # same line lie side by side instead of the last one covering the others
-    series = [
-        series
-        for slot, h in enumerate(heads)
-        for series in _line_series(
-            shown[h], keep[h], h, names[h], window, queries, keys, width,
-            *((head_dash(h), head_shift(slot, len(heads))) if several else ("solid", 0.0)),
-        )
-    ]  # fmt: skip
+    series = _heads_series(shown, keep, heads, names, window, queries, keys)
     marked = {side: index for side, index in [selection or ("", None)]}
     series += [
         _column("query", queries, window.rows.start, marked.get("query", highlight), font),
@@ -320,17 +310,26 @@ def attention_lines(
     return fig
 
 
-def _checked_heads(
-    heads: Sequence[int] | None, head_names: Sequence[str] | None, n_heads: int
-) -> tuple[list[int], list[str]]:
-    """(the distinct 0-based heads drawn, in order; a name for each of the n_heads heads)."""
-    heads = list(range(n_heads)) if heads is None else [check_index("heads", h, n_heads) for h in heads]
-    if not heads or len(set(heads)) != len(heads):
-        raise ValueError(f"heads must name distinct heads of {n_heads}, got {heads}")
-    names = [f"head {h + 1}" for h in range(n_heads)] if head_names is None else list(head_names)
-    if len(names) != n_heads:
-        raise ValueError(f"head_names has {len(names)} names for {n_heads} heads")
-    return heads, names
+def _heads_series(shown, keep, heads, names, window, queries, keys) -> list[dict]:
+    """Every drawn head's lines and legend entry: one head wide and solid; several heads each in its colour and
+    dash pattern, fanned out around each token, so that heads drawing the same line lie side by side instead of
+    the last one covering the others."""
+    several = len(heads) > 1
+    return [
+        series
+        for slot, h in enumerate(heads)
+        for series in _line_series(
+            shown[h],
+            keep[h],
+            h,
+            names[h],
+            window,
+            queries,
+            keys,
+            LINE_WIDTH[several],
+            *((head_dash(h), head_shift(slot, len(heads))) if several else ("solid", 0.0)),
+        )
+    ]
 
 
 def _kept_lines(
