@@ -75,19 +75,7 @@ def below_toolbar(fig: go.Figure, grow: bool = True) -> go.Figure:
 
 def keys_note() -> dict:
     """ "keys →" left of the keys' labels above the rows (one head's heatmap), where the rows' labels leave room."""
-    return dict(
-        text="keys →",
-        xref="paper",
-        yref="paper",
-        x=0,
-        y=1,
-        xanchor="right",
-        yanchor="bottom",
-        showarrow=False,
-        xshift=-6,
-        yshift=4,
-        font=dict(size=12),
-    )
+    return dict(corner_note("keys →", 12), x=0, y=1, xshift=-6, yshift=4)
 
 
 def window_note(window: Window, shape, yshift: int = 0) -> list[dict]:
