@@ -113,8 +113,8 @@ OPUS_MT_FAULTS = [
     Fault(
         "opus-mt-page-own-guard-rails",
         "serving/translation.py",
-        "own_model=trace.model == OWN.key)",
-        "own_model=True)",
+        "own, translation = trace.model == OWN.key, trace.translation",
+        "own, translation = True, trace.translation",
         "OPUS-MT's notices measure its input against the own model's training data and name a target tag",
     ),
     Fault(

@@ -81,7 +81,8 @@ def end_token(trace: TranslationTrace) -> str:
 
 def guard_rail_notes(trace: TranslationTrace) -> list[GuardRail]:
     """The guard rails (model/text/language.py) that this trace's input trips."""
-    return guard_rails(trace.source_text, trace.source_tokens, trace.direction, own_model=trace.model == OWN.key)
+    own, translation = trace.model == OWN.key, trace.translation
+    return guard_rails(trace.source_text, trace.source_tokens, trace.direction, own_model=own, translation=translation)
 
 
 def plain(text: str) -> str:

@@ -23,8 +23,7 @@ from helpers import api_function, figure_json, translated_trace
 
 import visualizer
 from model.text import language, limits
-from model.decoding.trace import ATTENTION_KINDS, JSON_DECIMALS
-from serving import trace_from_lean
+from model.decoding.trace import ATTENTION_KINDS
 from page_driver import PageDriver
 from serving import Runner
 from serving.translation import notices, switch_direction
@@ -388,6 +387,10 @@ def test_tokens_are_escaped(checkpoint):
 def test_model_tab_config_metrics_and_curves(checkpoint, tiny_checkpoint, tmp_path):
     text = model_tab.config_markdown(checkpoint)
     assert f"{checkpoint.model.num_parameters():,} parameters" in text
+    assert f"checkpoint `{tiny_checkpoint.name}`" in text and str(tiny_checkpoint.parent) not in text  # no server path
+    from ui.text import REPOSITORY, public_path
+
+    assert public_path(REPOSITORY / "checkpoints" / "de-en-small") == "checkpoints/de-en-small"
     assert "`d_model`" in text and f"| {checkpoint.config.d_model} |" in text
     assert model_tab.training_view(checkpoint) is None  # the fixture has no training_log.json
 

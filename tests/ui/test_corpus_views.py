@@ -285,7 +285,9 @@ def test_the_sentence_and_the_attribution_run_through_the_runner(data, corpus_ch
 def test_a_missing_or_stale_corpus_file_says_how_to_make_it(tiny_checkpoint, corpus_checkpoint, tmp_path):
     missing = corpus_figures.CorpusData(load_checkpoint(tiny_checkpoint)).get()
     assert missing[0] is None and "there is no" in missing[1]
-    assert f"python3 -m scripts.corpus_heads --checkpoint {tiny_checkpoint}" in missing[1]
+    # the checkpoint named by its folder (it lies outside the repository), never by the server's path
+    assert f"python3 -m scripts.corpus_heads --checkpoint {tiny_checkpoint.name}" in missing[1]
+    assert str(tiny_checkpoint.parent) not in missing[1]
     stale_dir = tmp_path / "stale"
     shutil.copytree(corpus_checkpoint.path, stale_dir)
     stale = load_checkpoint(stale_dir)
@@ -323,7 +325,9 @@ def test_the_explain_tab_holds_the_corpus_panels(demo, tiny_checkpoint):
     assert "corpus-missing" in elem_ids(without) and "corpus-roles" not in elem_ids(without)
     assert "attribution-run" in elem_ids(without)
     [message] = [b.value for b in without.blocks.values() if getattr(b, "elem_id", None) == "corpus-missing"]
-    assert f"python3 -m scripts.corpus_heads --checkpoint {tiny_checkpoint}" in message and "there is no" in message
+    assert (
+        f"python3 -m scripts.corpus_heads --checkpoint {tiny_checkpoint.name}" in message and "there is no" in message
+    )
     assert {"corpus_attribution", "corpus_sentence_vectors"} <= set(JOBS)
     # no action of the panels draws: their plots are drawn by the views (ui/redraw.py), from what the actions keep
     plots = {"corpus-roles", "corpus-pruning", "corpus-qk", "corpus-prune-plot", "attribution-plot"}
@@ -463,3 +467,21 @@ def test_provenance_the_attribution_shown_is_the_derivative_of_the_models_log_pr
     zero, one = scaled_source_log_probs(model, trace.source_ids, trace.output_ids, -1, [0.0, 1.0])[:, t]
     corner = next(a["text"] for a in figure["layout"]["annotations"] if a["text"].startswith("Σ IG"))
     assert float(corner.split("f(x) − f(0)")[1]) == pytest.approx(one - zero, abs=2e-3)
+
+
+def test_the_roles_summary_says_what_the_roles_mean_for_this_model(corpus_checkpoint):
+    """Counted here from the corpus file's roles: per kind, the heads with one role and the rest ("no single role")."""
+    data, _ = corpus_figures.CorpusData(corpus_checkpoint).get()
+    said = corpus_figures.roles_summary(data)
+    for kind, label in (
+        ("encoder", "Encoder self-attention"),
+        ("decoder_self", "Masked decoder self-attention"),
+        ("cross", "Cross-attention"),
+    ):
+        roles = list(np.asarray(data.roles[kind]).ravel())
+        mixed = sum(role == "mixed" for role in roles)
+        if mixed == len(roles):
+            assert f"{label}: none of its {len(roles)} heads does one job on most sentences." in said
+        else:
+            assert f"{label}: {len(roles) - mixed} of its {len(roles)} heads have one role (" in said
+    assert "A head of “no single role” does none of these fixed jobs" in said

@@ -17,6 +17,7 @@ from model.decoding.ablation import Ablation
 from serving import Runner
 from ui.explain import ablation as ablation_panel, alignment, beam, branching, diagnostics, lens, no_pe, panel
 from visualizer import explain as figures
+from visualizer.lens import logit_lens_figure
 from visualizer.alignment import alignment_figure
 
 SOURCE = ["<2en>", "▁Ein", "▁Mann", "▁fährt", ".", "[EOS]"]
@@ -43,14 +44,14 @@ def test_probability_change_bars_are_the_differences():
 def test_logit_lens_outlines_the_chosen_token_and_escapes():
     tokens = [["▁is", "▁man", HOSTILE], ["▁man", "▁is", "▁a"]]
     probs = np.array([[0.4, 0.3, 0.1], [0.8, 0.1, 0.05]])
-    fig = figures.logit_lens_figure(tokens, probs, "▁man", title="lens")
+    fig = logit_lens_figure(tokens, probs, "▁man", title="lens")
     (heatmap,) = fig.data
     assert heatmap.text[0][2] == "&lt;img src=x on…"  # cut to 14 characters, then escaped
     assert list(fig.layout.yaxis.ticktext) == ["layer 1", "layer 2 (output)"]
     outlined = sorted((round(s.y0 + 0.5), round(s.x0 + 0.5)) for s in fig.layout.shapes)
     assert outlined == [(0, 1), (1, 0)]  # (layer, rank) of "▁man"
     with pytest.raises(ValueError, match="lists"):
-        figures.logit_lens_figure(tokens[:1], probs)
+        logit_lens_figure(tokens[:1], probs)
 
 
 def test_alignment_figure_draws_one_line_per_link():

@@ -48,6 +48,21 @@ def test_wrong_language_is_flagged_with_the_direction_that_fits(text, direction,
 
 
 @pytest.mark.parametrize(
+    "translation, said",
+    [
+        ("Ein kleines Mädchen klettert in ein hölzernes Spielhaus.", "wrote **German**: it translated the other way"),
+        ("A little girl climbs into a wooden playhouse.", "wrote **English**, the input's own language: it copied"),
+        ("!!", "not clearly German or English"),
+    ],
+)
+def test_the_wrong_language_notice_says_what_the_model_wrote(translation, said):
+    """English typed under German -> English: the notice reads the output's language and says what happened."""
+    text = "A little girl is climbing into a wooden playhouse."
+    [rail] = language.guard_rails(text, ["<2x>", "▁a", "[EOS]"], "de-en", translation=translation)
+    assert said in rail.message and "may echo" not in rail.message
+
+
+@pytest.mark.parametrize(
     "text, direction",
     [
         ("Ein Mann fährt mit dem Fahrrad die Straße entlang.", "de-en"),

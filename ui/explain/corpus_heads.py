@@ -34,6 +34,7 @@ from .corpus_figures import (
     pruned_ablation,
     pruning_view,
     qk_view,
+    roles_summary,
     roles_view,
 )
 from .panel import (
@@ -112,6 +113,7 @@ def layout(data: CorpusHeads, n_layers: int, n_heads: int) -> Controls:
         info="outlined in the grid; with a translation, the Attention tab opens on it",
         elem_id="corpus-open-head",
     )
+    gr.Markdown(roles_summary(data), elem_id="corpus-roles-summary")
     roles_plot = gr.Plot(elem_id="corpus-roles", show_label=False)
     pruning_plot = gr.Plot(elem_id="corpus-pruning", show_label=False)
     with gr.Row():
