@@ -22,6 +22,7 @@ from . import (
     explain,
     model_tab,
     next_token,
+    pair,
     positions,
     redraw,
     session,
@@ -123,6 +124,8 @@ def build_page(demo: gr.Blocks, shown: models.LoadedModel, translator: Translato
     views.append(share.link_view(targets, link))
     # the first view arrives with the page (in its config): the header, the step and the attention figure
     example = share.wire(page, translator, targets, link, demo, [header.prefill, steps.prefill, attention_tab.prefill])
+    if example is not None:
+        pair.wire(page, translator, example, targets)  # the blog post's pair, and back to the visitor's sentence
     panels = next(
         (block for key, block in demo.blocks.items() if key not in before and block.elem_id == "explain-panels"), None
     )

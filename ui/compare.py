@@ -125,7 +125,7 @@ def opening(first: TranslationTrace | None, second: Second | None, chosen: str |
 
 @dataclass(frozen=True)
 class CompareTab:
-    """The tab's views and the controls a share link or the blog pair sets (ui/share.py)."""
+    """The tab's views and the controls a share link (ui/share.py) or the blog pair (ui/pair.py) sets."""
 
     views: list[TabView]
     checkpoint: Checkpoint | None

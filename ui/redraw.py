@@ -165,81 +165,76 @@ def listener_options(action: Action) -> dict:
     return {**options, "show_progress": "hidden"}
 
 
-def wire(page: Page, step_info: gr.HTML, views: Sequence[TabView]) -> None:
-    """Make the page's listeners: one per declared action (`page.actions`), and `redraw` for the plain change of a
-    control; each writes what its action changes, the followers of those changes and the views they affect."""
-    drawn = gr.State(None)  # {view index or "step": drawn_key} of what the page shows now
-    controls = list(dict.fromkeys(control for view in views for control in view.controls))
-    followed = [component for follower in page.followers for component in follower.follows]
-    inputs = list(
-        dict.fromkeys(
-            [
-                page.trace,
-                page.step,
-                page.tab,
-                *controls,
-                *(item for view in views for item in view.inputs),
-                *followed,
-                *(item for action in page.actions for item in action.inputs),
-            ]
-        )
-    )
-    outputs = list(
-        dict.fromkeys(
-            [
-                step_info,
-                *(output for view in views for output in view.outputs),
-                *(output for follower in page.followers for output in follower.outputs),
-                *(output for action in page.actions for output in action.outputs),
-            ]
-        )
-    )
+class PageListeners:
+    """The listeners of one page: its views, what each listener reads (every input of the page) and writes (every
+    output), and `drawn`, this visitor's record of what the page shows (each view's and follower's key)."""
 
-    def settle(values: dict, changes: dict, shown: dict, request: gr.Request | None) -> tuple[dict, dict]:
-        """After `changes`: the followers of what differs from `shown` (updated in place), then the views ->
-        (every update, the page's values after them)."""
+    def __init__(self, page: Page, step_info: gr.HTML, views: Sequence[TabView]) -> None:
+        self.page, self.step_info, self.views = page, step_info, list(views)
+        self.drawn = gr.State(None)  # {view index, ("follower", i) or "step": drawn_key} of what the page shows now
+        self.controls = list(dict.fromkeys(control for view in views for control in view.controls))
+        self.inputs = unique(
+            [page.trace, page.step, page.tab, *self.controls],
+            (item for view in views for item in view.inputs),
+            (component for follower in page.followers for component in follower.follows),
+            (item for action in page.actions for item in action.inputs),
+        )
+        self.outputs = unique(
+            [step_info],
+            (output for view in views for output in view.outputs),
+            (output for follower in page.followers for output in follower.outputs),
+            (output for action in page.actions for output in action.outputs),
+        )
+
+    def settle(self, values: dict, changes: dict, shown: dict, request: gr.Request | None) -> dict:
+        """After `changes`: the followers of what differs from `shown` (updated in place), then the views -> every
+        update (the action's own writes win over a follower's)."""
+        page = self.page
         values = overlay(values, changes)
         for index, follower in enumerate(page.followers):
             key = repr([value_key(values.get(component)) for component in follower.follows])
             if shown.get(("follower", index)) != key:
                 shown[("follower", index)] = key
                 followed = follower.update(values)
-                changes = merge(followed, changes)  # the action's own writes win
+                changes = merge(followed, changes)
                 values = overlay(values, followed)
         trace, step = values[page.trace], values[page.step]
         values = {**values, PAGE_URL: page_url(request)}
-        updates = render_views(views, values[page.tab], trace, step, values, shown)
+        updates = render_views(self.views, values[page.tab], trace, step, values, shown)
         info = repr((trace_key(trace), step))
         if shown.get("step") != info:
             shown["step"] = info
-            updates[step_info] = step_html(trace, step)
-        return {**updates, **changes}, values
+            updates[self.step_info] = step_html(trace, step)
+        return {**updates, **changes}
 
-    def respond(action: Action, values: dict, request: gr.Request | None) -> dict:
+    def respond(self, action: Action, values: dict, request: gr.Request | None) -> dict:
         """One request of `action`: its changes, the followers of what changed, the views -> every update."""
         asks = action.fn is not None and "request" in inspect.signature(action.fn).parameters
         arguments = [values[c] for c in action.inputs]
         result = (action.fn(*arguments, request=request) if asks else action.fn(*arguments)) if action.fn else {}
         if isinstance(result, dict) and is_skip(result):
             return {}
-        shown = dict(values.get(drawn) or {})  # what the page shows: each view's and follower's key
-        updates, _ = settle(values, changes_of(action, result), shown, request)
-        if not updates and shown == (values.get(drawn) or {}):
+        shown = dict(values.get(self.drawn) or {})
+        updates = self.settle(values, changes_of(action, result), shown, request)
+        if not updates and shown == (values.get(self.drawn) or {}):
             return {}
-        return {drawn: shown, **updates}
+        return {self.drawn: shown, **updates}
 
-    def listen(action: Action) -> None:
+    def listen(self, action: Action) -> None:
+        """The one Gradio listener of `action` (then, in the browser, its `then_js`)."""
+
         def run(values: dict, request: gr.Request):
-            return respond(action, values, request) or gr.skip()
+            return self.respond(action, values, request) or gr.skip()
 
         run.__name__ = getattr(action.fn, "__name__", "redraw") if action.fn else "redraw"
         run.action = action  # tests call the action alone (tests/support/explain_page.py)
         event = gr.on(
             list(action.triggers),
             run,
-            {*inputs, drawn},
-            [drawn, *outputs],
+            {*self.inputs, self.drawn},
+            [self.drawn, *self.outputs],
             preprocess=False,
+            api_name=f"page_{run.__name__}",  # the page's own (private); the API's names are ui/api.py's
             **listener_options(action),
         )
         then = action.options.get("then_js")  # in the browser, once the answer is shown (e.g. scroll to it)
@@ -247,11 +242,28 @@ def wire(page: Page, step_info: gr.HTML, views: Sequence[TabView]) -> None:
             js, then_inputs, then_outputs = (then, None, None) if isinstance(then, str) else then
             event.success(None, then_inputs, then_outputs, js=js, **PRIVATE)
 
+    def arrived(self) -> None:
+        """A page that arrives drawn (its config shows the first view) starts with that view marked drawn."""
+        if self.page.trace.value is not None:
+            shown: dict = {}
+            self.settle({component: getattr(component, "value", None) for component in self.inputs}, {}, shown, None)
+            set_initial(self.drawn, shown)
+
+
+def unique(*groups) -> list:
+    """The components of every group, each once, in order."""
+    return list(dict.fromkeys(item for group in groups for item in group))
+
+
+def wire(page: Page, step_info: gr.HTML, views: Sequence[TabView]) -> None:
+    """Make the page's listeners: one per declared action (`page.actions`), and `redraw` for the plain change of a
+    control; each writes what its action changes, the followers of those changes and the views they affect."""
+    listeners = PageListeners(page, step_info, views)
     for action in page.actions:
-        listen(action)
-    if page.trace.value is not None:  # the page arrives drawn (its config): what it shows is drawn already
-        arrived: dict = {}
-        settle({component: getattr(component, "value", None) for component in inputs}, {}, arrived, None)
-        set_initial(drawn, arrived)
-    editable = [control for control in controls if not isinstance(control, gr.State)]
-    listen(Action([control.input for control in editable], None, options={"show_progress": "hidden"}))
+        listeners.listen(action)
+    listeners.arrived()
+    # a plain change of a control: `redraw`, except for a control whose input is an action of its own (that action's
+    # answer draws its views too: one listener per user action)
+    acted = {(trigger.__self__, trigger.event_name) for action in page.actions for trigger in action.triggers}
+    editable = [c for c in listeners.controls if not isinstance(c, gr.State) and (c, "input") not in acted]
+    listeners.listen(Action([control.input for control in editable], None, options={"show_progress": "hidden"}))

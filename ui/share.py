@@ -31,10 +31,10 @@ from .attention import layer_choices
 from .explain.panel import TAB_ID as EXPLAIN_TAB
 from .common import PAGE_URL, PRIVATE, Page, TabView, markdown_text, page_url, set_initial
 from .compare import CompareTab, Second, compare_with, opening
-from .page_script import COPY_LINK_JS, KEEP_TYPED_JS, SHOW_COMPARE_JS
+from .page_script import COPY_LINK_JS, KEEP_TYPED_JS
 from .runner import model_event
 from .session import Header, answer, write_trace_json
-from .text import ABOUT_ATTENTION, BLOG_PAIR, DIRECTION_LABELS, EXAMPLES
+from .text import ABOUT_ATTENTION, BLOG_PAIR, EXAMPLES
 
 HEADS = ("all", "mean")  # besides "1".."h"
 # the top-level tabs a link may open, by the id each tab module declares, in the page's order
@@ -233,18 +233,6 @@ def blank(targets: Targets, view: View) -> dict:
     }
 
 
-def pair_notice(before: TranslationTrace | None) -> str:
-    """What opening the blog post's pair changed, and how to get the visitor's own sentence back."""
-    pair = DIRECTION_LABELS[BLOG_VIEW.direction]
-    if before is None or (before.source_text, before.direction) == (BLOG_VIEW.text, BLOG_VIEW.direction):
-        return f"ℹ️ Opened the blog post's pair, translated {pair}."
-    changed = "" if before.direction == BLOG_VIEW.direction else f" (the direction is now {pair})"
-    return (
-        f"ℹ️ Opened the blog post's pair in place of your sentence{changed}. "
-        "**Back to your sentence** (on the Compare tab) brings yours back."
-    )
-
-
 def link(
     trace: TranslationTrace | None,
     step,
@@ -326,59 +314,6 @@ def wire(
     page.listen(
         demo.load, on_load, [], [*targets.outputs(), url], then_js=keep_typed, **model_event(show_progress="hidden")
     )
-    if targets.compare is not None:  # the blog post's pair: both sentences translated, compared on "it"
-        back = targets.compare.back
-
-        def on_pair(before: TranslationTrace | None, kept):
-            shown = open_view(translator, example, targets, BLOG_VIEW)
-            own = before is not None and (before.source_text, before.direction) != (BLOG_VIEW.text, BLOG_VIEW.direction)
-            mine = (before.source_text, before.direction) if own else kept
-            return {
-                **shown,
-                targets.header.notice: pair_notice(before),
-                targets.compare.kept: mine,
-                back: gr.Button(visible=mine is not None),
-            }
-
-        page.listen(
-            targets.compare.example.click,
-            on_pair,
-            [targets.header.trace, targets.compare.kept],
-            [*targets.outputs(), targets.compare.kept, back],
-            then_js=SHOW_COMPARE_JS,  # its sentence and figures under the player bar
-            **model_event(show_progress="minimal", show_progress_on=[targets.compare.example]),
-        )
-
-        def on_back(kept):
-            if kept is None:
-                return gr.skip()
-            text, direction = kept
-            translated = translator.translate(text, direction)
-            if translated.refused:
-                return {targets.header.notice: f"⚠️ {markdown_text(translated.refused)}"}
-            return {
-                **answer_at(targets, translated, translated.step),
-                targets.header.source: text,
-                targets.header.direction: direction,
-                targets.compare.kept: None,
-                back: gr.Button(visible=False),
-            }
-
-        page.listen(
-            back.click,
-            on_back,
-            [targets.compare.kept],
-            [
-                targets.header.trace,
-                targets.header.source,
-                targets.header.direction,
-                targets.header.notice,
-                targets.slider,
-                targets.compare.kept,
-                back,
-            ],
-            **model_event(show_progress="minimal", show_progress_on=[back]),
-        )
     return example
 
 
