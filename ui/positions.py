@@ -9,12 +9,12 @@ from __future__ import annotations
 from gradio.components.plot import PlotData
 
 import visualizer
+from visualizer.positional import MIN_PE_ROWS
 from model import TranslationTrace
 
 from .common import Page, TabView, figure_tab, plot, step_index
 from .text import about_masks, about_positions
 
-MIN_PE_ROWS = 64  # rows shown at least (capped at max_positions), so the sinusoids read as waves
 
 
 def positions_view(runner, trace: TranslationTrace) -> PlotData:
