@@ -34,4 +34,3 @@ def unpacked(data: dict) -> np.ndarray:
     dtype = {code: dtype for dtype, code in DTYPES.items()}[data["dtype"]]
     shape = tuple(int(n) for n in str(data["shape"]).split(",") if n != "")
     return np.frombuffer(base64.b64decode(data["bdata"]), dtype=dtype).reshape(shape)
-

@@ -59,7 +59,10 @@ def kind_figures(trace: TranslationTrace, kind: str) -> dict:
     queries, keys = query_labels(trace, kind), trace.attention(kind).keys
     shown = dict(highlight_query=None if kind == "encoder" else len(queries) - 1)
     name, field = spec_kind.label, spec_kind.weights_field
-    titles = {"head": f"{name}, layer {{layer}}, head {{head}}", "mean": f"{name}, layer {{layer}}, mean of {n_heads} heads"}
+    titles = {
+        "head": f"{name}, layer {{layer}}, head {{head}}",
+        "mean": f"{name}, layer {{layer}}, mean of {n_heads} heads",
+    }
     head = spec(visualizer.attention_heatmap(weights[0, 0], queries, keys, **shown, title=titles["head"]))
     mean = spec(visualizer.attention_heatmap(weights[0].mean(axis=0), queries, keys, **shown, title=titles["mean"]))
     every = []

@@ -8,7 +8,8 @@ the later rows blank and unnamed, row t outlined. Figures go through the app's f
 page's theme (light, dark) and the box's width (a projector, a phone) as in the app.
 
 State the tests read: <body data-step> (1-based), data-view, data-kind, data-layer (1-based), data-head,
-data-sentence (1-based), data-drawn (draws finished so far).
+data-sentence (1-based), data-drawn (draws finished so far), data-first-figure-ms (the first draw's end, in ms
+after the page's navigation started).
 */
 
 (function lessonPlayer() {
@@ -174,6 +175,7 @@ data-sentence (1-based), data-drawn (draws finished so far).
     await window.Plotly.react($('figure'), figure.data, figure.layout, CONFIG);
     drawn += 1;
     document.body.dataset.drawn = String(drawn);
+    if (drawn === 1) document.body.dataset.firstFigureMs = String(Math.round(performance.now()));  // from navigation
   };
   let queued = Promise.resolve();
   const update = (change) => {

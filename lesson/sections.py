@@ -16,7 +16,7 @@ VIEWS = [  # (id, tab label, section, what the aside says)
         "Attention",
         "3.2 Attention",
         "Each query row is a softmax over the keys: softmax(QKᵀ/√d_k) of one head (3.2.1). A layer runs h heads "
-        "side by side on their own projections (3.2.2, \"all heads\"); \"mean\" averages them. The model uses "
+        'side by side on their own projections (3.2.2, "all heads"); "mean" averages them. The model uses '
         "attention three ways (3.2.3): the encoder attends over the source, the decoder over its own earlier "
         "tokens (masked), and each decoder position over the encoder's output (cross-attention).",
     ),
@@ -44,7 +44,11 @@ VIEWS = [  # (id, tab label, section, what the aside says)
     ),
 ]
 
-SHORT_LABELS = {"encoder": "Encoder self", "decoder_self": "Decoder self (masked)", "cross": "Cross (encoder → decoder)"}
+SHORT_LABELS = {
+    "encoder": "Encoder self",
+    "decoder_self": "Decoder self (masked)",
+    "cross": "Cross (encoder → decoder)",
+}
 KIND_SECTIONS = {  # the kind of attention -> where section 3.2.3 describes it
     "encoder": "3.2.3: encoder self-attention, every source position attends to every source position",
     "decoder_self": "3.2.3: masked decoder self-attention, each position attends to itself and earlier ones",
@@ -59,4 +63,7 @@ def views() -> list[dict]:
 
 def kinds() -> list[dict]:
     """The attention kinds as the page offers them (registry order), each with its section."""
-    return [dict(id=kind.name, label=kind.label, short=SHORT_LABELS[kind.name], section=KIND_SECTIONS[kind.name]) for kind in ATTENTION_KINDS.values()]
+    return [
+        dict(id=kind.name, label=kind.label, short=SHORT_LABELS[kind.name], section=KIND_SECTIONS[kind.name])
+        for kind in ATTENTION_KINDS.values()
+    ]

@@ -33,8 +33,14 @@ class LessonSentence:
         """The sentence with what the runner computes for its views, as the app's Positions and Masks tabs ask."""
         rows = max(len(trace.source_tokens), len(trace.target_tokens), MIN_PE_ROWS)
         layout = runner.checkpoint_for(trace.direction).config.positional_layout
-        return cls(trace, title or trace.source_text, note, runner.positional_encoding(rows), layout,
-                   runner.padding_example(trace))
+        return cls(
+            trace,
+            title or trace.source_text,
+            note,
+            runner.positional_encoding(rows),
+            layout,
+            runner.padding_example(trace),
+        )
 
 
 def sentence_data(sentence: LessonSentence) -> dict:

@@ -16,6 +16,7 @@ from lesson import LessonSentence, write_lesson
 from model.checkpoints.catalogue import MODELS, OPUS_MT_ENV, load_opus_mt
 from model.checkpoints.checkpoint import CheckpointError, load_checkpoint
 from model.checkpoints.paths import DEFAULT_CHECKPOINT
+from model.text import limits
 from model.text.tokenizer import DIRECTIONS
 from serving import jobs
 from serving.runner import Runner
@@ -29,7 +30,19 @@ def runner_for(model: str, direction: str, checkpoint: str, opus_mt: str | None)
     return Runner.start(load_checkpoint(checkpoint))
 
 
+def check_sentences(sentences: list[str]) -> None:
+    """Every sentence checked before any model is loaded, by the page's rules (ValueError naming the sentence)."""
+    for number, text in enumerate(sentences, start=1):
+        if not text.strip():
+            raise ValueError(f"sentence {number} is empty")
+        if len(text) > limits.MAX_INPUT_CHARS:
+            raise ValueError(
+                f"sentence {number} is {len(text):,} characters long; the limit is {limits.MAX_INPUT_CHARS:,}"
+            )
+
+
 def export(args: argparse.Namespace) -> Path:
+    check_sentences(args.sentences)
     runner = runner_for(args.model, args.direction, args.checkpoint, args.opus_mt)
     sentences = []
     for i, text in enumerate(args.sentences):
