@@ -18,6 +18,7 @@ from . import (
     attention,
     compare,
     explain,
+    lesson,
     model_tab,
     next_token,
     positions,
@@ -37,13 +38,14 @@ def find(demo: gr.Blocks, elem_id: str):
     return next((block for block in demo.blocks.values() if getattr(block, "elem_id", None) == elem_id), None)
 
 
-def below_figure(header) -> gr.Textbox:
+def below_figure(header, runner: Runner | None = None) -> gr.Textbox:
     """What the first screen leaves out, under the views: the token chips, the download and share link, and the
     rest of the introduction (folded) -> the share link's box."""
     header.tokens.render()
     with gr.Row(equal_height=False, elem_id="below-figure"):
         header.download.render()
         link = share.link_row()
+        lesson.build(header.trace, runner)  # "Download as a lesson" (ui/lesson.py)
     with gr.Accordion("About this app, the model and its limits", open=False, elem_id="about-app"):
         gr.Markdown(ABOUT_APP)
     return link
@@ -112,7 +114,7 @@ def build_page(demo: gr.Blocks, shown: models.LoadedModel, model_runner: Runner 
         compare_tab = compare.build(page)
         views = [first, attention_tab.view, *compare_tab.views, *positions.build(page)]
         views += [model_tab.build(page), *explain.build(page, attention_tab.opener)]
-    link = below_figure(header)  # the tokens, download, share link and the folded introduction
+    link = below_figure(header, model_runner)  # the tokens, download, share link and the folded introduction
     targets = share.Targets(header, steps.slider, tabs, tab_state, *attention_tab.opener.outputs[:4], compare_tab)
     views.append(share.link_view(targets, link))
     redraw.wire(page, steps.info, views)  # one listener draws them all (and empties them without a trace)
