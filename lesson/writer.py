@@ -61,7 +61,7 @@ def lesson_data(title: str, sentences: Sequence[LessonSentence]) -> dict:
         "paper": sections.PAPER,
         "views": sections.views(),
         "kinds": sections.kinds(),
-        "sentences": [{"title": s.title, "direction": s.trace.direction} for s in sentences],
+        "sentences": [{"title": s.title, "direction": s.trace.direction, "model": s.trace.model} for s in sentences],
         "template": figures.template(),
         "dark": dark_theme(),
     }
