@@ -108,13 +108,15 @@ if str(ROOT) not in sys.path:  # run as a file: import scripts.mutation_faults a
     sys.path.insert(0, str(ROOT))
 from scripts.mutation_faults import MODEL_FAULTS  # noqa: E402
 from scripts.mutation_faults_house import HOUSE_FAULTS  # noqa: E402
+from scripts.mutation_faults_lesson import LESSON_FAULTS, LESSON_TESTS  # noqa: E402
 from scripts.mutation_faults_opus_mt import OPUS_MT_FAULTS  # noqa: E402
 from scripts.mutation_faults_screen import SCREEN_FAULTS  # noqa: E402
 from scripts.mutation_faults_serving import SERVING_FAULTS, SERVING_TESTS  # noqa: E402
 from scripts.mutation_faults_views import VIEW_FAULTS  # noqa: E402
 
-FAULTS = [*MODEL_FAULTS, *OPUS_MT_FAULTS, *VIEW_FAULTS, *SCREEN_FAULTS, *HOUSE_FAULTS, *SERVING_FAULTS]
+FAULTS = [*MODEL_FAULTS, *OPUS_MT_FAULTS, *VIEW_FAULTS, *SCREEN_FAULTS, *HOUSE_FAULTS, *SERVING_FAULTS, *LESSON_FAULTS]
 SUITES["serving"] = SERVING_TESTS  # --suite serving --only zerogpu-,examples-,api-,space-,weights-,card-
+SUITES["lesson"] = LESSON_TESTS  # --suite lesson --only lesson- (--browser: the page in Chromium too)
 
 
 def copy_repository(destination: Path) -> None:
