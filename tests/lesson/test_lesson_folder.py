@@ -113,3 +113,15 @@ def test_the_command_line_refuses_a_bad_sentence(tiny_checkpoint, tmp_path, caps
     assert export_lesson.main(["--out", str(tmp_path / "x"), "--checkpoint", str(tiny_checkpoint), "   "]) == 2
     assert "error:" in capsys.readouterr().err
     assert not (tmp_path / "x" / "index.html").exists()
+
+
+def test_the_lesson_package_is_pure_of_gradio_and_the_page():
+    """lesson/ builds on model/ and visualizer/ only: importing it loads neither Gradio nor ui/ (a fresh process)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    probe = "import sys, lesson.writer; print(sorted(m for m in sys.modules if m.split('.')[0] in ('gradio', 'ui')))"
+    done = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
