@@ -21,6 +21,7 @@ import visualizer
 from model import TranslationTrace
 from model.decoding.trace import ATTENTION_KINDS
 from visualizer.head_grid import GRID_COLUMNS, grid_cells
+from visualizer.steps import step_candidates, step_masks
 from visualizer.theme import TEMPLATE
 from visualizer.tokens import decoder_rows
 
@@ -94,38 +95,12 @@ def attention_arrays(trace: TranslationTrace) -> dict[str, np.ndarray]:
 
 def candidates_figures(trace: TranslationTrace) -> list[dict]:
     """The Next token view at every step (section 3.4), as the app's candidates view draws it."""
-    figures = []
-    for t in range(trace.num_steps):
-        ids = trace.candidate_ids[t].tolist()
-        chosen = ids.index(trace.output_ids[t]) if trace.output_ids[t] in ids else None
-        figure = visualizer.candidates_chart(
-            trace.candidate_tokens[t],
-            trace.candidate_probs[t],
-            chosen,
-            entropy_bits=float(trace.entropy[t]),
-            title=f"Step {t + 1}: the {len(ids)} most probable next tokens",
-        )
-        figures.append(spec(figure))
-    return figures
+    return [spec(step_candidates(trace, t)) for t in range(trace.num_steps)]
 
 
 def masks_figures(trace: TranslationTrace, batch) -> list[dict]:
     """The Masks view at every step (section 3.2.3); ``batch`` the padded batch the app shows (PaddedBatch)."""
-    return [
-        spec(
-            visualizer.masks_figure(
-                batch.mask,
-                batch.tokens,
-                trace.causal_mask,
-                trace.decoder_mask,
-                trace.cross_mask,
-                trace.source_tokens,
-                trace.target_tokens,
-                step=t,
-            )
-        )
-        for t in range(trace.num_steps)
-    ]
+    return [spec(step_masks(trace, batch, t)) for t in range(trace.num_steps)]
 
 
 def positions_figure(trace: TranslationTrace, table: np.ndarray, layout: str) -> dict:

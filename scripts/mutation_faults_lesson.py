@@ -36,8 +36,9 @@ LESSON_FAULTS = [
     Fault(
         "lesson-mask-rows-shifted",
         "lesson/figures.py",
-        "                trace.decoder_mask,\n",
-        "                np.roll(trace.decoder_mask, 1, axis=0),\n",
+        "[spec(step_masks(trace, batch, t)) for t in range(trace.num_steps)]",
+        "[spec(step_masks(__import__('dataclasses').replace(trace, decoder_mask=np.roll(trace.decoder_mask, 1, axis=0)),"
+        " batch, t)) for t in range(trace.num_steps)]",
         "the lesson's masks view draws the decoder's mask with its rows shifted down by one",
     ),
 ]
