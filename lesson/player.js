@@ -216,6 +216,9 @@ after the page's navigation started).
       event.preventDefault();  // the slider and buttons would act on the key too
       action();
     });
+    document.addEventListener('keyup', (event) => {  // a focused button acts on Space's release: not a second time
+      if (event.key === ' ') event.preventDefault();
+    });
     const theme = $('theme-toggle');
     const setDark = (dark) => {
       document.body.classList.toggle('dark', dark);

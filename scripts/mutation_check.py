@@ -27,8 +27,8 @@ To add a fault, append a Fault(name, file, old, new, description) to MODEL_FAULT
 (the model), to OPUS_MT_FAULTS in scripts/mutation_faults_opus_mt.py (decoding and scoring an OPUS-MT checkpoint),
 to VIEW_FAULTS in scripts/mutation_faults_views.py (the views and what they draw), to SCREEN_FAULTS in
 scripts/mutation_faults_screen.py (the screen after Translate and its phone figures, Compare's sentence, lines and
-grid) or to HOUSE_FAULTS in scripts/mutation_faults_house.py (the panel list, the repository's own checks,
-shipping): `old` must occur exactly once in `file`; a fault caught by a browser test runs with --browser.
+grid), to HOUSE_FAULTS in scripts/mutation_faults_house.py (the panel list, the repository's own checks,
+shipping) or to LESSON_FAULTS in scripts/mutation_faults_lesson.py (a lesson's page): `old` must occur exactly once in `file`; a fault caught by a browser test runs with --browser.
 """
 
 from __future__ import annotations
