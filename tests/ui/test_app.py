@@ -21,6 +21,7 @@ import pytest
 from helpers import api_function, figure_json
 
 import visualizer
+from visualizer import steps
 from model.text import language, limits
 from model.decoding.trace import ATTENTION_KINDS, JSON_DECIMALS
 from serving import trace_from_lean
@@ -222,7 +223,7 @@ def test_candidates_view_highlights_the_greedy_choice(trace, monkeypatch):
         seen.update(tokens=tokens, probs=probs, chosen=chosen_index, **kwargs)
         return original(tokens, probs, chosen_index, **kwargs)
 
-    monkeypatch.setattr(visualizer, "candidates_chart", spy)
+    monkeypatch.setattr(steps, "candidates_chart", spy)  # the view draws through visualizer/steps.py
     step = min(2, trace.num_steps)
     figure = figure_json(next_token.candidates_view(trace, step))
     assert seen["tokens"][seen["chosen"]] == trace.output_tokens[step - 1]
