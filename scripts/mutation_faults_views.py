@@ -61,7 +61,7 @@ VIEW_FAULTS = [
     ),
     Fault(
         "masks-decoder-transposed",
-        "ui/positions.py",
+        "visualizer/steps.py",
         "        trace.decoder_mask,\n",
         "        trace.decoder_mask.T,\n",
         "the masks tab shows the decoder self-attention mask transposed",
@@ -75,7 +75,7 @@ VIEW_FAULTS = [
     ),
     Fault(
         "candidates-previous-step",
-        "ui/next_token.py",
+        "visualizer/steps.py",
         "        trace.candidate_probs[t],\n",
         "        trace.candidate_probs[max(t - 1, 0)],\n",
         "the candidates' bars show the previous step's probabilities",

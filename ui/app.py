@@ -20,6 +20,7 @@ from . import (
     attention,
     compare,
     explain,
+    lesson,
     model_tab,
     next_token,
     pair,
@@ -40,13 +41,14 @@ def find(demo: gr.Blocks, elem_id: str):
     return next((block for block in demo.blocks.values() if getattr(block, "elem_id", None) == elem_id), None)
 
 
-def below_figure(header) -> gr.Textbox:
+def below_figure(header, page: Page) -> gr.Textbox:
     """What the first screen leaves out, under the views: the token chips, the download and share link, and the
     rest of the introduction (folded) -> the share link's box."""
     header.tokens.render()
     with gr.Row(equal_height=False, elem_id="below-figure"):
         header.download.render()
         link = share.link_row()
+        lesson.build(page)  # "Download as a lesson" (ui/lesson.py)
     with gr.Accordion("About this app, the model and its limits", open=False, elem_id="about-app"):
         gr.Markdown(ABOUT_APP)
     return link
@@ -119,7 +121,7 @@ def build_page(demo: gr.Blocks, shown: models.LoadedModel, translator: Translato
         views = [first, attention_tab.view, *compare_tab.views, *positions.build(page)]
         views += [model_tab.build(page), *explain.build(page, attention_tab.opener)]
     session.wire(page, header, translator)
-    link = below_figure(header)  # the tokens, download, share link and the folded introduction
+    link = below_figure(header, page)  # the tokens, download, share link and the folded introduction
     targets = share.Targets(header, steps.slider, tabs, tab_state, *attention_tab.opener.outputs[:4], compare_tab)
     views.append(share.link_view(targets, link))
     # the first view arrives with the page (in its config): the header, the step and the attention figure

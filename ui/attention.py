@@ -18,14 +18,15 @@ from gradio.components.plot import PlotData
 import visualizer
 from model import Checkpoint, TranslationTrace
 from model.decoding.trace import ATTENTION_KINDS, AttentionSlice
+from visualizer.head_grid import GRID_COLUMNS
 from visualizer.heatmap import WINDOW_HALF, step_window
 from visualizer.lines import attention_lines
+from visualizer.tokens import decoder_rows
 
 from .common import KIND_CHOICES, Page, TabView, clamp, plot, set_initial, step_index
 from .text import ABOUT_ATTENTION, ABOUT_HEADS, ABOUT_PIPELINE
 
 TAB_ID = "attention"
-GRID_COLUMNS = 4  # "all heads": a layer's heads in rows of this many panels (8 heads: two rows)
 
 
 def attention_slice(trace: TranslationTrace, step: float | None, kind: str) -> AttentionSlice:
@@ -39,12 +40,6 @@ def attention_slice(trace: TranslationTrace, step: float | None, kind: str) -> A
 def head_index(weights: np.ndarray, head: str) -> int:
     """'3' -> 2; 'all' and 'mean' -> head 1 (index 0); clamped to the heads there are."""
     return clamp(int(head) if str(head).isdigit() else 1, weights.shape[1])
-
-
-def decoder_rows(inputs: list[str], predicted: list[str]) -> list[str]:
-    """The one name of a decoder row everywhere: "input → predicted" (the token the decoder reads at
-    that step and the token it predicts there), e.g. "▁man → ▁in"."""
-    return [f"{read} → {out}" for read, out in zip(inputs, predicted)]
 
 
 def query_labels(trace: TranslationTrace, part: AttentionSlice) -> list[str]:

@@ -22,6 +22,7 @@ import pytest
 from helpers import api_function, figure_json, translated_trace
 
 import visualizer
+from visualizer import steps
 from model.text import language, limits
 from model.decoding.trace import ATTENTION_KINDS
 from page_driver import PageDriver
@@ -194,7 +195,7 @@ def test_candidates_view_highlights_the_greedy_choice(trace, monkeypatch):
         seen.update(tokens=tokens, probs=probs, chosen=chosen_index, **kwargs)
         return original(tokens, probs, chosen_index, **kwargs)
 
-    monkeypatch.setattr(visualizer, "candidates_chart", spy)
+    monkeypatch.setattr(steps, "candidates_chart", spy)  # the view draws through visualizer/steps.py
     step = min(2, trace.num_steps)
     figure = figure_json(next_token.candidates_view(trace, step))
     assert seen["tokens"][seen["chosen"]] == trace.output_tokens[step - 1]
