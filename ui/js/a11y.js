@@ -178,13 +178,15 @@ function installA11y(options) {
     });
     sayStep();
   };
-  let queued = false;
-  new MutationObserver(() => {
-    if (queued) return;
-    queued = true;
-    requestAnimationFrame(() => { queued = false; mend(); });
-  }).observe(document.body, {childList: true, subtree: true, characterData: true});
-  window.addEventListener('resize', mend);
-  document.addEventListener('figure-drawn', mend);
-  mend();
+  // at most one mend per MEND_MS, after the page has changed: while Gradio builds the page (thousands of changes)
+  // the checks of what scrolls (a style and a layout read each) would otherwise hold up its first figure
+  const MEND_MS = 150;
+  let queued = null;
+  const soon = () => {
+    if (queued === null) queued = setTimeout(() => { queued = null; mend(); }, MEND_MS);
+  };
+  new MutationObserver(soon).observe(document.body, {childList: true, subtree: true, characterData: true});
+  window.addEventListener('resize', soon);
+  document.addEventListener('figure-drawn', soon);
+  soon();
 }
