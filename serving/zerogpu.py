@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from model import Checkpoint
 
 from .job_costs import cost_of
+from .job_costs import measured as measured_costs
 from .jobs import JOBS, ModelJob
 
 ZERO_GPU_ENV = "SPACES_ZERO_GPU"  # set to "true" by the Hub on a ZeroGPU Space
@@ -66,12 +67,20 @@ def load_spaces() -> Callable:
     return spaces.GPU
 
 
+def model_scale(checkpoint: Checkpoint) -> float:
+    """How many times a unit of work costs more on this checkpoint's model than on the one the costs were measured on
+    (serving/job_costs.json's `parameters`): the ratio of their parameter counts, as every token passes through all
+    the weights (OPUS-MT: about 9.8); never below 1, as a smaller model still pays the same per-call overhead."""
+    measured = measured_costs().get("parameters")
+    return max(1.0, checkpoint.model.num_parameters() / measured) if measured else 1.0
+
+
 def gpu_seconds(
     job: ModelJob, checkpoint: Checkpoint, args: tuple = (), kwargs: dict | None = None, warm: bool = True
 ) -> int:
-    """The GPU duration one call asks for: HEADROOM x the job's measured cost of the call's work, rounded up to
-    whole seconds (1 to MAX_GPU_S), plus COLD_START_S when no worker is warm."""
-    seconds = HEADROOM * cost_of(job.name).seconds(job.work(checkpoint, args, kwargs))
+    """The GPU duration one call asks for: HEADROOM x the job's measured cost of the call's work on this model
+    (model_scale), rounded up to whole seconds (1 to MAX_GPU_S), plus COLD_START_S when no worker is warm."""
+    seconds = HEADROOM * cost_of(job.name).seconds(job.work(checkpoint, args, kwargs)) * model_scale(checkpoint)
     return min(MAX_GPU_S, max(1, math.ceil(seconds))) + (0 if warm else COLD_START_S)
 
 
