@@ -103,7 +103,7 @@ def open_later(
     demo: gr.Blocks, loaded: models.LoadedModel, own: models.LoadedModel, runners: dict, later: models.LaterModel
 ) -> None:
     """OPUS-MT, loaded after start-up: its runner (the API sees it at once) and its page, built into the app."""
-    runners[loaded.key] = Runner.start(loaded.checkpoint, zerogpu.on_zerogpu(), loaded.by_direction)
+    runners[loaded.key] = Runner.start(loaded.checkpoint, zerogpu.on_zerogpu(), loaded.by_direction, True)
     choice = models.Choice(loaded, own, later.back_path)
     models.mount_page(demo, loaded.key, lambda: build_page(demo, loaded, runners[loaded.key], choice))
 
