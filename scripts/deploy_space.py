@@ -11,10 +11,9 @@ OWNER/SPACE_NAME-model) with `PretrainedTransformer.push_to_hub`: config, safete
 training log, film, corpus heads and a model card written for that repo, and sets the Space variable
 ATTENTION_EXPLORER_HUB to it, which the app loads at start-up; (3) uploads the code in one upload_folder commit: requirements.txt, the README whose front
 matter configures the Space and lists the model repo under `models:` (so the Hub links the two pages), and on CPU
-Basic a pre-requirements.txt that installs the CPU build of torch. With OPUS-MT (the default; `--without-opus-mt`
-leaves it out) the Space variable ATTENTION_EXPLORER_PRELOAD_OPUS_MT=1 has the app download Helsinki-NLP's
-opus-mt-de-en and opus-mt-en-de in the background at start-up (the own model serves meanwhile) and open on OPUS-MT
-once it is loaded, and `models:` lists both beside the model repo. Tests, benchmarks, scripts, checkpoints,
+Basic a pre-requirements.txt that installs the CPU build of torch. OPUS-MT (unless `--without-opus-mt`): the
+variable ATTENTION_EXPLORER_PRELOAD_OPUS_MT=1 has the app download both directions in the background at start-up
+and open on OPUS-MT once loaded (docs/deploy.md); `models:` lists them too. Tests, benchmarks, scripts, checkpoints,
 everything .gitignore names and hidden folders stay home; files in the Space that are not uploaded are deleted.
 `--weights-only` republishes the model repo and restarts the Space, which then downloads the new weights; the
 Space's files stay as they are. `--dry-run` lists what would be uploaded and contacts nothing.
@@ -220,7 +219,7 @@ def publish_weights(checkpoint: Path, model_repo: str, private: bool = False, to
 
 
 def space_models(model_repo: str, opus_mt: bool = True) -> list[str]:
-    """The model repos the Space runs, as its front matter's `models:` lists them: OPUS-MT's two, then the own."""
+    """The Space's `models:` (front matter): OPUS-MT's two repos, then the own."""
     return [*(repo for repo, _ in OPUS_MT_REPOS.values() if opus_mt), model_repo]
 
 
@@ -301,8 +300,8 @@ def deploy(
         publish_weights(checkpoint, model_repo, private, token)
         step = "Setting the Space variables"
         api.add_space_variable(space_id, HUB_VARIABLE, model_repo, description="model repo the app loads")
-        opus_mt_flag = "1" if opus_mt else "0"  # "0" rather than deleting: a redeploy turns an earlier "1" off
-        api.add_space_variable(space_id, OPUS_MT_VARIABLE, opus_mt_flag, description="1: load OPUS-MT at start-up")
+        flag = "1" if opus_mt else "0"  # "0" rather than deleting: a redeploy turns an earlier "1" off
+        api.add_space_variable(space_id, OPUS_MT_VARIABLE, flag, description="1: load OPUS-MT at start-up")
         step = "Uploading the app"
         with tempfile.TemporaryDirectory(prefix="space-") as folder:
             staged = stage(Path(folder), files, written)
@@ -360,11 +359,7 @@ def main(argv: list[str] | None = None, api=None) -> int:
     )
     parser.add_argument("--checkpoint", type=Path, default=DEFAULT_CHECKPOINT, help="checkpoint folder to publish")
     parser.add_argument("--weights-only", action="store_true", help="republish the weights, restart the Space")
-    parser.add_argument(
-        "--without-opus-mt",
-        action="store_true",
-        help="leave OPUS-MT out (by default the Space downloads it at start-up and opens on it once loaded)",
-    )
+    parser.add_argument("--without-opus-mt", action="store_true", help="leave OPUS-MT out (default: with it)")
     parser.add_argument("--private", action="store_true", help="create the Space and model repo private")
     parser.add_argument("--token", help="Hugging Face token with write access (default: $HF_TOKEN or `hf auth login`)")
     parser.add_argument("--dry-run", action="store_true", help="list the files to upload; contact nothing")
