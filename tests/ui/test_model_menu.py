@@ -108,7 +108,8 @@ def test_picking_opus_mt_downloads_it_with_progress_and_opens_its_page(hub, tiny
             def update(self, n=1):
                 result = super().update(n)
                 if self.counted:
-                    progress_lines.append(demo.later.progress().text)
+                    later = demo.later
+                    progress_lines.append((later.direction, later.done, later.total, later.progress().text))
                 return result
 
         return Watched
@@ -118,10 +119,14 @@ def test_picking_opus_mt_downloads_it_with_progress_and_opens_its_page(hub, tiny
     answer = by_elem_id(pick(OPUS_MT.key))
     assert answer["model-choice"].value == OWN.key  # the own model stays on screen meanwhile
     assert demo.later.wait(TIMEOUT_S) == "ready", demo.later.problem
-    assert any(
-        re.match(r"Downloading OPUS-MT, German → English \(1 of 2\): \d+ of \d+ MB\. ", line) for line in progress_lines
-    )
-    assert any("English → German (2 of 2)" in line for line in progress_lines)
+    for direction, (repo, _) in OPUS_MT_REPOS.items():  # every byte of each snapshot counted, as it came
+        counts = [(done, total) for seen, done, total, _ in progress_lines if seen == direction]
+        files = sum(path.stat().st_size for path in (opus_mt_folder / repo.split("/")[1]).iterdir())
+        assert counts and counts[-1] == (files, files), (direction, counts[-3:], files)
+        assert [done for done, _ in counts] == sorted(done for done, _ in counts)
+    texts = [text for *_, text in progress_lines]
+    assert any(re.match(r"Downloading OPUS-MT, German → English \(1 of 2\): \d+ of \d+ MB\. ", text) for text in texts)
+    assert any("English → German (2 of 2)" in text for text in texts)
     assert any(path.endswith("model.safetensors") for _, path in hub.requests)  # from the stand-in, over HTTP
 
     tick = handler(demo, "model_tick")
@@ -132,7 +137,7 @@ def test_picking_opus_mt_downloads_it_with_progress_and_opens_its_page(hub, tiny
     assert menu(demo, OPUS_MT.key).value == OPUS_MT.key and not [
         b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "model-placeholder"
     ]
-    assert demo.config["page"][OPUS_MT.key]["components"]  # served from the new config
+    assert menu(demo, OPUS_MT.key)._id in demo.config["page"][OPUS_MT.key]["components"]  # served from the new config
 
     trace = listener(demo, "translate_page", OPUS_MT.key).fn(SENTENCE, "de-en")[0]
     checkpoint = load_opus_mt("de-en", folder=opus_mt_folder)
@@ -185,3 +190,28 @@ def test_the_preload_downloads_at_start_up_and_a_plain_visit_then_opens_on_opus_
     assert by_elem_id(visit())["model-go"] == "auto"  # the page's script opens OPUS-MT unless the link asks otherwise
     assert menu(demo, OPUS_MT.key).value == OPUS_MT.key
     assert "?model=own" in models.open_js(models.FIRST_PAGE + models.STAY, OWN.key)
+
+
+def test_a_page_built_into_the_app_takes_no_component_made_by_another_thread(clean_env):
+    """While mount_page builds, a listener in another thread that makes a component (an update such as
+    gr.Radio(choices=...)) must not add it to the page being built."""
+    import threading
+
+    import gradio as gr
+
+    with gr.Blocks() as demo:
+        gr.Markdown("home")
+    models.placeholder_page(demo, OPUS_MT.key)
+    made = {}
+
+    def build():
+        gr.Markdown("first", elem_id="built-first")
+        other = threading.Thread(target=lambda: made.setdefault("radio", gr.Radio(["a", "b"], elem_id="stray")))
+        other.start()
+        other.join()
+        gr.Markdown("last", elem_id="built-last")
+
+    models.mount_page(demo, OPUS_MT.key, build)
+    ids = {getattr(b, "elem_id", None) for b in demo.blocks.values() if b.page == OPUS_MT.key}
+    assert {"built-first", "built-last"} <= ids and "stray" not in ids and "model-placeholder" not in ids
+    assert made["radio"]._id not in demo.config["page"][OPUS_MT.key]["components"]
