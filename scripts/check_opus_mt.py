@@ -47,6 +47,18 @@ def peer_of(folder: Path):
     return model, transformers.MarianTokenizer.from_pretrained(folder)
 
 
+def generate_greedy(model, source_ids: list[int]) -> torch.Tensor:
+    """(1, 1 + T): the start token <pad>, then MarianMTModel's greedy `generate` output, with the model's own rules
+    (<pad> never generated, </s> forced at the limit) and the app's length budget."""
+    with torch.no_grad():
+        return model.generate(
+            torch.tensor([source_ids]),
+            num_beams=1,
+            do_sample=False,
+            max_new_tokens=default_max_new_tokens(len(source_ids)),
+        )
+
+
 def compare(checkpoint, peer, direction: str) -> dict:
     """Largest logit and attention differences and greedy agreement over SENTENCES[direction]."""
     model, tokenizer = peer
@@ -55,13 +67,8 @@ def compare(checkpoint, peer, direction: str) -> dict:
     for text in SENTENCES[direction]:
         trace = translate(core, checkpoint.tokenizer, text, direction)
         source_ids = list(trace.source_ids)
+        generated = generate_greedy(model, source_ids)
         with torch.no_grad():
-            generated = model.generate(
-                torch.tensor([source_ids]),
-                num_beams=1,
-                do_sample=False,
-                max_new_tokens=default_max_new_tokens(len(source_ids)),
-            )
             agree += generated[0, 1:].tolist() == list(trace.output_ids)
             src = torch.tensor([source_ids])
             tgt = torch.tensor([[core.config.bos_id, *trace.output_ids[:-1]]])
