@@ -165,13 +165,6 @@ OPUS_MT_FAULTS = [
         "the progress line never counts the downloaded bytes",
     ),
     Fault(
-        "later-config-not-recomputed",
-        "ui/later_model.py",
-        "    demo.config = demo.get_config_file()\n",
-        "    pass\n",
-        "the page built after start-up is not served: the app keeps the placeholder's config",
-    ),
-    Fault(
         "later-asker-not-sent",
         "ui/models.py",
         'return update(progress, "open" if wants and progress.state == "ready" else "")',

@@ -205,8 +205,8 @@ def placeholder_page(demo: gr.Blocks, path: str) -> None:
 
 def mount_page(demo: gr.Blocks, path: str, build: Callable[[], None]) -> None:
     """Build a page (`build`, called inside `demo`) at `path` of the app, running or not, in place of its
-    placeholder: Gradio serves a page from `demo.config`, read at each request, so the new config takes effect at
-    once."""
+    placeholder: Gradio serves a page from `demo.config`, read at each request, which leaving `with demo:` computes
+    again (as building a `demo.route` does), so the page is served at once."""
     while getattr(demo, "launching", False) and not demo.is_running:  # ui/server.py: Gradio is building its app
         time.sleep(0.1)
     with _only_this_thread_renders():
@@ -215,7 +215,7 @@ def mount_page(demo: gr.Blocks, path: str, build: Callable[[], None]) -> None:
         for block in list(demo.blocks.values()):
             if getattr(block, "page", "") == path:
                 demo.blocks.pop(block._id, None)
-        demo.current_page = path
+        demo.current_page, served_by = path, getattr(demo, "app", None)
         try:
             with demo:
                 build()
@@ -224,6 +224,7 @@ def mount_page(demo: gr.Blocks, path: str, build: Callable[[], None]) -> None:
             raise
         finally:
             demo.current_page = ""
-    demo.config = demo.get_config_file()
+            if getattr(demo, "server_app", None) is not None:
+                demo.app = served_by  # leaving `with demo:` made a new app object: keep the one that serves
     if getattr(demo, "server_app", None) is not None:
         demo.server_app.page_api_info.clear()  # /info of the page was of the placeholder
