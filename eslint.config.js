@@ -1,16 +1,18 @@
 // ESLint's settings for the page's JavaScript (ui/js/*.js): browser scripts, concatenated into the one function
-// ui/page_script.py hands to Gradio, each declaring one `install…` function (`/* exported */` names it).
+// ui/page_script.py hands to Gradio, each declaring one `install…` function (`/* exported */` names it); and the
+// lesson page's player (lesson/player.js, a plain browser script). Plotly's vendored bundle is not ours to lint.
 const js = require("@eslint/js");
 
 const BROWSER = [
-  "atob", "console", "CustomEvent", "document", "Element", "FocusEvent", "getComputedStyle", "MutationObserver", "navigator", "Promise", "ResizeObserver",
-  "requestAnimationFrame", "setTimeout", "clearTimeout", "structuredClone", "window",
+  "atob", "Blob", "console", "CustomEvent", "DecompressionStream", "document", "Element", "Event", "FocusEvent", "getComputedStyle", "MutationObserver", "navigator", "Option", "performance", "Promise", "ResizeObserver", "Response",
+  "requestAnimationFrame", "setTimeout", "clearTimeout", "setInterval", "clearInterval", "structuredClone", "URLSearchParams", "window",
 ].reduce((globals, name) => ({...globals, [name]: "readonly"}), {});
 
 module.exports = [
+  {ignores: ["lesson/vendor/**"]},
   js.configs.recommended,
   {
-    files: ["ui/**/*.js"],
+    files: ["ui/**/*.js", "lesson/**/*.js"],
     languageOptions: {ecmaVersion: 2022, sourceType: "script", globals: BROWSER},
     rules: {
       "no-unused-vars": ["error", {args: "after-used", argsIgnorePattern: "^_", ignoreRestSiblings: true}],

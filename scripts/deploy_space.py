@@ -46,6 +46,7 @@ from model.checkpoints.hub import validate_repo_id  # noqa: E402
 from model.checkpoints.model_card import write_model_card  # noqa: E402
 from model.checkpoints.paths import DEFAULT_CHECKPOINT  # noqa: E402
 from scripts.space_upload import DeployError, app_files, check_files, space_readme  # noqa: E402
+from scripts import static_space  # noqa: E402
 
 HUB_VARIABLE = "ATTENTION_EXPLORER_HUB"  # read by app.py: the model repo the Space loads
 OPUS_MT_VARIABLE = "ATTENTION_EXPLORER_PRELOAD_OPUS_MT"  # read by ui/models.py: 1 = load OPUS-MT at start-up
@@ -348,7 +349,7 @@ def update_weights(
 
 def main(argv: list[str] | None = None, api=None) -> int:
     parser = argparse.ArgumentParser(description="Deploy the app to a Hugging Face Space, its weights as a model repo.")
-    parser.add_argument("space_id", metavar="SPACE_ID", help="owner/name of the Space (created if missing)")
+    parser.add_argument("space_id", nargs="?", metavar="SPACE_ID", help="owner/name of the Space (created if missing)")
     parser.add_argument("--model-repo", help="owner/name of the weights' model repo (default: SPACE_ID-model)")
     parser.add_argument(
         "--hardware",
@@ -363,7 +364,11 @@ def main(argv: list[str] | None = None, api=None) -> int:
     parser.add_argument("--private", action="store_true", help="create the Space and model repo private")
     parser.add_argument("--token", help="Hugging Face token with write access (default: $HF_TOKEN or `hf auth login`)")
     parser.add_argument("--dry-run", action="store_true", help="list the files to upload; contact nothing")
+    static_space.add_arguments(parser)  # --static SPACE_ID --lesson DIR: a lesson on a static Space
     args = parser.parse_args(argv)
+    args.space_id = args.static or args.space_id
+    if args.space_id is None:
+        parser.error("SPACE_ID is required")
     try:
         if api is None and not args.dry_run:
             check_ids(args.space_id, args.model_repo or default_model_repo(args.space_id))  # before a missing token
@@ -374,6 +379,9 @@ def main(argv: list[str] | None = None, api=None) -> int:
                     "(a token with write access: https://huggingface.co/settings/tokens)"
                 )
             api = HfApi(token=token)
+        if args.static:  # a lesson folder, no app, no weights (scripts/static_space.py)
+            print(("would deploy to " if args.dry_run else "deployed: ") + static_space.deploy_lesson(args, api))
+            return 0
         if args.weights_only:
             repo = update_weights(args.space_id, args.checkpoint, api, args.model_repo, args.token)
             print(f"published the weights to https://huggingface.co/{repo}; restarted {space_url(args.space_id)}")

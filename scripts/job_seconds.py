@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.common import text_of_tokens
+from scripts.sample_texts import text_of_tokens
 from model import load_checkpoint
 from model.checkpoints.paths import DEFAULT_CHECKPOINT
 from serving import jobs, zerogpu

@@ -27,8 +27,8 @@ To add a fault, append a Fault(name, file, old, new, description) to MODEL_FAULT
 (the model), to OPUS_MT_FAULTS in scripts/mutation_faults_opus_mt.py (decoding and scoring an OPUS-MT checkpoint),
 to VIEW_FAULTS in scripts/mutation_faults_views.py (the views and what they draw), to SCREEN_FAULTS in
 scripts/mutation_faults_screen.py (the screen after Translate and its phone figures, Compare's sentence, lines and
-grid) or to HOUSE_FAULTS in scripts/mutation_faults_house.py (the panel list, the repository's own checks,
-shipping): `old` must occur exactly once in `file`; a fault caught by a browser test runs with --browser.
+grid), to HOUSE_FAULTS in scripts/mutation_faults_house.py (the panel list, the repository's own checks,
+shipping) or to LESSON_FAULTS in scripts/mutation_faults_lesson.py (a lesson's page): `old` must occur exactly once in `file`; a fault caught by a browser test runs with --browser.
 """
 
 from __future__ import annotations
@@ -108,13 +108,26 @@ if str(ROOT) not in sys.path:  # run as a file: import scripts.mutation_faults a
     sys.path.insert(0, str(ROOT))
 from scripts.mutation_faults import MODEL_FAULTS  # noqa: E402
 from scripts.mutation_faults_house import HOUSE_FAULTS  # noqa: E402
+from scripts.mutation_faults_lesson import LESSON_FAULTS, LESSON_TESTS  # noqa: E402
 from scripts.mutation_faults_opus_mt import OPUS_MT_FAULTS  # noqa: E402
+from scripts.mutation_faults_page import PAGE_FAULTS, PAGE_TESTS  # noqa: E402
 from scripts.mutation_faults_screen import SCREEN_FAULTS  # noqa: E402
 from scripts.mutation_faults_serving import SERVING_FAULTS, SERVING_TESTS  # noqa: E402
 from scripts.mutation_faults_views import VIEW_FAULTS  # noqa: E402
 
-FAULTS = [*MODEL_FAULTS, *OPUS_MT_FAULTS, *VIEW_FAULTS, *SCREEN_FAULTS, *HOUSE_FAULTS, *SERVING_FAULTS]
+FAULTS = [
+    *MODEL_FAULTS,
+    *OPUS_MT_FAULTS,
+    *VIEW_FAULTS,
+    *SCREEN_FAULTS,
+    *HOUSE_FAULTS,
+    *SERVING_FAULTS,
+    *PAGE_FAULTS,
+    *LESSON_FAULTS,
+]
 SUITES["serving"] = SERVING_TESTS  # --suite serving --only zerogpu-,examples-,api-,space-,weights-,card-
+SUITES["page"] = PAGE_TESTS  # --suite page --only page-,translator-
+SUITES["lesson"] = LESSON_TESTS  # --suite lesson --only lesson- (--browser: the page in Chromium too)
 
 
 def copy_repository(destination: Path) -> None:

@@ -112,9 +112,9 @@ OPUS_MT_FAULTS = [
     ),
     Fault(
         "opus-mt-page-own-guard-rails",
-        "ui/session.py",
-        "own_model=trace.model == OWN.key)",
-        "own_model=True)",
+        "serving/translation.py",
+        "own, translation = trace.model == OWN.key, trace.translation",
+        "own, translation = True, trace.translation",
         "OPUS-MT's notices measure its input against the own model's training data and name a target tag",
     ),
     Fault(
@@ -133,7 +133,7 @@ OPUS_MT_FAULTS = [
     ),
     Fault(
         "notice-imposed-end-silent",
-        "ui/session.py",
+        "serving/translation.py",
         '    if trace.stopped_by == "eos_at_limit":\n',
         '    if trace.stopped_by == "never":\n',
         "the page says nothing when the decoding rule, not the model, ended the sentence",

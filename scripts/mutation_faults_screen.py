@@ -20,8 +20,8 @@ SCREEN_FAULTS = [
     Fault(
         "story-threshold-lowered",
         "ui/compare_views.py",
-        "    elif link.weight < LINK_WEIGHT:\n",
-        "    elif link.weight < LINK_WEIGHT / 5:\n",
+        "        if link.strongest < LINK_WEIGHT:\n",
+        "        if link.strongest < LINK_WEIGHT / 5:\n",
         "the Compare sentence says a head links 'it' to a word from a twentieth of its attention on",
     ),
     Fault(
@@ -33,10 +33,45 @@ SCREEN_FAULTS = [
     ),
     Fault(
         "story-one-piece-of-a-word",
-        "ui/compare_views.py",
-        "weights = looks.encoder_rows[..., positions].sum(-1)",
-        "weights = looks.encoder_rows[..., positions[0]]",
+        "model/analysis/compare.py",
+        "looks.encoder_rows[..., words[key][1]].sum(-1)",
+        "looks.encoder_rows[..., words[key][1][0]]",
         "a word's weight is its first subword piece's only ('anim' for 'animal')",
+    ),
+    Fault(
+        "story-same-output-always",
+        "model/analysis/compare.py",
+        "return self.first.translating.output_token == self.second.translating.output_token",
+        "return True",
+        "the Compare summary says the model translates the token the same way in both sentences, whatever it chose",
+    ),
+    Fault(
+        "story-second-sentence-is-the-firsts",
+        "model/analysis/compare.py",
+        "weights = (None if share is None else float(share[layer, head]) for share in shares)",
+        "weights = (None if share is None else float(shares[0][layer, head]) for share in shares)",
+        "the referent's weight said for sentence 2 is sentence 1's (the numbers side by side read the same)",
+    ),
+    Fault(
+        "story-sentences-swapped",
+        "ui/compare_views.py",
+        "for value in (first, second))",
+        "for value in (second, first))",
+        "every pair of numbers in the Compare summary is sentence 2's then sentence 1's under 'sentence 1 / sentence 2'",
+    ),
+    Fault(
+        "story-keys-by-weight",
+        "model/analysis/compare.py",
+        "return sorted(keys, key=lambda key: -key.gap)",
+        "return sorted(keys, key=lambda key: -max(key.first or 0.0, key.second or 0.0))",
+        "the keys the top head 'differs most at' are those it weighs most, not those whose weights differ most",
+    ),
+    Fault(
+        "story-same-weight-ignored",
+        "ui/compare_views.py",
+        "            elif abs(link.first - link.second) < SAME_WEIGHT:\n",
+        "            elif False:\n",
+        "the Compare summary says a head sends more in one sentence while the two weights are about the same",
     ),
     Fault(
         "compare-opens-on-the-second-head",
@@ -81,25 +116,11 @@ SCREEN_FAULTS = [
         "a long sentence's all-heads grid may leave the current step's query without a label",
     ),
     Fault(
-        "translate-checks-twice",
-        "ui/session.py",
-        "        if verdict is not None and verdict[:2] == (text, direction):",
-        "        if False:",
-        "a Translate click checks its input twice (and says a refused one twice)",
-    ),
-    Fault(
         "menu-dismissed-empty-dict",
         "ui/attention.py",
         "return gr.skip() if cell is None else",
         "return {} if cell is None else",
         "dismissing 'Open a head of the grid' returns too few values (the controls turn into error badges)",
-    ),
-    Fault(
-        "translate-lands-on-step-one",
-        "ui/stepping.py",
-        "maximum=max(trace.num_steps, 2), value=trace.num_steps)}",
-        "maximum=max(trace.num_steps, 2), value=1)}",
-        "after Translate the view shows step 1 (one row), not the whole translation",
     ),
     # ---- the phone's figures; caught by tests/browser/test_browser_phone_figures.py (a browser test: --browser)
     Fault(
@@ -178,5 +199,41 @@ SCREEN_FAULTS = [
         "yaxis.update(fitted_rows(target, strip_px / n_target, MIN_FONT, marked=last))",
         "yaxis.update(fitted_rows(target, strip_px / n_target, MIN_FONT))",
         "the masks' strip (d) names every k-th query, the step's only by chance",
+    ),
+    # ---- caught by tests/browser/test_browser_accessibility.py (--browser; docs/accessibility.md)
+    Fault(
+        "a11y-outlined-row-not-first",
+        "ui/js/a11y.js",
+        "    if (marked !== null && marked >= 0 && marked < z.length) order.unshift(...order.splice(marked, 1));\n",
+        "",
+        "a heatmap's text says its rows in order: the step's query, outlined in the figure, is not said first",
+    ),
+    Fault(
+        "a11y-step-not-announced",
+        "ui/js/a11y.js",
+        "    if (text && announce.textContent !== text) announce.textContent = text;",
+        "    if (text && !announce.textContent) announce.textContent = text;",
+        "the live region says the first step only: a screen reader hears nothing as the step changes",
+    ),
+    Fault(
+        "a11y-choices-deaf-to-arrows",
+        "ui/js/a11y.js",
+        "    if (!radio || !['ArrowUp', 'ArrowDown'].includes(event.key)",
+        "    if (true || !radio || !['ArrowUp', 'ArrowDown'].includes(event.key)",
+        "Up/Down on a head, layer or kind picks nothing: the keyboard cannot switch the figure's head",
+    ),
+    Fault(
+        "a11y-focus-ring-gone",
+        "ui/style.css",
+        "  outline: 3px solid #1d4ed8 !important; outline-offset: 2px; }",
+        "  outline-offset: 2px; }",
+        "buttons and tabs take the keyboard's focus without a visible ring",
+    ),
+    Fault(
+        "a11y-primary-button-pale",
+        "ui/style.css",
+        "  --button-primary-background-fill: #c2410c;",
+        "  --button-primary-background-fill: #f97316;",
+        "white on Gradio's orange: Translate and Play at 2.8:1, below AA's 4.5:1",
     ),
 ]

@@ -46,8 +46,8 @@ SERVING_FAULTS = [
     Fault(
         "api-translation-trace-wrong-sentence",
         "ui/api.py",
-        "return lean_trace_json(translate_trace(runner_of(model), text, direction, load_error))",
-        "return lean_trace_json(translate_trace(runner_of(model), text.upper(), direction, load_error))",
+        "return lean_trace_json(translated(text, direction, model).trace)",
+        "return lean_trace_json(translated(text.upper(), direction, model).trace)",
         "the trace tool traces another sentence than it was given",
     ),
     Fault(

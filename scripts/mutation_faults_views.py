@@ -61,7 +61,7 @@ VIEW_FAULTS = [
     ),
     Fault(
         "masks-decoder-transposed",
-        "ui/positions.py",
+        "visualizer/steps.py",
         "        trace.decoder_mask,\n",
         "        trace.decoder_mask.T,\n",
         "the masks tab shows the decoder self-attention mask transposed",
@@ -75,7 +75,7 @@ VIEW_FAULTS = [
     ),
     Fault(
         "candidates-previous-step",
-        "ui/next_token.py",
+        "visualizer/steps.py",
         "        trace.candidate_probs[t],\n",
         "        trace.candidate_probs[max(t - 1, 0)],\n",
         "the candidates' bars show the previous step's probabilities",
@@ -276,9 +276,9 @@ VIEW_FAULTS = [
     Fault(
         "heatmap-rows-no-budget",
         "visualizer/attention.py",
-        "high=30, rows_px=ROWS_PX)",
-        "high=30)",
-        "one head's rows are 30 px each however many there are: a tour stop no longer fits at 1280x720",
+        "high=ROW_HIGH_PX, rows_px=ROWS_PX)",
+        "high=ROW_HIGH_PX)",
+        "one head's rows are 26 px each however many there are: a tour stop no longer fits at 1280x720",
     ),
     Fault(
         "heatmap-one-row-squeezed-bar",
@@ -291,8 +291,8 @@ VIEW_FAULTS = [
     Fault(
         "lines-head-colour-swapped",
         "visualizer/lines.py",
-        '                line=dict(color=head_color(head), width=width),\n                meta=dict(head=head, side="lines"),\n',
-        '                line=dict(color=head_color(head ^ 1), width=width),\n                meta=dict(head=head, side="lines"),\n',
+        '                line=dict(color=head_color(head), width=width, dash=dash),\n                meta=dict(head=head, side="lines"),\n',
+        '                line=dict(color=head_color(head ^ 1), width=width, dash=dash),\n                meta=dict(head=head, side="lines"),\n',
         "each head's lines are drawn in its neighbour's colour (the legend keeps the right one)",
     ),
     Fault(

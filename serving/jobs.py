@@ -31,6 +31,7 @@ from model.analysis.corpus.attribution import Attribution, attribute
 from model.analysis.corpus.live import sentence_vectors
 from model.analysis.kv_cache import CacheRecording, record_trace_cache
 from model.analysis.paper_figures import DIRECTION as PAPER_DIRECTION
+from model.checkpoints.catalogue import OWN
 from model.analysis.paper_figures import PAPER_FIGURES, FigureResult, PaperFigure, run_paper_figures
 from model.decoding.ablation import Ablation
 from model.decoding.greedy import default_max_new_tokens
@@ -215,7 +216,9 @@ def paper_figures(
     """The paper's Figures 3-5 sentences through the encoder, the best-matching head of each (Appendix).
     direction: the paper's sentences are English, read translating into German (where the model has a
     checkpoint per direction, the runner runs the one of this direction)."""
-    return run_paper_figures(checkpoint.model, checkpoint.tokenizer, list(figures), own_model=checkpoint.kind == "own")
+    return run_paper_figures(
+        checkpoint.model, checkpoint.tokenizer, list(figures), own_model=checkpoint.kind == OWN.key
+    )
 
 
 @model_job(

@@ -2,7 +2,7 @@
 
 A runner holds one of the app's models (model/checkpoints/catalogue.py): the own checkpoint, which translates both
 directions, or OPUS-MT, one checkpoint per direction. A call runs on the checkpoint of its direction: the direction
-of the trace it is given, else its `direction` argument (`checkpoint_for_call`).
+of the trace it is given, else its `direction` argument (`direction_of_call`, `checkpoint_for`).
 
 Two modes, chosen once in `Runner.start`:
 - in this process (the default): a job runs in the caller's thread on the checkpoint the process loaded. The page

@@ -57,6 +57,10 @@ class TraceFiles:
 
     def write_text(self, text: str, name: str) -> str:
         """Write `text` to a fresh file called `name` in the current bucket -> its path."""
+        return self.write_bytes(text.encode("utf-8"), name)
+
+    def write_bytes(self, data: bytes, name: str) -> str:
+        """Write `data` to a fresh file called `name` in the current bucket -> its path (a lesson's zip)."""
         if not name or Path(name).name != name or name in (".", ".."):
             raise ValueError(f"name must be a plain file name, got {name!r}")
         bucket_dir = self._current_bucket()
@@ -66,7 +70,7 @@ class TraceFiles:
             bucket_dir.mkdir(parents=True, exist_ok=True)
             directory = tempfile.mkdtemp(dir=bucket_dir)
         path = Path(directory) / name
-        path.write_text(text, encoding="utf-8")
+        path.write_bytes(data)
         return str(path)
 
     def _current_bucket(self) -> Path:

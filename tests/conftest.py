@@ -227,6 +227,15 @@ def copy_server(copy_checkpoint_dir, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def a11y_server(tiny_checkpoint, tmp_path_factory):
+    """The app's URL on the tiny checkpoint with OPUS-MT asked for but absent: the model menu is on the page
+    (scripts/axe_report.py: every screen a visitor reaches)."""
+    from scripts.axe_report import ABSENT_OPUS_MT
+
+    yield from served(tiny_checkpoint, tmp_path_factory, "a11y-server", ABSENT_OPUS_MT)
+
+
+@pytest.fixture(scope="session")
 def shipped_server(tmp_path_factory):
     """The app's URL on the shipped checkpoint (checkpoints/de-en-small, part of the repository)."""
     if not (SHIPPED / "config.json").exists():
@@ -241,6 +250,7 @@ SERVER_FIXTURES = {
     "copy_server",
     "shipped_server",
     "opus_mt_server",
+    "a11y_server",
     "app",
 }  # app: test_serving_load_test
 
@@ -330,17 +340,18 @@ def copy_checkpoint_dir(tmp_path_factory, copy_model, tiny_tokenizer) -> Path:
 @pytest.fixture(scope="session")
 def copy_runner(copy_checkpoint_dir):
     """The page's runner (single-process mode) on the copy checkpoint, loaded as the app loads it."""
+    from serving import Runner
     from ui import session
 
-    return session.Runner(session.load_model(str(copy_checkpoint_dir)))
+    return Runner(session.load_model(str(copy_checkpoint_dir)))
 
 
 @pytest.fixture(scope="session")
 def copy_trace(copy_runner) -> TranslationTrace:
     """COPY_SENTENCE translated through the app's own Translate path."""
-    from ui import session
+    from helpers import translated_trace
 
-    trace, _, _ = session.translate_text(copy_runner, COPY_SENTENCE, "de-en")
+    trace = translated_trace(copy_runner, COPY_SENTENCE, "de-en")
     assert trace.stopped_by == "eos" and trace.output_tokens[-1] == "[EOS]"
     assert trace.num_steps >= 5  # a middle step exists
     return trace

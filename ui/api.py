@@ -2,7 +2,8 @@
 returns its result (no gr.State among the outputs, which Gradio's MCP server would drop), and a call does only the
 work it asks for.
 
-- `/translate` (text, direction, model) -> the translation: the model once, nothing written to disk;
+- `/translate` (text, direction, model) -> {"translation", "notices"}: the model once, nothing written to disk, with
+  the notices the page shows (so an agent can tell a good translation from a cut or wrong-language one);
 - `/translation_trace` (text, direction, model) -> the trace as lean JSON text (serving/wire.py; `trace_from_lean`
   rebuilds it): every token, attention weight and next-token candidate, only for a client that wants them;
 - `/positional_encoding` () -> the sinusoidal table of section 3.5 as a JSON object.
@@ -18,63 +19,59 @@ from typing import Literal
 
 import gradio as gr
 
-from collections.abc import Mapping
-
 from model.checkpoints.catalogue import MODELS
-from serving import Runner, lean_trace_json
-
-from .models import not_loaded_message
+from serving import lean_trace_json
+from serving.translation import DIRECTIONS, Translator, input_limits
 
 from .runner import model_event, positional_encoding_object
-from .session import translate_trace
 
-Direction = Literal["de-en", "en-de"]
-Model = Literal["own", "opus-mt"]  # model/checkpoints/catalogue.py's keys
+Direction = Literal[tuple(DIRECTIONS)]  # serving/translation.py's codes
+Model = Literal[tuple(MODELS)]  # model/checkpoints/catalogue.py's keys
+TEXT_ARG = f"The sentence to translate, German or English ({input_limits()})."
+DIRECTION_ARG = '"de-en" (German to English) or "en-de" (English to German).'
+MODEL_ARG = " or ".join(f'"{key}" ({info.label}: {info.summary})' for key, info in MODELS.items()) + "."
 
 
-def add_endpoints(runners: Mapping[str, Runner], default: str, load_error: str = "") -> None:
-    """Register the API (inside the page's gr.Blocks) over every loaded model (`runners`, by model; `default`: the
-    page's). Without a model the translation tools say why (load_error) and the table is left out."""
+def described(function, returns: str):
+    """`function` with its API and MCP description: its docstring's first paragraph, then the arguments (Gradio
+    reads `Args:`) in the words and limits said once above."""
+    function.__doc__ = (
+        f"{function.__doc__.strip()}\n\nArgs:\n    text: {TEXT_ARG}\n    direction: {DIRECTION_ARG}\n"
+        f"    model: {MODEL_ARG}\nReturns:\n    {returns}\n"
+    )
+    return function
 
-    def runner_of(model: str | None) -> Runner | None:
-        model = model or default  # a client that sends no model gets the page's
-        if model not in MODELS:
-            raise gr.Error(f"Unknown model {model!r}: use one of {', '.join(map(repr, MODELS))}.")
-        if model not in runners and runners:
-            raise gr.Error(f"{MODELS[model].label} is not loaded on this server. {not_loaded_message()}")
-        return runners.get(model)
 
-    def translate(text: str, direction: Direction = "de-en", model: Model = default) -> str:
-        """Translate German ↔ English with the Transformer of "Attention Is All You Need" (greedy decoding).
+def add_endpoints(translator: Translator) -> None:
+    """Register the API (inside the page's gr.Blocks) over every model the translator has; each answer is the one
+    Translate action's (serving/translation.py): the same check, the same notices as the page. Without a model the
+    translation tools say why and the table is left out."""
+    default = translator.default
 
-        Args:
-            text: The sentence to translate, German or English, at most 5,000 characters (cut to 100 subword tokens).
-            direction: "de-en" (German to English) or "en-de" (English to German).
-            model: "own" (this project's Transformer) or "opus-mt" (Helsinki-NLP's OPUS-MT, where the server has it).
-        Returns:
-            The translation (greedy decoding; translation_trace gives its tokens and every attention weight).
-        """
-        return translate_trace(runner_of(model), text, direction, load_error).translation
+    def translated(text, direction, model):
+        result = translator.translate(text, direction, model)
+        result.answer()  # a refused input: its one message, as the API's error
+        return result
+
+    def translate(text: str, direction: Direction = "de-en", model: Model = default) -> dict:
+        """Translate German ↔ English with the Transformer of "Attention Is All You Need" (greedy decoding), with
+        the notices the page shows beside it: the input looks like the other language, it was cut to its first
+        subword tokens, decoding reached its length budget, bytes or markup the model was not trained on."""
+        return translated(text, direction, model).answer()
 
     def translation_trace(text: str, direction: Direction = "de-en", model: Model = default) -> str:
         """The full trace of one greedy translation as JSON: source and output tokens, every attention weight of
         every layer and head (encoder, decoder self- and cross-attention) and the top next-token candidates at each
-        step. Weights are fixed-point integers in units of "float_scale"; the fields listed in "fixed" are so.
+        step. Weights are fixed-point integers in units of "float_scale"; the fields listed in "fixed" are so."""
+        return lean_trace_json(translated(text, direction, model).trace)
 
-        Args:
-            text: The sentence to translate, German or English, at most 5,000 characters (cut to 100 subword tokens).
-            direction: "de-en" (German to English) or "en-de" (English to German).
-            model: "own" (this project's Transformer) or "opus-mt" (Helsinki-NLP's OPUS-MT, where the server has it).
-        Returns:
-            The trace as JSON text (format "attention-explorer/lean-trace/2"); its "model" names the model.
-        """
-        return lean_trace_json(translate_trace(runner_of(model), text, direction, load_error))
-
-    gr.api(translate, api_name="translate", **model_event())
-    gr.api(translation_trace, api_name="translation_trace", **model_event())
-    if default not in runners:
+    returns = 'An object {"translation": the greedy translation, "notices": a list of plain sentences, [] if none}.'
+    gr.api(described(translate, returns), api_name="translate", **model_event())
+    trace_returns = 'The trace as JSON text (format "attention-explorer/lean-trace/2"); its "model" names the model.'
+    gr.api(described(translation_trace, trace_returns), api_name="translation_trace", **model_event())
+    if default not in translator.runners:
         return
-    config = runners[default].checkpoint.config
+    config = translator.runners[default].checkpoint.config
 
     def positional_encoding() -> dict:
         """The sinusoidal positional-encoding table (section 3.5) that the model adds to its embeddings, as a

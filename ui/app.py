@@ -5,11 +5,13 @@ the one redraw listener (ui/redraw.py). Importing this loads no model; `build_de
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import gradio as gr
 
 from serving import Runner, zerogpu
+from serving.translation import Translator
 from serving.device import choose_device
 
 from . import (
@@ -18,8 +20,10 @@ from . import (
     attention,
     compare,
     explain,
+    lesson,
     model_tab,
     next_token,
+    pair,
     positions,
     redraw,
     session,
@@ -28,8 +32,8 @@ from . import (
     tour,
 )
 from .common import PRIVATE, Page
-from .page_script import SHOW_VIEW_JS, page_head, page_script
-from .text import ABOUT_APP
+from .page_script import page_head, page_script
+from .text import ABOUT_APP, EXAMPLES
 
 
 def find(demo: gr.Blocks, elem_id: str):
@@ -37,13 +41,14 @@ def find(demo: gr.Blocks, elem_id: str):
     return next((block for block in demo.blocks.values() if getattr(block, "elem_id", None) == elem_id), None)
 
 
-def below_figure(header) -> gr.Textbox:
+def below_figure(header, page: Page) -> gr.Textbox:
     """What the first screen leaves out, under the views: the token chips, the download and share link, and the
     rest of the introduction (folded) -> the share link's box."""
     header.tokens.render()
     with gr.Row(equal_height=False, elem_id="below-figure"):
         header.download.render()
         link = share.link_row()
+        lesson.build(page)  # "Download as a lesson" (ui/lesson.py)
     with gr.Accordion("About this app, the model and its limits", open=False, elem_id="about-app"):
         gr.Markdown(ABOUT_APP)
     return link
@@ -80,14 +85,17 @@ def build_demo(
         for page in (first, second)
         if page.checkpoint is not None
     }
-    later = models.later_model(chosen, opus_mt, device, lambda loaded: open_later(demo, loaded, own, runners, later))
+    translators = {page.key: Translator(runners, page.key, EXAMPLES, load_error) for page in (first, second)}
+    later = models.later_model(
+        chosen, opus_mt, device, lambda loaded: open_later(demo, loaded, own, translators, later)
+    )
     # analytics off: no telemetry or version checks from an offline demo
     with gr.Blocks(title="Attention Explorer", delete_cache=(3600, 3600), analytics_enabled=False) as demo:
-        build_page(demo, first, runners.get(first.key), models.Choice(first, second, second.key, later))
-        api.add_endpoints(runners, first.key, load_error)  # /translate, /translation_trace: the API and MCP
+        build_page(demo, first, translators[first.key], models.Choice(first, second, second.key, later))
+        api.add_endpoints(translators[first.key])  # /translate, /translation_trace: the API and MCP
     if second.by_direction:  # the other model's page, at its own path
         with demo.route(models.MODELS[second.key].label, second.key, show_in_navbar=False):
-            build_page(demo, second, runners[second.key], models.Choice(second, first, models.FIRST_PAGE))
+            build_page(demo, second, translators[second.key], models.Choice(second, first, models.FIRST_PAGE))
     elif later is not None:  # OPUS-MT's page is built when it is loaded (ui/models.py), its path held till then
         models.placeholder_page(demo, second.key)
         demo.later = later
@@ -100,50 +108,51 @@ def build_demo(
 
 
 def open_later(
-    demo: gr.Blocks, loaded: models.LoadedModel, own: models.LoadedModel, runners: dict, later: models.LaterModel
+    demo: gr.Blocks, loaded: models.LoadedModel, own: models.LoadedModel, translators: dict, later: models.LaterModel
 ) -> None:
-    """OPUS-MT, loaded after start-up: its runner (the API sees it at once) and its page, built into the app."""
-    runners[loaded.key] = Runner.start(loaded.checkpoint, zerogpu.on_zerogpu(), loaded.by_direction, True)
+    """OPUS-MT, loaded after start-up: its runner, which every page's Translate and the API see at once, and its
+    page, built into the app."""
+    runner = Runner.start(loaded.checkpoint, zerogpu.on_zerogpu(), loaded.by_direction, True)
+    for translator in translators.values():
+        translator.runners[loaded.key] = runner
+    translators[loaded.key] = translator = Translator(translators[own.key].runners, loaded.key, EXAMPLES, "")
+    demo.runners[loaded.key] = runner
     choice = models.Choice(loaded, own, later.back_path)
-    models.mount_page(demo, loaded.key, lambda: build_page(demo, loaded, runners[loaded.key], choice))
+    models.mount_page(demo, loaded.key, lambda: build_page(demo, loaded, translator, choice))
 
 
-def build_page(demo: gr.Blocks, shown: models.LoadedModel, model_runner: Runner | None, choice: models.Choice) -> None:
-    """The whole app over one model (inside `demo` or one of its routes): header, player, tabs, one redraw."""
+def build_page(demo: gr.Blocks, shown: models.LoadedModel, translator: Translator, choice: models.Choice) -> None:
+    """The whole app over one model (inside `demo` or one of its routes): header, player, tabs, and one listener per
+    user action, each drawing what its action changed (ui/redraw.py)."""
     loaded, load_error = shown.checkpoint, "" if shown.checkpoint is not None else shown.problem
     before = set(demo.blocks)  # this page's components are the ones made below (another page has the same ids)
     gr.Navbar(visible=False)  # the model choice (ui/models.py) leads between the pages: no navigation bar above
     offered = choice.other.by_direction or choice.other.problem  # loaded, or asked for and not loaded: say so
-    header = session.build(model_runner, load_error, choice.build if offered else None)
-    trace, translate_event = header.trace, header.event
-    steps = stepping.build(trace)
-    tour_parts = tour.build()  # right under the player bar: a stop's text sits above the view it sets
+    header = session.build(load_error, choice.build if offered else None)
     tab_state = gr.State(next_token.TAB_ID)  # the open tab: only its views are drawn
+    page = Page(loaded, header.trace, None, tab_state, None, translator.runner_of(shown.key))
+    steps = stepping.build(page)
+    page = dataclasses.replace(page, step=steps.slider)
+    tour_parts = tour.build()  # right under the player bar: a stop's text sits above the view it sets
     # wrap: every tab shows on every screen (a phone hid four behind Gradio's "..." menu)
     with gr.Tabs(elem_id="views", overflow_behavior="wrap") as tabs:
-        page = Page(loaded, trace, steps.slider, tab_state, tabs, translate_event, model_runner)
+        page = dataclasses.replace(page, tabs=tabs)
         first = next_token.build(page)
         attention_tab = attention.build(page)
-        compare_tab = compare.build(page)
+        compare_tab = compare.build(page, translator)
         views = [first, attention_tab.view, *compare_tab.views, *positions.build(page)]
         views += [model_tab.build(page), *explain.build(page, attention_tab.opener)]
-    link = below_figure(header)  # the tokens, download, share link and the folded introduction
+    session.wire(page, header, translator)
+    link = below_figure(header, page)  # the tokens, download, share link and the folded introduction
     targets = share.Targets(header, steps.slider, tabs, tab_state, *attention_tab.opener.outputs[:4], compare_tab)
     views.append(share.link_view(targets, link))
-    redraw.wire(page, steps.info, views)  # one listener draws them all (and empties them without a trace)
     # the first view arrives with the page (in its config): the header, the step and the attention figure
-    example = share.wire(model_runner, targets, link, demo, [header.prefill, steps.prefill, attention_tab.prefill])
+    example = share.wire(page, translator, targets, link, demo, [header.prefill, steps.prefill, attention_tab.prefill])
+    if example is not None:
+        pair.wire(page, translator, example, targets)  # the blog post's pair, and back to the visitor's sentence
     panels = next(
         (block for key, block in demo.blocks.items() if key not in before and block.elem_id == "explain-panels"), None
     )
-    tour.wire(loaded, targets, example, tour_parts, panels, attention_tab.pipeline)
-    # one listener after a translation: the header's tokens and switch, and the new sentence's last step, where
-    # the figure has a row per output token (Play starts again from step 1)
-    translate_event.success(
-        lambda value: gr.skip() if value is None else {**header.after_translate(value), **steps.at_end(value)},
-        header.trace,
-        [header.download, header.tokens, header.switch, steps.slider],
-        show_progress="hidden",
-        **PRIVATE,
-    ).then(None, js=SHOW_VIEW_JS, **PRIVATE)
+    tour.wire(page, loaded, targets, example, tour_parts, panels, attention_tab.pipeline)
+    redraw.wire(page, steps.info, views)  # one listener per action, each drawing what depends on it
     demo.load(None, None, None, js=page_script(), **PRIVATE)  # step keys, figures in the page's theme

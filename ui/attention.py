@@ -18,14 +18,15 @@ from gradio.components.plot import PlotData
 import visualizer
 from model import Checkpoint, TranslationTrace
 from model.decoding.trace import ATTENTION_KINDS, AttentionSlice
+from visualizer.head_grid import GRID_COLUMNS
 from visualizer.heatmap import WINDOW_HALF, step_window
 from visualizer.lines import attention_lines
+from visualizer.tokens import decoder_rows
 
-from .common import KIND_CHOICES, PRIVATE, Page, TabView, clamp, plot, set_initial, step_index
+from .common import KIND_CHOICES, Page, TabView, clamp, plot, set_initial, step_index
 from .text import ABOUT_ATTENTION, ABOUT_HEADS, ABOUT_PIPELINE
 
 TAB_ID = "attention"
-GRID_COLUMNS = 4  # "all heads": a layer's heads in rows of this many panels (8 heads: two rows)
 
 
 def attention_slice(trace: TranslationTrace, step: float | None, kind: str) -> AttentionSlice:
@@ -39,12 +40,6 @@ def attention_slice(trace: TranslationTrace, step: float | None, kind: str) -> A
 def head_index(weights: np.ndarray, head: str) -> int:
     """'3' -> 2; 'all' and 'mean' -> head 1 (index 0); clamped to the heads there are."""
     return clamp(int(head) if str(head).isdigit() else 1, weights.shape[1])
-
-
-def decoder_rows(inputs: list[str], predicted: list[str]) -> list[str]:
-    """The one name of a decoder row everywhere: "input → predicted" (the token the decoder reads at
-    that step and the token it predicts there), e.g. "▁man → ▁in"."""
-    return [f"{read} → {out}" for read, out in zip(inputs, predicted)]
 
 
 def query_labels(trace: TranslationTrace, part: AttentionSlice) -> list[str]:
@@ -173,6 +168,12 @@ def layer_choices(checkpoint: Checkpoint | None, kind: str) -> list[tuple[str, i
     return [(str(number), number) for number in range(1, count + 1)]
 
 
+def head_choices(checkpoint: Checkpoint | None) -> list[tuple[str, str]]:
+    """The Head radio's choices: every head of a layer, their mean, or one head ("1".."h")."""
+    n_heads = checkpoint.config.n_heads if checkpoint else 1
+    return [("all heads", "all"), ("mean of heads", "mean")] + [(f"head {h}", str(h)) for h in range(1, n_heads + 1)]
+
+
 def grid_choices(checkpoint: Checkpoint | None, kind: str) -> list[tuple[str, str]]:
     """ "layer l · head h" for every cell of the all-heads grid (gr.Plot has no click event in Gradio 6)."""
     n_heads = checkpoint.config.n_heads if checkpoint else 1
@@ -225,11 +226,10 @@ class AttentionControls:
 def side_controls(page: Page) -> AttentionControls:
     """The side column's controls (kind, layer, head, how to draw, one token's lines, a head of the grid to open,
     every token) and the "About this view" prose, made in the open Gradio column."""
-    n_heads = page.checkpoint.config.n_heads if page.checkpoint else 1
     kind = gr.Radio(KIND_CHOICES, value="cross", label="Attention", elem_id="attention-kind")
     layer = gr.Radio(layer_choices(page.checkpoint, "cross"), value=1, label="Layer", elem_id="layer")
     head = gr.Radio(
-        [("all heads", "all"), ("mean of heads", "mean")] + [(f"head {h}", str(h)) for h in range(1, n_heads + 1)],
+        head_choices(page.checkpoint),
         value="1",
         label="Head",
         elem_id="head",
@@ -266,25 +266,16 @@ def side_controls(page: Page) -> AttentionControls:
 
 
 def wire_controls(page: Page, c: AttentionControls) -> None:
-    """The controls' own listeners: the token list follows the sentence, the kind and how it is drawn; a new kind
-    resets the layer choices, the grid's heads and the prose; a grid cell opened sets the layer and head radios
-    (the page's redraw listener then draws that head)."""
-
-    def on_tokens(trace, kind_value, view_value) -> dict:  # the token list follows the sentence and the kind
-        return {
-            c.keep_token: gr.Dropdown(choices=token_choices(trace, kind_value), value="", visible=view_value == "lines")
-        }
-
-    # one listener for the three events: always_last then runs it once more with the latest values, where three
-    # listeners could answer out of order (a new trace's answer, sent for the heatmap, landing after "lines" hid
-    # the menu for good)
-    gr.on(
-        [page.trace.change, c.kind.input, c.view_as.input],
-        on_tokens,
-        [page.trace, c.kind, c.view_as],
-        c.keep_token,
-        trigger_mode="always_last",
-        **PRIVATE,
+    """The controls' actions and followers: the token list follows the sentence and the kind (shown while drawing
+    lines); a new kind resets the layer choices, the grid's heads and the prose; a grid cell opened sets the layer
+    and head radios. Each action's answer draws that head too (ui/redraw.py)."""
+    page.follow(
+        [page.trace, c.kind],
+        [c.keep_token],
+        lambda values: {c.keep_token: gr.Dropdown(choices=token_choices(values[page.trace], values[c.kind]), value="")},
+    )
+    page.follow(
+        [c.view_as], [c.keep_token], lambda values: {c.keep_token: gr.Dropdown(visible=values[c.view_as] == "lines")}
     )
 
     def on_kind(kind_value, layer_value):
@@ -295,15 +286,13 @@ def wire_controls(page: Page, c: AttentionControls) -> None:
             c.about_kind: ABOUT_ATTENTION[kind_value],
         }
 
-    c.kind.input(
-        on_kind, [c.kind, c.layer], [c.layer, c.open_head, c.about_kind], trigger_mode="always_last", **PRIVATE
-    )
+    page.listen(c.kind.input, on_kind, [c.kind, c.layer], [c.layer, c.open_head, c.about_kind])
 
-    def on_open(choice) -> dict:  # the radios change, and the redraw listener draws that head
+    def on_open(choice) -> dict:  # the radios change, and that head is drawn
         cell = opened_head(choice)
         return gr.skip() if cell is None else {c.layer: cell[0], c.head: cell[1]}  # dismissed: nothing changes
 
-    c.open_head.input(on_open, c.open_head, [c.layer, c.head], **PRIVATE)
+    page.listen(c.open_head.input, on_open, [c.open_head], [c.layer, c.head])
 
 
 def build(page: Page) -> AttentionTab:
@@ -323,8 +312,8 @@ def build(page: Page) -> AttentionTab:
                     pipeline_plot = gr.Plot(elem_id="pipeline-plot", show_label=False)
         pipeline_open = gr.State(False)
     page.track(tab, TAB_ID)
-    pipeline_box.expand(lambda: True, None, pipeline_open, **PRIVATE)
-    pipeline_box.collapse(lambda: False, None, pipeline_open, **PRIVATE)
+    page.listen(pipeline_box.expand, lambda: {pipeline_open: True}, outputs=[pipeline_open])
+    page.listen(pipeline_box.collapse, lambda: {pipeline_open: False}, outputs=[pipeline_open])
     wire_controls(page, c)
 
     def show_head(kind_value, layer_value, head_value) -> dict:

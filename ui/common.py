@@ -8,10 +8,10 @@ head in the Attention tab) it goes through what the opened tab returns (`ui.atte
 
 from __future__ import annotations
 
-import functools
 import json
+import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import gradio as gr
 import numpy as np
@@ -29,20 +29,59 @@ PRIVATE = {"api_visibility": "private"}  # listeners that are page plumbing, not
 
 
 @dataclass(frozen=True)
+class Action:
+    """One user action: `fn(*inputs)` -> {component: update} (or a tuple in `outputs`' order, or gr.skip())."""
+
+    triggers: Sequence
+    fn: Callable | None
+    inputs: Sequence = ()
+    outputs: Sequence = ()
+    options: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Follower:
+    """Components (`outputs`) whose choices follow other values: when one of `follows` differs from what the page
+    last followed, `update(values)` -> {component: update} is applied before the views are drawn."""
+
+    follows: Sequence
+    outputs: Sequence
+    update: Callable[[dict], dict]
+
+
+@dataclass(frozen=True)
 class Page:
-    """The session's components and events that the tabs may read, update or listen to."""
+    """The session's components that the tabs may read or update, and the actions they declare: every server
+    listener of the page is declared with `listen` (and made by ui/redraw.py, which adds what depends on it)."""
 
     checkpoint: Checkpoint | None  # shared read-only by every user; None when loading failed
     trace: gr.State  # this user's TranslationTrace (None before the first translation)
     step: gr.Slider  # 1-based decoding step
     tab: gr.State  # id of the open top-level tab: only its views are drawn
     tabs: gr.Tabs  # the top-level tabs (a tab may open another)
-    translate_event: object  # the Translate event; its .success follows every new trace
     runner: object = None  # serving.Runner: runs every model computation (serving/jobs.py)
+    actions: list = field(default_factory=list)  # ui.redraw.Action, in the order declared
+    followers: list = field(default_factory=list)  # ui.redraw.Follower
+
+    def listen(self, triggers, fn: Callable | None, inputs=(), outputs=(), **options) -> None:
+        """A user action: `triggers` (one event or a list) run fn(*inputs) -> {component: update} in one listener
+        that also writes everything depending on what it changed (ui/redraw.py)."""
+        listed = [(value if isinstance(value, (list, tuple)) else [value]) for value in (triggers, inputs, outputs)]
+        triggers, inputs, outputs = (list(value) if value != [None] else [] for value in listed)
+        self.actions.append(Action(list(triggers), fn, list(inputs), list(outputs), options))
+
+    def follow(self, follows: Sequence, outputs: Sequence, update: Callable[[dict], dict]) -> None:
+        """Components (`outputs`) whose choices follow others: update(values) -> their updates, in the same
+        answer as a change of any of `follows`."""
+        self.followers.append(Follower(list(follows), list(outputs), update))
 
     def track(self, tab: gr.Tab, tab_id: str) -> None:
-        """Selecting `tab` makes `tab_id` the open tab (and so redraws its views)."""
-        tab.select(functools.partial(str, tab_id), None, self.tab, **PRIVATE)
+        """Selecting `tab` makes `tab_id` the open tab (and so draws its views)."""
+
+        def open_tab() -> dict:
+            return {self.tab: tab_id}
+
+        self.listen(tab.select, open_tab, outputs=[self.tab])
 
 
 PAGE_URL = "page_url"  # a TabView's values[PAGE_URL]: the page's address as the browser sent it (Referer)
@@ -119,6 +158,15 @@ def chips(tokens: Sequence[str], classes: dict | None = None, titles: Sequence[s
     """Token chips with the special tokens of either tokenizer ([BOS], [EOS], language tags; </s>, <pad>, <unk>)
     marked as such."""
     return token_chips(tokens, classes, titles, special_tokens=SPECIAL_TOKENS)
+
+
+MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>&#|~!])")
+
+
+def markdown_text(text: str) -> str:
+    """`text` for a Markdown value, shown as written: Markdown's special characters backslash-escaped (an HTML
+    entity would show literally, and `<2de>` would be read as a tag)."""
+    return MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
 def set_initial(component: gr.components.Component, value=None, **props) -> None:

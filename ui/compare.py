@@ -3,8 +3,8 @@ and head (sections 3.2.2 and 3.2.3), and one source token present in both (the 2
 animal or the street): where it looks in every head of each sentence, the heads that tell the two apart
 (`model.analysis.compare`), and the candidates at the step that translates it.
 
-The first sentence is the page's trace; the second is translated here in the first's direction through
-`translate_second` (the one way this tab calls the model) and kept in this user's gr.State. The two figures and
+The first sentence is the page's trace; the second is translated in the first's direction by the page's one
+Translate action (`serving.translation.Translator`, through `compare_with`) and kept in this user's gr.State. The two figures and
 the comparison are views of the page's one redraw (ui/redraw.py); what they show is made in ui/compare_views.py.
 """
 
@@ -17,8 +17,8 @@ import gradio as gr
 from model import Checkpoint, TranslationTrace
 from model.analysis.compare import Comparison, compare_token, shared_source_tokens
 
-from .attention import VIEWS, layer_choices
-from .common import KIND_CHOICES, PRIVATE, Page, TabView
+from .attention import VIEWS, head_choices, layer_choices
+from .common import KIND_CHOICES, Page, TabView
 from .compare_views import (
     candidates_view,
     caption,
@@ -31,20 +31,13 @@ from .compare_views import (
 )
 from .page_script import SHOW_COMPARE_JS
 from .redraw import trace_key
-from serving import Runner, jobs
+from serving.translation import Translator
 
 from .runner import model_event
-from .session import check_input
 from .text import ABOUT_ATTENTION, ABOUT_COMPARE, BLOG_PAIR, BLOG_REFERENTS, DIRECTION_LABELS
 
 TAB_ID = "compare"
 PREFERRED_TOKEN = "▁it"  # picked first where both sentences have it (the blog post's token)
-
-
-def translate_second(runner: Runner | None, text: str | None, direction: str) -> TranslationTrace:
-    """The second sentence, through the page's runner; bad input raises gr.Error with the page's message."""
-    code = check_input(runner, text, direction)
-    return jobs.translate(runner, text, code)  # bad input: a gr.Error with the model's message (serving/runner.py)
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,16 +52,15 @@ class Second:
         return f"Second({trace_key(self.trace)!r}, {self.note!r})"
 
 
-def compare_with(runner: Runner | None, first: TranslationTrace | None, text: str | None) -> Second:
-    """The second sentence translated in the first's direction, or the one message that says why not."""
+def compare_with(translator: Translator, first: TranslationTrace | None, text: str | None) -> Second:
+    """The second sentence translated in the first's direction by the first's model (the one Translate action),
+    or the one message that says why not."""
     if first is None:
         return Second(note="⚠️ Translate a first sentence above, then compare a second one with it.")
     if not str(text or "").strip():
         return Second(note="⚠️ The second sentence is empty: type a sentence to compare with the first.")
-    try:
-        return Second(translate_second(runner, text, first.direction))
-    except gr.Error as error:
-        return Second(note=f"⚠️ {error.message}")
+    translated = translator.translate(text, first.direction, first.model)
+    return Second(note=f"⚠️ {translated.refused}") if translated.refused else Second(translated.trace)
 
 
 def problem(first: TranslationTrace | None, second: Second | None) -> str:
@@ -133,7 +125,7 @@ def opening(first: TranslationTrace | None, second: Second | None, chosen: str |
 
 @dataclass(frozen=True)
 class CompareTab:
-    """The tab's views and the controls a share link or the blog pair sets (ui/share.py)."""
+    """The tab's views and the controls a share link (ui/share.py) or the blog pair (ui/pair.py) sets."""
 
     views: list[TabView]
     checkpoint: Checkpoint | None
@@ -145,6 +137,8 @@ class CompareTab:
     head: gr.Radio
     about_kind: gr.Markdown
     example: gr.Button  # the blog post's pair, one click
+    back: gr.Button  # back to the visitor's own sentence after the pair
+    kept: gr.State  # (text, direction) of the visitor's sentence the pair replaced, or None
 
     def outputs(self) -> list:
         return [self.second_text, self.second, self.token, self.kind, self.layer, self.head, self.about_kind]
@@ -182,7 +176,6 @@ class CompareTab:
 
 def controls(page: Page) -> dict:
     """The side column: the second sentence, the blog pair, the token and the kind, layer, head and drawing."""
-    n_heads = page.checkpoint.config.n_heads if page.checkpoint else 1
     made = {}
     made["second_text"] = gr.Textbox(
         label="Second sentence (translated in the first one's direction)",
@@ -199,11 +192,14 @@ def controls(page: Page) -> dict:
             variant="secondary",
             min_width=200,
         )
+        made["back"] = gr.Button(
+            "↩ Back to your sentence", elem_id="compare-back", variant="secondary", min_width=160, visible=False
+        )
     made["token"] = gr.Dropdown([], value=None, label="Source token in both sentences", elem_id="compare-token")
     made["kind"] = gr.Radio(KIND_CHOICES, value="encoder", label="Attention", elem_id="compare-kind")
     made["layer"] = gr.Radio(layer_choices(page.checkpoint, "encoder"), value=1, label="Layer", elem_id="compare-layer")
     made["head"] = gr.Radio(
-        [("all heads", "all"), ("mean of heads", "mean")] + [(f"head {h}", str(h)) for h in range(1, n_heads + 1)],
+        head_choices(page.checkpoint),
         value="all",
         label="Head",
         elem_id="compare-head",
@@ -293,8 +289,9 @@ def views(c: dict, r: dict) -> list[TabView]:
     ]
 
 
-def wire(page: Page, c: dict, ranking: gr.Radio) -> None:
-    """Compare (a model run), the token list, the kind's layers and a ranked head opened: none of them draws."""
+def wire(page: Page, c: dict, ranking: gr.Radio, translator: Translator) -> None:
+    """The tab's actions: Compare (a model run), a token, a kind or a ranked head chosen; the token menu follows the
+    two sentences. Each is one listener of the page that also draws what it changed (ui/redraw.py)."""
 
     def opened_at(first, second, chosen) -> dict:
         """The controls and the page's step at the head that differs most and the token's step ({}: none)."""
@@ -310,33 +307,28 @@ def wire(page: Page, c: dict, ranking: gr.Radio) -> None:
         }
 
     def on_compare(first, text, chosen) -> dict:
-        second = compare_with(page.runner, first, text)
-        return {
-            c["second"]: second,
-            c["token"]: token_update(first, second, chosen),
-            **opened_at(first, second, chosen),
-        }
+        second = compare_with(translator, first, text)
+        return {c["second"]: second, **opened_at(first, second, chosen)}
 
     opened_outputs = [c["kind"], c["layer"], c["head"], c["about_kind"], page.step]
-    gr.on(
+    page.listen(
         [c["go"].click, c["second_text"].submit],
         on_compare,
         [page.trace, c["second_text"], c["token"]],
-        [c["second"], c["token"], *opened_outputs],
-        **model_event(show_progress="minimal", **PRIVATE),
-    ).success(None, js=SHOW_COMPARE_JS, **PRIVATE)
+        [c["second"], *opened_outputs],
+        then_js=SHOW_COMPARE_JS,
+        **model_event(show_progress="minimal", show_progress_on=[c["go"]]),
+    )
 
     def on_token(first, second, chosen):  # the page goes to the step that translates it (bar and captions say so)
         start = opening(first, second, chosen)
         return gr.skip() if start is None else {page.step: start.step}
 
-    c["token"].input(on_token, [page.trace, c["second"], c["token"]], page.step, **PRIVATE)
-    page.trace.change(
-        lambda first, second, chosen: {c["token"]: token_update(first, second, chosen)},
-        [page.trace, c["second"], c["token"]],
-        c["token"],
-        trigger_mode="always_last",
-        **PRIVATE,
+    page.listen(c["token"].input, on_token, [page.trace, c["second"], c["token"]], [page.step])
+    page.follow(
+        [page.trace, c["second"]],
+        [c["token"]],
+        lambda values: {c["token"]: token_update(values[page.trace], values[c["second"]], values[c["token"]])},
     )
 
     def on_kind(kind, layer) -> dict:
@@ -346,9 +338,9 @@ def wire(page: Page, c: dict, ranking: gr.Radio) -> None:
             c["about_kind"]: ABOUT_ATTENTION[kind],
         }
 
-    c["kind"].input(on_kind, [c["kind"], c["layer"]], [c["layer"], c["about_kind"]], **PRIVATE)
+    page.listen(c["kind"].input, on_kind, [c["kind"], c["layer"]], [c["layer"], c["about_kind"]])
 
-    def on_ranked(value) -> dict:  # the controls change, and the redraw draws that head for both sentences
+    def on_ranked(value) -> dict:  # the controls change, and that head is drawn for both sentences
         head = opened(value)
         if head is None:  # dismissed without a choice: nothing changes
             return gr.skip()
@@ -360,19 +352,19 @@ def wire(page: Page, c: dict, ranking: gr.Radio) -> None:
             c["about_kind"]: ABOUT_ATTENTION[kind],
         }
 
-    ranking.input(on_ranked, ranking, [c["kind"], c["layer"], c["head"], c["about_kind"]], **PRIVATE)
+    page.listen(ranking.input, on_ranked, [ranking], [c["kind"], c["layer"], c["head"], c["about_kind"]])
 
 
-def build(page: Page) -> CompareTab:
+def build(page: Page, translator: Translator) -> CompareTab:
     with gr.Tab("Compare", id=TAB_ID, elem_id="compare-tab") as tab:
         with gr.Row(equal_height=False, elem_classes="view-row"):
             with gr.Column(scale=1, min_width=280, elem_classes="view-side"):
                 c = controls(page)
             with gr.Column(scale=3, min_width=340, elem_classes="view-main"):
                 r = results()
-        c["second"] = gr.State(None)
+        c["second"], c["kept"] = gr.State(None), gr.State(None)
     page.track(tab, TAB_ID)
-    wire(page, c, r["ranking"])
+    wire(page, c, r["ranking"], translator)
     return CompareTab(
         views(c, r),
         page.checkpoint,
@@ -384,4 +376,6 @@ def build(page: Page) -> CompareTab:
         c["head"],
         c["about_kind"],
         c["example"],
+        c["back"],
+        c["kept"],
     )

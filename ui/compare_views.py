@@ -1,6 +1,6 @@
 """What the Compare tab (ui/compare.py) shows of a comparison (`model.analysis.compare`): the ranked heads to
 open, the table of where the token looks in every head, the summary with one plain sentence of what the heads do
-with the token (computed from the numbers: `story`), the candidates at the step that translates the token in each
+with the token (computed from the numbers of both sentences: `summary`, `story`), the candidates at the step that translates the token in each
 sentence, and each sentence's figure and caption at the page's step.
 """
 
@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-import numpy as np
 from gradio.components.plot import PlotData
 
 import visualizer
 from model import TranslationTrace
-from model.analysis.compare import Comparison, HeadDifference, TokenLooks
-from model.analysis.readouts import is_special
+from model.analysis.compare import Comparison, HeadDifference, KeyDifference, TokenLooks, key_differences, referent_link
 from model.text.tokenizer import WORD_BOUNDARY
 
 from .attention import attention_view, lines_view
@@ -72,101 +69,91 @@ def looks_html(result: Comparison) -> str:
     )
 
 
-def summary(result: Comparison, referents: Sequence[str] | None = None) -> str:
-    """What the token became in each sentence, then the plain sentence of what the heads do with it (`story`)."""
-    said = [
-        f"**{html.escape(looks.translating.output_token)}** at step {looks.translating.step + 1} of sentence {n} "
-        f"(p = {float(looks.translating.probabilities[0]):.3f} for its top candidate)"
-        for n, looks in ((1, result.first), (2, result.second))
-    ]
-    return f"**{html.escape(result.token)}** is translated as {said[0]} and as {said[1]}. {story(result, referents)}"
-
-
-LINK_WEIGHT = 0.25  # a head links the token to a word when it sends that word at least this share of its attention
-
-
-@dataclass(frozen=True)
-class Link:
-    """The strongest weight an encoder head sends from the token to one candidate word (all its subword pieces)."""
-
-    weight: float
-    word: str
-    sentence: int  # 1 or 2
-    layer: int  # 0-based
-    head: int  # 0-based
-
-
-def source_words(tokens: Sequence[str]) -> list[tuple[str, list[int]]]:
-    """The words of a source sentence as (text, positions of its subword pieces): a new word at each "▁"."""
-    words: list[tuple[str, list[int]]] = []
-    for i, token in enumerate(tokens):
-        if is_special(token):
-            continue
-        if token.startswith(WORD_BOUNDARY) or not words:
-            words.append(("", []))
-        text, positions = words[-1]
-        words[-1] = (text + token.replace(WORD_BOUNDARY, ""), [*positions, i])
-    return words
-
-
-def bare(text: str) -> str:
-    """A word without its case and the punctuation around it ("Tired." -> "tired")."""
-    return text.strip(".,;:!?\"'“”‘’()").lower()
-
-
-def candidate_words(
-    looks: TokenLooks, shared: set[str], referents: Sequence[str] | None
-) -> list[tuple[str, list[int]]]:
-    """Where the token's referent may be: the `referents` named (the blog pair's "animal" and "street"), else the
-    words before the token that both sentences have."""
-    words = [(text, positions) for text, positions in source_words(looks.source_tokens) if bare(text)]
-    if referents:
-        return [(text, positions) for text, positions in words if bare(text) in {bare(r) for r in referents}]
-    return [(text, positions) for text, positions in words if positions[-1] < looks.position and bare(text) in shared]
-
-
-def strongest_link(result: Comparison, referents: Sequence[str] | None = None) -> Link | None:
-    """Over every encoder self-attention head of both sentences, the largest weight the token sends to one candidate
-    word (`candidate_words`; a word's weight is the sum over its pieces). None where there is no candidate."""
-    shared = [{bare(text) for text, _ in source_words(looks.source_tokens)} for looks in (result.first, result.second)]
-    best = None
-    for n, looks in ((1, result.first), (2, result.second)):
-        for text, positions in candidate_words(looks, shared[0] & shared[1], referents):
-            weights = looks.encoder_rows[..., positions].sum(-1)  # (L, h): the word's share in each head
-            layer, head = np.unravel_index(int(np.argmax(weights)), weights.shape)
-            if best is None or weights[layer, head] > best.weight:
-                best = Link(float(weights[layer, head]), text, n, int(layer), int(head))
-    return best
-
-
 def word(token: str) -> str:
     """A token or word as a quoted word ("▁animal" -> “animal”)."""
     return f"“{html.escape(token.replace(WORD_BOUNDARY, ''))}”"
 
 
+def both(first: float | None, second: float | None, digits: int = 2) -> str:
+    """Two numbers side by side, sentence 1's first ("0.32 / 0.34"); "–" where a sentence has no such key."""
+    return " / ".join("–" if value is None else f"{value:.{digits}f}" for value in (first, second))
+
+
+def chosen_probability(looks: TokenLooks) -> float:
+    """The probability of the token the decoder chose at the step that translates the token."""
+    step = looks.translating
+    return float(
+        step.probabilities[step.candidates.index(step.output_token)] if step.output_token in step.candidates else 0.0
+    )
+
+
+def summary(result: Comparison, referents: Sequence[str] | None = None) -> str:
+    """What the token became in each sentence and whether the model's output therefore tells the two apart, then what
+    the heads do with it (`story`); every number for both sentences side by side, sentence 1's first."""
+    first, second = result.first.translating, result.second.translating
+    token = word(result.token)
+    steps = f"step {first.step + 1}" if first.step == second.step else f"steps {first.step + 1} / {second.step + 1}"
+    numbers = f"({steps}, p = {both(chosen_probability(result.first), chosen_probability(result.second), 3)})"
+    if result.same_output:
+        said = (
+            f"**{token} becomes {word(first.output_token)} in both sentences** {numbers}: the model translates it the "
+            f"same way in both, so its output does not tell the two {token}s apart."
+        )
+    else:
+        said = (
+            f"**{token} becomes {word(first.output_token)} in sentence 1 and {word(second.output_token)} in sentence "
+            f"2** {numbers}: the model translates it differently, so its output tells the two apart."
+        )
+    return f"{said} {story(result, referents)}"
+
+
+LINK_WEIGHT = 0.25  # a head links the token to a word when it sends that word at least this share of its attention
+SAME_WEIGHT = 0.05  # two weights of one head this close read as "about the same in both sentences"
+KEYS_SAID = 2  # keys named where the head that differs most differs
+
+
 def story(result: Comparison, referents: Sequence[str] | None = None) -> str:
-    """One plain sentence, from the numbers, of what this model's heads do with the token: whether any encoder head
-    links it (LINK_WEIGHT or more) to a candidate referent (`candidate_words`), and through which keys the head that
-    differs most tells the two sentences apart."""
-    token, link, top = word(result.token), strongest_link(result, referents), result.ranking[0]
+    """Plain sentences, from the numbers of both sentences, of what the heads do with the token: the encoder head that
+    sends it most to a candidate referent (`model.analysis.compare.referent_link`), that head's weight in both
+    sentences and whether it links them (LINK_WEIGHT) and separates them (SAME_WEIGHT); then the head whose weights
+    differ most and the keys where its two rows differ most, with both weights."""
+    token, link, top = word(result.token), referent_link(result, referents), result.ranking[0]
     where = " or ".join(word(r) for r in referents) if referents else "a word before it that both sentences have"
     if link is None:
         linked = f"Neither sentence has {where}."
-    elif link.weight < LINK_WEIGHT:
-        linked = (
-            f"No encoder head of this model sends more than {link.weight:.2f} of {token} to {where} (the most: to "
-            f"{word(link.word)} in sentence {link.sentence}, layer {link.layer + 1} · head {link.head + 1})."
-        )
     else:
-        linked = (
-            f"Encoder layer {link.layer + 1} · head {link.head + 1} sends {link.weight:.2f} of {token} to "
-            f"{word(link.word)} in sentence {link.sentence}."
-        )
-    [first], [second] = (looks.top_keys(top.kind, top.layer, top.head, 1) for looks in (result.first, result.second))
+        head = f"encoder layer {link.layer + 1} · head {link.head + 1}"
+        weights = f"{both(link.first, link.second)} of its attention (sentence 1 / sentence 2)"
+        if link.strongest < LINK_WEIGHT:
+            linked = (
+                f"No encoder head links {token} to {where}: the most any sends is {head}, to {word(link.word)}, "
+                f"{weights}."
+            )
+        else:
+            linked = (
+                f"The encoder head that links {token} most to {where} is {head}: it sends {word(link.word)} {weights}"
+            )
+            if link.first is None or link.second is None:
+                linked += "; only one sentence has that word."
+            elif abs(link.first - link.second) < SAME_WEIGHT:
+                linked += ", about the same in both, so this head does not separate the sentences either."
+            else:
+                linked += f", more in sentence {1 if link.first > link.second else 2}."
+    (first_row, second_row), sentences = result.rows(top), (result.first.source_tokens, result.second.source_tokens)
+    keys = key_differences(first_row, sentences[0], second_row, sentences[1])
+    keys = [key for key in keys[:KEYS_SAID] if key.gap > 0]
+    differs = " and ".join(f"{word(key.token)} ({key_weights(key)})" for key in keys)
     return (
-        f"{linked} The head that differs most, {head_name(top)} ({top.distance:.3f}), separates the two sentences "
-        f"through {word(first.token)} / {word(second.token)} ({first.weight:.2f} / {second.weight:.2f})."
+        f"{linked} The head whose weights differ most between the sentences is {head_name(top)} (by "
+        f"{top.distance:.2f} of 1), most at {differs or 'no key'}."
     )
+
+
+def key_weights(key: KeyDifference) -> str:
+    """A key's weights in words: "0.12 / 0.37" (sentence 1 / sentence 2), or "0.40, sentence 1 only"."""
+    if key.first is None or key.second is None:
+        return f"{key.first if key.second is None else key.second:.2f}, sentence {1 if key.second is None else 2} only"
+    return both(key.first, key.second)
 
 
 def candidates_view(number: int, looks: TokenLooks) -> PlotData:

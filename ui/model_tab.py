@@ -20,7 +20,7 @@ from model import Checkpoint
 from model.checkpoints.catalogue import OPUS_MT_REPOS, OWN, model_info
 
 from .common import Page, TabView, plot
-from .text import ABOUT_MODEL, ABOUT_PUBLISHED_MODEL
+from .text import ABOUT_MODEL, ABOUT_PUBLISHED_MODEL, public_path
 
 TAB_ID = "model"
 TRAINING_LOG_FILE = "training_log.json"
@@ -75,7 +75,7 @@ def config_markdown(checkpoint: Checkpoint) -> str:
         f"| {name} | {f'`{symbol}`' if symbol else ''} | {value} | {base} |" for name, symbol, value, base in rows
     )
     where = (
-        f"checkpoint `{checkpoint.path}`"
+        f"checkpoint `{public_path(checkpoint.path)}`"
         if checkpoint.kind == OWN.key
         else f"{model_info(checkpoint.kind).label}, the architecture of each direction's model"
     )

@@ -9,12 +9,12 @@ from __future__ import annotations
 from gradio.components.plot import PlotData
 
 import visualizer
+from visualizer.positional import MIN_PE_ROWS
+from visualizer.steps import step_masks
 from model import TranslationTrace
 
 from .common import Page, TabView, figure_tab, plot, step_index
 from .text import about_masks, about_positions
-
-MIN_PE_ROWS = 64  # rows shown at least (capped at max_positions), so the sinusoids read as waves
 
 
 def positions_view(runner, trace: TranslationTrace) -> PlotData:
@@ -28,17 +28,10 @@ def positions_view(runner, trace: TranslationTrace) -> PlotData:
 def masks_view(runner, trace: TranslationTrace, step: float | None) -> PlotData:
     t = step_index(trace, step)
     batch = runner.padding_example(trace)
-    figure = visualizer.masks_figure(
-        batch.mask,
-        batch.tokens,
-        trace.causal_mask,
-        trace.decoder_mask,
-        trace.cross_mask,
-        trace.source_tokens,
-        trace.target_tokens,
-        step=t,
-    )
-    return plot(figure, "masks")
+    return plot(step_masks(trace, batch, t), "masks")
+
+
+TAB_IDS = ("positions", "masks")  # the two tabs this module builds
 
 
 def build(page: Page) -> list[TabView]:
@@ -49,7 +42,7 @@ def build(page: Page) -> list[TabView]:
         figure_tab(
             page,
             "Positional encoding",
-            "positions",
+            TAB_IDS[0],
             about_positions(layout),
             "pe-plot",
             lambda trace, step: positions_view(page.runner, trace),
@@ -57,7 +50,7 @@ def build(page: Page) -> list[TabView]:
         figure_tab(
             page,
             "Masks",
-            "masks",
+            TAB_IDS[1],
             about_masks(pad),
             "mask-plot",
             lambda trace, step: masks_view(page.runner, trace, step),

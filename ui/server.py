@@ -16,13 +16,13 @@ upload route is capped at MAX_UPLOAD. api_open=False: API calls go through the s
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import gradio as gr
 import torch
 from starlette.middleware import Middleware
 
 from .compressed_assets import CompressedAssets
+from .page_script import page_css
 
 CONCURRENCY_LIMIT = 8
 QUEUE_MAX_SIZE = 256
@@ -30,7 +30,6 @@ STATE_SESSIONS = 200
 MAX_UPLOAD = "1mb"
 HOST_ENV = "ATTENTION_EXPLORER_HOST"
 THREADS_ENV = "ATTENTION_EXPLORER_THREADS"
-STYLE_FILE = Path(__file__).resolve().parent / "style.css"
 
 
 def server_host(cli_host: str | None = None) -> str:
@@ -55,7 +54,7 @@ def launch(
     demo.launch(
         server_name=server_host(host),
         server_port=port,
-        css=STYLE_FILE.read_text(encoding="utf-8"),
+        css=page_css(),
         head=getattr(demo, "page_head", None),  # ui/page_script.py: Plotly fetched from the start
         ssr_mode=False,
         state_session_capacity=STATE_SESSIONS,

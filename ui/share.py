@@ -24,18 +24,21 @@ from model import Checkpoint, TranslationTrace
 from model.analysis.readouts import trace_head_diagnostics
 from model.decoding.trace import ATTENTION_KINDS
 
-from .attention import layer_choices
-from .common import PAGE_URL, PRIVATE, TabView, page_url, set_initial
-from .compare import CompareTab, Second, compare_with, opening
-from .page_script import KEEP_TYPED_JS, SHOW_COMPARE_JS
-from serving import Runner
+from serving.translation import Translated, Translator, parse_direction
 
+from . import attention, compare, model_tab, next_token, positions
+from .attention import layer_choices
+from .explain.panel import TAB_ID as EXPLAIN_TAB
+from .common import PAGE_URL, PRIVATE, Page, TabView, markdown_text, page_url, set_initial
+from .compare import CompareTab, Second, compare_with, opening
+from .page_script import COPY_LINK_JS, KEEP_TYPED_JS
 from .runner import model_event
-from .session import Header, parse_direction, translate_text
+from .session import Header, answer, write_trace_json
 from .text import ABOUT_ATTENTION, BLOG_PAIR, EXAMPLES
 
-TABS = ("next", "attention", "compare", "positions", "masks", "model", "explain")
 HEADS = ("all", "mean")  # besides "1".."h"
+# the top-level tabs a link may open, by the id each tab module declares, in the page's order
+TABS = (next_token.TAB_ID, attention.TAB_ID, compare.TAB_ID, *positions.TAB_IDS, model_tab.TAB_ID, EXPLAIN_TAB)
 
 
 @dataclass(frozen=True)
@@ -85,13 +88,10 @@ def parse_query(params: Mapping[str, str]) -> View | None:
     if not keys & set(params):
         return None
     default = View()
-    try:
-        direction = parse_direction(params.get("dir", default.direction))
-    except gr.Error:
-        direction = default.direction
+    direction = parse_direction(params.get("dir", default.direction)) or default.direction
     head = str(params.get("head", default.head))
     return View(
-        text=params.get("text") or None,
+        text=params["text"] if "text" in params else None,  # an empty text: a page with no sentence yet
         direction=direction,
         step=_number(params.get("step"), default.step),
         tab=params.get("tab") if params.get("tab") in TABS else default.tab,
@@ -138,11 +138,7 @@ class Targets:
             h.trace,
             h.source,
             h.direction,
-            h.translation,
-            h.download,
-            h.tokens,
             h.notice,
-            h.switch,
             self.slider,
             self.tabs,
             self.tab,
@@ -153,30 +149,16 @@ class Targets:
             *(self.compare.outputs() if self.compare else []),
         ]
 
-    def show(
-        self,
-        checkpoint: Checkpoint,
-        trace: TranslationTrace,
-        path: str | None,
-        view: View,
-        second: Second | None = None,
-    ) -> dict:
-        """Updates that show `trace` at `view` (the step, layer and head clamped to what exists); on the Compare
-        tab, compared with `second` at the view's kind, layer and head."""
+    def show(self, checkpoint: Checkpoint, translated: Translated, view: View, second: Second | None = None) -> dict:
+        """Updates that show a translation at `view` (the step, layer and head clamped to what exists); on the
+        Compare tab, compared with `second` at the view's kind, layer and head."""
+        trace = translated.trace
         layers = layer_choices(checkpoint, view.kind)
-        heads = checkpoint.config.n_heads
-        head = view.head if view.head in HEADS else str(min(int(view.head), heads))
-        slider = gr.Slider(
-            minimum=1,
-            maximum=max(trace.num_steps, 2),
-            value=min(view.step, trace.num_steps),
-            interactive=trace.num_steps > 1,
-        )
+        head = view.head if view.head in HEADS else str(min(int(view.head), checkpoint.config.n_heads))
         shown = {
-            **self.header.result(trace, path),
+            **answer_at(self, translated, min(view.step, trace.num_steps)),
             self.header.source: trace.source_text,
             self.header.direction: trace.direction,
-            self.slider: slider,
             self.tabs: gr.Tabs(selected=view.tab),
             self.tab: view.tab,
         }
@@ -191,52 +173,64 @@ class Targets:
         }
 
 
+def answer_at(targets: Targets, translated: Translated, step: int) -> dict:
+    """The Translate answer's updates (ui/session.py `answer`) at `step` instead of the last."""
+    return {**answer(targets.header, targets.slider, translated), targets.slider: step}
+
+
 class StartExample:
-    """The first example, translated once (lazily, thread-safe, through the page's runner) and shared
-    read-only by every page load."""
+    """The first example, translated once (lazily, thread-safe, by the one Translate action) and shared read-only
+    by every page load."""
 
-    def __init__(self, runner: Runner):
-        self.runner = runner
+    def __init__(self, translator: Translator):
+        self.translator = translator
         self._lock = threading.Lock()
-        self._value: tuple[TranslationTrace, str, View] | None = None
+        self._value: tuple[Translated, str, View] | None = None
 
-    def get(self) -> tuple[TranslationTrace, str, View]:
+    def get(self) -> tuple[Translated, str, View]:
         with self._lock:
             if self._value is None:
-                text, direction = EXAMPLES[0]
-                trace, _, path = translate_text(self.runner, text, direction)
-                self._value = (trace, path, first_view(trace))
+                translated = self.translator.translate(*EXAMPLES[0])
+                if translated.trace is None:
+                    raise gr.Error(translated.refused)
+                self._value = (translated, write_trace_json(translated.trace), first_view(translated.trace))
             return self._value
 
 
-def open_view(runner: Runner, example: StartExample, targets: Targets, view: View) -> dict:
-    """The page at `view`: its sentence translated (text None: the start-up example), and on the Compare tab its
-    second sentence too."""
-    checkpoint = runner.checkpoint
-    trace, path, start = example.get()
+def open_view(translator: Translator, example: StartExample, targets: Targets, view: View) -> dict:
+    """The page at `view`: its sentence translated (text None: the start-up example; '': no sentence), and on the
+    Compare tab its second sentence too. A link whose sentence is refused opens the example and says why."""
+    checkpoint = translator.runner_of(None).checkpoint
+    translated, _, start = example.get()
+    if view.text == "":
+        return {**blank(targets, view), targets.header.source: ""}
     if view.text is None:
-        view = dataclasses.replace(view, direction=trace.direction)
+        view = dataclasses.replace(view, direction=translated.trace.direction)
     else:
-        try:
-            trace, _, path = translate_text(runner, view.text, view.direction)
-        except gr.Error as error:  # a broken link still opens the example, and says why
-            return {**targets.show(checkpoint, trace, path, start), targets.header.notice: f"⚠️ {error.message}"}
+        asked = translator.translate(view.text, view.direction)
+        if asked.refused:  # a broken link still opens the example, and says why
+            notice = f"⚠️ {markdown_text(asked.refused)}"
+            return {**targets.show(checkpoint, translated, start), targets.header.notice: notice}
+        translated = asked
     compared = view.tab == "compare" and view.second and targets.compare is not None
-    second = compare_with(runner, trace, view.second) if compared else None
+    second = compare_with(translator, translated.trace, view.second) if compared else None
     if view is BLOG_VIEW:  # the pair opens on the head that differs most, at the step that translates "it"
-        start = opening(trace, second, view.token)
+        start = opening(translated.trace, second, view.token)
         if start is not None:
             view = dataclasses.replace(view, kind=start.kind, layer=start.layer, head=start.head, step=start.step)
-    return targets.show(checkpoint, trace, path, view, second)
+    return targets.show(checkpoint, translated, view, second)
 
 
-def restore(runner: Runner, example: StartExample, targets: Targets, params: Mapping[str, str]) -> dict:
-    """The page at the view of its query parameters, else at the start-up example's curated view."""
-    view = parse_query(params)
-    if view is None:
-        trace, path, start = example.get()
-        return targets.show(runner.checkpoint, trace, path, start)
-    return open_view(runner, example, targets, view)
+def blank(targets: Targets, view: View) -> dict:
+    """A page with no sentence yet, on the view's tab (a link with an empty text: a class types its own)."""
+    return {
+        targets.header.trace: None,
+        targets.header.direction: view.direction,
+        targets.header.notice: "",
+        targets.slider: 1,
+        targets.tabs: gr.Tabs(selected=view.tab),
+        targets.tab: view.tab,
+    }
 
 
 def link(
@@ -259,22 +253,6 @@ def link(
     return page_url.split("?")[0].split("#")[0] + query_string(view)
 
 
-# the button says what happened: copied, or (no clipboard, e.g. an http page on another machine) the link selected
-COPY_JS = """(url) => {
-  const button = document.getElementById('share-copy');
-  const say = (text) => { if (!button) return; const label = button.dataset.label || button.textContent;
-    button.dataset.label = label; button.textContent = text;
-    clearTimeout(button.__reset); button.__reset = setTimeout(() => { button.textContent = label; }, 2500); };
-  const select = () => { const box = document.querySelector('#share-link textarea, #share-link input');
-    if (box) { box.focus(); box.select(); } say('Selected: press Ctrl+C'); };
-  if (!url) { say('Translate first'); return url; }
-  if (navigator.clipboard && window.isSecureContext) {
-    navigator.clipboard.writeText(url).then(() => say('Copied ✓'), select);
-  } else { select(); }
-  return url;
-}"""
-
-
 def link_row() -> gr.Textbox:
     """The read-only link box and its copy button (place them where the page should show them)."""
     with gr.Row(elem_id="share-row", equal_height=False):
@@ -285,52 +263,57 @@ def link_row() -> gr.Textbox:
             scale=4,
         )
         copy = gr.Button("Copy link", elem_id="share-copy", size="sm", scale=1, min_width=120)
-    copy.click(None, url, url, js=COPY_JS, **PRIVATE)
+    copy.click(None, url, url, js=COPY_LINK_JS, **PRIVATE)
     return url
 
 
 def wire(
-    runner: Runner | None, targets: Targets, url: gr.Textbox, demo: gr.Blocks, prefills: Sequence[Callable] = ()
+    page: Page,
+    translator: Translator,
+    targets: Targets,
+    url: gr.Textbox,
+    demo: gr.Blocks,
+    prefills: Sequence[Callable] = (),
 ) -> StartExample | None:
-    """The page's load handler (restore a link, else the first view): a model event, as a link translates.
+    """The page's load (restore a link, else the first view) and the blog post's pair: each one action of the page
+    that translates through the one Translate action and draws what it shows.
 
     The first view arrives with the page: `prefills` (each (trace, path, view) -> None, e.g. `Header.prefill`) put
-    it in the page's config, so a bare URL draws its figure as soon as the page is built and its load handler only
-    fills the sentence box (an API input, kept out of the config) and the link box (it needs the page's address). On ZeroGPU, where the example is computed on the first page
-    load (the GPU exists only within a request), the load handler shows it."""
+    it in the page's config, so a bare URL draws its figure as soon as the page is built and its load answer only
+    fills the sentence box (kept out of the config) and the link box (it needs the page's address). On ZeroGPU,
+    where the example is computed on the first page load (the GPU exists only within a request), the load answer
+    shows it."""
+    runner = translator.runner_of(None)
     if runner is None:
         return None
-    example = StartExample(runner)
+    example = StartExample(translator)
     prefilled = not runner.zerogpu
     if prefilled:
-        trace, path, start = example.get()  # at start-up: the first visitor does not wait either
+        translated, path, start = example.get()  # at start-up: the first visitor does not wait either
         for prefill in prefills:
-            prefill(trace, path, start)
+            prefill(translated.trace, path, start)
         set_initial(targets.tabs, selected=start.tab)
         set_initial(targets.tab, start.tab)
 
     def on_load(request: gr.Request):
         params = dict(getattr(request, "query_params", None) or {})
-        if prefilled and parse_query(params) is None:  # the first view is on screen already: its sentence, its link
-            trace, _, start = example.get()
-            fields = dict(kind=start.kind, layer=start.layer, head=start.head)
-            return {
-                targets.header.source: trace.source_text,
-                url: link(trace, start.step, start.tab, page_url=page_url(request), **fields),
-            }
-        return restore(runner, example, targets, params)
+        view = parse_query(params)
+        if view is None:
+            translated, _, start = example.get()
+            if prefilled:  # the first view is on screen already: its sentence, its link
+                fields = dict(kind=start.kind, layer=start.layer, head=start.head)
+                return {
+                    targets.header.source: translated.trace.source_text,
+                    url: link(translated.trace, start.step, start.tab, page_url=page_url(request), **fields),
+                }
+            return targets.show(runner.checkpoint, translated, start)
+        return open_view(translator, example, targets, view)
 
-    loaded = demo.load(on_load, None, [*targets.outputs(), url], **model_event(show_progress="hidden", **PRIVATE))
-    if targets.compare is not None:  # the blog post's pair: both sentences translated, compared on "it"
-        targets.compare.example.click(
-            lambda: open_view(runner, example, targets, BLOG_VIEW),
-            None,
-            targets.outputs(),
-            **model_event(show_progress="minimal", **PRIVATE),
-        ).success(None, js=SHOW_COMPARE_JS, **PRIVATE)  # its sentence and figures under the player bar
     # text typed while the example was on its way is put back (the page script kept it)
-    loaded.then(None, targets.header.source, targets.header.source, js=KEEP_TYPED_JS, **PRIVATE)
-
+    keep_typed = (KEEP_TYPED_JS, targets.header.source, targets.header.source)
+    page.listen(
+        demo.load, on_load, [], [*targets.outputs(), url], then_js=keep_typed, **model_event(show_progress="hidden")
+    )
     return example
 
 

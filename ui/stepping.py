@@ -1,8 +1,8 @@
 """Stepping through greedy decoding (section 3: the decoder is auto-regressive): first / back / next /
 last / play, the step slider, and the step panel (the prefix so far, the query, the chosen token).
 
-The slider is the page's one step; every view reads it. `build` lays out the controls and wires them;
-a new trace resets the slider to step 1 and stops playback.
+The slider is the page's one step; every view reads it. `build` lays out the controls and declares their actions;
+a new trace sets the range and stops playback, in the same answer that shows it.
 """
 
 from __future__ import annotations
@@ -17,11 +17,6 @@ from model import TranslationTrace
 from .common import PRIVATE, chips, set_initial, step_index
 from .step_slider import StepSlider
 
-KEYS_HINT = (
-    '<span class="keys-hint" title="The keys step through decoding after Translate, a click on a head, '
-    'layer or kind, or anywhere on the page; not while typing in a text box."><kbd>←</kbd> <kbd>→</kbd> '
-    "step · <kbd>Home</kbd> <kbd>End</kbd> first, last · <kbd>Space</kbd> play</span>"
-)
 PLAY_SECONDS = 1.0  # one decoding step per tick while playing
 
 BUTTONS = {
@@ -30,6 +25,20 @@ BUTTONS = {
     "next": ("Next ›", "step-next"),
     "last": ("Last »", "step-last"),
 }
+PLAY_ID = "play"
+# the page-wide step keys (ui/js/keys.js): key -> the button it presses, in groups as the hint names them
+KEY_GROUPS = [
+    ({"ArrowLeft": ("←", BUTTONS["prev"][1]), "ArrowRight": ("→", BUTTONS["next"][1])}, "step"),
+    ({"Home": ("Home", BUTTONS["first"][1]), "End": ("End", BUTTONS["last"][1])}, "first, last"),
+    ({" ": ("Space", PLAY_ID)}, "play"),
+]
+KEYS = {key: button for keys, _ in KEY_GROUPS for key, (_, button) in keys.items()}
+KEYS_HINT = (
+    '<span class="keys-hint" title="The keys step through decoding after Translate, a click on a head, '
+    'layer or kind, or anywhere on the page; not while typing in a text box.">'
+    + " · ".join(" ".join(f"<kbd>{name}</kbd>" for name, _ in keys.values()) + f" {what}" for keys, what in KEY_GROUPS)
+    + "</span>"
+)
 
 
 def clamp_step(trace: TranslationTrace | None, step: float | None) -> int:
@@ -61,7 +70,7 @@ class Stepping:
     """The step controls other parts of the page read or update."""
 
     slider: gr.Slider  # 1-based step
-    info: gr.HTML  # the step panel (drawn by the redraw listener, with the views)
+    info: gr.HTML  # the step panel (drawn with the views, ui/redraw.py)
     playing: gr.State
     timer: gr.Timer
     play_button: gr.Button
@@ -96,53 +105,24 @@ class Stepping:
         for button in (*self.buttons, self.play_button):
             set_initial(button, interactive=True)
 
-    def at_end(self, trace: TranslationTrace) -> dict:
-        """The slider at the trace's last step, its range with it (the range of the trace before may be shorter)."""
-        return {self.slider: gr.Slider(minimum=1, maximum=max(trace.num_steps, 2), value=trace.num_steps)}
-
-    def show_trace(self, trace: TranslationTrace | None, step: float | None = 1) -> dict:
-        """The steps of a new trace, playback stopped; without a trace every step control is disabled.
-
-        The value is left alone: Translate sets step 1 and a shared link its own step (ui/app.py, ui/share.py)."""
+    def show_trace(self, trace: TranslationTrace | None) -> dict:
+        """The steps of a trace (its range; the step itself is the action's), playback stopped; without a trace
+        every step control is disabled."""
         ready = trace is not None
         # a slider needs minimum < maximum: a one-step trace gets a disabled 1..2 slider (steps clamp)
-        if not ready:  # keep the range: an event still in flight may carry the old step (Gradio checks it)
-            slider = gr.Slider(value=1, interactive=False)
-        else:  # the range only: Translate's step 1 or a link's step arrive in their own update, and this
-            # listener may run after it (a step outside the range is clamped by StepSlider and the views)
-            slider = gr.Slider(minimum=1, maximum=max(trace.num_steps, 2), interactive=trace.num_steps > 1)
+        maximum = max(trace.num_steps, 2) if ready else 2
         return {
-            self.slider: slider,
+            self.slider: gr.Slider(minimum=1, maximum=maximum, interactive=ready and trace.num_steps > 1),
             **self.stopped(),
             self.play_button: gr.Button("▶ Play", interactive=ready),
             **{button: gr.Button(interactive=ready) for button in self.buttons},
         }
 
 
-# The step rule, written once: the buttons move the slider in the browser, on the slider's own range, with
-# no round trip (the slider's change is then the one event that redraws, ui/redraw.py). A disabled slider
-# (no trace, or a one-step trace) stays at step 1. tests/ui/test_app.py runs these functions in Node.
-STEP_JS = {
-    "first": "1",
-    "prev": "step - 1",
-    "next": "step + 1",
-    "last": "last",
-}
-
-
-def step_js(move: str) -> str:
-    """The browser-side handler of one step button: (slider value) -> new slider value."""
-    return (
-        "(value) => { const range = document.querySelector('#step input[type=range]');"
-        " if (!range || range.disabled) return 1;"
-        " const step = Number(value) || 1, last = Number(range.max) || 1;"
-        f" return Math.min(Math.max({STEP_JS[move]}, 1), last); }}"
-    )
-
-
-def build(trace: gr.State) -> Stepping:
-    """The player bar (step controls and panel; sticky at the top of the page, see style.css), wired:
-    buttons, play/pause, the reset on a new trace, and the controls disabled while there is no trace."""
+def build(page) -> Stepping:
+    """The player bar (step controls and panel; sticky at the top of the page, see style.css), declared on `page`
+    (ui/common.py): the buttons move the slider in the browser (ui/js/keys.js `moveStep`: the slider's own input
+    event, the one action that draws a step), play/pause and its timer, and the controls that follow the trace."""
     with gr.Column(elem_id="player-bar"):
         with gr.Row(elem_id="step-controls", equal_height=False):
             buttons = {
@@ -150,7 +130,7 @@ def build(trace: gr.State) -> Stepping:
                 for move, (label, elem_id) in BUTTONS.items()
             }
             play_button = gr.Button(
-                "▶ Play", elem_id="play", size="sm", min_width=84, scale=0, variant="primary", interactive=False
+                "▶ Play", elem_id=PLAY_ID, size="sm", min_width=84, scale=0, variant="primary", interactive=False
             )
             slider = StepSlider(
                 1, 2, value=1, step=1, label="Decoding step", elem_id="step", scale=1, min_width=200, interactive=False
@@ -165,17 +145,15 @@ def build(trace: gr.State) -> Stepping:
             tuple(buttons.values()),
         )
     for move, button in buttons.items():
-        button.click(None, slider, slider, js=step_js(move), **PRIVATE)
-    play_inputs = [trace, slider, steps.playing]
+        button.click(None, None, None, js=f"() => window.attentionExplorer.moveStep({move!r})", **PRIVATE)
+    page.listen(slider.input, None, show_progress="hidden")  # a step: what follows it is drawn
+    play_inputs = [page.trace, slider, steps.playing]
     play_outputs = [steps.playing, steps.timer, play_button, slider]
-    play_button.click(steps.toggle_play, play_inputs, play_outputs, **PRIVATE)
-    steps.timer.tick(steps.tick, play_inputs, play_outputs, trigger_mode="always_last", **PRIVATE)
-    # every change of the trace (a new one, or none after an error) resets the controls
-    trace.change(
-        steps.show_trace,
-        [trace, slider],
+    page.listen(play_button.click, steps.toggle_play, play_inputs, play_outputs, show_progress="hidden")
+    page.listen(steps.timer.tick, steps.tick, play_inputs, play_outputs, show_progress="hidden")
+    page.follow(
+        [page.trace],
         [slider, steps.playing, steps.timer, play_button, *buttons.values()],
-        show_progress="hidden",
-        **PRIVATE,
+        lambda values: steps.show_trace(values[page.trace]),
     )
     return steps

@@ -2,7 +2,12 @@
 sections of "Attention Is All You Need") and the example sentences. Plain strings, no Gradio.
 """
 
+from pathlib import Path
+
 from model.text import limits
+from serving.translation import DIRECTIONS as DIRECTION_LABELS  # noqa: F401  (the page reads them here)
+
+REPOSITORY = Path(__file__).resolve().parent.parent  # a checkpoint inside it is named relative to it on the page
 
 PAPER = "https://arxiv.org/abs/1706.03762"
 
@@ -12,7 +17,12 @@ def paper(section: str, name: str) -> str:
     return f"[Paper: section {section}, {name}]({PAPER})"
 
 
-DIRECTION_LABELS = {"de-en": "German → English", "en-de": "English → German"}
+def public_path(path: str | Path) -> str:
+    """A server's folder as the page may name it: relative to the repository where it lies inside it
+    ("checkpoints/de-en-small"), else its last part alone; never the server's absolute path."""
+    path = Path(path).resolve()
+    return str(path.relative_to(REPOSITORY)) if path.is_relative_to(REPOSITORY) else path.name
+
 
 EXAMPLES = [  # each one read and checked with the shipped checkpoint; tests/ui/test_examples.py pins its translation
     ["Ein Mann fährt mit dem Fahrrad die Straße entlang.", "de-en"],

@@ -13,7 +13,9 @@ import gradio as gr
 
 from model import Checkpoint, TranslationTrace
 
-from .common import PRIVATE
+from serving.translation import Translated
+
+from .common import Page
 from .page_script import SHOW_TOUR_JS
 from .share import StartExample, Targets, View, sharpest_head
 from .text import paper
@@ -109,23 +111,31 @@ def build() -> tuple[gr.Markdown, gr.Button, gr.Button, gr.State]:
 
 
 def wire(
-    checkpoint: Checkpoint | None, targets: Targets, example: StartExample | None, parts, panels, pipeline: tuple = ()
+    page: Page,
+    checkpoint: Checkpoint | None,
+    targets: Targets,
+    example: StartExample | None,
+    parts,
+    panels,
+    pipeline: tuple = (),
 ) -> None:
-    """Back / Next: set the view of the stop (on the trace on screen, else the start-up example)."""
+    """Back / Next: set the view of the stop (on the trace on screen, else the start-up example), each one action
+    of the page that also draws the stop's view."""
     text, back, forward, index = parts
     if checkpoint is None or example is None:
         return
+    header = targets.header
 
     def go(delta: int):
         def handler(trace, current):
             new = min(max(current + delta, 0), len(STOPS) - 1)
-            path = None
-            if trace is None:
-                trace, path, _ = example.get()
             stop = STOPS[new]
-            shown = targets.show(checkpoint, trace, path, stop_view(stop, trace))
-            if path is None:  # the trace on screen stays as it is: only the view moves
-                shown = {k: v for k, v in shown.items() if k not in targets.header.result(trace, None)}
+            if trace is None:
+                translated, _, _ = example.get()
+                shown = targets.show(checkpoint, translated, stop_view(stop, translated.trace))
+            else:  # the sentence on screen stays as it is: only the view moves
+                shown = targets.show(checkpoint, Translated(trace), stop_view(stop, trace))
+                shown = {k: v for k, v in shown.items() if k not in (header.source, header.direction, header.notice)}
             return {
                 **shown,
                 index: new,
@@ -138,6 +148,7 @@ def wire(
                 **opened(stop),
             }
 
+        handler.__name__ = "tour_back" if delta < 0 else "tour_next"
         return handler
 
     def opened(stop: Stop) -> dict:
@@ -149,6 +160,6 @@ def wire(
 
     outputs = [*targets.outputs(), index, text, back, forward, *([panels] if panels is not None else []), *pipeline]
     for button, delta in ((back, -1), (forward, +1)):  # then the stop's text and its view under the player bar
-        button.click(go(delta), [targets.header.trace, index], outputs, show_progress="hidden", **PRIVATE).then(
-            None, js=SHOW_TOUR_JS, **PRIVATE
+        page.listen(
+            button.click, go(delta), [header.trace, index], outputs, show_progress="hidden", then_js=SHOW_TOUR_JS
         )

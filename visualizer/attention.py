@@ -16,11 +16,15 @@ import plotly.graph_objects as go
 
 from .checks import as_array, check_index, labels_for
 from .heatmap import (
+    MIN_HEIGHT_PX,
+    PROJECTOR_FONT,
+    ROTATED_SHARE,
     Window,
     cell_gap,
     full_window,
     heatmap_size,
     highlight_rows,
+    label_px,
     narrow_colorbar,
     short_plot_bar,
     token_axes,
@@ -29,10 +33,13 @@ from .heatmap import (
 from .theme import ATTENTION_SCALE, colorbar, corner_note, figure
 
 COLORBAR_PX = 90  # room right of the last panel for its colour bar (the all-heads grid, the pipeline)
-ROWS_PX = 270  # one head's heatmap: its rows together at most this tall (cells never below a label's height), so
-#  the figure of a sentence of up to 19 tokens, a tour stop's text and the player bar share a 1280x720 screen
-TITLE_PAD_PX = 36  # a title's distance below the figure's top: clear of Plotly's toolbar
+ROW_HIGH_PX = 26  # one head's heatmap: its rows at most this tall, and together at most ROWS_PX, so the title, the
+ROWS_PX = 9 * ROW_HIGH_PX  # keys and 8 rows of a sentence of up to 16 tokens share a 1280x720 window with the bar
+TITLE_PAD_PX = 40  # a title's distance below the figure's top: clear of Plotly's toolbar (22 px buttons from 2 px down)
 TITLE_DROP_PX = 24  # what moving the title down adds to the top margin (and the height)
+BOTTOM_UNDER_ROWS_PX = 16  # one head's heatmap: the bottom margin once the keys' labels stand above the rows
+TITLE_ROOM_PX = 70  # one head's heatmap: the title's room above the keys' labels (TITLE_PAD_PX and a line of type)
+KEYS_PAD_PX = 10  # between the keys' labels and the rows, or the figure's top
 
 
 def checked_weights(weights, query_tokens, key_tokens, ndim: int, highlight_query=None):
@@ -53,15 +60,22 @@ def shown_window(window: Window | None, shape, queries, keys, highlight):
     return window, queries[rows], keys[cols], highlight - rows.start if inside else None
 
 
-def below_toolbar(fig: go.Figure) -> go.Figure:
+def below_toolbar(fig: go.Figure, grow: bool = True) -> go.Figure:
     """Move a title down, clear of Plotly's toolbar (which floats over the figure's top right); the figure
-    grows by as much, so its plot area (sized for square cells) keeps its height."""
+    grows by as much (``grow``: its top margin does not hold the title's room yet), so its plot area (sized for
+    square cells) keeps its height."""
     if fig.layout.title.text:
         fig.layout.title.update(yref="container", y=1, yanchor="top", pad=dict(t=TITLE_PAD_PX))
-        fig.layout.margin.t += TITLE_DROP_PX
-        if fig.layout.height:
-            fig.layout.height += TITLE_DROP_PX
+        if grow:
+            fig.layout.margin.t += TITLE_DROP_PX
+            if fig.layout.height:
+                fig.layout.height += TITLE_DROP_PX
     return fig
+
+
+def keys_note() -> dict:
+    """ "keys →" left of the keys' labels above the rows (one head's heatmap), where the rows' labels leave room."""
+    return dict(corner_note("keys →", 12), x=0, y=1, xshift=-6, yshift=4)
 
 
 def window_note(window: Window, shape, yshift: int = 0) -> list[dict]:
@@ -101,7 +115,7 @@ def attention_heatmap(
     w = window.of(full)
     gap = cell_gap(max(w.shape))
     # rows of 30 px at most, ROWS_PX together: with the title and the keys they fit under the bar at 720 px
-    size = heatmap_size(queries, keys, title=bool(title), high=30, rows_px=ROWS_PX)
+    size = heatmap_size(queries, keys, title=bool(title), high=ROW_HIGH_PX, rows_px=ROWS_PX)
     plot_px = size["height"] - size["margin"]["t"] - size["margin"]["b"]
     series = token_heatmap(
         w,
@@ -116,8 +130,17 @@ def attention_heatmap(
         first_row=window.rows.start,
         first_col=window.cols.start,
     )
+    # the keys' labels above the rows, under the title: on a 1280x720 projector the title, the keys and the first
+    # rows stand in the first screen together with the sentence and the player bar (below the rows they fell under
+    # the fold); their room (at projector size, ui/js/figures.js) moves from the bottom margin to the top one
+    margin, rows_px = size["margin"], size["height"] - size["margin"]["t"] - size["margin"]["b"]
+    keys_px = ROTATED_SHARE * label_px(keys, PROJECTOR_FONT) + KEYS_PAD_PX
+    margin["t"] = int((TITLE_ROOM_PX if title else KEYS_PAD_PX) + keys_px)
+    margin["b"] = max(BOTTOM_UNDER_ROWS_PX, MIN_HEIGHT_PX - margin["t"] - rows_px)  # the rows keep their height
+    size["height"] = margin["t"] + margin["b"] + rows_px
     # the columns grow to fill the box (a projector: big cells; the width is a minimum, ui/js/figures.js)
-    xaxis, yaxis = token_axes(queries, keys, row_title="query", col_title="key", square=False)
+    xaxis, yaxis = token_axes(queries, keys, row_title="query", square=False)
+    xaxis.update(side="top")
     fig = below_toolbar(
         figure(
             [series],
@@ -125,11 +148,12 @@ def attention_heatmap(
                 xaxis=xaxis,
                 yaxis=yaxis,
                 shapes=highlight_rows(highlight, len(keys)),
-                annotations=window_note(window, full.shape),
+                annotations=[keys_note(), *window_note(window, full.shape)],
                 **size,
             ),
             title,
-        )
+        ),
+        grow=False,
     )
     margin = fig.layout.margin
     fig.layout.meta = dict(narrow=narrow_colorbar(fig.layout.height, margin.b, margin.l))

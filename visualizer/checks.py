@@ -64,3 +64,16 @@ def check_index(name: str, index, size: int) -> int | None:
     if not 0 <= index < size:
         raise ValueError(f"{name}={index} is out of range for {size} rows")
     return int(index)
+
+
+def checked_heads(
+    heads: Sequence[int] | None, head_names: Sequence[str] | None, n_heads: int
+) -> tuple[list[int], list[str]]:
+    """(the distinct 0-based heads drawn, in order; a name for each of the n_heads heads)."""
+    heads = list(range(n_heads)) if heads is None else [check_index("heads", h, n_heads) for h in heads]
+    if not heads or len(set(heads)) != len(heads):
+        raise ValueError(f"heads must name distinct heads of {n_heads}, got {heads}")
+    names = [f"head {h + 1}" for h in range(n_heads)] if head_names is None else list(head_names)
+    if len(names) != n_heads:
+        raise ValueError(f"head_names has {len(names)} names for {n_heads} heads")
+    return heads, names

@@ -2,11 +2,10 @@
 
 - ``probability_change_figure``: per step, how an intervention (heads switched off, 3.2.2;
   positional encodings removed, 3.5) changes the probability of the originally chosen token.
-- ``logit_lens_figure``: each decoder layer's output read through the final projection (3.4).
 - ``head_diagnostics_figure``: per-head statistics as layers x heads heatmaps (3.2.2).
 - ``attention_comparison``: one head's attention in two runs side by side (e.g. with and without PE).
 
-The tab's word alignment (3.2.3) is drawn by visualizer/alignment.py.
+The tab's word alignment (3.2.3) is drawn by visualizer/alignment.py, the logit lens (3.4) by visualizer/lens.py.
 """
 
 from __future__ import annotations
@@ -18,7 +17,14 @@ import plotly.graph_objects as go
 
 from .checks import as_array, as_probabilities, check_axis, labels_for
 from .grid import Refs, on_axes, set_axes, spacing, subplot_grid
-from .heatmap import cell_px, fit_width, indexed, token_axes, token_heatmap, token_margins
+from .heatmap import (
+    cell_px,
+    fit_width,
+    indexed,
+    token_axes,
+    token_heatmap,
+    token_margins,
+)
 from .theme import (
     ATTENTION_SCALE,
     GRID_COLOR,
@@ -30,7 +36,7 @@ from .theme import (
     figure,
     outline,
 )
-from .tokens import display_tokens, escape_text
+from .tokens import escape_text
 
 DROP_COLOR = "#d1495b"  # probability went down
 RISE_COLOR = "#2e86ab"  # probability went up
@@ -107,72 +113,6 @@ def probability_change_figure(
     if title:  # just above the plot area, clear of Plotly's toolbar (which floats at the very top)
         fig.layout.title.update(yref="paper", y=1, yanchor="bottom", pad=dict(b=28))
     return fig
-
-
-# --------------------------------------------------------------------------- logit lens
-def logit_lens_figure(
-    tokens: Sequence[Sequence[str]], probs: np.ndarray, chosen_token: str | None = None, *, title: str = ""
-) -> go.Figure:
-    """A layers x rank table: the top tokens read from each decoder layer's output, coloured by probability.
-
-    Args:
-        tokens: L lists of k tokens, most probable first (layer 1 first; the last layer is the model's output).
-        probs: (L, k) their probabilities.
-        chosen_token: the token decoding chose at this step; its cells are outlined.
-        title: plain text (escaped).
-    """
-    p = as_array("probs", probs, 2, dtype=np.float64)
-    n_layers, k = p.shape
-    if len(tokens) != n_layers or any(len(row) != k for row in tokens):
-        raise ValueError(f"tokens must be {n_layers} lists of {k} tokens to match probs {p.shape}")
-    full = [display_tokens(row) for row in tokens]
-    y_labels = [f"layer {layer + 1}" + (" (output)" if layer == n_layers - 1 else "") for layer in range(n_layers)]
-    hover = np.array(
-        [[f"{y_labels[l]} · rank {r + 1}<br><b>{full[l][r]}</b>" for r in range(k)] for l in range(n_layers)],
-        dtype=object,
-    )
-    cells = dict(
-        type="heatmap",
-        z=p,
-        x=np.arange(k),
-        y=np.arange(n_layers),
-        text=np.array([display_tokens(row, max_chars=14) for row in tokens], dtype=object),
-        texttemplate="%{text}",
-        textfont=dict(size=12),
-        customdata=hover,
-        zmin=0,
-        zmax=1,
-        colorscale=ATTENTION_SCALE,
-        xgap=2,
-        ygap=2,
-        colorbar=colorbar("probability"),
-        hovertemplate="%{customdata}<br>p = %{z:.3f}<extra></extra>",
-    )
-    chosen = display_tokens([chosen_token])[0] if chosen_token is not None else None
-    shapes = [
-        outline(r - 0.5, r + 0.5, l - 0.5, l + 0.5) for l in range(n_layers) for r in range(k) if full[l][r] == chosen
-    ]
-    return figure(
-        [cells],
-        dict(
-            xaxis=dict(
-                tickmode="array",
-                tickvals=np.arange(k),
-                ticktext=[f"rank {r + 1}" for r in range(k)],
-                side="top",
-                showgrid=False,
-                zeroline=False,
-            ),
-            yaxis=dict(
-                tickmode="array", tickvals=np.arange(n_layers), ticktext=y_labels, showgrid=False, zeroline=False
-            ),
-            shapes=shapes,
-            width=140 + 120 * k + 110,
-            height=int(120 + 46 * n_layers),
-            margin=dict(l=130, r=110, t=90 if title else 50, b=20),
-        ),
-        title,
-    )
 
 
 # --------------------------------------------------------------------------- head diagnostics

@@ -14,6 +14,7 @@ from .grid import Refs, on_axes, set_axes, spacing, subplot_grid
 from .heatmap import NARROW_BAR_PX, NARROW_RIGHT_PX, Window, foot_colorbar, highlight_rows, hover_template, indexed
 from .theme import ATTENTION_SCALE, MUTED_COLOR, colorbar, figure
 
+GRID_COLUMNS = 4  # the page's "all heads": a layer's heads in rows of this many panels (8 heads: two rows)
 GRID_WIDTH_PX = 700  # a row of panels is drawn for about this width (what a 1280 px screen gives the figure) ...
 HEAD_PX = (64, 200)  # ... each head's panel within this range (the figure has no width: its panels shrink to fit)
 HEAD_ASPECT = (0.4, 1.5)  # a panel's height / width follows queries / keys within this range

@@ -9,9 +9,10 @@ each head's strongest line per query only (the legend isolates a head on a doubl
 wide. Selecting a token keeps only its lines (every one at the threshold or above, in every head drawn) and writes
 their weights beside the tokens at their other end, one column of numbers per head.
 
-Each line is four points: its query end, its middle (where the hover reads "head, query, key,
-weight"), its key end and a gap (NaN). Its ``customdata`` rows are (query position, key position,
-weight), positions counted in the whole sentence even when a ``Window`` shows only part of it.
+Each line is four points: its query end, its middle (where the hover reads "head, query, key, weight"), its key
+end and a gap (NaN). Its ``customdata`` rows are (query position, key position, weight), positions counted in the
+whole sentence even when a ``Window`` shows only part of it. Several heads' lines are told apart by
+visualizer/line_styles.py.
 """
 
 from __future__ import annotations
@@ -22,15 +23,14 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .attention import below_toolbar, shown_window, window_note
-from .checks import as_array, check_index, labels_for
+from .checks import as_array, check_index, checked_heads, labels_for
 from .heatmap import PHONE_PX, Window, fit_width, label_px, tick_font_size
-from .theme import ACCENT_COLOR, ACCENT_TEXT_COLOR, MUTED_COLOR, PALETTE, TEXT_COLOR, figure
+from .line_styles import head_color, head_dash, head_shift, opacity
+from .theme import ACCENT_COLOR, ACCENT_TEXT_COLOR, MUTED_COLOR, TEXT_COLOR, figure
 
 LINE_THRESHOLD = 0.05  # lines of a smaller weight are not drawn (the figure says how many)
-OPACITY_LEVELS = 10  # a line's opacity is its weight rounded up to 1 / OPACITY_LEVELS
 QUERY_X, KEY_X = 0.0, 1.0  # the two columns, in the x axis' units
-LINE_WIDTH = (3.5, 2.0)  # px: one head's lines (read from the back of a room), several heads' lines
-MIN_OPACITY = 0.3  # the faintest line (weight at the threshold): dark enough to see on a projector
+LINE_WIDTH = (3.5, 2.5)  # px: one head's lines (read from the back of a room), several heads' lines
 ROW_PX = (18, 30)  # px between two tokens of a column: at least a label's height, at most this
 ROWS_BUDGET_PX = 560  # the rows of a long column together take about this much
 LABEL_PAD_PX = 18  # between a column's marker and the far edge of its labels' margin
@@ -40,19 +40,8 @@ WEIGHT_COLUMN_PX = 30  # one head's column of weights beside the other end of a 
 TOP_PX, TITLE_PX = 52, 40  # top margin (the note, the columns' names), what a title adds
 BOTTOM_PX, LEGEND_ROW_PX = 12, 30  # bottom margin without the legend; each row of the legend
 LEGEND_ITEM_PX = 80  # a legend entry's width ("head 8" and its line); the legend wraps at the plot's width
+WIDE_LEGEND_ITEMS = 8  # entries a row of the legend holds in a box of 640 px and more (ui/js/figures.js NARROW_PX)
 SIDES = ("query", "key")
-
-
-def head_color(head: int) -> str:
-    """The colour of head ``head`` (0-based) in every lines figure: the house palette, in head order."""
-    return PALETTE[head % len(PALETTE)]
-
-
-def opacity(weight: np.ndarray) -> np.ndarray:
-    """A line's opacity: its weight rounded up to the next 1 / OPACITY_LEVELS, from MIN_OPACITY (the lightest
-    line) to 1 (a weight of 1)."""
-    level = np.ceil(np.asarray(weight) * OPACITY_LEVELS - 1e-9).clip(1, OPACITY_LEVELS) / OPACITY_LEVELS
-    return np.round(MIN_OPACITY + (1 - MIN_OPACITY) * level, 2)
 
 
 def strongest_keys(keep: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -83,9 +72,11 @@ def _line_series(
     queries: list[str],
     keys: list[str],
     width: float,
+    dash: str = "solid",
+    shift: float = 0.0,
 ) -> list[dict]:
-    """The lines of one head, one series per opacity level: (Tq, Tk) windowed weights, ``keep`` the
-    pairs drawn; positions are shown in the whole sentence's numbering."""
+    """The lines of one head, one series per opacity level: (Tq, Tk) windowed weights, ``keep`` the pairs drawn;
+    positions in the whole sentence's numbering; ``shift`` rows moves both ends of every line (heads fanned out)."""
     rows, cols = np.nonzero(keep)  # (N,) each, row-major: query by query
     w = weights[rows, cols]
     levels = opacity(w)
@@ -95,7 +86,7 @@ def _line_series(
         r, c, v = rows[at], cols[at], w[at]
         n = len(r)
         x = np.tile([QUERY_X, (QUERY_X + KEY_X) / 2, KEY_X, np.nan], n)
-        y = np.stack([r, (r + c) / 2, c, np.full(n, np.nan)], axis=1).ravel()  # (4N,)
+        y = np.stack([r, (r + c) / 2, c, np.full(n, np.nan)], axis=1).ravel() + shift  # (4N,)
         data = np.stack([r + window.rows.start, c + window.cols.start, v], axis=1).astype(np.float64)  # (N, 3)
         hover = np.full((n, 4), "", dtype=object)
         hover[:, 1] = [
@@ -116,7 +107,7 @@ def _line_series(
                 legendgroup=name,
                 showlegend=False,
                 opacity=round(float(level), 2),
-                line=dict(color=head_color(head), width=width),
+                line=dict(color=head_color(head), width=width, dash=dash),
                 meta=dict(head=head, side="lines"),
             )
         )
@@ -130,7 +121,7 @@ def _line_series(
             name=name,
             legendgroup=name,
             hoverinfo="skip",
-            line=dict(color=head_color(head), width=3),
+            line=dict(color=head_color(head), width=3, dash=dash),
             meta=dict(head=head, side="legend"),
         ),
         *series,
@@ -226,13 +217,16 @@ def _size(
     left, right = (int(np.clip(label_px(labels, font) + LABEL_PAD_PX, *MARGIN_PX)) for labels in (queries, keys))
     lines_px = max(LINES_MIN_PX, WEIGHT_COLUMN_PX * (weight_columns + 1))
     least = left + right + lines_px
-    per_row = max(1, int(max(lines_px, PHONE_PX - left - right) // LEGEND_ITEM_PX))
-    legend_rows = int(np.ceil(n_heads / per_row))
+    per_row = max(1, int(max(lines_px, PHONE_PX - left - right) // LEGEND_ITEM_PX))  # a phone's legend entries a row
+    narrow_rows, legend_rows = (int(np.ceil(n_heads / per)) for per in (per_row, WIDE_LEGEND_ITEMS))
     margin = dict(l=left, r=right, t=TOP_PX + (TITLE_PX if title else 0), b=BOTTOM_PX + legend_rows * LEGEND_ROW_PX)
+    height = int(n * row_px + margin["t"] + margin["b"])
+    extra = (narrow_rows - legend_rows) * LEGEND_ROW_PX  # a phone's layout (meta.narrow): its legend's rows, in as
+    narrow = dict(margin=dict(b=margin["b"] + extra), height=extra)  # much more height (attention_lines adds the rest)
     return (
-        dict(height=int(n * row_px + margin["t"] + margin["b"]), margin=margin, **fit_width(least, least)),
+        dict(height=height, margin=margin, meta=dict(narrow=narrow), **fit_width(least, least)),
         font,
-        WEIGHT_COLUMN_PX / lines_px,
+        (WEIGHT_COLUMN_PX / lines_px),
     )
 
 
@@ -270,7 +264,7 @@ def attention_lines(
     full = as_array("weights", weights, 3)
     queries = labels_for("query_tokens", query_tokens, full.shape[1])
     keys = labels_for("key_tokens", key_tokens, full.shape[2])
-    heads, names = _checked_heads(heads, head_names, full.shape[0])
+    heads, names = checked_heads(heads, head_names, full.shape[0])
     selection = _checked_selection(selected, full.shape)
     window, queries, keys, highlight = shown_window(
         window, full.shape, queries, keys, check_index("highlight_query", highlight_query, full.shape[1])
@@ -281,10 +275,7 @@ def attention_lines(
     size, font, step = _size(
         queries, keys, title=bool(title), n_heads=len(heads), weight_columns=len(heads) if selection else 0
     )
-    width = LINE_WIDTH[several]
-    series = [
-        series for h in heads for series in _line_series(shown[h], keep[h], h, names[h], window, queries, keys, width)
-    ]
+    series = _heads_series(shown, keep, heads, names, window, queries, keys)
     marked = {side: index for side, index in [selection or ("", None)]}
     series += [
         _column("query", queries, window.rows.start, marked.get("query", highlight), font),
@@ -298,7 +289,7 @@ def attention_lines(
     total = int(np.prod(shown.shape[1:])) * len(heads)
     strongest = several and selection is None and not hidden
     note = _notes(int(keep[heads].sum()), total, threshold, window, full.shape, hidden, strongest=strongest)
-    return below_toolbar(
+    fig = below_toolbar(
         figure(
             series,
             dict(
@@ -315,19 +306,30 @@ def attention_lines(
             title,
         )
     )
+    fig.layout.meta["narrow"]["height"] += fig.layout.height  # the phone's legend rows on top of this height
+    return fig
 
 
-def _checked_heads(
-    heads: Sequence[int] | None, head_names: Sequence[str] | None, n_heads: int
-) -> tuple[list[int], list[str]]:
-    """(the distinct 0-based heads drawn, in order; a name for each of the n_heads heads)."""
-    heads = list(range(n_heads)) if heads is None else [check_index("heads", h, n_heads) for h in heads]
-    if not heads or len(set(heads)) != len(heads):
-        raise ValueError(f"heads must name distinct heads of {n_heads}, got {heads}")
-    names = [f"head {h + 1}" for h in range(n_heads)] if head_names is None else list(head_names)
-    if len(names) != n_heads:
-        raise ValueError(f"head_names has {len(names)} names for {n_heads} heads")
-    return heads, names
+def _heads_series(shown, keep, heads, names, window, queries, keys) -> list[dict]:
+    """Every drawn head's lines and legend entry: one head wide and solid; several heads each in its colour and
+    dash pattern, fanned out around each token, so that heads drawing the same line lie side by side instead of
+    the last one covering the others."""
+    several = len(heads) > 1
+    return [
+        series
+        for slot, h in enumerate(heads)
+        for series in _line_series(
+            shown[h],
+            keep[h],
+            h,
+            names[h],
+            window,
+            queries,
+            keys,
+            LINE_WIDTH[several],
+            *((head_dash(h), head_shift(slot, len(heads))) if several else ("solid", 0.0)),
+        )
+    ]
 
 
 def _kept_lines(

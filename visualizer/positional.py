@@ -37,6 +37,9 @@ PANEL_TITLES = (
     "(b) fast (low) to slow (high) dimensions over position",
     "(c) PE·PEᵀ: similarity of positions",
 )
+MIN_PE_ROWS = (
+    64  # the page's table shows rows 0..max(S, T, this)-1 (capped at max_positions): its sinusoids read as waves
+)
 HEIGHT_PX = 860  # the figure's height: panel (a) gives every position a row of (HEIGHT - margins) / P pixels
 MARGIN_PX = dict(l=110, r=130, t=80, b=60)  # room for token labels (left) and the two colour bars (right)
 WIDTH_PX = (720, 1120)  # the figure's width range (fit_width): narrower boxes scroll

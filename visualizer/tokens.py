@@ -74,3 +74,9 @@ def token_chips(
         tip = f' title="{html.escape(titles[index])}"' if titles is not None else ""
         chips.append(f'<span class="{" ".join(names)}"{tip}>{html.escape(token)}</span>')
     return "".join(chips)
+
+
+def decoder_rows(inputs: list[str], predicted: list[str]) -> list[str]:
+    """The one name of a decoder row everywhere: "input → predicted" (the token the decoder reads at
+    that step and the token it predicts there), e.g. "▁man → ▁in"."""
+    return [f"{read} → {out}" for read, out in zip(inputs, predicted)]

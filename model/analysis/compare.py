@@ -14,6 +14,11 @@ variation between the token's two attention rows over these matched keys:
 
 0 when the token spreads its attention the same way over the same words, 1 when the two rows share no
 weight. Rankings are by this distance, largest first (ties: layer, then head).
+
+What the Compare tab says in words is computed here too, from both sentences: whether the token became the same
+output token in both (`Comparison.same_output`), which keys the top head's two rows differ on most, each key's
+weight in both sentences (`key_differences`), and the encoder head that sends the token most to a candidate
+referent, with that head's weight in both sentences (`referent_link`).
 """
 
 from __future__ import annotations
@@ -170,6 +175,17 @@ class Comparison:
     cross_distance: np.ndarray  # (L_dec, h)
     ranking: list[HeadDifference]  # every head of both kinds, the largest distance first
 
+    @property
+    def same_output(self) -> bool:
+        """Whether the decoder chose the same token at the step that translates the token in both sentences: then
+        the model's output does not tell the two occurrences apart, whatever its heads do."""
+        return self.first.translating.output_token == self.second.translating.output_token
+
+    def rows(self, head: HeadDifference) -> tuple[np.ndarray, np.ndarray]:
+        """The token's two attention rows, (S1,) and (S2,), in one head (the query of `TokenLooks`)."""
+        kind = "encoder_rows" if head.kind == "encoder" else "cross_rows"
+        return getattr(self.first, kind)[head.layer, head.head], getattr(self.second, kind)[head.layer, head.head]
+
 
 def rank_heads(distances: dict[str, np.ndarray]) -> list[HeadDifference]:
     """Every (kind, layer, head) of {kind: (L, h) distances}, the largest distance first (ties: the order of
@@ -214,3 +230,106 @@ def compare_token(
     return Comparison(
         token, looks_first, looks_second, encoder, cross, rank_heads({"encoder": encoder, "cross": cross})
     )
+
+
+# ---- what the Compare tab says, from both sentences ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KeyDifference:
+    """One key's weight in the token's row of the same head in both sentences (None: that sentence has no such key,
+    matched by (token, occurrence) as in `row_distances`)."""
+
+    token: str
+    first: float | None
+    second: float | None
+
+    @property
+    def gap(self) -> float:
+        return abs((self.first or 0.0) - (self.second or 0.0))
+
+
+def key_differences(
+    first_row: np.ndarray, first_keys: Sequence[str], second_row: np.ndarray, second_keys: Sequence[str]
+) -> list[KeyDifference]:
+    """Every key of two attention rows (S1,) and (S2,) with its weight in each, the largest gap first (ties: the
+    first sentence's keys in order, then the second's own). The gaps sum to twice `row_distances`."""
+    weights: dict[tuple[str, int], list[float | None]] = {}
+    for side, (row, keys) in enumerate(((first_row, first_keys), (second_row, second_keys))):
+        for name, weight in zip(key_names(keys), np.asarray(row, dtype=np.float64)):
+            weights.setdefault(name, [None, None])[side] = float(weight)
+    keys = [KeyDifference(name[0], a, b) for name, (a, b) in weights.items()]
+    return sorted(keys, key=lambda key: -key.gap)  # stable: ties keep the sentences' order
+
+
+def source_words(tokens: Sequence[str]) -> list[tuple[str, list[int]]]:
+    """The words of a source sentence as (text, positions of its subword pieces): a new word at each "▁"."""
+    words: list[tuple[str, list[int]]] = []
+    for i, token in enumerate(tokens):
+        if is_special(token):
+            continue
+        if token.startswith(WORD_BOUNDARY) or not words:
+            words.append(("", []))
+        text, positions = words[-1]
+        words[-1] = (text + token.replace(WORD_BOUNDARY, ""), [*positions, i])
+    return words
+
+
+def bare(text: str) -> str:
+    """A word without its case and the punctuation around it ("Tired." -> "tired")."""
+    return text.strip(".,;:!?\"'“”‘’()").lower()
+
+
+@dataclass(frozen=True)
+class ReferentLink:
+    """One encoder self-attention head's weight from the token to one candidate referent (a word's subword pieces
+    summed) in both sentences: the head and word where either sentence's weight is largest."""
+
+    word: str  # as the first sentence that has it writes it
+    layer: int  # 0-based
+    head: int  # 0-based
+    first: float | None  # None: the sentence has no such word
+    second: float | None
+
+    @property
+    def strongest(self) -> float:
+        return max(self.first or 0.0, self.second or 0.0)
+
+
+def candidate_words(
+    looks: TokenLooks, referents: Sequence[str] | None, shared: set[str]
+) -> dict[str, tuple[str, list[int]]]:
+    """{bare word: (the word as written, positions of its pieces)} where the token's referent may be: the
+    `referents` named (the blog pair's "animal" and "street"), else the words before the token that both sentences
+    have (`shared`); a word's first occurrence."""
+    named = {bare(r) for r in referents} if referents else None
+    found: dict[str, tuple[str, list[int]]] = {}
+    for text, positions in source_words(looks.source_tokens):
+        key = bare(text)
+        wanted = key in named if named is not None else key in shared and positions[-1] < looks.position
+        if key and key not in found and wanted:
+            found[key] = (text, positions)
+    return found
+
+
+def referent_link(result: Comparison, referents: Sequence[str] | None = None) -> ReferentLink | None:
+    """The encoder self-attention head and candidate word (`candidate_words`) with the largest weight from the token in
+    either sentence (ties: the first sentence's words in order, then layer, then head), with that head's weight to
+    that word in both. None where neither sentence has a candidate."""
+    sentences = (result.first, result.second)
+    shared = set.intersection(*({bare(text) for text, _ in source_words(s.source_tokens)} for s in sentences))
+    found = [candidate_words(looks, referents, shared) for looks in sentences]
+    best = None
+    for key in dict.fromkeys([*found[0], *found[1]]):
+        # (L, h): the word's share of the token's attention in each head of each sentence (None: it lacks the word)
+        shares = [
+            looks.encoder_rows[..., words[key][1]].sum(-1) if key in words else None
+            for looks, words in zip(sentences, found)
+        ]
+        strongest = np.max([share for share in shares if share is not None], axis=0)
+        layer, head = np.unravel_index(int(np.argmax(strongest)), strongest.shape)
+        if best is None or strongest[layer, head] > best.strongest:
+            text = (found[0].get(key) or found[1][key])[0]
+            weights = (None if share is None else float(share[layer, head]) for share in shares)
+            best = ReferentLink(text, int(layer), int(head), *weights)
+    return best

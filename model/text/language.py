@@ -103,9 +103,30 @@ def mostly_symbols(text: str) -> bool:
     return symbols >= MIN_SYMBOLS and symbols > sum(c.isalpha() for c in text)
 
 
-def guard_rails(text: str, source_tokens: Sequence[str], direction: str, own_model: bool = True) -> list[GuardRail]:
-    """Warnings about a translated input: mostly bytes, markup or mostly symbols, else the wrong language; much
-    longer than training.
+def what_came_out(translation: str, direction: str) -> str:
+    """What the model made of an input in the wrong language, read from its output's language (an input in the
+    wrong language is in the direction's target language: there are two)."""
+    source, target = direction.split("-")
+    guess = detect_language(translation)
+    written = guess[0] if guess is not None and guess[1] >= LANGUAGE_CONFIDENCE else None
+    if written == source:
+        return (
+            f"The model wrote **{LANGUAGES[source]}**: it translated the other way round, following the input's "
+            "language rather than the direction."
+        )
+    if written == target:
+        return (
+            f"The model wrote **{LANGUAGES[target]}**, the input's own language: it copied or reworded the input "
+            "rather than translating it."
+        )
+    return f"Its output is not clearly {LANGUAGES[source]} or {LANGUAGES[target]}."
+
+
+def guard_rails(
+    text: str, source_tokens: Sequence[str], direction: str, own_model: bool = True, translation: str | None = None
+) -> list[GuardRail]:
+    """Warnings about a translated input: mostly bytes, markup or mostly symbols, else the wrong language (with
+    `translation`, what the model made of it: `what_came_out`); much longer than training.
 
     own_model: the input went to this project's own model, whose training data LONG_SOURCE_SUBWORDS measures and
     whose source starts with the target's tag; False for a model trained elsewhere (OPUS-MT: no length rail)."""
@@ -148,7 +169,9 @@ def guard_rails(text: str, source_tokens: Sequence[str], direction: str, own_mod
                     f"(p = {guess[1]:.2f}, py3langid), but the direction expects "
                     f"{LANGUAGES[source]}. "
                     + (
-                        "The model only reads the target tag and may echo the input."
+                        what_came_out(translation, direction)
+                        if translation is not None
+                        else "The model only reads the target tag and may echo the input."
                         if own_model
                         else f"This model translates {LANGUAGES[source]} into {LANGUAGES[target]} only and may "
                         "echo the input."

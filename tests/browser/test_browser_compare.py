@@ -50,13 +50,13 @@ def test_the_blog_pair_compares_and_a_ranked_head_draws_in_both(browser, server,
     step, total = re.search(r"Step (\d+) of (\d+)", page.locator("#step-info").inner_text()).groups()
     for n in (1, 2):
         expect(page.locator(f"#compare-caption-{n} .facts")).to_contain_text(f"step {step} of ")
-    expect(page.locator("#compare-message")).to_contain_text("The head that differs most")
+    expect(page.locator("#compare-message")).to_contain_text("The head whose weights differ most between the sentences")
     page.wait_for_function("(n) => Number(document.body.dataset.shownView || 0) >= n", arg=1)  # placed
     figure = rects(page, "#compare-plot-1")["#compare-plot-1"]
     assert figure["top"] < size[1] - 200, figure  # above the fold: the first figure starts in the window
     assert page.locator("#compare-looks tr[data-head]").count() > ranked.count() > 1
     token = page.locator("#compare-token input").input_value()
-    expect(page.locator("#compare-message")).to_contain_text(f"{token} is translated as")
+    expect(page.locator("#compare-message")).to_contain_text(f"“{token.replace('▁', '')}” becomes")
 
     boxes = rects(page, "#compare-plot-1", "#compare-plot-2")
     side_by_side = abs(boxes["#compare-plot-1"]["top"] - boxes["#compare-plot-2"]["top"]) < 1

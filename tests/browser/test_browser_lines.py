@@ -17,7 +17,7 @@ LINE_ENDS = """() => {
   const plot = document.querySelector('#attention-plot .js-plotly-plot');
   const lines = plot._fullData.filter((s) => s.mode === 'lines' && s.x.length > 1);
   const ys = new Set();
-  for (const s of lines) for (let i = 0; i < s.y.length; i += 4) ys.add(s.y[i]);
+  for (const s of lines) for (let i = 0; i < s.y.length; i += 4) ys.add(Math.round(s.y[i]));  // heads fanned out
   return {series: lines.length, queries: [...ys]};
 }"""
 

@@ -11,7 +11,7 @@ import ast
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PRODUCT = ("app.py", "model", "serving", "ui", "visualizer", "scripts", "benchmarks")
+PRODUCT = ("app.py", "model", "serving", "ui", "visualizer", "lesson", "scripts", "benchmarks")
 CORE = "model.core"
 
 

@@ -18,18 +18,17 @@ needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} i
 
 
 def to_empty_page(page) -> None:
-    """The page opens on a translated example; a refused input (too long) clears it, so these tests
-    start on an empty page with the "Next token" tab open, as they did before the first view existed."""
+    """The page opens on a translated example; a link with an empty sentence (`?text=&tab=next`) opens it with
+    none, so these tests start on an empty page with the "Next token" tab open (in the page's theme)."""
     from playwright.sync_api import expect
 
     page.wait_for_selector("#attention-plot .js-plotly-plot")  # the first view has been drawn
-    expect(page.locator("#translation textarea")).not_to_have_value("")
-    # the load handler has filled the sentence box and the link: typed now, nothing of the load replaces it
-    page.wait_for_function("() => !!document.querySelector('#share-link textarea')?.value")
-    page.fill("#source textarea", "x" * 5001)
-    page.click("#translate")
+    dark = page.evaluate("() => document.body.classList.contains('dark')")
+    page.goto(page.url.split("?")[0] + "?text=&tab=next" + ("&__theme=dark" if dark else ""))
     expect(page.locator("#step-info")).to_contain_text("Translate a sentence")
-    page.get_by_role("tab", name="Next token").click()
+    # the load answer has placed the empty sentence box: typed now, nothing of the load replaces it
+    page.wait_for_function("() => document.querySelector('#source textarea') !== null")
+    expect(page.get_by_role("tab", name="Next token", selected=True)).to_be_visible()
 
 
 def translate(page, text: str) -> None:

@@ -275,3 +275,24 @@ def in_own_thread(function, *args, **kwargs):
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(function, *args, **kwargs).result()
+
+
+# --------------------------------------------------------------------------- the one Translate action
+def translator_of(checkpoint, examples=()):
+    """The page's Translate action (serving/translation.py) over one checkpoint's runner, in this process."""
+    from serving import Runner
+    from serving.translation import Translator
+
+    return Translator({checkpoint.kind: Runner(checkpoint)}, checkpoint.kind, examples)
+
+
+def translated_trace(checkpoint_or_runner, text: str, direction: str = "de-en"):
+    """`text` translated through the one Translate action (the page's path); a refused input fails the test."""
+    from serving.translation import Translator
+
+    runner = checkpoint_or_runner
+    if not hasattr(runner, "checkpoint"):
+        return translated_trace(translator_of(runner).runner_of(None), text, direction)
+    result = Translator({runner.checkpoint.kind: runner}, runner.checkpoint.kind).translate(text, direction)
+    assert not result.refused, result.refused
+    return result.trace

@@ -1,11 +1,13 @@
 """Reading a lines figure (visualizer/lines.py) back from its JSON, as the browser receives it: which query and
-key each line joins (from its geometry and the token columns), its head (from its name) and its weight."""
+key each line joins (from its geometry and the token columns: the token rows nearest its ends, several heads being
+fanned out around each token), its head (from its name) and its weight."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from visualizer.lines import LINE_THRESHOLD, MIN_OPACITY, OPACITY_LEVELS
+from visualizer.line_styles import MIN_OPACITY, OPACITY_LEVELS
+from visualizer.lines import LINE_THRESHOLD
 
 
 def column(fig: dict, side: str) -> tuple[float, dict[float, int]]:
@@ -36,7 +38,10 @@ def drawn_lines(fig: dict) -> dict[tuple[int, int, int], float]:
         data = np.asarray(series["customdata"]).reshape(-1, 4, 3)
         assert np.all(x[:, 0] == query_x) and np.all(x[:, 2] == key_x) and np.isnan(x[:, 3]).all()
         for (y_query, _, y_key, _), rows in zip(y, data):
-            query, key = query_at[y_query], key_at[y_key]
+            # several heads are fanned out around each token: both ends moved by the same share of a row
+            shift = y_query - round(y_query)
+            assert abs(shift) < 0.4 and abs((y_key - round(y_key)) - shift) < 1e-9
+            query, key = query_at[float(round(y_query))], key_at[float(round(y_key))]
             assert (rows[:, 0] == query).all() and (rows[:, 1] == key).all()  # the hover names the same pair
             assert (head, query, key) not in lines
             lines[head, query, key] = float(rows[0, 2])

@@ -11,6 +11,7 @@ from collections import Counter
 import html
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,13 +19,16 @@ from pathlib import Path
 import gradio as gr
 import numpy as np
 import pytest
-from helpers import api_function, figure_json
+from helpers import api_function, figure_json, translated_trace
 
 import visualizer
+from visualizer import steps
 from model.text import language, limits
-from model.decoding.trace import ATTENTION_KINDS, JSON_DECIMALS
-from serving import trace_from_lean
-from ui import attention, build_demo, model_tab, next_token, positions, redraw, runner, server, session, stepping
+from model.decoding.trace import ATTENTION_KINDS
+from page_driver import PageDriver
+from serving import Runner
+from serving.translation import notices, switch_direction
+from ui import attention, build_demo, model_tab, next_token, positions, redraw, server, session, stepping
 from ui.common import Page
 from visualizer.tokens import token_chips
 
@@ -37,79 +41,38 @@ def demo(tiny_checkpoint) -> gr.Blocks:
     return build_demo(tiny_checkpoint)
 
 
-# --------------------------------------------------------------------------- translate
-@pytest.mark.parametrize("direction", ["de-en", "German → English", " DE-EN ", "en-de", "English → German"])
-def test_translate_accepts_codes_and_labels(checkpoint, direction):
-    trace, translation, path = session.translate_text(session.Runner(checkpoint), GERMAN, direction)
-    assert trace.direction == session.parse_direction(direction)
-    assert trace.source_tokens[0] == ("<2en>" if trace.direction == "de-en" else "<2de>")
-    assert translation == trace.translation and trace.num_steps >= 1
-    assert Path(path).suffix == ".json"
-
-
-def test_unknown_direction_is_refused(checkpoint):
-    with pytest.raises(gr.Error, match="de-en"):
-        session.translate_text(session.Runner(checkpoint), GERMAN, "fr-en")
-
-
-@pytest.mark.parametrize("text", ["", "   \n\t ", None])
-def test_empty_input_gives_a_clear_message(checkpoint, text):
-    with pytest.raises(gr.Error, match="empty"):
-        session.translate_text(session.Runner(checkpoint), text, "de-en")
-
-
-def test_too_long_input_is_refused_naming_the_limit(checkpoint, monkeypatch):
-    def must_not_run(*args, **kwargs):
-        raise AssertionError("the model must not run on refused input")
-
-    monkeypatch.setattr(session.Runner, "call", must_not_run)  # every model computation of the page
-    with pytest.raises(gr.Error, match=f"{limits.MAX_INPUT_CHARS:,} characters") as raised:
-        session.translate_text(session.Runner(checkpoint), "a" * (limits.MAX_INPUT_CHARS + 1), "de-en")
-    assert f"{limits.MAX_INPUT_CHARS + 1:,}" in str(raised.value)
-
-
-def test_truncated_source_shows_a_notice_naming_the_limit(checkpoint):
-    text = "Ein Mann fährt Fahrrad. " * 40  # far more than MAX_SOURCE_TOKENS subwords, under MAX_INPUT_CHARS
-    trace, _, _ = session.translate_text(session.Runner(checkpoint), text, "de-en")
-    assert trace.source_truncated
-    assert len(trace.source_tokens) == limits.MAX_SOURCE_TOKENS + 2  # language tag + subwords + [EOS]
-    assert f"{limits.MAX_SOURCE_TOKENS} subword tokens" in session.notice_markdown(trace)
-
-
-def test_no_notice_for_a_short_sentence_that_ends(trace):
-    notice = session.notice_markdown(trace)
-    assert "cut" not in notice
-    assert ("without producing" in notice) == (trace.stopped_by == "max_length")
-
-
-def test_trace_json_download_reads_back(checkpoint):
-    """The download is the lean trace (serving/wire.py): it reads back on its own."""
-    trace, _, path = session.translate_text(session.Runner(checkpoint), GERMAN, "de-en")
-    again = trace_from_lean(json.loads(Path(path).read_text(encoding="utf-8")))
-    assert again.output_tokens == trace.output_tokens
-    np.testing.assert_allclose(again.cross_attention, trace.cross_attention, atol=10**-JSON_DECIMALS)
-
-
 # --------------------------------------------------------------------------- the page
-def test_demo_exposes_translate_endpoint(demo, tiny_checkpoint):
+def test_demo_exposes_translate_endpoint(demo):
+    """/translate is the API's, once; the page's own Translate listener is private and draws the page."""
     visible = [d["api_name"] for d in demo.config["dependencies"] if d.get("api_visibility", "public") == "public"]
-    assert visible.count("translate") == 1 and "translate_page" not in visible  # the page's own listener is private
-    trace, translation, path, notice = api_function(demo, "translate_page").fn("Zwei Hunde spielen im Schnee.", "de-en")
-    assert translation == trace.translation and Path(path).exists() and notice == session.notice_markdown(trace)
-    assert api_function(demo, "translate").fn("Zwei Hunde spielen im Schnee.", "de-en") == translation
+    assert visible.count("translate") == 1
+    answer = api_function(demo, "translate").fn("Zwei Hunde spielen im Schnee.", "de-en")
+    driver = PageDriver(demo)
+    driver.load()
+    driver.translate("Zwei Hunde spielen im Schnee.", "de-en")
+    trace = driver.trace
+    assert answer == {"translation": trace.translation, "notices": list(notices(trace))}
+    assert driver.shown("translation") == trace.translation and Path(driver.shown("download-trace")).exists()
+    assert driver.shown("notice") == session.notice_markdown(notices(trace))
 
 
 def test_the_page_shows_its_notices(demo):
-    """The page's Translate returns the notice last: a sentence in the other language, a source cut to
-    MAX_SOURCE_TOKENS, no [EOS] within the length budget (the untrained tiny model rarely ends)."""
-    translate = api_function(demo, "translate_page")
+    """The page's Translate writes the notice: a sentence in the other language (and offers the switch), a source
+    cut to MAX_SOURCE_TOKENS, no [EOS] within the length budget (the untrained tiny model rarely ends)."""
+    driver = PageDriver(demo)
+    driver.load()
     english = "The children are playing football in the park with their friends."
-    trace, _, _, notice = translate.fn(english, "de-en")
-    assert notice == session.notice_markdown(trace) and session.switch_direction(trace) == "en-de"
-    assert "English" in notice
-    trace, _, _, notice = translate.fn("Ein Mann fährt Fahrrad. " * 40, "de-en")
-    assert trace.source_truncated and f"{limits.MAX_SOURCE_TOKENS} subword tokens" in notice
-    assert (trace.stopped_by == "max_length") == ("without producing `[EOS]`" in notice)
+    driver.translate(english, "de-en")
+    notice = driver.shown("notice")
+    assert notice == session.notice_markdown(notices(driver.trace)) and switch_direction(driver.trace) == "en-de"
+    assert "English" in notice and driver.prop("switch-direction", "visible") is True
+    driver.click("switch-direction")  # translates the same sentence the other way
+    assert driver.trace.direction == "en-de" and driver.value("direction") == "en-de"
+    assert driver.trace.source_text == english
+    driver.translate("Ein Mann fährt Fahrrad. " * 40, "de-en")
+    notice = driver.shown("notice")
+    assert driver.trace.source_truncated and f"{limits.MAX_SOURCE_TOKENS} subword tokens" in notice
+    assert (driver.trace.stopped_by == "max_length") == ("without the model writing \\[EOS\\]" in notice)
 
 
 def test_positional_encoding_endpoint_returns_a_json_object(demo, checkpoint):
@@ -128,7 +91,8 @@ def test_demo_without_checkpoint_starts_and_explains(tmp_path):
     texts = [c.get("props", {}).get("value") for c in demo.config["components"]]
     assert any(isinstance(t, str) and "No model loaded" in t and str(missing) in t for t in texts)
     with pytest.raises(gr.Error, match="No model is loaded"):
-        api_function(demo, "translate").fn(GERMAN, "de-en")
+        [endpoint] = [fn for fn in demo.fns.values() if fn.name == "translate" and fn.api_visibility == "public"]
+        endpoint.fn(GERMAN, "de-en")
 
 
 def test_checkpoint_source_prefers_arguments_then_hub_then_directory_environment(monkeypatch, tmp_path):
@@ -158,14 +122,20 @@ def test_server_host_defaults_to_localhost(monkeypatch):
 
 # --------------------------------------------------------------------------- stepping
 def run_step_buttons(cases: list[tuple[str, int, int, bool]]) -> list[int]:
-    """The step buttons' own JavaScript (stepping.step_js), run in Node on a fake slider:
-    cases of (move, slider value, slider max, slider disabled) -> the new slider values."""
-    script = "const out = [];\n"
+    """The step buttons' own JavaScript (ui/js/keys.js `moveStep`, which each button's click runs), in Node on a
+    fake slider: cases of (move, slider value, slider max, slider disabled) -> the slider's value after the click,
+    and whether it sent its input event (the one action that draws a step) only when the step moved."""
+    from ui.page_script import SCRIPTS
+
+    keys = (SCRIPTS / "keys.js").read_text(encoding="utf-8")
+    script = "let document;\n" + keys + "\nconst out = [];\n"
     for move, value, last, disabled in cases:
-        slider = json.dumps({"max": str(last), "disabled": disabled})
+        slider = json.dumps({"value": "" if value is None else str(value), "max": str(last), "disabled": disabled})
         script += (
-            f"{{ const document = {{querySelector: () => ({slider})}};\n"
-            f"  out.push(({stepping.step_js(move)})({json.dumps(value)})); }}\n"
+            f"{{ const range = Object.assign({slider}, {{sent: 0, dispatchEvent() {{ this.sent += 1; }}}});\n"
+            f"  document = {{querySelector: () => range}};\n"
+            f"  moveStep({json.dumps(move)});\n"
+            f"  out.push([Number(range.value) || 1, range.sent]); }}\n"
         )
     result = subprocess.run(
         ["node", "-e", script + "console.log(JSON.stringify(out));"],
@@ -173,14 +143,17 @@ def run_step_buttons(cases: list[tuple[str, int, int, bool]]) -> list[int]:
         text=True,
         timeout=60,
         check=True,
+        env={**os.environ, "NODE_OPTIONS": ""},
     )
-    return json.loads(result.stdout)
+    moved = json.loads(result.stdout)
+    assert all(sent == (value != (case[1] or 1)) for (value, sent), case in zip(moved, cases)), moved
+    return [value for value, _ in moved]
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="Node.js runs the buttons' JavaScript here")
 def test_step_buttons_move_within_the_slider():
     """The one step rule is the JavaScript the buttons run (no Python copy): clamped to 1..last, and a disabled
-    slider (no trace, or a one-step trace) stays at step 1."""
+    slider (no trace, or a one-step trace) stays where it is."""
     cases = [
         ("prev", 1, 5, False),
         ("next", 1, 5, False),
@@ -189,11 +162,11 @@ def test_step_buttons_move_within_the_slider():
         ("last", 1, 5, False),
         ("prev", 4, 5, False),
         ("next", 2, 1, False),
-        ("next", 7, 5, True),
+        ("next", 3, 5, True),
         ("next", None, 5, False),
         ("last", 2, 3, False),
     ]
-    assert run_step_buttons(cases) == [1, 2, 5, 1, 5, 3, 1, 1, 2, 3]
+    assert run_step_buttons(cases) == [1, 2, 5, 1, 5, 3, 1, 3, 2, 3]
 
 
 def test_the_play_timer_moves_one_step_and_stops_at_the_end(trace):
@@ -222,7 +195,7 @@ def test_candidates_view_highlights_the_greedy_choice(trace, monkeypatch):
         seen.update(tokens=tokens, probs=probs, chosen=chosen_index, **kwargs)
         return original(tokens, probs, chosen_index, **kwargs)
 
-    monkeypatch.setattr(visualizer, "candidates_chart", spy)
+    monkeypatch.setattr(steps, "candidates_chart", spy)  # the view draws through visualizer/steps.py
     step = min(2, trace.num_steps)
     figure = figure_json(next_token.candidates_view(trace, step))
     assert seen["tokens"][seen["chosen"]] == trace.output_tokens[step - 1]
@@ -240,7 +213,7 @@ def no_model(monkeypatch):
     def must_not_run(*args, **kwargs):
         raise AssertionError("re-rendering must not run the model")
 
-    monkeypatch.setattr(session.Runner, "call", must_not_run)  # every model computation of the page
+    monkeypatch.setattr(Runner, "call", must_not_run)  # every model computation of the page
 
 
 @pytest.fixture
@@ -320,7 +293,7 @@ def test_pipeline_view_uses_scores_mask_and_weights_of_one_head(trace, no_model,
 
 
 def test_positions_and_masks_views(checkpoint, trace, no_model):
-    model_runner = session.Runner(checkpoint)
+    model_runner = Runner(checkpoint)
     assert figure_json(positions.positions_view(model_runner, trace))["data"]
     assert figure_json(positions.masks_view(model_runner, trace, trace.num_steps))["data"]
 
@@ -331,9 +304,7 @@ def tab_views(checkpoint):
     with gr.Blocks():
         trace_state, step, tab = gr.State(None), gr.Slider(1, 2), gr.State("next")
         with gr.Tabs() as tabs:
-            page = Page(
-                checkpoint, trace_state, step, tab, tabs, translate_event=None, runner=session.Runner(checkpoint)
-            )
+            page = Page(checkpoint, trace_state, step, tab, tabs, Runner(checkpoint))
             views = [next_token.build(page), attention.build(page).view, *positions.build(page)]
     return {view.tab_id: view for view in views}
 
@@ -357,32 +328,56 @@ def test_only_the_open_tab_is_drawn(trace, no_model, tab_views):
     assert set(masks) == set(tab_views["masks"].outputs)
 
 
-def test_one_listener_draws_every_view_with_the_latest_values(demo):
-    """The render-listener design: one listener, always_last, whose outputs are the step panel and every view."""
-    listeners = [fn for fn in demo.fns.values() if fn.name == "redraw"]
-    assert len(listeners) == 1
-    [listener] = listeners
-    assert listener.trigger_mode == "always_last"
-    drawn = {block.elem_id for block in listener.outputs}
-    assert {"step-info", "candidates-plot", "attention-plot", "pipeline-plot", "pe-plot", "mask-plot"} <= drawn
-    triggers = {(demo.blocks[block_id].elem_id, event) for block_id, event in listener.targets}
-    assert {("step", "change"), ("attention-kind", "change"), ("layer", "change"), ("head", "change")} <= triggers
+def test_every_listener_draws_every_view_with_the_latest_values(demo):
+    """Each user action is one listener, always_last, whose outputs are the step panel and every view; a plain
+    change of a control (a layer, a head) or of the step is the `redraw` action."""
+    drawn = {"step-info", "candidates-plot", "attention-plot", "pipeline-plot", "pe-plot", "mask-plot"}
+    listeners = [fn for fn in demo.fns.values() if fn.page == "" and hasattr(fn.fn, "action")]
+    for listener in listeners:
+        assert listener.trigger_mode == "always_last", listener.name
+        assert drawn <= {getattr(block, "elem_id", None) for block in listener.outputs}, listener.name
+    triggers = {
+        (demo.blocks[block_id].elem_id, event)
+        for fn in listeners
+        if fn.name == "redraw"
+        for block_id, event in fn.targets
+    }
+    assert {("step", "input"), ("layer", "input"), ("head", "input"), ("attention-view", "input")} <= triggers
 
 
-def test_no_function_answers_the_same_outputs_as_two_listeners(demo):
-    """A function wired to several events is one listener (gr.on): as separate listeners their answers could land
+def test_no_action_is_answered_by_two_listeners(demo):
+    """An action wired to several events is one listener (gr.on): as separate listeners their answers could land
     out of order and an earlier event's answer win (the lines view's token menu hidden after "lines" was chosen)."""
-    wired = Counter((fn.page, fn.fn, tuple(block._id for block in fn.outputs)) for fn in demo.fns.values() if fn.fn)
-    assert [(page, fn) for (page, fn, _), count in wired.items() if count > 1] == []
-    [tokens] = [fn for fn in demo.fns.values() if fn.name == "on_tokens"]
-    triggers = {(demo.blocks[block_id].elem_id, event) for block_id, event in tokens.targets}
-    assert {("attention-kind", "input"), ("attention-view", "input")} <= triggers and len(triggers) == 3
-    assert tokens.trigger_mode == "always_last"
+    actions = [fn.fn.action for fn in demo.fns.values() if hasattr(fn.fn, "action") and fn.fn.action.fn is not None]
+    wired = Counter((fn.page, fn.fn.action.fn) for fn in demo.fns.values() if hasattr(fn.fn, "action") and fn.fn.action.fn)
+    assert len(actions) > 20 and [key for key, count in wired.items() if count > 1] == []
+    [translate] = [fn for fn in demo.fns.values() if fn.name == "translate" and hasattr(fn.fn, "action")]
+    triggers = {(demo.blocks[block_id].elem_id, event) for block_id, event in translate.targets}
+    assert triggers == {("translate", "click"), ("source", "submit")}
+
+
+def test_the_lines_token_menu_follows_the_sentence_the_kind_and_the_drawing(demo):
+    """The lines view's token menu is shown, and its choices set, in the answer of the action that changed what it
+    follows: choosing "lines", another kind, another sentence."""
+    driver = PageDriver(demo)
+    driver.load()
+    driver.open_tab("attention")
+    driver.input("attention-view", "heatmap")
+    assert driver.prop("lines-token", "visible") is False
+    answer = driver.input("attention-view", "lines")
+    assert "lines-token" in answer and driver.prop("lines-token", "visible") is True
+    driver.input("attention-kind", "encoder")
+    assert driver.prop("lines-token", "choices") == attention.token_choices(driver.trace, "encoder")
+    answer = driver.translate(GERMAN, "de-en")
+    assert "lines-token" in answer and driver.prop("lines-token", "visible") is True
+    assert driver.trace.source_text == GERMAN
+    assert driver.prop("lines-token", "choices") == attention.token_choices(driver.trace, "encoder")
+    assert driver.value("lines-token") in driver.choices("lines-token")
 
 
 # --------------------------------------------------------------------------- escaping
 def test_tokens_are_escaped(checkpoint):
-    trace, translation, _ = session.translate_text(session.Runner(checkpoint), XSS, "en-de")
+    trace = translated_trace(checkpoint, XSS, "en-de")
     for text in (session.tokens_html(trace), stepping.step_html(trace, trace.num_steps)):
         assert "<img" not in text
     assert "&lt;" in session.tokens_html(trace)
@@ -393,6 +388,10 @@ def test_tokens_are_escaped(checkpoint):
 def test_model_tab_config_metrics_and_curves(checkpoint, tiny_checkpoint, tmp_path):
     text = model_tab.config_markdown(checkpoint)
     assert f"{checkpoint.model.num_parameters():,} parameters" in text
+    assert f"checkpoint `{tiny_checkpoint.name}`" in text and str(tiny_checkpoint.parent) not in text  # no server path
+    from ui.text import REPOSITORY, public_path
+
+    assert public_path(REPOSITORY / "checkpoints" / "de-en-small") == "checkpoints/de-en-small"
     assert "`d_model`" in text and f"| {checkpoint.config.d_model} |" in text
     assert model_tab.training_view(checkpoint) is None  # the fixture has no training_log.json
 
@@ -409,16 +408,6 @@ def test_model_tab_config_metrics_and_curves(checkpoint, tiny_checkpoint, tmp_pa
     }
     (directory / model_tab.TRAINING_LOG_FILE).write_text(json.dumps(log), encoding="utf-8")
     assert figure_json(model_tab.training_view(session.load_model(str(directory))))["data"]
-
-
-def test_trace_files_are_written_through_the_constant_time_writer(checkpoint):
-    """write_trace_json goes through serving.TraceFiles (time buckets, background sweep; its per-call cost is
-    tested in test_serving_trace_files.py): the file lies in the current bucket of ui.runner.TRACE_FILES."""
-    trace, _, path = session.translate_text(session.Runner(checkpoint), GERMAN, "de-en")
-    files = runner.TRACE_FILES
-    bucket = int(files.clock() // files.bucket_s)
-    assert Path(path).parent.parent in (files.folder / str(bucket), files.folder / str(bucket - 1))
-    assert Path(path).name == "trace-de-en.json"
 
 
 def test_importing_the_ui_loads_no_model():
@@ -458,49 +447,55 @@ def test_the_step_slider_clamps_a_step_from_the_previous_sentence():
 
 
 # --------------------------------------------------------------------------- one check a click, menus, Translate
-def listener_named(demo, name: str):
-    return next(fn for fn in demo.fns.values() if fn.name == name)
+def action_named(demo, name: str):
+    """The declared action (ui/common.py Action) of the page's listener called `name`."""
+    return next(fn for fn in demo.fns.values() if fn.name == name and fn.page == "" and hasattr(fn.fn, "action"))
 
 
 def test_a_translate_click_checks_its_input_once(demo, monkeypatch):
+    import serving.translation as translation
+
     calls = []
-    real = session.check_input
-    monkeypatch.setattr(session, "check_input", lambda *args: calls.append(args[1]) or real(*args))
-    before, translate = listener_named(demo, "before"), listener_named(demo, "translate_page")
-    verdict_state = before.outputs[-1]
-    [verdict] = [v for k, v in before.fn(GERMAN, "de-en").items() if k is verdict_state]
-    translate.fn(GERMAN, "de-en", verdict)
-    assert calls == [GERMAN]  # the click's one check (`before`); the run reads its verdict
-    refused = before.fn("", "de-en")
-    assert translate.fn("", "de-en", refused[verdict_state]) == (gr.skip(),) * 4  # one message: the notice
-    with pytest.raises(gr.Error):  # a call without a verdict is checked by the listener itself
-        translate.fn("", "de-en")
+    real = translation.refusal
+    monkeypatch.setattr(translation, "refusal", lambda *args: calls.append(args[0]) or real(*args))
+    driver = PageDriver(demo)
+    driver.load()
+    calls.clear()
+    driver.translate(GERMAN, "de-en")
+    assert calls == [GERMAN]  # the click's one check, in the one Translate action
+    trace = driver.trace
+    answer = driver.translate("", "de-en")
+    assert calls == [GERMAN, ""]
+    assert {key for key in answer if isinstance(key, str)} == {"notice"}  # one message: the notice
+    assert driver.trace is trace
 
 
 def test_menus_dismissed_without_a_choice_change_nothing(demo):
-    """A menu closed with Tab, Escape or a click elsewhere sends no choice: its listener returns gr.skip(), not
-    fewer values than it declares (Gradio then marks every output with an error)."""
-    on_open = listener_named(demo, "on_open")
-    assert on_open.fn(None) == gr.skip() and on_open.fn("") == gr.skip()
-    assert set(on_open.fn("2/3").values()) == {2, "3"}
-    on_ranked = listener_named(demo, "on_ranked")
-    assert on_ranked.fn(None) == gr.skip()
-    [examples] = [
-        fn
-        for fn in demo.fns.values()
-        if "examples" in {getattr(demo.blocks.get(t), "elem_id", None) for t, _ in fn.targets}
-    ]
-    assert examples.fn("", 0) == gr.skip() and examples.fn(None, 0) == gr.skip()
+    """A menu closed with Tab, Escape or a click elsewhere sends no choice: its action returns gr.skip() and its
+    listener answers nothing (not fewer values than it declares: Gradio then marks every output with an error)."""
+    on_open = action_named(demo, "on_open")
+    assert on_open.fn.action.fn(None) == gr.skip() and on_open.fn.action.fn("") == gr.skip()
+    assert set(on_open.fn.action.fn("2/3").values()) == {2, "3"}
+    assert action_named(demo, "on_ranked").fn.action.fn(None) == gr.skip()
+    example = action_named(demo, "example").fn.action.fn
+    assert example("") == gr.skip() and example(None) == gr.skip()
+    driver = PageDriver(demo)
+    driver.load()
+    for elem_id in ("examples", "grid-open-head", "compare-ranking"):
+        assert driver.input(elem_id, None) == {}, elem_id  # the whole listener: nothing sent
 
 
-def test_after_translate_the_view_shows_the_whole_translation(demo, trace):
-    """The listener after a translation puts the slider at the last step (a row per output token), its range with
-    it; a refused input (no trace) changes nothing."""
-    ids = {"download-trace", "tokens", "switch-direction", "step"}  # what that listener updates
-    [after] = [fn for fn in demo.fns.values() if {getattr(c, "elem_id", None) for c in fn.outputs} == ids]
-    shown = {getattr(c, "elem_id", None): v for c, v in after.fn(trace).items()}
-    assert shown["step"].value == trace.num_steps and shown["step"].maximum == max(trace.num_steps, 2)
-    assert after.fn(None) == gr.skip()
+def test_after_translate_the_view_shows_the_whole_translation(demo):
+    """A translation puts the slider at the last step (a row per output token), its range with it, in the same
+    answer; a refused input (no trace) changes neither."""
+    driver = PageDriver(demo)
+    driver.load()
+    answer = driver.translate(GERMAN, "de-en")
+    trace = driver.trace
+    assert driver.value("step") == trace.num_steps and driver.prop("step", "maximum") == max(trace.num_steps, 2)
+    assert "step" in answer
+    answer = driver.translate("", "de-en")
+    assert "step" not in answer and driver.value("step") == trace.num_steps
 
 
 def test_the_page_script_is_its_js_files_and_parses(tmp_path):
@@ -514,26 +509,6 @@ def test_the_page_script_is_its_js_files_and_parses(tmp_path):
         pytest.skip("node is not installed")
     (tmp_path / "page.js").write_text(f"const install = {script};\n", encoding="utf-8")
     subprocess.run(["node", "--check", str(tmp_path / "page.js")], check=True)
-
-
-@pytest.mark.parametrize(
-    "text, kind, said",
-    [
-        ("<b>Hallo</b> Welt, wie geht es?", "markup", "**markup**"),
-        ("Ein Mann &amp; eine Frau.", "markup", "**markup**"),
-        ("#$%&* 1234 = 56 !!", "symbols", "mostly **symbols**"),
-    ],
-)
-def test_markup_and_mostly_symbols_get_one_warning_like_emoji(checkpoint, text, kind, said):
-    """One guard rail of the same kind as the emoji's (bytes) for markup or a text of mostly symbols: the page's
-    notice says it (the tiny tokenizer spells some symbols as bytes: then the bytes warning says it)."""
-    trace = session.translate_text(session.Runner(checkpoint), text, "de-en")[0]
-    rails = [rail.kind for rail in session.guard_rail_notes(trace) if rail.kind in ("bytes", "markup", "symbols")]
-    assert len(rails) == 1 and rails[0] in (kind, "bytes")
-    assert "fluent nonsense" in session.notice_markdown(trace)
-    if rails[0] == kind:
-        assert said in session.notice_markdown(trace)
-    assert language.guard_rails(text, ["▁a"] * 5, "de-en")[0].kind == kind  # on plain subwords: this kind
 
 
 def test_a_sentence_with_a_comparison_sign_is_not_markup():

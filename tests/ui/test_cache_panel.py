@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from model.analysis.kv_cache import record_trace_cache
-from helpers import array, figure_json
-from ui import session
+from helpers import array, figure_json, translated_trace
+from serving import Runner
 from serving import jobs
 from ui.explain import cache as cache_panel
 from ui.explain.panel import kept_for, sentence_matches
@@ -18,7 +18,7 @@ from visualizer.theme import ACCENT_COLOR
 
 
 def test_cache_view_rows_grow_with_the_step(checkpoint, trace):
-    recording = jobs.record_cache(session.Runner(checkpoint), trace)
+    recording = jobs.record_cache(Runner(checkpoint), trace)
     independent = record_trace_cache(checkpoint.model, trace)
     for step in (1, 3):
         value, facts = cache_panel.cache_views(trace, recording, step, 2, 3)
@@ -36,8 +36,8 @@ def test_cache_view_rows_grow_with_the_step(checkpoint, trace):
 
 
 def test_a_kept_cache_of_another_translation_is_not_shown(checkpoint, trace):
-    other = session.translate_text(session.Runner(checkpoint), "Zwei Hunde spielen im Schnee.", "de-en")[0]
-    kept = kept_for(trace, recording=jobs.record_cache(session.Runner(checkpoint), trace))
+    other = translated_trace(checkpoint, "Zwei Hunde spielen im Schnee.", "de-en")
+    kept = kept_for(trace, recording=jobs.record_cache(Runner(checkpoint), trace))
     assert sentence_matches(trace, kept) and not sentence_matches(other, kept) and not sentence_matches(trace, None)
     with pytest.raises(ValueError, match="cached rows"):
         cache_figures.cache_figure(

@@ -21,8 +21,8 @@ from model.analysis import compare as model_compare
 from model.analysis.compare import translating_step
 from model.decoding.greedy import translate
 from model.text.tokenizer import SPECIAL_TOKENS
-from serving import jobs
-from ui import build_demo, compare, compare_views, redraw, session, share
+from serving import Runner, jobs
+from ui import build_demo, compare, compare_views, redraw, share
 from ui.common import Page
 from ui.text import BLOG_PAIR
 from visualizer.lines import LINE_THRESHOLD
@@ -38,7 +38,7 @@ def independent(checkpoint):
 
 @pytest.fixture(scope="module")
 def runner(checkpoint):
-    return session.Runner(checkpoint)
+    return Runner(checkpoint)
 
 
 @pytest.fixture(scope="module")
@@ -140,8 +140,9 @@ def assert_shows(page: dict, independent, token) -> None:
         assert step == translating_step(trace, position).step
         assert labels == list(trace.candidate_tokens[step][: len(labels)])
         np.testing.assert_array_equal(probs, trace.candidate_probs[step][: len(labels)])
-        assert f"step {step + 1} of sentence {n} (p = {trace.candidate_probs[step][0]:.3f}" in page["compare-message"]
         steps.append(step)
+    probs = " / ".join(f"{trace.candidate_probs[step][0]:.3f}" for trace, step in zip(independent, steps))
+    assert f"p = {probs})" in page["compare-message"]
     expected = []
     for kind, a, b in (
         ("encoder", first.encoder_attention[:, :, at[0]], second.encoder_attention[:, :, at[1]]),
@@ -319,24 +320,29 @@ def test_the_link_names_the_comparison_on_the_compare_tab(tab, independent, toke
     )
 
 
-# --------------------------------------------------------------------------- the plain sentence
+# --------------------------------------------------------------------------- the plain sentences
 WORDS = ["<2de>", "▁The", "▁anim", "al", "▁crossed", "▁the", "▁street", "▁because", "▁it", "▁was", "▁tired", "."]
 IT = WORDS.index("▁it")
 
 
-def made_comparison(weights_to: dict[str, float], sentence: int = 1) -> model_compare.Comparison:
+def made_comparison(
+    weights_to: dict[str, float], sentence: int = 1, outputs=("▁es", "▁es"), second_to: dict[str, float] | None = None
+) -> model_compare.Comparison:
     """Two sentences of WORDS whose encoder rows of "▁it" (2 layers x 2 heads) look at "▁was" alone, except that
-    layer 1, head 2 of `sentence` sends `weights_to` = {token: weight} and the rest of its row to "▁was"."""
+    layer 1, head 2 of `sentence` sends `weights_to` = {token: weight} (and of the other sentence `second_to`) and the
+    rest of its row to "▁was"; "▁it" becomes `outputs` in the two sentences."""
 
     def looks(n: int) -> model_compare.TokenLooks:
         rows = np.zeros((2, 2, len(WORDS)))
         rows[..., WORDS.index("▁was")] = 1.0
-        if n == sentence:
+        sends = weights_to if n == sentence else second_to
+        if sends:
             rows[0, 1] = 0.0
-            for token, weight in weights_to.items():
+            for token, weight in sends.items():
                 rows[0, 1, WORDS.index(token)] = weight
-            rows[0, 1, WORDS.index("▁was")] += 1 - sum(weights_to.values())
-        step = model_compare.TranslatingStep(3, "alignment", "▁es", ["▁es"], np.array([0.9]), 0.5)
+            rows[0, 1, WORDS.index("▁was")] += 1 - sum(sends.values())
+        chosen = outputs[n - 1]
+        step = model_compare.TranslatingStep(3, "alignment", chosen, [chosen, "▁sie"], np.array([0.9, 0.05]), 0.5)
         return model_compare.TokenLooks(IT, rows, step, np.full((2, 2, len(WORDS)), 1 / len(WORDS)), list(WORDS))
 
     first, second = looks(1), looks(2)
@@ -344,56 +350,114 @@ def made_comparison(weights_to: dict[str, float], sentence: int = 1) -> model_co
     return model_compare.Comparison("▁it", first, second, np.zeros((2, 2)), np.zeros((2, 2)), [head])
 
 
-def test_the_sentence_says_no_head_links_it_below_a_quarter():
-    # "animal" is two pieces: its weight is theirs together, 0.06 + 0.04
+def test_the_summary_says_whether_the_output_tells_the_two_apart():
+    said = compare_views.summary(made_comparison({}), ("animal", "street"))
+    assert said.startswith("**“it” becomes “es” in both sentences** (step 4, p = 0.900 / 0.900)")
+    assert "does not tell the two “it”s apart" in said
+    said = compare_views.summary(made_comparison({}, outputs=("▁es", "▁sie")), ("animal", "street"))
+    assert said.startswith("**“it” becomes “es” in sentence 1 and “sie” in sentence 2**")
+    assert "its output tells the two apart" in said and "does not" not in said.split("**")[2].split(".")[0]
+
+
+def test_the_sentence_says_no_head_links_it_below_a_quarter_with_both_sentences_numbers():
+    # "animal" is two pieces: its weight is theirs together, 0.06 + 0.04 in sentence 1; sentence 2 sends it nothing
     said = compare_views.story(made_comparison({"▁anim": 0.06, "al": 0.04}), ("animal", "street"))
-    assert said.startswith("No encoder head of this model sends more than 0.10 of “it” to “animal” or “street”")
-    assert "the most: to “animal” in sentence 1, layer 1 · head 2" in said
+    assert said.startswith(
+        "No encoder head links “it” to “animal” or “street”: the most any sends is encoder layer 1 · head 2, to "
+        "“animal”, 0.10 / 0.00 of its attention (sentence 1 / sentence 2)."
+    )
 
 
-def test_the_sentence_names_the_head_that_links_it_from_a_quarter_on():
-    said = compare_views.story(made_comparison({"▁street": 0.30}, sentence=2), ("animal", "street"))
-    assert said.startswith("Encoder layer 1 · head 2 sends 0.30 of “it” to “street” in sentence 2.")
+def test_the_sentence_names_the_head_that_links_it_and_its_weight_in_both_sentences():
+    said = compare_views.story(made_comparison({"▁street": 0.30}, 2, second_to={"▁street": 0.28}), ("animal", "street"))
+    assert said.startswith(
+        "The encoder head that links “it” most to “animal” or “street” is encoder layer 1 · head 2: it sends “street” "
+        "0.28 / 0.30 of its attention (sentence 1 / sentence 2), about the same in both, so this head does not "
+        "separate the sentences either."
+    )
+    said = compare_views.story(made_comparison({"▁street": 0.60}, 2, second_to={"▁street": 0.28}), ("animal", "street"))
+    assert "it sends “street” 0.28 / 0.60 of its attention (sentence 1 / sentence 2), more in sentence 2." in said
     said = compare_views.story(made_comparison({"▁street": 0.24}, sentence=2), ("animal", "street"))
-    assert said.startswith("No encoder head of this model sends more than 0.24")
+    assert said.startswith("No encoder head links “it”") and "0.00 / 0.24" in said
 
 
-def test_the_sentence_names_the_keys_the_top_head_separates_through():
+def test_the_sentence_names_the_keys_the_top_head_differs_on_with_both_weights():
     said = compare_views.story(made_comparison({"▁tired": 0.7}), ("animal", "street"))
-    # the top head (layer 1, head 2): sentence 1 looks most at "tired" (0.70), sentence 2 at "was" (1.00)
-    assert said.endswith("separates the two sentences through “tired” / “was” (0.70 / 1.00).")
+    # the top head (layer 1, head 2): sentence 1 sends "tired" 0.70 and "was" 0.30, sentence 2 "was" 1.00: both keys
+    # differ by 0.70, named in the sentence's order
+    assert said.endswith(
+        "differ most between the sentences is encoder self · layer 1 · head 2 (by 0.50 of 1), most at “was” "
+        "(0.30 / 1.00) and “tired” (0.70 / 0.00)."
+    )
 
 
-def test_the_blog_pairs_sentence_is_the_traces_numbers(independent):
-    """Without "▁it" in the tiny tokenizer the pair's shared token stands in; the largest weight any encoder head
-    sends from it to "animal" or "street" (their pieces summed), found here with plain loops, is the one said."""
+def plain_words(tokens) -> list[tuple[str, list[int]]]:
+    """(word, its pieces' positions) written out: a new word at each "▁", the special tokens left out."""
+    words, current = [], None
+    for i, piece in enumerate(tokens):
+        if piece in SPECIAL_TOKENS or piece.startswith("<2"):
+            continue
+        if piece.startswith("▁") or current is None:
+            current = ["", []]
+            words.append(current)
+        current[0] += piece.replace("▁", "")
+        current[1].append(i)
+    return [(text, positions) for text, positions in words]
+
+
+def test_the_blog_pairs_sentences_are_both_traces_numbers(independent):
+    """Without "▁it" in the tiny tokenizer the pair's shared token stands in. Found here with plain loops over both
+    traces: the head and word ("animal" or "street", pieces summed) with the largest weight in either sentence, and
+    that head's weight in each; the output token in each; the keys where the top head's two rows differ most."""
     first, second = independent
     token = compare.pick_token(first, second, "▁it")
     result = compare.comparison(first, second, token)
+    queries = [trace.source_tokens.index(token) for trace in independent]
+    said = compare_views.summary(result, ("animal", "street"))
+    # the output at the step that translates the token, in each sentence
+    outputs = [trace.output_tokens[translating_step(trace, q).step] for trace, q in zip(independent, queries)]
+    assert ("in both sentences**" in said) == (outputs[0] == outputs[1])
+    # the strongest link, and the same head's weight in the other sentence
     best, where = -1.0, None
-    for n, trace in ((1, first), (2, second)):
-        query = trace.source_tokens.index(token)
-        words, current = [], None
-        for i, piece in enumerate(trace.source_tokens):
-            if piece in SPECIAL_TOKENS:
-                continue
-            if piece.startswith("▁") or current is None:
-                current = ["", []]
-                words.append(current)
-            current[0] += piece.replace("▁", "")
-            current[1].append(i)
-        for text, positions in words:
-            if text.strip(".,").lower() not in ("animal", "street"):
-                continue
-            for layer in range(trace.encoder_attention.shape[0]):
-                for head in range(trace.encoder_attention.shape[1]):
-                    weight = sum(float(trace.encoder_attention[layer, head, query, p]) for p in positions)
-                    if weight > best:
-                        best, where = weight, (text, n, layer + 1, head + 1)
-    said = compare_views.story(result, ("animal", "street"))
+    for name in ("animal", "street"):
+        found = []
+        for trace in independent:
+            pieces = [p for text, p in plain_words(trace.source_tokens) if text.strip(".,").lower() == name]
+            found.append(pieces[0] if pieces else None)
+        for layer, head in np.ndindex(first.encoder_attention.shape[:2]):
+            weights = [
+                None if p is None else sum(float(t.encoder_attention[layer, head, q, i]) for i in p)
+                for t, q, p in zip(independent, queries, found)
+            ]
+            if max(w or 0.0 for w in weights) > best:
+                best, where = max(w or 0.0 for w in weights), (name, layer, head, weights)
     if where is None:
-        assert said.startswith("Neither sentence has")
-    elif best < 0.25:  # the threshold the page states: a quarter of the token's attention
-        assert f"sends more than {best:.2f} of" in said and f"in sentence {where[1]}, layer {where[2]}" in said
+        assert "Neither sentence has" in said
     else:
-        assert said.startswith(f"Encoder layer {where[2]} · head {where[3]} sends {best:.2f} of")
+        name, layer, head, weights = where
+        shown = " / ".join("–" if w is None else f"{w:.2f}" for w in weights)
+        assert f"encoder layer {layer + 1} · head {head + 1}" in said and f"{shown} of its attention" in said
+        assert ("No encoder head links" in said) == (best < 0.25)  # a quarter of the token's attention, as said
+    # the top head (ranked independently in test_the_numbers_shown_equal_two_independent_translations): the keys
+    top = result.ranking[0]
+    rows = [
+        (
+            t.encoder_attention[top.layer, top.head, q]
+            if top.kind == "encoder"
+            else t.cross_attention[top.layer, top.head, s]
+        )
+        for t, q, s in zip(independent, queries, [translating_step(t, q).step for t, q in zip(independent, queries)])
+    ]
+    named = [
+        dict(zip(zip(t.source_tokens, [t.source_tokens[:i].count(x) for i, x in enumerate(t.source_tokens)]), r))
+        for t, r in zip(independent, rows)
+    ]
+    keys = list(dict.fromkeys([*named[0], *named[1]]))
+    gaps = sorted(keys, key=lambda k: -abs(named[0].get(k, 0.0) - named[1].get(k, 0.0)))[:2]
+    for key in gaps:
+        a, b = named[0].get(key), named[1].get(key)
+        numbers = f"{a:.2f} / {b:.2f}" if a is not None and b is not None else None
+        text = f"“{html.escape(key[0].replace('▁', ''))}” ("
+        assert text in said.split("differ most between")[1]
+        if numbers:
+            assert f"{text}{numbers})" in said

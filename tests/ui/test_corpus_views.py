@@ -285,7 +285,9 @@ def test_the_sentence_and_the_attribution_run_through_the_runner(data, corpus_ch
 def test_a_missing_or_stale_corpus_file_says_how_to_make_it(tiny_checkpoint, corpus_checkpoint, tmp_path):
     missing = corpus_figures.CorpusData(load_checkpoint(tiny_checkpoint)).get()
     assert missing[0] is None and "there is no" in missing[1]
-    assert f"python3 -m scripts.corpus_heads --checkpoint {tiny_checkpoint}" in missing[1]
+    # the checkpoint named by its folder (it lies outside the repository), never by the server's path
+    assert f"python3 -m scripts.corpus_heads --checkpoint {tiny_checkpoint.name}" in missing[1]
+    assert str(tiny_checkpoint.parent) not in missing[1]
     stale_dir = tmp_path / "stale"
     shutil.copytree(corpus_checkpoint.path, stale_dir)
     stale = load_checkpoint(stale_dir)
@@ -323,20 +325,24 @@ def test_the_explain_tab_holds_the_corpus_panels(demo, tiny_checkpoint):
     assert "corpus-missing" in elem_ids(without) and "corpus-roles" not in elem_ids(without)
     assert "attribution-run" in elem_ids(without)
     [message] = [b.value for b in without.blocks.values() if getattr(b, "elem_id", None) == "corpus-missing"]
-    assert f"python3 -m scripts.corpus_heads --checkpoint {tiny_checkpoint}" in message and "there is no" in message
+    assert (
+        f"python3 -m scripts.corpus_heads --checkpoint {tiny_checkpoint.name}" in message and "there is no" in message
+    )
     assert {"corpus_attribution", "corpus_sentence_vectors"} <= set(JOBS)
-    # no listener of the panels draws: their plots are outputs of the one redraw only
+    # no action of the panels draws: their plots are drawn by the views (ui/redraw.py), from what the actions keep
     plots = {"corpus-roles", "corpus-pruning", "corpus-qk", "corpus-prune-plot", "attribution-plot"}
-    for fn in demo.fns.values():
-        drawn = {getattr(c, "elem_id", None) for c in fn.outputs} & plots
-        assert not drawn or fn.name == "redraw", fn.name
+    actions = [fn.fn.action for fn in demo.fns.values() if hasattr(fn.fn, "action")]
+    assert len(actions) > 20
+    for action in actions:
+        drawn = {getattr(c, "elem_id", None) for c in action.outputs} & plots
+        assert not drawn, action.fn
 
 
 def test_the_corpus_panel_draws_when_opened_and_redraws_only_what_its_controls_change(demo, data, trace):
     page = ExplainPage(demo, trace)
     first = page.draw()
     assert "attribution-facts" in first and not {"corpus-roles", "corpus-pruning", "corpus-qk"} & set(first)
-    opened = page.set(on(demo, "corpus-heads", "select").fn())  # the visitor opens the sub-tab
+    opened = page.set(on(demo, "corpus-heads", "select").fn.action.fn())  # the visitor opens the sub-tab
     assert {"corpus-roles", "corpus-pruning", "corpus-qk"} <= set(opened)
     assert figure_json(opened["corpus-roles"]) == figure_json(corpus_figures.roles_view(data))
     assert figure_json(opened["corpus-qk"]) == figure_json(corpus_figures.qk_view(data, "cross", 1, 1, "side"))
@@ -351,7 +357,7 @@ def test_the_corpus_panel_draws_when_opened_and_redraws_only_what_its_controls_c
     assert set(k) & {"corpus-roles", "corpus-pruning", "corpus-qk"} == {"corpus-pruning"}
     assert [s["x0"] for s in figure_json(k["corpus-pruning"])["layout"]["shapes"]] == [5, 5]
     # the sentence on the map: the runner's job, kept, drawn by the redraw (and gone for another head)
-    placed = page.set(on(demo, "corpus-qk-place", "click").fn(trace, "encoder", 1, 3))
+    placed = page.set(on(demo, "corpus-qk-place", "click").fn.action.fn(trace, "encoder", 1, 3))
     mine = [s for s in figure_json(placed["corpus-qk"])["data"] if s["name"].startswith("this sentence")]
     assert [len(array(s["x"])) for s in mine] == [len(trace.source_tokens)] * 2
     other = page.set({page.component("corpus-qk-head"): 2})
@@ -362,8 +368,8 @@ def test_the_corpus_panel_draws_when_opened_and_redraws_only_what_its_controls_c
 
 def test_pruning_the_least_important_heads_goes_through_the_intervention_path(demo, data, trace, corpus_checkpoint):
     page = ExplainPage(demo, trace)
-    page.set(on(demo, "corpus-heads", "select").fn())
-    shown = page.set(on(demo, "corpus-prune-run", "click").fn(trace, 4))
+    page.set(on(demo, "corpus-heads", "select").fn.action.fn())
+    shown = page.set(on(demo, "corpus-prune-run", "click").fn.action.fn(trace, 4))
     ablation = corpus_figures.pruned_ablation(data, 4)
     again = translate(
         corpus_checkpoint.model, corpus_checkpoint.tokenizer, trace.source_text, trace.direction, ablation=ablation
@@ -378,15 +384,15 @@ def test_pruning_the_least_important_heads_goes_through_the_intervention_path(de
 
 def test_opening_a_head_sets_the_attention_tabs_controls(demo, trace):
     fn = on(demo, "corpus-open-head", "input")
-    updates = by_id(fn.fn(trace, "decoder_self:2:3"))
+    updates = by_id(fn.fn.action.fn(trace, "decoder_self:2:3"))
     assert updates["attention-kind"] == "decoder_self" and updates["head"] == "3"
     assert updates["layer"].value == 2
     assert [v for k, v in updates.items() if isinstance(k, gr.State)] == ["attention"]  # the open tab
     assert (updates["corpus-qk-kind"], updates["corpus-qk-layer"], updates["corpus-qk-head"]) == ("decoder_self", 2, 3)
-    without_trace = by_id(fn.fn(None, "cross:1:2"))  # no sentence: the corpus map shows the head, no tab change
+    without_trace = by_id(fn.fn.action.fn(None, "cross:1:2"))  # no sentence: the corpus map shows the head, no tab change
     assert without_trace == {"corpus-qk-kind": "cross", "corpus-qk-layer": 1, "corpus-qk-head": 2}
     page = ExplainPage(demo, trace)
-    page.set(on(demo, "corpus-heads", "select").fn())
+    page.set(on(demo, "corpus-heads", "select").fn.action.fn())
     roles = page.set({page.component("corpus-open-head"): "decoder_self:2:3"})["corpus-roles"]
     (circle,) = figure_json(roles)["layout"]["shapes"]  # the opened head outlined in the grid
     assert (circle["x0"], circle["y0"]) == (2.55, 1.55)
@@ -395,7 +401,7 @@ def test_opening_a_head_sets_the_attention_tabs_controls(demo, trace):
 def test_the_attribution_panel_follows_the_step_once_computed(demo, trace):
     page = ExplainPage(demo, trace)
     assert page.draw()["attribution-facts"] == attribution.WAITING
-    kept = on(demo, "attribution-run", "click").fn(trace)
+    kept = on(demo, "attribution-run", "click").fn.action.fn(trace)
     first = page.set(kept)
     assert first["attribution-plot"] is not None and "Step 1" in first["attribution-facts"]
     stepped = page.set({page.step: 2})
@@ -438,7 +444,8 @@ def test_provenance_the_attribution_shown_is_the_derivative_of_the_models_log_pr
     number the panel shows.
     The corner's f(x) - f(0) is the same scoring with every source embedding zeroed."""
     page = ExplainPage(demo, trace)
-    page.set(on(demo, "attribution-run", "click").fn(trace))
+    page.draw()  # the Explain tab showing the translation
+    page.set(on(demo, "attribution-run", "click").fn.action.fn(trace))
     step = 2
     shown = page.set({page.step: step})
     model = copy.deepcopy(corpus_checkpoint.model).double()
@@ -460,3 +467,21 @@ def test_provenance_the_attribution_shown_is_the_derivative_of_the_models_log_pr
     zero, one = scaled_source_log_probs(model, trace.source_ids, trace.output_ids, -1, [0.0, 1.0])[:, t]
     corner = next(a["text"] for a in figure["layout"]["annotations"] if a["text"].startswith("Σ IG"))
     assert float(corner.split("f(x) − f(0)")[1]) == pytest.approx(one - zero, abs=2e-3)
+
+
+def test_the_roles_summary_says_what_the_roles_mean_for_this_model(corpus_checkpoint):
+    """Counted here from the corpus file's roles: per kind, the heads with one role and the rest ("no single role")."""
+    data, _ = corpus_figures.CorpusData(corpus_checkpoint).get()
+    said = corpus_figures.roles_summary(data)
+    for kind, label in (
+        ("encoder", "Encoder self-attention"),
+        ("decoder_self", "Masked decoder self-attention"),
+        ("cross", "Cross-attention"),
+    ):
+        roles = list(np.asarray(data.roles[kind]).ravel())
+        mixed = sum(role == "mixed" for role in roles)
+        if mixed == len(roles):
+            assert f"{label}: none of its {len(roles)} heads does one job on most sentences." in said
+        else:
+            assert f"{label}: {len(roles) - mixed} of its {len(roles)} heads have one role (" in said
+    assert "A head of “no single role” does none of these fixed jobs" in said

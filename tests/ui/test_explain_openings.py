@@ -12,6 +12,7 @@ import shutil
 from html.parser import HTMLParser
 
 import gradio as gr
+import numpy as np
 import pytest
 from markdown_it import MarkdownIt
 
@@ -22,6 +23,7 @@ from model.analysis.paper_figures import PAPER_FIGURES
 from model.decoding.greedy import translate
 from model.training import film
 from explain_page import ExplainPage
+from ui.common import markdown_text
 from ui.explain.panels import PANELS
 from ui.explain import attribution, paper, panel
 from ui.explain.branching import branch_choices
@@ -223,5 +225,10 @@ def test_tokens_and_sentences_in_panel_texts_show_as_written(demo, page_trace):
         shown = shown_markdown(value)
         assert not raw_in(gr.Markdown(), value), value
         assert f"Step {step}, “{output[step - 1]}”" in shown, shown
-    assert shown_markdown(panel.markdown_text("▁didn't <2de> a*b*c [x] & \\")) == "▁didn't <2de> a*b*c [x] & \\"
+        # the plain opening says whether the token the output depends on most is the one the last layer reads most
+        depends = np.argmax(np.abs(kept["result"].integrated_gradients[step - 1]))
+        read = np.argmax(trace.cross_attention[-1, :, step - 1].mean(0))
+        assert shown.index("In detail:") > shown.index(": it depends most on")
+        assert ("so here attention shows what the output rests on" in shown) == (depends == read), shown
+    assert shown_markdown(markdown_text("▁didn't <2de> a*b*c [x] & \\")) == "▁didn't <2de> a*b*c [x] & \\"
     assert shown_markdown(panel.code("<2de>")) == "<2de>"

@@ -63,6 +63,7 @@ def two_traces(tiny_checkpoint):
 def test_a_result_kept_for_one_translation_is_not_drawn_for_another(demo, two_traces, button, shown):
     first, second = two_traces
     page = ExplainPage(demo, first)
+    page.draw()  # the Explain tab showing the first translation
     page.press(button, first)
     assert page.shown(shown) is not None
     page.values[page.trace_state] = second  # the kept result stays in its gr.State until the redraw clears it

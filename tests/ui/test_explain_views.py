@@ -14,9 +14,10 @@ import pytest
 from helpers import array, figure_json
 
 from model.decoding.ablation import Ablation
-from ui import session
+from serving import Runner
 from ui.explain import ablation as ablation_panel, alignment, beam, branching, diagnostics, lens, no_pe, panel
 from visualizer import explain as figures
+from visualizer.lens import logit_lens_figure
 from visualizer.alignment import alignment_figure
 
 SOURCE = ["<2en>", "▁Ein", "▁Mann", "▁fährt", ".", "[EOS]"]
@@ -43,14 +44,14 @@ def test_probability_change_bars_are_the_differences():
 def test_logit_lens_outlines_the_chosen_token_and_escapes():
     tokens = [["▁is", "▁man", HOSTILE], ["▁man", "▁is", "▁a"]]
     probs = np.array([[0.4, 0.3, 0.1], [0.8, 0.1, 0.05]])
-    fig = figures.logit_lens_figure(tokens, probs, "▁man", title="lens")
+    fig = logit_lens_figure(tokens, probs, "▁man", title="lens")
     (heatmap,) = fig.data
     assert heatmap.text[0][2] == "&lt;img src=x on…"  # cut to 14 characters, then escaped
     assert list(fig.layout.yaxis.ticktext) == ["layer 1", "layer 2 (output)"]
     outlined = sorted((round(s.y0 + 0.5), round(s.x0 + 0.5)) for s in fig.layout.shapes)
     assert outlined == [(0, 1), (1, 0)]  # (layer, rank) of "▁man"
     with pytest.raises(ValueError, match="lists"):
-        figures.logit_lens_figure(tokens[:1], probs)
+        logit_lens_figure(tokens[:1], probs)
 
 
 def test_alignment_figure_draws_one_line_per_link():
@@ -126,7 +127,7 @@ def test_checkboxes_become_an_ablation():
 
 
 def test_intervention_scores_the_original_output(checkpoint, trace):
-    result = panel.intervene(session.Runner(checkpoint), trace, Ablation(cross_heads={(0, 0), (1, 1)}))
+    result = panel.intervene(Runner(checkpoint), trace, Ablation(cross_heads={(0, 0), (1, 1)}))
     assert result.changed_probs.shape == trace.chosen_probs.shape
     assert not np.allclose(result.changed_probs, trace.chosen_probs)
     assert result.trace.ablation["cross_heads"] == [[0, 0], [1, 1]]
@@ -143,13 +144,13 @@ def test_branch_forces_the_candidate_and_keeps_the_prefix(checkpoint, trace):
     candidate = dropdown.value
     assert candidate != trace.output_ids[t] and candidate in trace.candidate_ids[t]
     assert len(dropdown.choices) == trace.candidate_ids.shape[1]
-    branched, step = branching.branch(session.Runner(checkpoint), trace, 2, candidate)
+    branched, step = branching.branch(Runner(checkpoint), trace, 2, candidate)
     assert step == t and branched.forced_steps == t + 1
     assert branched.output_ids[: t + 1] == [*trace.output_ids[:t], candidate]
     html = panel.comparison_html(trace, branched, "Branch", forced_step=t)
     assert 'class="tok forced"' in html and "outputs part at step 2" in html
     with pytest.raises(gr.Error, match="candidate"):
-        branching.branch(session.Runner(checkpoint), trace, 2, None)
+        branching.branch(Runner(checkpoint), trace, 2, None)
 
 
 def test_beam_table_lists_greedy_and_the_hypotheses(checkpoint, trace):
@@ -185,7 +186,7 @@ def test_lens_view_is_the_traces_logit_lens(trace):
 
 
 def test_without_positions_compares_encoder_attention(checkpoint, trace):
-    result = panel.intervene(session.Runner(checkpoint), trace, Ablation(positional_encoding=False))
+    result = panel.intervene(Runner(checkpoint), trace, Ablation(positional_encoding=False))
     assert result.label == "no positional encodings" and result.trace.ablation["positional_encoding"] is False
     value = no_pe.positions_views(trace, result, 2, 3)
     z = [array(panel["z"]) for panel in figure_json(value)["data"]]

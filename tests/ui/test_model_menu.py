@@ -21,7 +21,6 @@ from model.checkpoints.catalogue import OPUS_MT, OPUS_MT_ENV, OPUS_MT_REPOS, OWN
 from model.decoding.greedy import translate as core_translate
 from ui import models
 
-from explain_page import listener
 from helpers import api_function
 
 SENTENCE = "Der Hund läuft über die nasse Straße."
@@ -64,8 +63,9 @@ def status_of(demo, page: str = ""):
 
 
 def handler(demo, name: str, page: str = ""):
-    """The menu's Python listener called `name` (pick, tick, visit) on `page`."""
-    return listener(demo, name, page).fn
+    """The menu's Python listener called `name` (model_pick, model_tick, model_visit) on `page`."""
+    [fn] = [f for f in demo.fns.values() if f.name == name and f.page == page]
+    return fn.fn
 
 
 def by_elem_id(result: dict) -> dict:
@@ -98,6 +98,7 @@ def test_picking_opus_mt_downloads_it_with_progress_and_opens_its_page(hub, tiny
     translate_api = api_function(demo, "translate").fn
     with pytest.raises(Exception, match="not loaded on this server"):
         translate_api(SENTENCE, "de-en", OPUS_MT.key)
+    own = translate_api(SENTENCE, "de-en", OWN.key)["translation"]
     progress_lines = []
     original = demo.later.progress_bar
 
@@ -139,11 +140,11 @@ def test_picking_opus_mt_downloads_it_with_progress_and_opens_its_page(hub, tiny
     ]
     assert menu(demo, OPUS_MT.key)._id in demo.config["page"][OPUS_MT.key]["components"]  # served from the new config
 
-    trace = listener(demo, "translate_page", OPUS_MT.key).fn(SENTENCE, "de-en")[0]
     checkpoint = load_opus_mt("de-en", folder=opus_mt_folder)
     expected = core_translate(checkpoint.model, checkpoint.tokenizer, SENTENCE, "de-en")
-    assert trace.model == OPUS_MT.key and trace.output_ids == expected.output_ids
-    assert translate_api(SENTENCE, "de-en", OPUS_MT.key) == expected.translation  # the API has it too
+    assert demo.runners[OPUS_MT.key].model == OPUS_MT.key
+    assert translate_api(SENTENCE, "de-en", OPUS_MT.key)["translation"] == expected.translation  # the API has it
+    assert translate_api(SENTENCE, "de-en", OWN.key)["translation"] == own  # and the own model as before
 
 
 def test_an_unreachable_hub_says_so_in_one_plain_sentence(no_hub, tiny_checkpoint):
@@ -159,7 +160,7 @@ def test_an_unreachable_hub_says_so_in_one_plain_sentence(no_hub, tiny_checkpoin
     for leak in ("Error", "Errno", "huggingface_hub", "http", "Traceback", "LocalEntry", "MarianError"):
         assert leak not in text
     assert [path for path, *_ in demo.pages] == ["", OPUS_MT.key]  # the placeholder stays, the own model serves
-    assert listener(demo, "translate_page", "").fn(SENTENCE, "de-en")[0].model == OWN.key
+    assert api_function(demo, "translate").fn(SENTENCE, "de-en", OWN.key)["translation"]
 
 
 def test_model_opus_mt_without_the_hub_says_why_the_own_model_is_shown(no_hub, tiny_checkpoint):

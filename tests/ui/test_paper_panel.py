@@ -11,7 +11,7 @@ import pytest
 
 from model.analysis.paper_figures import PAPER_FIGURES
 from helpers import array, figure_json
-from ui import session
+from serving import Runner
 from ui.explain import paper as paper_panel
 from visualizer import paper as paper_figures
 from visualizer.theme import ACCENT_COLOR, PRIMARY_COLOR
@@ -46,7 +46,7 @@ def test_paper_lines_opacity_is_the_heads_weight():
 def test_paper_panel_runs_once_and_draws_the_best_head(checkpoint, monkeypatch):
     short = tuple(dataclasses.replace(f, sentence=SHORT_SENTENCES[f.name]) for f in PAPER_FIGURES)
     monkeypatch.setattr(paper_panel, "FIGURES", short)
-    store = paper_panel.PaperResults(session.Runner(checkpoint))
+    store = paper_panel.PaperResults(Runner(checkpoint))
     results = store.get()
     assert store.get() is results  # computed once, then reused
     result = results[1]  # figures 4-5
@@ -69,7 +69,7 @@ def test_paper_panel_runs_once_and_draws_the_best_head(checkpoint, monkeypatch):
 
 def test_paper_sentences_too_long_for_the_tokenizer_get_a_clear_message(checkpoint):
     store = paper_panel.PaperResults(
-        session.Runner(checkpoint)
+        Runner(checkpoint)
     )  # the paper's full sentences: the tiny tokenizer cuts them
     with pytest.raises(gr.Error, match="cannot be searched"):
         store.get()

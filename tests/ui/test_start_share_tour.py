@@ -11,6 +11,7 @@ import gradio as gr
 import pytest
 
 from model.text import language, limits
+from helpers import translated_trace
 from serving import Runner
 from ui import build_demo, session, share, tour
 from ui.text import EXAMPLES
@@ -20,7 +21,7 @@ GERMAN = "Zwei Hunde spielen im Schnee."
 
 @pytest.fixture(scope="module")
 def trace(checkpoint):
-    return session.translate_text(session.Runner(checkpoint), GERMAN, "de-en")[0]
+    return translated_trace(checkpoint, GERMAN, "de-en")
 
 
 def listener(demo: gr.Blocks, name: str):
@@ -44,6 +45,21 @@ def by_id(updates: dict) -> dict:
 def test_wrong_language_is_flagged_with_the_direction_that_fits(text, direction, kind):
     [rail] = language.guard_rails(text, ["<2x>", "▁a", "[EOS]"], direction)
     assert rail.kind == kind and rail.switch_to == "-".join(reversed(direction.split("-")))
+
+
+@pytest.mark.parametrize(
+    "translation, said",
+    [
+        ("Ein kleines Mädchen klettert in ein hölzernes Spielhaus.", "wrote **German**: it translated the other way"),
+        ("A little girl climbs into a wooden playhouse.", "wrote **English**, the input's own language: it copied"),
+        ("!!", "not clearly German or English"),
+    ],
+)
+def test_the_wrong_language_notice_says_what_the_model_wrote(translation, said):
+    """English typed under German -> English: the notice reads the output's language and says what happened."""
+    text = "A little girl is climbing into a wooden playhouse."
+    [rail] = language.guard_rails(text, ["<2x>", "▁a", "[EOS]"], "de-en", translation=translation)
+    assert said in rail.message and "may echo" not in rail.message
 
 
 @pytest.mark.parametrize(
@@ -73,12 +89,12 @@ def test_byte_tokens_and_long_inputs_are_flagged():
 
 def test_notice_and_switch_follow_the_trace(checkpoint):
     english = session.translate_text(
-        session.Runner(checkpoint), "A little girl is climbing into a wooden playhouse.", "de-en"
+        Runner(checkpoint), "A little girl is climbing into a wooden playhouse.", "de-en"
     )[0]
     assert "looks like **English**" in session.notice_markdown(english)
     assert session.switch_direction(english) == "en-de"
     german = session.translate_text(
-        session.Runner(checkpoint), "Ein Mann fährt mit dem Fahrrad die Straße entlang.", "de-en"
+        Runner(checkpoint), "Ein Mann fährt mit dem Fahrrad die Straße entlang.", "de-en"
     )[0]
     assert session.switch_direction(german) is None and "looks like" not in session.notice_markdown(german)
 

@@ -15,7 +15,7 @@ from provenance_fixtures import decode_plotly
 
 from visualizer.heatmap import Window, attention_window
 from visualizer.lines import LINE_THRESHOLD, attention_lines
-from visualizer.theme import PALETTE
+from visualizer.line_styles import HEAD_COLORS
 
 LAYER = 1  # 0-based: the tiny model's second layer
 
@@ -68,7 +68,7 @@ def test_each_head_keeps_its_colour_in_the_lines_the_legend_and_the_weights(trac
         assert heads
         for series in heads:
             color = series["marker"]["color"] if series["mode"] == "markers+text" else series["line"]["color"]
-            assert color == PALETTE[head_of(series)], series["name"]
+            assert color == HEAD_COLORS[head_of(series)], series["name"]
     assert {head for head, _, _ in drawn_lines(alone)} == {2}
     legend = [s["name"] for s in everything["data"] if s.get("showlegend", True) and s["name"].startswith("head")]
     assert legend == [f"head {h + 1}" for h in range(part.weights.shape[1])]
@@ -140,3 +140,51 @@ def test_wrong_arguments_are_named(arguments, message):
     weights = np.full((4, 3, 3), 1 / 3)
     with pytest.raises(ValueError, match=message):
         attention_lines(weights, list("abc"), list("xyz"), **arguments)
+
+
+def linear(channel: float) -> float:
+    channel /= 255
+    return channel / 12.92 if channel <= 0.04045 else ((channel + 0.055) / 1.055) ** 2.4
+
+
+# Machado, Oliveira and Fernandes (2009), severity 1: linear RGB as a viewer with the deficiency sees it
+DEFICIENCIES = {
+    "protanopia": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216], [-0.003882, -0.048116, 1.051998]],
+    "deuteranopia": [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413], [-0.011820, 0.042940, 0.968881]],
+    "tritanopia": [[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602], [0.004733, 0.691367, 0.303900]],
+}
+
+
+def test_every_head_of_a_layer_differs_in_colour_and_pattern_under_colour_vision_deficiencies(trace):
+    """Each head's lines: its own dash pattern (distinct whatever colours a viewer sees), and colours apart by at
+    least 0.03 in linear RGB under each simulated deficiency for heads next in the legend; one head alone is solid."""
+    part = trace.attention("encoder")
+    fig = as_json(attention_lines(part.weights[LAYER], part.queries, part.keys))
+    legend = {s["name"]: s["line"] for s in fig["data"] if s.get("mode") == "lines" and s["x"][0] is None}
+    assert len({line["dash"] for line in legend.values()}) == len(legend) == part.weights.shape[1]
+    colors = [tuple(int(c[i : i + 2], 16) for i in (1, 3, 5)) for c in HEAD_COLORS]
+    for name, matrix in DEFICIENCIES.items():
+        seen = [np.asarray(matrix) @ np.array([linear(c) for c in rgb]) for rgb in colors]
+        for a in range(len(seen)):
+            for b in range(a + 1, len(seen)):
+                assert np.abs(seen[a] - seen[b]).max() >= 0.03, (name, HEAD_COLORS[a], HEAD_COLORS[b])
+    alone = as_json(attention_lines(part.weights[LAYER], part.queries, part.keys, heads=[2]))
+    assert {s["line"].get("dash") for s in alone["data"] if s.get("mode") == "lines"} == {"solid"}
+
+
+def test_heads_drawing_the_same_line_lie_side_by_side_and_the_legend_has_no_empty_rows(trace):
+    """Every head's strongest line per query, several heads on one query and key: side by side (fanned out), not
+    one over the other; the legend in one row where the box is 640 px or more, its phone rows in `meta.narrow`."""
+    part = trace.attention("encoder")
+    weights = np.zeros_like(part.weights[LAYER])
+    weights[..., 0] = 1.0  # every head of every query on the first key
+    fig = as_json(attention_lines(weights, part.queries, part.keys))
+    ends = {}
+    for s in fig["data"]:
+        if s.get("mode") == "lines" and s["x"][0] is not None:
+            ends.setdefault(s["name"], set()).update(np.asarray(s["y"], dtype=float)[0::4].tolist())
+    heads = weights.shape[0]
+    assert len(ends) == heads and len({frozenset(e) for e in ends.values()}) == heads  # no two heads on one path
+    layout = fig["layout"]
+    assert layout["margin"]["b"] <= 12 + 30 * int(np.ceil(heads / 8))  # one legend row per 8 heads, no empty band
+    assert layout["meta"]["narrow"]["margin"]["b"] >= layout["margin"]["b"]

@@ -15,6 +15,7 @@ from helpers import HOSTILE, SOURCE, TARGET, heatmaps, highlight_shapes, softmax
 
 import visualizer
 from visualizer import alignment
+from visualizer.attention import ROW_HIGH_PX
 from visualizer.theme import ACCENT_COLOR, GRID_COLOR, MUTED_COLOR, PRIMARY_COLOR
 from visualizer.tokens import token_chips
 
@@ -147,13 +148,13 @@ def plot_height(figure) -> float:
     return figure.layout.height - figure.layout.margin.t - figure.layout.margin.b
 
 
-@pytest.mark.parametrize("rows", [9, 10, 14, 19])
+@pytest.mark.parametrize("rows", [9, 10, 14, 16])
 def test_attention_heatmap_rows_share_a_projector_budget_and_stay_label_high(rows):
-    """Up to 19 rows take no more height than 9 rows of 30 px (a tour stop fits under the bar at 1280x720);
+    """Up to 16 rows take no more height than 9 rows of ROW_HIGH_PX (8 of them under the keys at 1280x720);
     a row never gets shorter than a label (14 px)."""
     nine = visualizer.attention_heatmap(softmax_rows((9, 11)), ["▁x"] * 9, ["▁y"] * 11, title="t")
     many = visualizer.attention_heatmap(softmax_rows((rows, 11)), ["▁x"] * rows, ["▁y"] * 11, title="t")
-    assert plot_height(nine) == pytest.approx(9 * 30, abs=1)
+    assert plot_height(nine) == pytest.approx(9 * ROW_HIGH_PX, abs=1)
     assert plot_height(many) <= plot_height(nine) + 0.5
     assert plot_height(many) / rows >= 14
     longer = visualizer.attention_heatmap(softmax_rows((40, 11)), ["▁x"] * 40, ["▁y"] * 11, title="t")
@@ -362,3 +363,14 @@ def test_a_long_sentences_grid_names_the_current_query():
     fig = visualizer.attention_grid(softmax_rows((1, 8, 60, 60)), words, words, layer=0, columns=4, highlight_query=37)
     labels = grid_query_labels(fig)
     assert "37 w37" in labels and len(labels) < 60
+
+
+def test_one_heads_keys_stand_above_its_rows_under_the_title():
+    """The keys' labels on top (a projector's first screen holds the title, the keys and the first rows) with room
+    for them at projector size between the title and the rows, and the figure's bottom margin small."""
+    keys = ["▁Straße", "▁entlang."] * 5
+    fig = visualizer.attention_heatmap(softmax_rows((9, 10)), ["▁x"] * 9, keys, title="t")
+    assert fig.layout.xaxis.side == "top" and fig.layout.xaxis.tickangle == -45
+    room = 0.62 * 14 * len("▁entlang.") * 0.75  # the longest label turned 45°, at 14 px
+    assert fig.layout.margin.t >= 64 + room and fig.layout.margin.b <= 20
+    assert any(note.text == "keys →" for note in fig.layout.annotations)

@@ -16,7 +16,7 @@ from helpers import HOSTILE, SOURCE, TARGET, full_log, mask_inputs, sinusoids, s
 
 
 import visualizer
-from visualizer import alignment, explain
+from visualizer import alignment, explain, lens
 
 VISUALIZER_DIR = Path(__file__).resolve().parents[2] / "visualizer"
 
@@ -42,7 +42,7 @@ def every_figure() -> dict[str, go.Figure]:
         "mask": visualizer.mask_heatmap(mask, TARGET, TARGET, highlight_row=3, title="mask"),
         "training": visualizer.training_curves_figure(full_log()),
         "probability change": explain.probability_change_figure(TARGET, rng.random(n), rng.random(n), title="t"),
-        "logit lens": explain.logit_lens_figure([TARGET[:3], TARGET[2:5]], rng.random((2, 3)), TARGET[2], title="t"),
+        "logit lens": lens.logit_lens_figure([TARGET[:3], TARGET[2:5]], rng.random((2, 3)), TARGET[2], title="t"),
         # strongest link 0.4: 0.2 + 0.8 * 0.4 / 0.4 is 1.0000000000000002, an opacity Plotly rejects
         "alignment": alignment.alignment_figure(
             SOURCE,

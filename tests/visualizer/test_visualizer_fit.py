@@ -64,3 +64,24 @@ def test_the_masks_batch_panel_shows_every_token_whole():
     shown = [[str(text) for text in row] for row in batch_panel.text]
     assert shown == [visualizer.display_tokens(sentence) for sentence in batch]
     assert "[PAD]" in shown[0] and not any("…" in text for row in shown for text in row)
+
+
+def test_a_phones_logit_lens_turns_the_table_so_each_cell_holds_its_token():
+    """meta.narrow (a phone): a column per layer and a row per rank, the same cells turned (probabilities, tokens and
+    hover), the chosen token's cells still outlined, the colour bar under the table."""
+    from helpers import array
+
+    from visualizer.lens import logit_lens_figure
+
+    tokens = [["▁the", "▁a", "▁street"], ["▁street.", "▁road", "▁a"], ["▁street.", "▁road.", "▁city"]]
+    probs = np.array([[0.2, 0.1, 0.05], [0.5, 0.2, 0.1], [0.9, 0.05, 0.01]])
+    fig = logit_lens_figure(tokens, probs, "▁street.", title="t").to_plotly_json()
+    narrow = fig["layout"]["meta"]["narrow"]
+    [turned] = narrow["traces"]
+    np.testing.assert_array_equal(array(turned["z"]), probs.T)
+    [cells] = fig["data"]
+    assert array(turned["text"]).tolist() == array(cells["text"]).T.tolist()
+    assert narrow["xaxis"]["ticktext"] == ["L1", "L2", "L3 (out)"] and len(narrow["yaxis"]["ticktext"]) == 3
+    outlined = {(round((s["x0"] + s["x1"]) / 2), round((s["y0"] + s["y1"]) / 2)) for s in narrow["shapes"]}
+    assert outlined == {(1, 0), (2, 0)}  # layers 2 and 3 (columns), rank 1 (row)
+    assert turned["colorbar"]["orientation"] == "h" and narrow["margin"]["r"] <= 16

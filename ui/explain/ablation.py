@@ -83,9 +83,11 @@ def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
         )
         return {result: html, figure: change}
 
-    run.click(on_ablate, [page.trace, *boxes], [result, figure], **MODEL_RUN)
+    page.listen(run.click, on_ablate, [page.trace, *boxes], [result, figure], **MODEL_RUN)
     cleared = {result: "", figure: None}
-    clear.click(lambda: {**{box: [] for box in boxes}, **cleared}, None, [*boxes, result, figure], **PRIVATE)
+    page.listen(
+        clear.click, lambda: {**{box: [] for box in boxes}, **cleared}, None, [*boxes, result, figure], **PRIVATE
+    )
     return [cleared_view(cleared)]
 
 

@@ -19,14 +19,13 @@ from serving import jobs
 from visualizer.attribution import attribution_figure
 
 from ..attention import HeadOpener
-from ..common import Page, TabView, plot, step_index
+from ..common import Page, TabView, markdown_text, plot, step_index
 from .panel import (
     MODEL_RUN,
     Panel,
     cleared_view,
     code,
     kept_for,
-    markdown_text,
     require,
     sentence_matches,
     show_result,
@@ -36,8 +35,8 @@ from .panel import (
 IG_STEPS = 32  # integration steps live (completeness error is shown on the figure)
 
 LEAD = (
-    "for each output token, which source tokens the prediction depends on (gradients) "
-    "beside where cross-attention reads; ρ near 1 means the two agree."
+    "which source words each output word depends on, beside the words cross-attention reads; where the two "
+    "match, attention shows why that word came out."
 )
 ABOUT = """
 Attention says where a layer *reads*; attribution measures what the output
@@ -96,12 +95,20 @@ def attribution_facts(trace: TranslationTrace, attribution: Attribution, step: f
     correlations = ", ".join(
         f"layer {l + 1} {value:+.2f}" if np.isfinite(value) else f"layer {l + 1} n/a" for l, value in enumerate(rho)
     )
+    depends = int(np.argmax(np.abs(attribution.integrated_gradients[t])))
+    meaning = (
+        "the same token, so here attention shows what the output rests on"
+        if depends == read
+        else "different tokens, so here attention alone does not show what the output rests on"
+    )
     return (
-        f"Step {t + 1}, “{markdown_text(trace.output_tokens[t])}”: integrated gradients point most to "
+        f"Step {t + 1}, “{markdown_text(trace.output_tokens[t])}”: it depends most on "
+        f"{code(trace.source_tokens[depends])}, and the last layer's cross-attention reads most "
+        f"{code(trace.source_tokens[read])}: {meaning}. In detail: integrated gradients point most to "
         f"{strongest(attribution.integrated_gradients[t])}, input × gradient to "
-        f"{strongest(attribution.input_x_gradient[t])}; the last layer's cross-attention reads most "
-        f"{code(trace.source_tokens[read])} ({attention[-1, read]:.2f}). Spearman ρ between |IG| and "
-        f"attention: {correlations}."
+        f"{strongest(attribution.input_x_gradient[t])}; the last layer reads {code(trace.source_tokens[read])} "
+        f"with {attention[-1, read]:.2f}; Spearman ρ between |IG| and attention (1: they rank the source tokens "
+        f"alike): {correlations}."
     )
 
 
@@ -126,7 +133,7 @@ def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
         progress((steps, steps), desc="Drawing", unit="tokens")
         return {kept: kept_for(trace, result=result)}
 
-    run.click(on_run, [page.trace], [kept], show_progress_on=[figure], **MODEL_RUN)
+    page.listen(run.click, on_run, [page.trace], [kept], show_progress_on=[figure], **MODEL_RUN)
 
     def draw(trace, step, values) -> dict:
         value = values[kept]

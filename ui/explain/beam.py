@@ -72,7 +72,7 @@ def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
         progress((0, 1), desc=f"Beam search, 4 beams over up to {jobs.most_steps(trace)} steps", unit="searches")
         return {result: beam_html(jobs.beam_versus_greedy(page.runner, trace))}
 
-    run.click(on_beam, page.trace, [result], **MODEL_RUN)
+    page.listen(run.click, on_beam, page.trace, [result], **MODEL_RUN)
     return [cleared_view({result: ""})]
 
 

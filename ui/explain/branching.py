@@ -63,7 +63,7 @@ def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
         heading = f"Branch: “{branched.output_tokens[t]}” forced at step {t + 1}"
         return {result: comparison_html(trace, branched, heading, forced_step=t)}
 
-    run.click(on_branch, [page.trace, page.step, candidate], [result], **MODEL_RUN)
+    page.listen(run.click, on_branch, [page.trace, page.step, candidate], [result], **MODEL_RUN)
     return [
         cleared_view({result: ""}),
         view([candidate], lambda trace, step, values: {candidate: branch_choices(trace, step)}, follows_step=True),

@@ -93,7 +93,7 @@ def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
         require(checkpoint, trace)
         return {kept: kept_for(trace, recording=jobs.record_cache(page.runner, trace))}
 
-    run.click(on_run, [page.trace], [kept], **MODEL_RUN)
+    page.listen(run.click, on_run, [page.trace], [kept], **MODEL_RUN)
     return [cleared_view({kept: None}), view([figure, facts], draw, controls=[kept, layer, head], follows_step=True)]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import threading
+from collections import Counter
 from pathlib import Path
 
 import gradio as gr
@@ -24,6 +25,7 @@ from visualizer.corpus import head_role_grid, pruning_curves_figure
 from visualizer.qk_map import qk_scatter
 
 from ..common import clamp, plot
+from ..text import public_path
 from .panel import sentence_matches
 
 COMMAND = "python3 -m scripts.corpus_heads --checkpoint {checkpoint}"
@@ -32,12 +34,12 @@ COMMAND = "python3 -m scripts.corpus_heads --checkpoint {checkpoint}"
 # --------------------------------------------------------------------------- loading, shared per checkpoint
 def missing_message(checkpoint_dir: str | Path, problem: str) -> str:
     """HTML: the corpus file is missing, stale or unreadable, and the command that makes it."""
-    path = html.escape(str(corpus_path(checkpoint_dir)))
+    path = html.escape(public_path(corpus_path(checkpoint_dir)))
     reason = {
         "missing": f"there is no <code>{path}</code>",
         "stale": f"<code>{path}</code> was computed for other weights (the checkpoint changed)",
     }.get(problem, f"<code>{path}</code> cannot be used ({html.escape(problem)})")
-    command = html.escape(COMMAND.format(checkpoint=checkpoint_dir))
+    command = html.escape(COMMAND.format(checkpoint=public_path(checkpoint_dir)))
     return (
         f'<div style="overflow-wrap: anywhere"><p><b>The corpus figures are not available</b>: {reason}. '
         "They are computed once per checkpoint (a few minutes on a CPU; fewer sentences with "
@@ -99,6 +101,27 @@ def roles_view(data: CorpusHeads, selected: tuple[str, int, int] | None = None) 
         title=f"Every head over {data.settings['examples']['roles']} val sentences: role and importance",
     )
     return plot(figure, "corpus-head-roles")
+
+
+def roles_summary(data: CorpusHeads) -> str:
+    """Markdown over the roles figure: what the roles found say about this model, one sentence per kind of attention,
+    counted from the corpus file, and what "no single role" means."""
+    sentences = []
+    for kind in KINDS:
+        roles = [str(role) for role in np.asarray(data.roles[kind]).ravel()]
+        label, mixed = ATTENTION_KINDS[kind].label.split(" (")[0], roles.count("mixed")
+        named = Counter(role for role in roles if role != "mixed")
+        if not named:
+            sentences.append(f"{label}: none of its {len(roles)} heads does one job on most sentences.")
+            continue
+        jobs = ", ".join(f"{count} {ROLE_TEXT[role]}" for role, count in named.most_common())
+        rest = f"; the other {mixed} have “no single role”" if mixed else ""
+        sentences.append(f"{label}: {sum(named.values())} of its {len(roles)} heads have one role ({jobs}){rest}.")
+    return (
+        "**What the roles say about this model.** " + " ".join(sentences) + " A head of “no single role” does none "
+        "of these fixed jobs on most of its queries: it reads different words from sentence to sentence, so what it "
+        "does shows one sentence at a time (the Attention tab), not as one label."
+    )
 
 
 def head_choices(data: CorpusHeads) -> list[tuple[str, str]]:

@@ -34,6 +34,7 @@ from .corpus_figures import (
     pruned_ablation,
     pruning_view,
     qk_view,
+    roles_summary,
     roles_view,
 )
 from .panel import (
@@ -112,6 +113,7 @@ def layout(data: CorpusHeads, n_layers: int, n_heads: int) -> Controls:
         info="outlined in the grid; with a translation, the Attention tab opens on it",
         elem_id="corpus-open-head",
     )
+    gr.Markdown(roles_summary(data), elem_id="corpus-roles-summary")
     roles_plot = gr.Plot(elem_id="corpus-roles", show_label=False)
     pruning_plot = gr.Plot(elem_id="corpus-pruning", show_label=False)
     with gr.Row():
@@ -221,7 +223,7 @@ def wire(page: Page, opener: HeadOpener, data: CorpusHeads, c: Controls) -> None
         )
         return {c.placed: kept_for(trace, head=(kind, l, h), queries=queries, keys=keys)}
 
-    c.place.click(on_place, [page.trace, c.kind, c.layer, c.head], [c.placed], **MODEL_RUN)
+    page.listen(c.place.click, on_place, [page.trace, c.kind, c.layer, c.head], [c.placed], **MODEL_RUN)
 
     def on_prune(trace, k_value):  # the existing intervention path; a new `pruned` redraws the comparison
         require(checkpoint, trace)
@@ -230,7 +232,7 @@ def wire(page: Page, opener: HeadOpener, data: CorpusHeads, c: Controls) -> None
             raise gr.Error("Choose at least one head (k ≥ 1).")
         return {c.pruned: kept_for(trace, k=int(k_value), result=intervene(page.runner, trace, ablation))}
 
-    c.run.click(on_prune, [page.trace, c.k], [c.pruned], **MODEL_RUN)
+    page.listen(c.run.click, on_prune, [page.trace, c.k], [c.pruned], **MODEL_RUN)
 
     def on_open_head(trace, value):  # sets the map's and the Attention tab's controls; the redraw draws them
         if not value:
@@ -247,7 +249,8 @@ def wire(page: Page, opener: HeadOpener, data: CorpusHeads, c: Controls) -> None
             **opener.show(kind_value, layer_value, str(head_value)),
         }
 
-    c.open_head.input(
+    page.listen(
+        c.open_head.input,
         on_open_head,
         [page.trace, c.open_head],
         [c.kind, c.layer, c.head, page.tabs, page.tab, *opener.outputs],
@@ -266,7 +269,7 @@ def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
     controls = layout(data, max(config.n_encoder_layers, config.n_decoder_layers), config.n_heads)
     show_result(controls.run, controls.pruned_plot)
     show_result(controls.place, controls.qk_plot)
-    tab.select(lambda: {controls.opened: True}, None, [controls.opened], **PRIVATE)
+    page.listen(tab.select, lambda: {controls.opened: True}, None, [controls.opened], **PRIVATE)
     wire(page, opener, data, controls)
     return corpus_views(data, controls)
 

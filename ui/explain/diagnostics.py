@@ -96,7 +96,7 @@ def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
             **opener.show(kind_value, layer, str(head_number)),
         }
 
-    head.input(on_open_head, [page.trace, kind, head], [page.tabs, page.tab, *opener.outputs], **PRIVATE)
+    page.listen(head.input, on_open_head, [page.trace, kind, head], [page.tabs, page.tab, *opener.outputs], **PRIVATE)
     return [view([figure, head], draw, controls=[kind])]
 
 

@@ -8,7 +8,7 @@ import gradio as gr
 from gradio.components.plot import PlotData
 
 from model import TranslationTrace
-from visualizer.explain import logit_lens_figure
+from visualizer.lens import logit_lens_figure
 
 from ..attention import HeadOpener
 from ..common import Page, TabView, plot, step_index

@@ -82,7 +82,7 @@ def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
         require(checkpoint, trace)
         return {kept: kept_for(trace, result=intervene(page.runner, trace, Ablation(positional_encoding=False)))}
 
-    run.click(on_run, [page.trace], [kept], **MODEL_RUN)
+    page.listen(run.click, on_run, [page.trace], [kept], **MODEL_RUN)
 
     def draw_run(trace, step, values) -> dict:
         if not sentence_matches(trace, values[kept]):

@@ -9,8 +9,6 @@ side-by-side comparison of two outputs.
 from __future__ import annotations
 
 import html
-import json
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -27,6 +25,7 @@ from serving import Runner, jobs
 from visualizer.explain import probability_change_figure
 
 from ..attention import HeadOpener
+from ..page_script import follow_result_js
 from ..common import PRIVATE, Page, TabView, chips, plot
 from ..runner import model_event
 
@@ -37,7 +36,6 @@ MODEL_RUN = model_event(**PRIVATE)
 
 TAB_ID = "explain"
 MORE_ABOUT = "More about this"
-MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>&#|~!])")
 
 # After a button's run, the result (`id`) is scrolled just into view once it has rendered: a watcher started by
 # the click waits for the result's box to change and settle (a drawn figure, or text), then scrolls it the
@@ -45,37 +43,6 @@ MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>&#|~!])")
 # FOLLOW_MS (a figure fitted anew to its box); the visitor's own scrolling ends that. Nothing scrolls on page
 # load, and a run that fails changes nothing in the box, so nothing scrolls; the watcher gives up after two
 # minutes.
-_SHOW_RESULT_JS = """
-() => {
-  const FOLLOW_MS = 1500;
-  const box = document.getElementById(%s);
-  if (!box) return;
-  // the result: a drawn figure, or text other than the run's progress (Gradio's status tracker) and the box's
-  // label (an empty figure's box holds its name for screen readers)
-  const ASIDE = '[data-testid=status-tracker], label, .sr-only';
-  const written = () => Array.from(box.querySelectorAll(`*:not(${ASIDE}):not(:is(${ASIDE}) *)`))
-    .some((node) => Array.from(node.childNodes).some((child) => child.nodeType === 3 && child.textContent.trim()));
-  const drawn = () => box.querySelector('.js-plotly-plot .main-svg') || written();
-  let settle = null, following = null;
-  const events = ['wheel', 'touchmove', 'keydown', 'pointerdown'];
-  const stop = () => {
-    watcher.disconnect(); clearTimeout(settle); clearTimeout(giveUp); clearTimeout(following);
-    events.forEach((name) => document.removeEventListener(name, stop, true));
-  };
-  const show = () => {
-    if (!drawn() || box.querySelector('.wrap.pending, .wrap.generating')) return;
-    if (following === null) following = setTimeout(stop, FOLLOW_MS);
-    const bar = document.getElementById('player-bar');
-    box.style.scrollMarginTop = `${(bar ? bar.getBoundingClientRect().height : 0) + 8}px`;
-    box.scrollIntoView({block: 'nearest', behavior: 'instant'});
-  };
-  const watcher = new MutationObserver(() => { clearTimeout(settle); settle = setTimeout(show, 150); });
-  // a class too: a fast run's last change can be its progress wrap turning from pending to done
-  watcher.observe(box, {childList: true, subtree: true, characterData: true, attributes: true, attributeFilter: ['class']});
-  const giveUp = setTimeout(stop, 120000);
-  setTimeout(() => events.forEach((name) => document.addEventListener(name, stop, true)), 0);  // after this click
-}
-"""
 
 
 @dataclass(frozen=True)
@@ -106,12 +73,6 @@ class Panel:
         return self.own_model_only.format(model=model_info(checkpoint.kind).label)
 
 
-def markdown_text(text: str) -> str:
-    """`text` for a Markdown value, shown as written: Markdown's special characters backslash-escaped (an HTML
-    entity would show literally, and `<2de>` would be read as a tag)."""
-    return MARKDOWN_SPECIAL.sub(r"\\\1", text)
-
-
 def code(token: str) -> str:
     """A token as a Markdown code span, shown as it is (a code span shows an entity such as &lt; literally, so
     nothing is escaped; Gradio sanitizes the HTML)."""
@@ -137,7 +98,7 @@ def more_about(text: str) -> gr.Accordion:
 
 def show_result(button: gr.Button, result: gr.components.Component) -> None:
     """After `button`'s run, scroll `result` (its figure, or its text) just into view once it has rendered."""
-    button.click(None, None, None, js=_SHOW_RESULT_JS % json.dumps(result.elem_id), **PRIVATE)
+    button.click(None, None, None, js=follow_result_js(result.elem_id), **PRIVATE)
 
 
 def view(

@@ -23,7 +23,8 @@ from visualizer.paper import paper_lines_figure
 
 from ..attention import HeadOpener
 from ..common import PRIVATE, Page, TabView, clamp, plot
-from .panel import MODEL_RUN, Panel, markdown_text, show_result, view
+from ..common import markdown_text
+from .panel import MODEL_RUN, Panel, show_result, view
 
 LEAD = (
     "runs the sentences of the paper's Figures 3–5 through this model's encoder and draws the "
@@ -151,8 +152,10 @@ def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
         best = next((r for r in results if r.figure.name == name), results[0]).search.best
         return {layer: best.layer + 1, head: best.head + 1}
 
-    run.click(lambda name: {ran: True, **best_head(name)}, which, [ran, layer, head], **MODEL_RUN)
-    which.input(lambda name, shown: best_head(name) if shown else gr.skip(), [which, ran], [layer, head], **PRIVATE)
+    page.listen(run.click, lambda name: {ran: True, **best_head(name)}, which, [ran, layer, head], **MODEL_RUN)
+    page.listen(
+        which.input, lambda name, shown: best_head(name) if shown else gr.skip(), [which, ran], [layer, head], **PRIVATE
+    )
 
     def draw(trace, step, values) -> dict:  # the paper's sentences, not the trace: drawn with or without one
         if not values[ran]:

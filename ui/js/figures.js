@@ -17,7 +17,7 @@ figures' boxes take the same dark background (a CSS variable).
 */
 /* exported installFigures */
 
-function installFigures(theme) {
+function installFigures(theme, phonePx) {
   const isDark = () => document.body.classList.contains('dark');
   const COLOR_KEY = /color|colorscale/i;
   const recolor = (value) => {
@@ -52,7 +52,7 @@ function installFigures(theme) {
   // colour bar laid across), projector type on a wide screen (PROJECTOR_PX at least for the labels across, the
   // axis titles and the colour bars), and the token labels of each axis thinned to every k-th so they stay apart
   // (the hover names every cell)
-  const NARROW_PX = 640;  // a box this narrow (a phone) takes the figure's narrow layout; a window this wide is a screen
+  const NARROW_PX = phonePx;  // a box this narrow (a phone) takes the figure's narrow layout; a window this wide is a screen
   const PROJECTOR_PX = 14;  // the smallest text in a figure on a wide screen (a projector)
   const boxOf = (element) => element && (element.closest('.block') || element.parentElement);
   const fitFigure = (element, data, layout) => {

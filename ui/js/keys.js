@@ -1,7 +1,7 @@
 /* The page-wide step keys and the player bar's token strip (loaded by ui/page_script.py).
 
 Keys: Left/Right = Back/Next, Home/End = First/Last, Space = Play/Pause (whatever has the focus, a checkbox
-aside). They click the step buttons (so they do
+or a choice aside: Space ticks or picks it). They click the step buttons (so they do
 exactly what a click does) and never fire while typing in a text box or on a slider, with a modifier held, or
 while the buttons are disabled (no trace yet). After Enter in the sentence box they step until the visitor types
 or clicks there again; on a radio (a head, a layer, a kind) they step instead of moving the choice; a click on a
@@ -9,7 +9,26 @@ tab leaves the focus on the page, so they step after it too. The strip keeps the
 */
 /* exported installKeys */
 
+// The step rule, written once: (move, step, last) -> the step a button moves to, within 1..last.
+function stepAfter(move, step, last) {
+  const rules = {first: 1, prev: step - 1, next: step + 1, last};
+  return Math.min(Math.max(rules[move], 1), last);
+}
+
+// A step button: the slider moves at once in the browser and sends its own input event (the one action that draws
+// a step, ui/stepping.py), so quick presses add up; a disabled slider (no trace, a one-step trace) stays.
+function moveStep(move) {
+  const range = document.querySelector('#step input[type=range]');
+  if (!range || range.disabled) return;
+  const step = Number(range.value) || 1;
+  const next = stepAfter(move, step, Number(range.max) || 1);
+  if (next === step) return;
+  range.value = String(next);
+  range.dispatchEvent(new Event('input', {bubbles: true}));
+}
+
 function installKeys(keys) {
+  window.attentionExplorer = Object.assign(window.attentionExplorer || {}, {moveStep});
   // the sentence box after Enter: the keys step there until the visitor types or clicks in it again
   let armed = null;
   document.addEventListener('keydown', (event) => {
@@ -44,8 +63,9 @@ function installKeys(keys) {
     if (!id || event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
     const target = event.target instanceof Element ? event.target : null;
     if (target && target !== armed && target.closest(TYPING)) return;
-    // Space plays whatever has the focus (a step button just clicked, a tab, a radio), except a checkbox it ticks
-    if (event.key === ' ' && target && target.closest('input[type=checkbox]')) return;
+    // Space plays whatever has the focus (a step button just clicked, a tab), except a checkbox it ticks and a
+    // choice (a radio: a head, a layer, a kind) it picks
+    if (event.key === ' ' && target && target.closest('input[type=checkbox], input[type=radio]')) return;
     const button = document.getElementById(id);
     if (!button || button.disabled) return;
     event.preventDefault();

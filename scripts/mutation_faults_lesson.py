@@ -1,0 +1,44 @@
+"""The planted faults of scripts/mutation_check.py in a lesson (lesson/): what the exported page draws. One exact
+text replacement each; `old` must occur exactly once in `file` (`python3 scripts/mutation_check.py --stale` checks).
+
+    python3 scripts/mutation_check.py --suite lesson --only lesson-                # the data tests, no browser
+    python3 scripts/mutation_check.py --browser --suite lesson --only lesson-      # with the page in Chromium
+"""
+
+from __future__ import annotations
+
+from scripts.mutation_faults import Fault
+
+LESSON_TESTS = ["tests/lesson/test_lesson_data.py", "tests/browser/test_browser_lesson.py"]
+
+LESSON_FAULTS = [
+    Fault(
+        "lesson-layers-reversed",
+        "lesson/figures.py",
+        "        arrays[kind.weights_field] = weights\n",
+        "        arrays[kind.weights_field] = weights[::-1].copy()\n",
+        "the lesson exports every kind's layers in reverse order (layer 1 shows the last layer's weights)",
+    ),
+    Fault(
+        "lesson-step-off-by-one",
+        "lesson/player.js",
+        "return structuredClone(Array.isArray(figures) ? figures[state.step] : figures);",
+        "return structuredClone(Array.isArray(figures) ? figures[Math.min(state.step + 1, figures.length - 1)] : figures);",
+        "the page's per-step views (next token, masks) show the next step's figure",
+    ),
+    Fault(
+        "lesson-attention-step-off-by-one",
+        "lesson/player.js",
+        "const rows = kind.grows ? state.step : Infinity",
+        "const rows = kind.grows ? state.step + 1 : Infinity",
+        "a decoder kind's heatmap shows one row more than the step has decoded",
+    ),
+    Fault(
+        "lesson-mask-rows-shifted",
+        "lesson/figures.py",
+        "[spec(step_masks(trace, batch, t)) for t in range(trace.num_steps)]",
+        "[spec(step_masks(__import__('dataclasses').replace(trace, decoder_mask=np.roll(trace.decoder_mask, 1, axis=0)),"
+        " batch, t)) for t in range(trace.num_steps)]",
+        "the lesson's masks view draws the decoder's mask with its rows shifted down by one",
+    ),
+]

@@ -1,0 +1,68 @@
+"""Planted faults in the page's one state (scripts/mutation_check.py --suite page): the one Translate action and the
+listeners that draw what each action changed (serving/translation.py, ui/redraw.py, ui/session.py). Same form as
+scripts/mutation_faults.py's `Fault`; the browser faults are caught by tests/browser/test_browser_page_state.py
+(`--browser --tests tests/browser/test_browser_page_state.py --only page-browser-`)."""
+
+from __future__ import annotations
+
+from scripts.mutation_faults import Fault
+
+PAGE_TESTS = [
+    "tests/serving/test_translation.py",
+    "tests/ui/test_page_listeners.py",
+    "tests/ui/test_app.py",
+    "tests/ui/test_start_share_tour.py",
+    "tests/ui/test_compare_view.py",
+]
+
+PAGE_FAULTS = [
+    Fault(
+        "page-followers-never-run",
+        "ui/redraw.py",
+        'if shown.get(("follower", index)) != key:',
+        'if shown.get(("follower", index)) is None and False:',
+        "a new trace leaves the menus, the header and the player's range as they were",
+    ),
+    Fault(
+        "page-refused-input-clears",
+        "ui/session.py",
+        '        return {header.notice: f"⚠️ {markdown_text(translated.refused)}"}',
+        '        return {header.trace: None, header.notice: f"⚠️ {markdown_text(translated.refused)}"}',
+        "a refused input wipes the translation and the figure that were on screen",
+    ),
+    Fault(
+        "page-translate-lands-on-step-one",
+        "ui/session.py",
+        "        step: translated.step,",
+        "        step: 1,",
+        "Translate lands on step 1, not on the last step where every output row is drawn",
+    ),
+    Fault(
+        "page-views-see-the-old-values",
+        "ui/redraw.py",
+        "        values = overlay(values, changes)\n        for index, follower",
+        "        for index, follower",
+        "the views are drawn with the values from before the action (the previous sentence's figure)",
+    ),
+    Fault(
+        "translator-input-unchecked",
+        "serving/translation.py",
+        "        said = self.refusal_of_model(model) or refusal(text, direction)",
+        "        said = self.refusal_of_model(model)",
+        "the Translate action sends any input to the model",
+    ),
+    Fault(
+        "translator-notices-dropped",
+        "serving/translation.py",
+        "        return Translated(trace, notices(trace))",
+        "        return Translated(trace, ())",
+        "the answer carries no notices (a cut or wrong-language input looks like a good translation)",
+    ),
+    Fault(
+        "page-browser-step-button-no-input",
+        "ui/js/keys.js",
+        "  range.dispatchEvent(new Event('input', {bubbles: true}));",
+        "",
+        "a step button moves the slider in the browser but the page never draws the step",
+    ),
+]

@@ -1,0 +1,155 @@
+"""What a lecturer meets, in headless Chromium at a 1280x720 projector and a 390x844 phone, both dark, one page per
+screen shared by the module's checks (measured on the drawn page, never read from a figure's JSON):
+
+- after Translate, one head's figure shows its title and every key label inside the window together with the
+  sentence and the player bar (a projector);
+- the lines view of every head: each head's legend entry in its own dash pattern, and no empty band between the
+  lines and the legend (a projector);
+- the logit lens names its tokens in its cells (a phone), and no figure's toolbar, shown by a touch or a pointer,
+  covers the figure's title (both);
+- no server path anywhere on the page (the Model tab); English typed under German → English gets a notice that
+  says what the model wrote, not what it may do;
+- Compare's blog pair says whether the output tells the two "it"s apart, with both sentences' numbers side by side.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from browser_helpers import GERMAN, inside, needs_chromium, open_panel, open_tab, rects, shown_view, wait_last_step
+
+pytestmark = [pytest.mark.browser, needs_chromium]
+
+SCREENS = [((1280, 720), "dark"), ((390, 844), "dark")]
+PROJECTOR = SCREENS[0]
+
+# the boxes of a figure's title, its key labels (the x axis' tick labels) and its toolbar's buttons, on screen
+FIGURE_PARTS = """(id) => {
+  const g = document.querySelector(`#${id} .js-plotly-plot`);
+  const box = (e) => { const r = e.getBoundingClientRect(); return {top: r.top, bottom: r.bottom, left: r.left,
+                                                                   right: r.right, width: r.width}; };
+  const title = g.querySelector('.gtitle');
+  const keys = Array.from(g.querySelectorAll('.xaxislayer-above .xtick text')).filter((t) => t.textContent.trim());
+  const buttons = Array.from(g.querySelectorAll('.modebar-btn')).filter((b) => b.getBoundingClientRect().width);
+  const bar = g.querySelector('.modebar');
+  return {title: title && box(title), keys: keys.map(box), buttons: buttons.map(box),
+          toolbarShown: !!bar && getComputedStyle(bar).opacity !== '0' && getComputedStyle(bar).display !== 'none'};
+}"""
+DRAWN = """(id) => { const g = document.querySelector(`#${id} .js-plotly-plot`);
+  return !!(g && g._fullLayout && g.querySelector('.main-svg')) && document.body.dataset.figuresDrawing === '0'; }"""
+
+
+def overlap(a: dict, b: dict) -> bool:
+    return a["left"] < b["right"] and b["left"] < a["right"] and a["top"] < b["bottom"] and b["top"] < a["bottom"]
+
+
+@pytest.fixture(scope="module", params=SCREENS, ids=lambda s: f"{s[0][0]}x{s[0][1]}-{s[1]}")
+def screen(request, browser, server):
+    """A page at one screen, GERMAN translated by Enter in the sentence box, on the Attention tab."""
+    from playwright.sync_api import expect
+
+    (width, height), theme = request.param
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(server + f"?__theme={theme}")
+    page.wait_for_selector("#attention-plot .js-plotly-plot", timeout=120_000)
+    expect(page.locator("#translation textarea")).not_to_have_value("")
+    page.fill("#source textarea", GERMAN)
+    page.press("#source textarea", "Enter")
+    page.wait_for_function("() => document.querySelector('#tokens').textContent.includes('Fahrrad')")
+    wait_last_step(page)
+    shown_view(page)
+    page.wait_for_function(DRAWN, arg="attention-plot")
+    page.size = (width, height)
+    yield page
+    page.close()
+
+
+def test_after_translate_the_title_and_every_key_label_share_the_window_with_the_sentence_and_bar(screen):
+    if screen.size != PROJECTOR[0]:
+        pytest.skip("a projector's first screen")
+    width, height = screen.size
+    parts = screen.evaluate(FIGURE_PARTS, "attention-plot")
+    places = rects(screen, "#source", "#player-bar")
+    assert inside(places["#source"], height) and inside(places["#player-bar"], height), places
+    assert inside(parts["title"], height), parts["title"]
+    assert parts["keys"] and all(inside(key, height) for key in parts["keys"]), parts["keys"]
+    assert all(key["top"] >= parts["title"]["bottom"] for key in parts["keys"])  # under the title, over the rows
+
+
+def test_a_figures_toolbar_never_covers_its_title(screen):
+    """Shown by a pointer over the figure (a touch on a phone): its buttons stay clear of the title."""
+    screen.locator("#attention-plot .js-plotly-plot").hover()
+    parts = screen.evaluate(FIGURE_PARTS, "attention-plot")
+    covered = [b for b in parts["buttons"] if parts["toolbarShown"] and overlap(b, parts["title"])]
+    assert not covered, (parts["title"], covered)
+
+
+def test_every_heads_lines_keep_their_own_pattern_and_no_band_above_the_legend(screen):
+    if screen.size != PROJECTOR[0]:
+        pytest.skip("the lines view on a projector (the phone's: tests/browser/test_browser_lines.py)")
+    from playwright.sync_api import expect
+
+    screen.locator("#attention-kind").get_by_text("Encoder self-attention").click()
+    screen.locator("#attention-view").get_by_text("lines", exact=True).click()
+    screen.locator("#head").get_by_text("all heads").click()
+    expect(screen.locator("#attention-plot .gtitle")).to_contain_text("every head")
+    screen.wait_for_function(DRAWN, arg="attention-plot")
+    drawn = screen.evaluate("""() => {
+      const g = document.querySelector('#attention-plot .js-plotly-plot');
+      const legend = g.querySelector('.legend').getBoundingClientRect();
+      const dashes = Array.from(g.querySelectorAll('.legend .traces .js-line'))
+        .map((line) => getComputedStyle(line).strokeDasharray);
+      const tokens = Array.from(g.querySelectorAll('.scatterlayer .textpoint text'))
+        .map((t) => t.getBoundingClientRect().bottom);
+      return {legendTop: legend.top, dashes, lowest: Math.max(...tokens)};
+    }""")
+    assert len(drawn["dashes"]) >= 2 and len(set(drawn["dashes"])) == len(drawn["dashes"]), drawn["dashes"]
+    assert 0 <= drawn["legendTop"] - drawn["lowest"] <= 40, drawn  # the legend right under the last token
+    screen.locator("#attention-view").get_by_text("heatmap", exact=True).click()
+    screen.locator("#head").get_by_text("head 1", exact=True).click()
+
+
+def test_the_logit_lens_names_its_tokens_in_its_cells(screen):
+    open_tab(screen, "Explain")
+    open_panel(screen, "Logit lens")
+    screen.wait_for_selector("#lens-plot .js-plotly-plot")
+    screen.wait_for_function(DRAWN, arg="lens-plot")
+    cells = screen.evaluate("""() => Array.from(document.querySelectorAll('#lens-plot .heatmaplayer text'))
+      .map((t) => t.textContent.trim())""")
+    # a cell per layer and rank (the tiny model: 2 layers x 5 ranks), each with its token, whole or cut with "…"
+    assert len(cells) >= 10 and all(cells), cells
+    screen.locator("#lens-plot .js-plotly-plot").hover()
+    parts = screen.evaluate(FIGURE_PARTS, "lens-plot")
+    assert not [b for b in parts["buttons"] if parts["toolbarShown"] and overlap(b, parts["title"])]
+    open_tab(screen, "Attention")
+
+
+def test_no_server_path_on_the_page_and_the_notice_says_what_the_model_wrote(screen, tiny_checkpoint):
+    from playwright.sync_api import expect
+
+    open_tab(screen, "Model")
+    expect(screen.locator("#model-config")).to_contain_text("parameters")
+    text = screen.locator("body").inner_text()
+    assert str(tiny_checkpoint.parent) not in text and not re.search(r"(^|\s|`)/(tmp|home|root|work)/", text)
+    open_tab(screen, "Attention")
+    screen.fill("#source textarea", "A little girl is climbing into a wooden playhouse.")
+    screen.press("#source textarea", "Enter")
+    expect(screen.locator("#notice")).to_contain_text("looks like English")
+    notice = screen.locator("#notice").inner_text()
+    assert "may echo" not in notice and re.search(r"The model wrote (German|English)|not clearly", notice), notice
+
+
+def test_compares_summary_says_whether_the_output_tells_the_two_apart_with_both_numbers(screen):
+    from playwright.sync_api import expect
+
+    open_tab(screen, "Compare")
+    screen.click("#compare-example")
+    message = screen.locator("#compare-message")
+    expect(message).to_contain_text("The head whose weights differ most between the sentences")
+    said = message.inner_text()
+    assert re.search(r"becomes “[^”]+” in both sentences|becomes “[^”]+” in sentence 1 and “[^”]+” in sentence 2", said)
+    assert re.search(r"p = \d\.\d{3} / \d\.\d{3}", said), said  # both sentences' numbers side by side
+    box = rects(screen, "#compare-message")["#compare-message"]
+    assert box["width"] > 0
