@@ -9,11 +9,10 @@ may host up to 2 ZeroGPU Spaces; Gradio Spaces on CPU hardware need a paid plan 
 `--hardware cpu-basic` is for paid accounts); (2) publishes the checkpoint as a model repo (default
 OWNER/SPACE_NAME-model) with `PretrainedTransformer.push_to_hub`: config, safetensors shards, tokenizer, metrics,
 training log, film, corpus heads and a model card written for that repo, and sets the Space variable
-ATTENTION_EXPLORER_HUB to it, which the app loads at start-up; (3) uploads the code in one upload_folder commit: requirements.txt, the README whose front
-matter configures the Space and lists the model repo under `models:` (so the Hub links the two pages), and on CPU
-Basic a pre-requirements.txt that installs the CPU build of torch. OPUS-MT (unless `--without-opus-mt`): the
-variable ATTENTION_EXPLORER_PRELOAD_OPUS_MT=1 has the app download both directions in the background at start-up
-and open on OPUS-MT once loaded (docs/deploy.md); `models:` lists them too. Tests, benchmarks, scripts, checkpoints,
+ATTENTION_EXPLORER_HUB to it, which the app loads at start-up; (3) uploads the code in one upload_folder commit:
+requirements.txt, the README (its front matter configures the Space; `models:` lists the model repo and, unless
+`--without-opus-mt`, OPUS-MT's, which the Space downloads at start-up and opens on once loaded: docs/deploy.md), and
+on CPU Basic a pre-requirements.txt that installs the CPU build of torch. Tests, benchmarks, scripts, checkpoints,
 everything .gitignore names and hidden folders stay home; files in the Space that are not uploaded are deleted.
 `--weights-only` republishes the model repo and restarts the Space, which then downloads the new weights; the
 Space's files stay as they are. `--dry-run` lists what would be uploaded and contacts nothing.
@@ -40,16 +39,15 @@ from huggingface_hub import HfApi, get_token  # noqa: E402
 from huggingface_hub.errors import HfHubHTTPError  # noqa: E402
 
 from model import PretrainedTransformer  # noqa: E402
-from model.checkpoints.catalogue import OPUS_MT_REPOS  # noqa: E402
 from model.checkpoints.checkpoint import CheckpointError, load_local_checkpoint  # noqa: E402
 from model.checkpoints.hub import validate_repo_id  # noqa: E402
 from model.checkpoints.model_card import write_model_card  # noqa: E402
 from model.checkpoints.paths import DEFAULT_CHECKPOINT  # noqa: E402
-from scripts.space_upload import DeployError, app_files, check_files, space_readme  # noqa: E402
+from scripts.space_upload import DeployError, app_files, check_files, space_models, space_readme  # noqa: E402
 from scripts import static_space  # noqa: E402
 
 HUB_VARIABLE = "ATTENTION_EXPLORER_HUB"  # read by app.py: the model repo the Space loads
-OPUS_MT_VARIABLE = "ATTENTION_EXPLORER_PRELOAD_OPUS_MT"  # read by ui/models.py: 1 = load OPUS-MT at start-up
+OPUS_MT_VARIABLE = "ATTENTION_EXPLORER_PRELOAD_OPUS_MT"  # ui/models.py; 0, not deleted, turns an earlier 1 off
 
 
 @dataclass(frozen=True)
@@ -219,11 +217,6 @@ def publish_weights(checkpoint: Path, model_repo: str, private: bool = False, to
     return str(model.push_to_hub(model_repo, private=private, token=token, commit_message="Publish the weights"))
 
 
-def space_models(model_repo: str, opus_mt: bool = True) -> list[str]:
-    """The Space's `models:` (front matter): OPUS-MT's two repos, then the own."""
-    return [*(repo for repo, _ in OPUS_MT_REPOS.values() if opus_mt), model_repo]
-
-
 def check_ids(space_id: str, model_repo: str) -> None:
     try:
         validate_repo_id(space_id)
@@ -266,7 +259,7 @@ def deploy(
         hardware: a HARDWARE key: "zerogpu" (free accounts may host two) or "cpu-basic" (paid plans).
         model_repo: "owner/name" of the model repo (default_model_repo(space_id) if None).
         token: the token push_to_hub uses for the model repo (None: huggingface_hub's own lookup).
-        opus_mt: the Space loads OPUS-MT in the background at start-up and opens on it once loaded.
+        opus_mt: the Space downloads OPUS-MT at start-up and opens on it once loaded.
     """
     if hardware not in HARDWARE:
         raise DeployError(f"unknown hardware {hardware!r}: use one of {', '.join(HARDWARE)}")
@@ -301,8 +294,7 @@ def deploy(
         publish_weights(checkpoint, model_repo, private, token)
         step = "Setting the Space variables"
         api.add_space_variable(space_id, HUB_VARIABLE, model_repo, description="model repo the app loads")
-        flag = "1" if opus_mt else "0"  # "0" rather than deleting: a redeploy turns an earlier "1" off
-        api.add_space_variable(space_id, OPUS_MT_VARIABLE, flag, description="1: load OPUS-MT at start-up")
+        api.add_space_variable(space_id, OPUS_MT_VARIABLE, str(int(opus_mt)), description="1: load OPUS-MT at start-up")
         step = "Uploading the app"
         with tempfile.TemporaryDirectory(prefix="space-") as folder:
             staged = stage(Path(folder), files, written)

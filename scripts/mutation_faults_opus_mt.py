@@ -188,13 +188,13 @@ OPUS_MT_FAULTS = [
     Fault(
         "deploy-opus-variable-off",
         "scripts/deploy_space.py",
-        'flag = "1" if opus_mt else "0"',
-        'flag = "0"',
+        "str(int(opus_mt))",
+        '"0"',
         "the Space never loads OPUS-MT at start-up",
     ),
     Fault(
         "deploy-opus-models-not-listed",
-        "scripts/deploy_space.py",
+        "scripts/space_upload.py",
         "    return [*(repo for repo, _ in OPUS_MT_REPOS.values() if opus_mt), model_repo]",
         "    return [model_repo]",
         "the Space's front matter does not list OPUS-MT's repos",

@@ -100,6 +100,13 @@ def app_files(root: Path) -> dict[str, Path]:
     return {relative: root / relative for relative in selected_files(root, None, ignore_patterns(root))}
 
 
+def space_models(model_repo: str, opus_mt: bool = True) -> list[str]:
+    """The Space's `models:` (front matter): OPUS-MT's two repos (model/checkpoints/catalogue.py), then the own."""
+    from model.checkpoints.catalogue import OPUS_MT_REPOS
+
+    return [*(repo for repo, _ in OPUS_MT_REPOS.values() if opus_mt), model_repo]
+
+
 def space_readme(text: str, *model_repos: str) -> str:
     """The project's README with the Space front matter's `models:` listing model_repos (the Hub links each model's
     page and the Space)."""

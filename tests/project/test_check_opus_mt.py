@@ -62,3 +62,37 @@ def test_without_the_hub_it_says_so_in_one_line(clean_env, tmp_path, capsys):
     hub_server.refuse(clean_env, tmp_path / "cache")
     assert check_opus_mt.main([]) == 2
     assert capsys.readouterr().out == check_opus_mt.NO_HUB + "\n"
+
+
+def test_a_model_that_differs_is_reported_as_differing(clean_env, tmp_path, opus_mt_folder, capsys):
+    """The same check against a MarianMTModel whose weights were changed (an encoder query projection: the attention;
+    the output bias: the logits and the greedy choice) reports the differences instead of equality."""
+    import hub_server
+    import torch
+
+    repos = {repo: opus_mt_folder / repo.split("/")[1] for repo, _ in OPUS_MT_REPOS.values()}
+    server = hub_server.serve(clean_env, repos, tmp_path / "cache")
+    original = check_opus_mt.peer_of
+
+    def changed_peer(folder):
+        model, tokenizer = original(folder)
+        generator = torch.Generator().manual_seed(0)
+        with torch.no_grad():
+            query = model.model.encoder.layers[0].self_attn.q_proj.weight
+            query.add_(torch.randn(query.shape, generator=generator))
+            model.final_logits_bias.add_(10 * torch.randn(model.final_logits_bias.shape, generator=generator))
+        return model, tokenizer
+
+    clean_env.setattr(check_opus_mt, "peer_of", changed_peer)
+    try:
+        assert check_opus_mt.main(["--data", str(tmp_path / "none")]) == 0
+    finally:
+        server.close()
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| Helsinki-NLP/")]
+    assert len(lines) == 2
+    for line, direction in zip(lines, OPUS_MT_REPOS):
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        assert float(cells[1]) > check_opus_mt.TOLERANCE and float(cells[2]) > check_opus_mt.TOLERANCE
+        count = len(check_opus_mt.SENTENCES[direction])
+        assert cells[3] != f"{count}/{count}"
+        assert cells[4] == f"no test_2016_flickr in {tmp_path / 'none'}"
