@@ -114,15 +114,6 @@ def later_model(
     return LaterModel(open_page, functools.partial(open_opus_mt, device), preloads(), asked)
 
 
-def not_loaded_message() -> str:
-    """What the API says of OPUS-MT when this server has not loaded it."""
-    return (
-        "It is loaded when a visitor picks it in the page's model menu (a download of about "
-        f"{OPUS_MT.download_mb} MB from the Hugging Face Hub), or at start-up with `--model opus-mt` or a local "
-        f"copy named in ${OPUS_MT_ENV}."
-    )
-
-
 def menu_label(key: str, loaded: bool) -> str:
     """A model's entry in the menu: its name, and for one not loaded, what it is and what picking it downloads."""
     info = MODELS[key]
