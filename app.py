@@ -17,7 +17,8 @@ Environment: ATTENTION_EXPLORER_HUB (a Hub repo id: Spaces has no command line),
 ATTENTION_EXPLORER_CHECKPOINT (a local checkpoint directory), ATTENTION_EXPLORER_HOST (0.0.0.0 listens
 on all interfaces, as on Spaces), ATTENTION_EXPLORER_THREADS, ATTENTION_EXPLORER_DEVICE (auto, cpu or cuda),
 GRADIO_SERVER_PORT, ATTENTION_EXPLORER_MODEL (own or opus-mt), ATTENTION_EXPLORER_OPUS_MT (a local copy of OPUS-MT),
-ATTENTION_EXPLORER_PRELOAD_OPUS_MT (1: load OPUS-MT at start-up as the second page; ui/models.py). On a ZeroGPU Space (SPACES_ZERO_GPU, set by the Hub) every model computation runs through
+ATTENTION_EXPLORER_PRELOAD_OPUS_MT (1: download OPUS-MT in the background at start-up and open on it once loaded;
+ui/models.py). On a ZeroGPU Space (SPACES_ZERO_GPU, set by the Hub) every model computation runs through
 one @spaces.GPU dispatcher (serving/zerogpu.py).
 """
 
@@ -79,7 +80,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=None,
         help=f"the model the page opens on (default: ${MODEL_ENV} or own); opus-mt loads Helsinki-NLP's OPUS-MT "
         f"(from ${OPUS_MT_ENV}, a local copy, or else the Hugging Face Hub, about 300 MB per direction); the other "
-        "model, where loaded, is the model choice's second page",
+        "model is a page of its own, reached by the model menu",
     )
     parser.add_argument(
         "--device",

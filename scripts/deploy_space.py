@@ -1,6 +1,6 @@
 """Put the app on a Hugging Face Space with one command, its weights in their own model repo:
 
-    python3 scripts/deploy_space.py OWNER/SPACE_NAME [--model-repo OWNER/NAME] [--checkpoint DIR]
+    python3 scripts/deploy_space.py OWNER/SPACE_NAME [--model-repo OWNER/NAME] [--checkpoint DIR] [--without-opus-mt]
                                     [--hardware zerogpu|cpu-basic] [--private] [--token TOKEN] [--dry-run]
     python3 scripts/deploy_space.py OWNER/SPACE_NAME --weights-only [--model-repo OWNER/NAME] [--checkpoint DIR]
 
@@ -9,9 +9,10 @@ may host up to 2 ZeroGPU Spaces; Gradio Spaces on CPU hardware need a paid plan 
 `--hardware cpu-basic` is for paid accounts); (2) publishes the checkpoint as a model repo (default
 OWNER/SPACE_NAME-model) with `PretrainedTransformer.push_to_hub`: config, safetensors shards, tokenizer, metrics,
 training log, film, corpus heads and a model card written for that repo, and sets the Space variable
-ATTENTION_EXPLORER_HUB to it, which the app loads at start-up; (3) uploads the code in one upload_folder commit: requirements.txt, the README whose front
-matter configures the Space and lists the model repo under `models:` (so the Hub links the two pages), and on CPU
-Basic a pre-requirements.txt that installs the CPU build of torch. Tests, benchmarks, scripts, checkpoints,
+ATTENTION_EXPLORER_HUB to it, which the app loads at start-up; (3) uploads the code in one upload_folder commit:
+requirements.txt, the README (its front matter configures the Space; `models:` lists the model repo and, unless
+`--without-opus-mt`, OPUS-MT's, which the Space downloads at start-up and opens on once loaded: docs/deploy.md), and
+on CPU Basic a pre-requirements.txt that installs the CPU build of torch. Tests, benchmarks, scripts, checkpoints,
 everything .gitignore names and hidden folders stay home; files in the Space that are not uploaded are deleted.
 `--weights-only` republishes the model repo and restarts the Space, which then downloads the new weights; the
 Space's files stay as they are. `--dry-run` lists what would be uploaded and contacts nothing.
@@ -42,10 +43,11 @@ from model.checkpoints.checkpoint import CheckpointError, load_local_checkpoint 
 from model.checkpoints.hub import validate_repo_id  # noqa: E402
 from model.checkpoints.model_card import write_model_card  # noqa: E402
 from model.checkpoints.paths import DEFAULT_CHECKPOINT  # noqa: E402
-from scripts.space_upload import DeployError, app_files, check_files, space_readme  # noqa: E402
+from scripts.space_upload import DeployError, app_files, check_files, space_models, space_readme  # noqa: E402
 from scripts import static_space  # noqa: E402
 
 HUB_VARIABLE = "ATTENTION_EXPLORER_HUB"  # read by app.py: the model repo the Space loads
+OPUS_MT_VARIABLE = "ATTENTION_EXPLORER_PRELOAD_OPUS_MT"  # ui/models.py; 0, not deleted, turns an earlier 1 off
 
 
 @dataclass(frozen=True)
@@ -243,6 +245,7 @@ def deploy(
     hardware: str = DEFAULT_HARDWARE,
     model_repo: str | None = None,
     token: str | None = None,
+    opus_mt: bool = True,
 ) -> str:
     """Publish the weights as a model repo, create the Space pointed at it, upload the app; returns the Space's URL.
 
@@ -256,6 +259,7 @@ def deploy(
         hardware: a HARDWARE key: "zerogpu" (free accounts may host two) or "cpu-basic" (paid plans).
         model_repo: "owner/name" of the model repo (default_model_repo(space_id) if None).
         token: the token push_to_hub uses for the model repo (None: huggingface_hub's own lookup).
+        opus_mt: the Space downloads OPUS-MT at start-up and opens on it once loaded.
     """
     if hardware not in HARDWARE:
         raise DeployError(f"unknown hardware {hardware!r}: use one of {', '.join(HARDWARE)}")
@@ -267,11 +271,14 @@ def deploy(
         print(note)
     files = app_files(root)
     check_files(files)
-    written = {"README.md": space_readme((root / "README.md").read_text(encoding="utf-8"), model_repo).encode()}
+    readme = space_readme((root / "README.md").read_text(encoding="utf-8"), *space_models(model_repo, opus_mt))
+    written = {"README.md": readme.encode()}
     written.update(space_files(root, hardware))
     total = sum(path.stat().st_size for name, path in files.items() if name not in written)
     total += sum(map(len, written.values()))
     print(f"{len(set(files) | set(written))} files, {total / 1e6:.1f} MB; weights {checkpoint} -> {model_repo}")
+    if opus_mt:
+        print(f"OPUS-MT: {', '.join(space_models(model_repo)[:-1])}, downloaded by the Space at start-up")
     if dry_run:
         print("\n".join(sorted(set(files) | set(written))))
         return space_url(space_id)
@@ -287,6 +294,7 @@ def deploy(
         publish_weights(checkpoint, model_repo, private, token)
         step = "Setting the Space variables"
         api.add_space_variable(space_id, HUB_VARIABLE, model_repo, description="model repo the app loads")
+        api.add_space_variable(space_id, OPUS_MT_VARIABLE, str(int(opus_mt)), description="1: load OPUS-MT at start-up")
         step = "Uploading the app"
         with tempfile.TemporaryDirectory(prefix="space-") as folder:
             staged = stage(Path(folder), files, written)
@@ -344,6 +352,7 @@ def main(argv: list[str] | None = None, api=None) -> int:
     )
     parser.add_argument("--checkpoint", type=Path, default=DEFAULT_CHECKPOINT, help="checkpoint folder to publish")
     parser.add_argument("--weights-only", action="store_true", help="republish the weights, restart the Space")
+    parser.add_argument("--without-opus-mt", action="store_true", help="leave OPUS-MT out (default: with it)")
     parser.add_argument("--private", action="store_true", help="create the Space and model repo private")
     parser.add_argument("--token", help="Hugging Face token with write access (default: $HF_TOKEN or `hf auth login`)")
     parser.add_argument("--dry-run", action="store_true", help="list the files to upload; contact nothing")
@@ -378,6 +387,7 @@ def main(argv: list[str] | None = None, api=None) -> int:
             hardware=args.hardware,
             model_repo=args.model_repo,
             token=args.token,
+            opus_mt=not args.without_opus_mt,
         )
     except (DeployError, CheckpointError) as error:
         print(f"error: {error}", file=sys.stderr)

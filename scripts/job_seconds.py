@@ -128,6 +128,7 @@ def main(argv: list[str] | None = None) -> dict:
     result = {
         "measured_on": machine(),
         "checkpoint": Path(args.checkpoint).name,
+        "parameters": checkpoint.model.num_parameters(),  # serving/zerogpu.py scales larger models' costs by it
         "command": "python3 -m scripts.job_seconds " + " ".join(argv if argv is not None else sys.argv[1:]),
         "jobs": costs,
     }

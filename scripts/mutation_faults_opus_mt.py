@@ -138,4 +138,86 @@ OPUS_MT_FAULTS = [
         '    if trace.stopped_by == "never":\n',
         "the page says nothing when the decoding rule, not the model, ended the sentence",
     ),
+    # The model menu and OPUS-MT loaded after start-up (tests/ui/test_model_menu.py), the deploy with OPUS-MT
+    # (tests/project/test_deploy.py), ZeroGPU durations per model (tests/serving/test_zerogpu.py), the Hub check
+    # (tests/project/test_check_opus_mt.py):
+    #   --tests tests/ui/test_model_menu.py tests/project/test_deploy.py tests/serving/test_zerogpu.py
+    #           tests/project/test_check_opus_mt.py --only menu-,later-,deploy-opus,zerogpu-scale,check-opus
+    Fault(
+        "menu-no-download-size",
+        "ui/models.py",
+        "    if loaded or not info.download_mb:\n",
+        "    if True:\n",
+        "the menu lists OPUS-MT without what it is and what picking it downloads",
+    ),
+    Fault(
+        "later-exception-text",
+        "ui/later_model.py",
+        "    return UNREACHABLE if isinstance(error, MarianDownloadError) else UNREADABLE",
+        "    return str(error)",
+        "a failed download shows the library's exception text instead of the plain sentence",
+    ),
+    Fault(
+        "later-bytes-not-counted",
+        "ui/later_model.py",
+        "                self.bytes += int(n or 0)\n",
+        "                self.bytes += 0\n",
+        "the progress line never counts the downloaded bytes",
+    ),
+    Fault(
+        "later-asker-not-sent",
+        "ui/models.py",
+        'return update(progress, "open" if wants and progress.state == "ready" else "")',
+        'return update(progress, "")',
+        "the visitor who picked OPUS-MT is never taken to its page when it is ready",
+    ),
+    Fault(
+        "later-other-threads-render",
+        "ui/later_model.py",
+        "        return original(block) if threading.get_ident() == builder else block\n",
+        "        return original(block)\n",
+        "a component made by another thread's listener joins the page being built",
+    ),
+    Fault(
+        "later-start-up-reason-dropped",
+        "ui/models.py",
+        '    asked = opus_mt.problem if chosen == OPUS_MT.key else ""',
+        '    asked = ""',
+        "--model opus-mt without the Hub: the page does not say why the own model is shown",
+    ),
+    Fault(
+        "deploy-opus-variable-off",
+        "scripts/deploy_space.py",
+        "str(int(opus_mt))",
+        '"0"',
+        "the Space never loads OPUS-MT at start-up",
+    ),
+    Fault(
+        "deploy-opus-models-not-listed",
+        "scripts/space_upload.py",
+        "    return [*(repo for repo, _ in OPUS_MT_REPOS.values() if opus_mt), model_repo]",
+        "    return [model_repo]",
+        "the Space's front matter does not list OPUS-MT's repos",
+    ),
+    Fault(
+        "zerogpu-scale-ignored",
+        "serving/zerogpu.py",
+        "    return max(1.0, checkpoint.model.num_parameters() / measured) if measured else 1.0",
+        "    return 1.0",
+        "an OPUS-MT call asks for the own model's duration",
+    ),
+    Fault(
+        "check-opus-attention-skipped",
+        "scripts/check_opus_mt.py",
+        "            attention = max(attention, float((mine.weights - reference).abs().max()))",
+        "            attention = max(attention, float((mine.weights - mine.weights).abs().max()))",
+        "the Hub check reports the attention equal without comparing it",
+    ),
+    Fault(
+        "check-opus-greedy-unchecked",
+        "scripts/check_opus_mt.py",
+        "            agree += generated[0, 1:].tolist() == list(trace.output_ids)",
+        "            agree += 1",
+        "the Hub check counts every greedy sentence as agreeing",
+    ),
 ]

@@ -60,8 +60,8 @@ SERVING_FAULTS = [
     Fault(
         "space-readme-lists-no-model",
         "scripts/space_upload.py",
-        'f"models:\\n  - {model_repo}"',
-        '"models: []"',
+        'lambda _: f"models:{listed}"',
+        'lambda _: "models: []"',
         "the Space's front matter does not list its model repo",
     ),
     Fault(

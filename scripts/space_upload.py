@@ -100,9 +100,18 @@ def app_files(root: Path) -> dict[str, Path]:
     return {relative: root / relative for relative in selected_files(root, None, ignore_patterns(root))}
 
 
-def space_readme(text: str, model_repo: str) -> str:
-    """The project's README with the Space front matter's `models:` listing model_repo (the Hub links the two)."""
-    front, count = re.subn(r"(?m)^models:.*$", f"models:\n  - {model_repo}", text, count=1)
+def space_models(model_repo: str, opus_mt: bool = True) -> list[str]:
+    """The Space's `models:` (front matter): OPUS-MT's two repos (model/checkpoints/catalogue.py), then the own."""
+    from model.checkpoints.catalogue import OPUS_MT_REPOS
+
+    return [*(repo for repo, _ in OPUS_MT_REPOS.values() if opus_mt), model_repo]
+
+
+def space_readme(text: str, *model_repos: str) -> str:
+    """The project's README with the Space front matter's `models:` listing model_repos (the Hub links each model's
+    page and the Space)."""
+    listed = "".join(f"\n  - {repo}" for repo in model_repos)
+    front, count = re.subn(r"(?m)^models:.*$", lambda _: f"models:{listed}", text, count=1)
     if not count or not text.startswith("---\n"):
         raise DeployError("README.md's front matter has no `models:` line to list the model repo in")
     return front

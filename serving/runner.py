@@ -61,12 +61,20 @@ class Runner:
 
     @classmethod
     def start(
-        cls, checkpoint: Checkpoint, zerogpu: bool = False, by_direction: Mapping[str, Checkpoint] | None = None
+        cls,
+        checkpoint: Checkpoint,
+        zerogpu: bool = False,
+        by_direction: Mapping[str, Checkpoint] | None = None,
+        after_start_up: bool = False,
     ) -> "Runner":
-        """zerogpu: every job through @spaces.GPU, on cuda copies of the checkpoints made here."""
+        """zerogpu: every job through @spaces.GPU, on cuda copies of the checkpoints made here (after_start_up: a
+        model loaded in a background thread, whose copies its GPU worker makes; serving/zerogpu.py)."""
         if not zerogpu:
             return cls(checkpoint, None, by_direction)
-        on_gpu = {direction: gpu_checkpoint(c) for direction, c in (by_direction or {"": checkpoint}).items()}
+        checkpoints = dict(by_direction or {"": checkpoint})
+        if after_start_up:
+            return cls(checkpoint, gpu_dispatcher(checkpoints, in_worker=True), by_direction)
+        on_gpu = {direction: gpu_checkpoint(c) for direction, c in checkpoints.items()}
         return cls(checkpoint, gpu_dispatcher(on_gpu), by_direction)
 
     @property

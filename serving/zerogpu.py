@@ -24,6 +24,10 @@ with `@spaces.GPU(duration=seconds)` runs. What the `spaces` package does, read 
 - A GPU worker that finished a call stays alive for the next one (spaces reuses it while the platform says it is
   idle); only a fresh one pays for CUDA start-up and the weights' move (COLD_START_S). The dispatcher counts it
   when no call has finished within WARM_S.
+- spaces records `.to("cuda")` only in a thread where its torch modes are active (they are per thread, entered in
+  the thread that imports spaces), so a model loaded after start-up in a background thread (ui/models.py) cannot
+  be put on cuda there. Its dispatcher (`in_worker`) holds the CPU checkpoint instead: its GPU worker, forked after
+  the load, inherits it and puts a copy on cuda on its first call (the call that pays COLD_START_S), then reuses it.
 - Outside ZeroGPU the decorator returns the function unchanged.
 """
 
@@ -42,6 +46,7 @@ from dataclasses import dataclass
 from model import Checkpoint
 
 from .job_costs import cost_of
+from .job_costs import measured as measured_costs
 from .jobs import JOBS, ModelJob
 
 ZERO_GPU_ENV = "SPACES_ZERO_GPU"  # set to "true" by the Hub on a ZeroGPU Space
@@ -66,12 +71,27 @@ def load_spaces() -> Callable:
     return spaces.GPU
 
 
+def model_scale(checkpoint: Checkpoint) -> float:
+    """How many times a unit of work costs more on this checkpoint's model than on the one the costs were measured on
+    (serving/job_costs.json's `parameters`): the ratio of their parameter counts, as every token passes through all
+    the weights (OPUS-MT: about 9.8); never below 1, as a smaller model still pays the same per-call overhead."""
+    measured = measured_costs().get("parameters")
+    return max(1.0, checkpoint.model.num_parameters() / measured) if measured else 1.0
+
+
 def gpu_seconds(
-    job: ModelJob, checkpoint: Checkpoint, args: tuple = (), kwargs: dict | None = None, warm: bool = True
+    job: ModelJob,
+    checkpoint: Checkpoint,
+    args: tuple = (),
+    kwargs: dict | None = None,
+    warm: bool = True,
+    scale: float | None = None,
 ) -> int:
-    """The GPU duration one call asks for: HEADROOM x the job's measured cost of the call's work, rounded up to
-    whole seconds (1 to MAX_GPU_S), plus COLD_START_S when no worker is warm."""
-    seconds = HEADROOM * cost_of(job.name).seconds(job.work(checkpoint, args, kwargs))
+    """The GPU duration one call asks for: HEADROOM x the job's measured cost of the call's work on this model
+    (scale, default model_scale(checkpoint)), rounded up to whole seconds (1 to MAX_GPU_S), plus COLD_START_S when
+    no worker is warm."""
+    scale = model_scale(checkpoint) if scale is None else scale
+    seconds = HEADROOM * cost_of(job.name).seconds(job.work(checkpoint, args, kwargs)) * scale
     return min(MAX_GPU_S, max(1, math.ceil(seconds))) + (0 if warm else COLD_START_S)
 
 
@@ -100,12 +120,16 @@ def gpu_dispatcher(
     checkpoint: Checkpoint | Mapping[str, Checkpoint],
     gpu: Callable | None = None,
     clock: Callable[[], float] = time.monotonic,
+    in_worker: bool = False,
 ) -> Dispatch:
     """The one GPU entry point: (job, args, kwargs, direction) -> the job's result, computed in `gpu(duration=...)`
     on the checkpoint (already on MODEL_DEVICE), each call asking for the duration of its own input (gpu_seconds).
     checkpoint: one for every direction, or one per direction (OPUS-MT); gpu: spaces.GPU unless given; clock:
-    seconds, for the warm worker's age."""
+    seconds, for the warm worker's age; in_worker: `checkpoint` is on the CPU, and the GPU worker puts a copy on
+    MODEL_DEVICE on its first call (a model loaded after start-up, see the module docstring)."""
     on_gpu = dict(checkpoint) if isinstance(checkpoint, Mapping) else {"": checkpoint}
+    # counted now: once spaces has packed the weights (at launch) the server's copies cannot be counted
+    scales = {direction: model_scale(model) for direction, model in on_gpu.items()}
 
     def checkpoint_of(direction: str) -> Checkpoint:
         return on_gpu.get(direction) or next(iter(on_gpu.values()))
@@ -119,11 +143,23 @@ def gpu_dispatcher(
             return finished["at"] is not None and clock() - finished["at"] < WARM_S
 
     def duration(name: str, args: tuple, kwargs: dict, direction: str = "") -> int:
-        return gpu_seconds(JOBS[name], checkpoint_of(direction), args, kwargs, warm=warm())
+        scale = scales.get(direction) or next(iter(scales.values()))
+        return gpu_seconds(JOBS[name], checkpoint_of(direction), args, kwargs, warm=warm(), scale=scale)
+
+    moved: dict[str, Checkpoint] = {}  # in_worker: the worker's copies on MODEL_DEVICE, by direction
+
+    def worker_checkpoint(direction: str) -> Checkpoint:
+        if not in_worker:
+            return checkpoint_of(direction)
+        if direction not in moved:  # .cuda(): in the worker, the same as .to(MODEL_DEVICE), with real CUDA (the
+            # tests' CPU stand-in for CUDA emulates this call: tests/support/zerogpu_space.py)
+            cpu = checkpoint_of(direction)
+            moved[direction] = dataclasses.replace(cpu, model=copy.deepcopy(cpu.model).cuda())
+        return moved[direction]
 
     def run_on_gpu(name: str, args: tuple, kwargs: dict, direction: str = "") -> object:
         try:
-            return JOBS[name].function(checkpoint_of(direction), *args, **kwargs)
+            return JOBS[name].function(worker_checkpoint(direction), *args, **kwargs)
         except Exception as error:  # noqa: BLE001 - raised again by `dispatch`, with its type and message
             return Raised.of(error)
 

@@ -78,7 +78,7 @@ def build_demo(
     chosen = models.chosen_model(model)
     loaded, load_error = session.open_checkpoint(checkpoint, hub, device)
     own = models.LoadedModel(models.OWN.key, {"": loaded} if loaded else {}, load_error)
-    opus_mt = models.open_opus_mt(device) if models.wants_opus_mt(chosen) else models.LoadedModel(models.OPUS_MT.key)
+    opus_mt = models.open_opus_mt(device) if models.wants_opus_mt(chosen) else models.not_loaded(models.OPUS_MT.key)
     first, second = (opus_mt, own) if chosen == models.OPUS_MT.key and opus_mt.by_direction else (own, opus_mt)
     runners = {
         page.key: Runner.start(page.checkpoint, on_zerogpu, page.by_direction if page is opus_mt else None)
@@ -86,17 +86,39 @@ def build_demo(
         if page.checkpoint is not None
     }
     translators = {page.key: Translator(runners, page.key, EXAMPLES, load_error) for page in (first, second)}
+    later = models.later_model(
+        chosen, opus_mt, device, lambda loaded: open_later(demo, loaded, own, translators, later)
+    )
     # analytics off: no telemetry or version checks from an offline demo
     with gr.Blocks(title="Attention Explorer", delete_cache=(3600, 3600), analytics_enabled=False) as demo:
-        build_page(demo, first, translators[first.key], models.Choice(first, second, second.key))
+        build_page(demo, first, translators[first.key], models.Choice(first, second, second.key, later))
         api.add_endpoints(translators[first.key])  # /translate, /translation_trace: the API and MCP
     if second.by_direction:  # the other model's page, at its own path
         with demo.route(models.MODELS[second.key].label, second.key, show_in_navbar=False):
             build_page(demo, second, translators[second.key], models.Choice(second, first, models.FIRST_PAGE))
+    elif later is not None:  # OPUS-MT's page is built when it is loaded (ui/models.py), its path held till then
+        models.placeholder_page(demo, second.key)
+        demo.later = later
+        if models.preloads():
+            later.start()
     demo.runner = runners.get(first.key)
     demo.runners = runners
     demo.page_head = page_head()  # ui/server.py puts it in the page's <head>
     return demo
+
+
+def open_later(
+    demo: gr.Blocks, loaded: models.LoadedModel, own: models.LoadedModel, translators: dict, later: models.LaterModel
+) -> None:
+    """OPUS-MT, loaded after start-up: its runner, which every page's Translate and the API see at once, and its
+    page, built into the app."""
+    runner = Runner.start(loaded.checkpoint, zerogpu.on_zerogpu(), loaded.by_direction, True)
+    for translator in translators.values():
+        translator.runners[loaded.key] = runner
+    translators[loaded.key] = translator = Translator(translators[own.key].runners, loaded.key, EXAMPLES, "")
+    demo.runners[loaded.key] = runner
+    choice = models.Choice(loaded, own, later.back_path)
+    models.mount_page(demo, loaded.key, lambda: build_page(demo, loaded, translator, choice))
 
 
 def build_page(demo: gr.Blocks, shown: models.LoadedModel, translator: Translator, choice: models.Choice) -> None:

@@ -1,48 +1,71 @@
 """Which models the page offers, each on its own page of the app: this project's own, and OPUS-MT.
 
-The page opens on the model chosen at start-up (`--model`, $ATTENTION_EXPLORER_MODEL); the other is a second page
-of the same app at its own path (Gradio's `Blocks.route`), reached by the model choice beside the examples menu. Each
-page is the whole app over one model, so every view, the step player and every Explain panel run on it unchanged.
+Every page has the model menu beside the examples menu; each page is the whole app over one model, at its own path
+(Gradio's `Blocks.route`), so every view, the step player and every Explain panel run on it unchanged.
 
-OPUS-MT (model/checkpoints/catalogue.py) is loaded at start-up when it is chosen, when a local copy is named
-($ATTENTION_EXPLORER_OPUS_MT) or when $ATTENTION_EXPLORER_PRELOAD_OPUS_MT asks for it (a Space): from the Hugging Face
-Hub that is a download of about 300 MB per direction, with huggingface_hub's progress bars in the server's log.
-Without it (no network, no copy), the page says so in one line and the own model stays the one shown. An app that
-was not asked for OPUS-MT shows no model choice (docs/opus-mt.md says how to ask).
+OPUS-MT (model/checkpoints/catalogue.py) is loaded at start-up when it is chosen (`--model opus-mt`,
+$ATTENTION_EXPLORER_MODEL) or a local copy is named ($ATTENTION_EXPLORER_OPUS_MT): its page is then built with the
+app's. Otherwise it is loaded in a background thread (`LaterModel`), at start-up when
+$ATTENTION_EXPLORER_PRELOAD_OPUS_MT asks for it (a Space), else when a visitor first picks it in the menu; the own
+model serves meanwhile, and every page's menu shows the download's progress. When the load ends, its page is built
+into the running app (`mount_page`) at the path a placeholder page held since start-up, and the visitor who asked
+for it is taken there; with the preload, a plain visit to the app's address opens on OPUS-MT from then on. Where the
+Hub cannot be reached, the menu says so in one sentence and how to give a local copy. docs/opus-mt.md explains why
+the page is built when the load ends.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import gradio as gr
+from gradio.context import get_blocks_context
 
-from model import Checkpoint, CheckpointError
-from model.checkpoints.catalogue import MODELS, OPUS_MT, OPUS_MT_ENV, OPUS_MT_REPOS, OWN, load_opus_mt
+from model import CheckpointError
+from model.checkpoints.catalogue import (
+    MODELS,
+    OPUS_MT,
+    OPUS_MT_ENV,
+    OPUS_MT_REPOS,
+    OWN,
+    load_opus_mt,
+)
 
 from .common import PRIVATE
+from .later_model import (
+    FIRST_PAGE,
+    OWN_SHOWN,
+    UNREACHABLE,
+    UNREADABLE,
+    STAY,
+    LaterModel,
+    LoadedModel,
+    Progress,
+    mount_page,
+    placeholder_page,
+    why_not,
+)
+
+__all__ = [
+    "FIRST_PAGE",
+    "OWN_SHOWN",
+    "STAY",
+    "UNREACHABLE",
+    "UNREADABLE",
+    "mount_page",
+    "placeholder_page",
+]  # for ui/app.py
 
 LOG = logging.getLogger(__name__)
 MODEL_ENV = "ATTENTION_EXPLORER_MODEL"  # own or opus-mt: the model the page opens on
-FIRST_PAGE = "./"  # the page the app opens on; the other model's page is at its key ("opus-mt" or "own")
-PRELOAD_ENV = "ATTENTION_EXPLORER_PRELOAD_OPUS_MT"  # 1: load OPUS-MT at start-up as the second page
-
-
-@dataclass
-class LoadedModel:
-    """One model of the page: its checkpoint per direction (the own model: the same for both), or why it is not."""
-
-    key: str
-    by_direction: dict[str, Checkpoint] = field(default_factory=dict)
-    problem: str = ""
-
-    @property
-    def checkpoint(self) -> Checkpoint | None:
-        """The checkpoint the page reads (config, card): the first direction's."""
-        return next(iter(self.by_direction.values()), None)
+PRELOAD_ENV = "ATTENTION_EXPLORER_PRELOAD_OPUS_MT"  # 1: load OPUS-MT in the background at start-up, open on it
+POLL_S = 1.0  # how often a page that waits for OPUS-MT asks for the progress
+NOT_LOADED = "OPUS-MT is not loaded yet: picking it in the menu downloads it."
 
 
 def chosen_model(value: str | None = None) -> str:
@@ -53,44 +76,82 @@ def chosen_model(value: str | None = None) -> str:
     return key
 
 
+def preloads() -> bool:
+    """$ATTENTION_EXPLORER_PRELOAD_OPUS_MT asks for OPUS-MT to be loaded in the background at start-up."""
+    return os.environ.get(PRELOAD_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
 def wants_opus_mt(chosen: str) -> bool:
-    """Load OPUS-MT at start-up: chosen, a local copy named, or a preload asked for."""
-    preload = os.environ.get(PRELOAD_ENV, "").strip().lower() in ("1", "true", "yes")
-    return chosen == OPUS_MT.key or bool(os.environ.get(OPUS_MT_ENV)) or preload
+    """Load OPUS-MT while the app is built: chosen, or a local copy named (then nothing is downloaded)."""
+    return chosen == OPUS_MT.key or bool(os.environ.get(OPUS_MT_ENV))
 
 
-def open_opus_mt(device: str = "cpu") -> LoadedModel:
-    """OPUS-MT's checkpoints, both directions, or the one-line reason it could not be loaded."""
+def open_opus_mt(device: str = "cpu", **download_options) -> LoadedModel:
+    """OPUS-MT's checkpoints, both directions, or the one sentence why it could not be loaded (why_not)."""
     loaded = LoadedModel(OPUS_MT.key)
     try:
         for direction in OPUS_MT_REPOS:
-            loaded.by_direction[direction] = load_opus_mt(direction, device)
-    except (CheckpointError, ValueError) as error:
+            loaded.by_direction[direction] = load_opus_mt(direction, device, **download_options)
+    except (CheckpointError, ValueError, OSError) as error:
         LOG.warning("OPUS-MT not loaded: %s", error)
-        return LoadedModel(OPUS_MT.key, problem=f"OPUS-MT could not be loaded: {error}")
+        return LoadedModel(OPUS_MT.key, problem=why_not(error))
     return loaded
 
 
-def not_loaded_message() -> str:
-    """What the model choice says of OPUS-MT when the app started without it."""
+def not_loaded(key: str) -> LoadedModel:
+    """A model not loaded at start-up (the menu offers it: picking it loads it)."""
+    return LoadedModel(key, problem=NOT_LOADED)
+
+
+def later_model(
+    chosen: str, opus_mt: LoadedModel, device: str, open_page: Callable[[LoadedModel], None]
+) -> LaterModel | None:
+    """The background load of OPUS-MT where it was not loaded at start-up (None where it was); when it was asked
+    for (`--model opus-mt`) and failed, the own page says why it is shown."""
+    if opus_mt.by_direction:
+        return None
+    asked = opus_mt.problem if chosen == OPUS_MT.key else ""
+    return LaterModel(open_page, functools.partial(open_opus_mt, device), preloads(), asked)
+
+
+def menu_label(key: str, loaded: bool) -> str:
+    """A model's entry in the menu: its name, and for one not loaded, what it is and what picking it downloads."""
+    info = MODELS[key]
+    if loaded or not info.download_mb:
+        return info.label
+    return f"{info.label}: {info.summary}; picking it downloads about {info.download_mb} MB"
+
+
+# --------------------------------------------------------------------------- the menu
+def open_js(path: str, other: str) -> str:
+    """Go to the other model's page (in the page's theme: Gradio reads __theme once and drops it) when `other` is
+    picked (the menu) or sent ("open"; "auto" only on a plain visit: a share link keeps its page)."""
+    target, other = json.dumps(path), json.dumps(other)
     return (
-        "OPUS-MT is not loaded on this server. Start the app with `--model opus-mt` (it downloads about 300 MB per "
-        f"direction from the Hugging Face Hub), or name a local copy in ${OPUS_MT_ENV}."
+        f"(value) => {{ if (value !== {other} && value !== 'open' && value !== 'auto') return; "
+        "const here = new URL(window.location.href); here.searchParams.delete('__theme'); "
+        "if (value === 'auto' && here.search !== '') return; "
+        f"const url = new URL({target}, document.baseURI); "
+        "if (document.body.classList.contains('dark')) url.searchParams.set('__theme', 'dark'); "
+        "window.location.assign(url); }"
     )
 
 
 @dataclass
 class Choice:
-    """The model choice in the page's first row, on the page of `shown`: picking `other` opens its page (at `path`,
-    relative to the app's root), or, where it is not loaded, says why in one message and keeps `shown` selected."""
+    """The model menu in the page's first row, on the page of `shown`: picking `other` opens its page (at `path`,
+    relative to the app's root); where `later` loads it, picking it starts the load, the line under the menu shows
+    its progress and the page opens when it is ready."""
 
     shown: LoadedModel
     other: LoadedModel
     path: str
+    later: LaterModel | None = None
 
     def build(self) -> gr.Dropdown:
+        loaded = {self.shown.key: True, self.other.key: bool(self.other.by_direction)}
         choice = gr.Dropdown(
-            [(info.label, key) for key, info in MODELS.items()],
+            [(menu_label(key, loaded[key]), key) for key in MODELS],
             value=self.shown.key,
             label="Model",
             show_label=False,
@@ -98,22 +159,49 @@ class Choice:
             scale=0,
             min_width=230,
         )
-        if self.other.by_direction:
-            target, other = json.dumps(self.path), json.dumps(self.other.key)
-            # the other model's page, in the same theme (Gradio reads __theme once and drops it from the address)
-            opening = (
-                f"(value) => {{ if (value !== {other}) return; const url = new URL({target}, document.baseURI); "
-                "if (document.body.classList.contains('dark')) url.searchParams.set('__theme', 'dark'); "
-                "window.location.assign(url); }"
-            )
-            choice.input(None, choice, None, js=opening, **PRIVATE)
-            return choice
-        message = self.other.problem or not_loaded_message()
-
-        def refuse(value: str) -> str:
-            if value != self.shown.key:
-                gr.Warning(message, title="Model not loaded")
-            return self.shown.key
-
-        choice.input(refuse, choice, choice, show_progress="hidden", **PRIVATE)
+        if self.later is None or self.other.by_direction:
+            choice.input(None, choice, None, js=open_js(self.path, self.other.key), **PRIVATE)
+        else:
+            self.wire_later(choice)
         return choice
+
+    def wire_later(self, choice: gr.Dropdown) -> None:
+        later, shown, other = self.later, self.shown.key, self.other.key
+        now = later.progress()
+        status = gr.Markdown(now.text, visible=bool(now.text), elem_id="model-status")
+        timer = gr.Timer(POLL_S, active=False)
+        go = gr.Textbox(visible="hidden", elem_id="model-go", interactive=False)  # "open" / "auto": go there
+        asked = gr.State(False)  # this visitor picked it: open it when ready
+
+        def update(progress: Progress, send: str = "") -> dict:
+            loading = progress.state == "loading"
+            labels = [(menu_label(key, key == shown or progress.state == "ready"), key) for key in MODELS]
+            return {
+                status: gr.Markdown(progress.text, visible=bool(progress.text)),
+                timer: gr.Timer(active=loading),
+                go: send,
+                choice: gr.Dropdown(choices=labels, value=shown),
+            }
+
+        def model_pick(value: str) -> dict:
+            if value == shown:
+                return {**update(later.progress()), asked: False}
+            later.start()
+            progress = later.progress()
+            return {**update(progress, "open" if progress.state == "ready" else ""), asked: True}
+
+        def model_tick(wants: bool) -> dict:
+            progress = later.progress()
+            return update(progress, "open" if wants and progress.state == "ready" else "")
+
+        def model_visit() -> dict:
+            progress = later.progress()
+            return update(progress, "auto" if later.preferred and progress.state == "ready" else "")
+
+        outputs = [status, timer, go, choice]
+        choice.input(model_pick, choice, [*outputs, asked], show_progress="hidden", **PRIVATE)
+        timer.tick(model_tick, asked, outputs, show_progress="hidden", **PRIVATE)
+        go.change(None, go, None, js=open_js(self.path, other), **PRIVATE)
+        root = get_blocks_context()
+        if root is not None:
+            root.root_block.load(model_visit, None, outputs, show_progress="hidden", **PRIVATE)

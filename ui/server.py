@@ -50,6 +50,7 @@ def launch(
     become tools an LLM agent can call; needs gradio[mcp])."""
     torch.set_num_threads(max(1, threads))
     demo.queue(default_concurrency_limit=CONCURRENCY_LIMIT, max_size=QUEUE_MAX_SIZE, api_open=False)
+    demo.launching = True  # a page built after start-up waits for the server (ui/later_model.py mount_page)
     demo.launch(
         server_name=server_host(host),
         server_port=port,

@@ -30,6 +30,7 @@ class ModelInfo:
     label: str  # what the page shows
     summary: str  # one line: what it is and who trained it
     publisher: str = ""  # who published it and its model card (a model trained elsewhere); "" for the own model
+    download_mb: int = 0  # what loading it from the Hugging Face Hub downloads, all directions (0: nothing)
 
 
 OWN = ModelInfo("own", "This project's model", "the paper's Transformer, small, trained by this project on CPUs")
@@ -38,6 +39,7 @@ OPUS_MT = ModelInfo(
     "OPUS-MT (Helsinki-NLP)",
     "Helsinki-NLP's Transformer-base, trained on GPUs with the Marian toolkit",
     "Helsinki-NLP",
+    600,  # docs/opus-mt.md: model.safetensors 298 MB + about 2 MB of tokenizer and JSON files, per direction
 )
 MODELS = {info.key: info for info in (OWN, OPUS_MT)}
 
@@ -66,10 +68,14 @@ def opus_mt_source(direction: str, folder: str | Path | None = None) -> tuple[st
     return repo_id, True, revision
 
 
-def load_opus_mt(direction: str, device: str | torch.device = "cpu", folder: str | Path | None = None) -> Checkpoint:
-    """The OPUS-MT checkpoint of one direction (local folder or the Hub, see opus_mt_source); MarianError."""
+def load_opus_mt(
+    direction: str, device: str | torch.device = "cpu", folder: str | Path | None = None, **download_options
+) -> Checkpoint:
+    """The OPUS-MT checkpoint of one direction (local folder or the Hub, see opus_mt_source); MarianError
+    (MarianDownloadError: the Hub did not give the files). download_options: huggingface_hub's (tqdm_class)."""
     source, hub, revision = opus_mt_source(direction, folder)
-    checkpoint = load_marian_checkpoint(source, hub=hub, device=device, revision=revision)
+    options = download_options if hub else {}
+    checkpoint = load_marian_checkpoint(source, hub=hub, device=device, revision=revision, **options)
     if checkpoint.tokenizer.directions != (direction,):
         raise MarianError(f"{source} translates {checkpoint.tokenizer.directions[0]}, not {direction}")
     return checkpoint

@@ -51,6 +51,10 @@ class MarianError(CheckpointError):
     """A Marian checkpoint this core cannot hold; the message names the field or file."""
 
 
+class MarianDownloadError(MarianError):
+    """The Hub did not give the files (no network, offline mode, a refusal): nothing was read."""
+
+
 def _read_json(path: Path, required: bool = True) -> dict:
     if not path.is_file():
         if required:
@@ -265,7 +269,7 @@ def download_marian(repo_id: str, revision: str | None = None, **options) -> Pat
         if not (folder / SAFETENSORS_FILE).is_file():
             hf_hub_download(repo_id, PICKLED_WEIGHTS_FILE, revision=revision, **options)
     except Exception as error:  # network errors, 404s, offline mode: one clear message
-        raise MarianError(
+        raise MarianDownloadError(
             f"could not download {repo_id!r} from the Hugging Face Hub ({type(error).__name__}: {error}). "
             "Check the network, or give a local OPUS-MT folder."
         ) from None
@@ -273,14 +277,19 @@ def download_marian(repo_id: str, revision: str | None = None, **options) -> Pat
 
 
 def load_marian_checkpoint(
-    source: str | Path, hub: bool = False, device: str | torch.device = "cpu", revision: str | None = None
+    source: str | Path,
+    hub: bool = False,
+    device: str | torch.device = "cpu",
+    revision: str | None = None,
+    **download_options,
 ):
     """An OPUS-MT checkpoint (a local folder, or with hub=True a repo id) as a Checkpoint: model/core's
-    Transformer, the Marian tokenizer, and metrics holding the card's published scores."""
+    Transformer, the Marian tokenizer, and metrics holding the card's published scores. download_options go to
+    huggingface_hub's downloads (e.g. tqdm_class, for progress)."""
     from model.checkpoints.checkpoint import Checkpoint  # checkpoint.py's loader dispatches here
     from model.text.marian_tokenizer import MarianTokenizer
 
-    directory = download_marian(str(source), revision) if hub else Path(source)
+    directory = download_marian(str(source), revision, **download_options) if hub else Path(source)
     if not directory.is_dir():
         raise MarianError(f"OPUS-MT folder {directory} does not exist")
     name = str(source) if hub else directory.name

@@ -384,6 +384,7 @@ def test_deploy_publishes_the_weights_and_uploads_the_app_pointed_at_them(projec
         ("create_repo", model_repo),  # push_to_hub
         ("upload_folder", model_repo),
         ("add_space_variable", "someone/attention-explorer"),
+        ("add_space_variable", "someone/attention-explorer"),
         ("upload_folder", "someone/attention-explorer"),
     ]
     create = hub.calls[0][2]
@@ -395,7 +396,7 @@ def test_deploy_publishes_the_weights_and_uploads_the_app_pointed_at_them(projec
         "exist_ok": True,
     }
     assert hub.calls[1][2] == {"hardware": "zero-a10g"}  # an existing Space is moved too
-    assert hub.variables() == {"ATTENTION_EXPLORER_HUB": model_repo}
+    assert hub.variables() == {"ATTENTION_EXPLORER_HUB": model_repo, "ATTENTION_EXPLORER_PRELOAD_OPUS_MT": "1"}
 
     weights = hub.uploads(model_repo)  # every file a checkpoint loaded from the Hub needs, its card for the repo
     assert {"config.json", "tokenizer.json", "metrics.json", "film.npz", "corpus_heads.npz", "README.md"} <= set(
@@ -414,7 +415,8 @@ def test_deploy_publishes_the_weights_and_uploads_the_app_pointed_at_them(projec
     for required in ("app.py", "README.md", "LICENSE", "requirements.txt"):
         assert required in files
     space_config = front_matter(files["README.md"].decode())
-    assert space_config["models"] == [model_repo]  # the Hub links the Space and the model page
+    # the Hub links the Space and each model's page: OPUS-MT's two and the own model's repo
+    assert space_config["models"] == ["Helsinki-NLP/opus-mt-de-en", "Helsinki-NLP/opus-mt-en-de", model_repo]
     assert {k: v for k, v in space_config.items() if k != "models"} == {
         k: v for k, v in front_matter((ROOT / "README.md").read_text(encoding="utf-8")).items() if k != "models"
     }
@@ -438,7 +440,10 @@ def test_deploy_on_cpu_basic_uploads_the_cpu_torch(project, fake_hub, socket_att
         "someone/space", project / "checkpoints" / "de-en-small", api=hub, root=project, hardware="cpu-basic"
     )
     assert hub.calls[0][2]["space_hardware"] == "cpu-basic" and hub.calls[1][2] == {"hardware": "cpu-basic"}
-    assert hub.variables() == {"ATTENTION_EXPLORER_HUB": "someone/space-model"}
+    assert hub.variables() == {
+        "ATTENTION_EXPLORER_HUB": "someone/space-model",
+        "ATTENTION_EXPLORER_PRELOAD_OPUS_MT": "1",
+    }
     written = hub.uploads("someone/space")["pre-requirements.txt"]
     assert written == deploy_space.space_files(ROOT, "cpu-basic")["pre-requirements.txt"]
     assert b"torch==2.13.0+cpu" in written
@@ -609,7 +614,7 @@ def test_the_space_serves_the_model_repo_and_a_weights_only_update_replaces_it(
     hub = local_hub.install(monkeypatch, tmp_path / "hub")
     for name in ("ATTENTION_EXPLORER_HUB", "ATTENTION_EXPLORER_CHECKPOINT"):
         monkeypatch.delenv(name, raising=False)
-    deploy_space.deploy("someone/space", tiny_checkpoint, api=hub, root=project)
+    deploy_space.deploy("someone/space", tiny_checkpoint, api=hub, root=project, opus_mt=False)  # OPUS-MT: below
     space_files = hub.files("someone/space", "space")
     assert front_matter(space_files["README.md"].decode())["models"] == ["someone/space-model"]
     assert not any(name.startswith("checkpoints/") for name in space_files)
@@ -644,3 +649,80 @@ def test_the_space_serves_the_model_repo_and_a_weights_only_update_replaces_it(
     assert all(torch.equal(new_weights[name], tensor) for name, tensor in retrained.state_dict().items())
     assert not torch.equal(new_weights["embedding.weight"], first_weights["embedding.weight"])
     assert first and socket_attempts == []
+
+
+def test_without_opus_mt_the_space_lists_and_loads_only_the_own_model(project, fake_hub, capsys, socket_attempts):
+    from ui import models
+
+    assert deploy_space.OPUS_MT_VARIABLE == models.PRELOAD_ENV  # the variable the app reads
+    deploy_space.deploy(
+        "someone/space", project / "checkpoints" / "de-en-small", api=fake_hub, root=project, opus_mt=False
+    )
+    assert fake_hub.variables() == {"ATTENTION_EXPLORER_HUB": "someone/space-model", models.PRELOAD_ENV: "0"}
+    assert front_matter(fake_hub.uploads("someone/space")["README.md"].decode())["models"] == ["someone/space-model"]
+    assert "OPUS-MT" not in capsys.readouterr().out
+    assert deploy_space.main(["someone/space", "--dry-run", "--without-opus-mt", "--checkpoint", str(SHIPPED)]) == 0
+    assert "OPUS-MT" not in capsys.readouterr().out
+    assert deploy_space.main(["someone/space", "--dry-run", "--checkpoint", str(SHIPPED)]) == 0
+    assert (
+        "OPUS-MT: Helsinki-NLP/opus-mt-de-en, Helsinki-NLP/opus-mt-en-de, downloaded by the Space"
+        in capsys.readouterr().out
+    )
+    assert socket_attempts == []
+
+
+@pytest.mark.parametrize("on_the_hub", [True, False], ids=["opus-mt-on-the-hub", "opus-mt-not-there"])
+def test_the_space_opens_on_opus_mt_once_loaded_and_on_the_own_model_until_then(
+    project, tmp_path, tiny_checkpoint, opus_mt_folder, monkeypatch, on_the_hub
+):
+    """Deploy to the local Hub stand-in, where OPUS-MT's two repos are (en-de at its conversion ref) or are not;
+    start the app with the Space's variables: the own model serves at once, OPUS-MT downloads in the background and
+    its page is built into the app, which a plain visit then opens; where it cannot be had, one plain line."""
+    import local_hub
+
+    import app
+    from model.checkpoints.catalogue import OPUS_MT_REPOS
+    from ui import build_demo, models, session
+
+    hub = local_hub.install(monkeypatch, tmp_path / "hub")
+    for name in (
+        "ATTENTION_EXPLORER_HUB",
+        "ATTENTION_EXPLORER_CHECKPOINT",
+        models.MODEL_ENV,
+        "ATTENTION_EXPLORER_OPUS_MT",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    if on_the_hub:
+        for repo, revision in OPUS_MT_REPOS.values():
+            hub.create_repo(repo, exist_ok=True)
+            hub.upload_folder(repo_id=repo, folder_path=opus_mt_folder / repo.split("/")[1])
+            if revision:  # the revision the app asks for names the same commit
+                ref = hub.repo_folder(repo) / "refs" / revision
+                ref.parent.mkdir(parents=True, exist_ok=True)
+                ref.write_text((hub.repo_folder(repo) / "refs" / "main").read_text())
+    deploy_space.deploy("someone/space", tiny_checkpoint, api=hub, root=project)
+    files = hub.files("someone/space", "space")
+    assert front_matter(files["README.md"].decode())["models"] == [
+        "Helsinki-NLP/opus-mt-de-en",
+        "Helsinki-NLP/opus-mt-en-de",
+        "someone/space-model",
+    ]
+    assert hub.variables["someone/space"] == {"ATTENTION_EXPLORER_HUB": "someone/space-model", models.PRELOAD_ENV: "1"}
+
+    session.load_model.cache_clear()
+    for key, value in hub.variables["someone/space"].items():
+        monkeypatch.setenv(key, value)
+    source, from_hub = app.checkpoint_source()
+    demo = build_demo(source, hub=from_hub)
+    assert demo.runner.model == "own" and list(demo.runners) == ["own"]  # serving before OPUS-MT is there
+    visit = next(fn.fn for fn in demo.fns.values() if fn.name == "model_visit" and fn.page == "")
+    state = demo.later.wait(120)
+    answer = {getattr(c, "elem_id", None): v for c, v in visit().items()}
+    if on_the_hub:
+        assert state == "ready" and set(demo.runners) == {"own", "opus-mt"}
+        assert answer["model-go"] == "auto"  # a plain visit opens on OPUS-MT
+        translate = next(fn for fn in demo.fns.values() if fn.api_name == "translate").fn
+        assert translate("Der Hund läuft über die nasse Straße.", "de-en", "opus-mt")["translation"]
+    else:
+        assert state == "failed" and list(demo.runners) == ["own"] and answer["model-go"] == ""
+        assert answer["model-status"].value == models.UNREACHABLE  # one plain line, the own model stays

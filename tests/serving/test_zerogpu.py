@@ -358,3 +358,25 @@ def test_the_job_table_in_the_docs_is_the_measured_one():
     generated = table(load_checkpoint(DEFAULT_CHECKPOINT))
     assert generated in (ROOT / "docs" / "serving.md").read_text(encoding="utf-8")
     assert [row.split("`")[1] for row in generated.splitlines()[2:]] == list(JOBS)
+
+
+def test_a_larger_model_asks_for_its_parameter_counts_share_more(checkpoint):
+    """On a model with k times the parameters of the measured one (serving/job_costs.json), the same input asks for
+    k times the seconds (OPUS-MT: about 9.8); a smaller model asks as the measured one does."""
+    from types import SimpleNamespace
+
+    measured = json.loads((ROOT / "serving" / "job_costs.json").read_text())["parameters"]
+    assert measured == load_checkpoint(DEFAULT_CHECKPOINT).model.num_parameters()  # the model the costs are of
+    args = (list(range(30)), list(range(40)))  # token_probabilities: its work is the token count alone
+    cost = json.loads((ROOT / "serving" / "job_costs.json").read_text())["jobs"]["token_probabilities"]
+    for parameters in (measured // 10, measured, 74_410_000, 40 * measured):
+        model = SimpleNamespace(num_parameters=lambda parameters=parameters: parameters)
+        scale = max(1.0, parameters / measured)
+        assert zerogpu.model_scale(SimpleNamespace(model=model)) == scale
+        seconds = zerogpu.HEADROOM * (cost["fixed_s"] + cost["per_unit_s"] * 70) * scale
+        asked = zerogpu.gpu_seconds(jobs.token_probabilities, SimpleNamespace(model=model), args)
+        assert asked == min(zerogpu.MAX_GPU_S, max(1, math.ceil(seconds))), parameters
+    big = SimpleNamespace(model=SimpleNamespace(num_parameters=lambda: 100 * measured))
+    assert zerogpu.gpu_seconds(jobs.token_probabilities, big, args) > zerogpu.gpu_seconds(
+        jobs.token_probabilities, SimpleNamespace(model=SimpleNamespace(num_parameters=lambda: measured)), args
+    )

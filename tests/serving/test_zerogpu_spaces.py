@@ -96,6 +96,16 @@ def device_api():
 @pytest.fixture
 def zerogpu_space(device_api, tiny_checkpoint, tmp_path):
     """The app in a child process as on a ZeroGPU Space -> (its READY report, the process)."""
+    yield from space_process(device_api, tiny_checkpoint, tmp_path)
+
+
+@pytest.fixture
+def zerogpu_space_with_opus_mt(device_api, tiny_checkpoint, tmp_path, opus_mt_folder):
+    """As zerogpu_space, and OPUS-MT (the small folders) loaded after launch."""
+    yield from space_process(device_api, tiny_checkpoint, tmp_path, str(opus_mt_folder))
+
+
+def space_process(device_api, tiny_checkpoint, tmp_path, *extra: str):
     from scripts.app_process import free_port
 
     cgroup = tmp_path / "cgroup"
@@ -113,7 +123,7 @@ def zerogpu_space(device_api, tiny_checkpoint, tmp_path):
         "PYTHONPATH": str(ROOT),
     }
     process = subprocess.Popen(
-        [sys.executable, str(DRIVER), str(tiny_checkpoint), str(free_port())],
+        [sys.executable, str(DRIVER), str(tiny_checkpoint), str(free_port()), *extra],
         cwd=tmp_path,
         env=env,
         stdin=subprocess.PIPE,
@@ -170,3 +180,20 @@ def test_every_job_forks_pickles_and_returns_and_a_quota_error_keeps_its_title(z
         client.predict(GERMAN, "de-en", api_name="/translate")
     assert refused.value.title == "ZeroGPU quota exceeded"
     assert refused.value.message.startswith("Space app has reached its GPU limit")  # no quotes added
+
+
+@pytest.mark.slow
+def test_opus_mt_loaded_after_launch_runs_in_a_gpu_process_of_its_own(zerogpu_space_with_opus_mt, device_api):
+    """OPUS-MT loaded after the launch (a visitor's pick, a Space's preload): its page is built into the running app;
+    its copy goes to cuda in the server process, outside any GPU call, and its translation runs in a second GPU
+    process, forked after the load, equal to the core's on the CPU, asking for its own duration."""
+    report, _process = zerogpu_space_with_opus_mt
+    opus = report["opus_mt"]
+    assert opus["state"] == "ready", opus.get("log")
+    assert opus["pages"] == ["", "opus-mt"] and opus["runner_zerogpu"]
+    assert opus["same"], (opus["differ"], opus["translations"])
+    allows = device_api.seen("/allow")
+    assert len(allows) == 2 and len({params["pid"] for params in allows}) == 2  # a worker per model
+    assert all(int(params["pid"]) != report["pid"] for params in allows)
+    asked = [int(params["durationSeconds"]) for params in device_api.seen("/schedule")]
+    assert asked[-1] == opus["seconds"], asked  # the last call: the one that forked OPUS-MT's worker

@@ -306,16 +306,7 @@ def load_peer_tokenizer(directory: Path):
 def peer_greedy(peer, tokenizer, text: str):
     """(source ids, generated ids (1, 1 + T): the start token <pad>, then the output) of the peer's greedy `generate`
     with the model's own rules (<pad> never generated, </s> forced at the limit) and the app's length budget."""
-    import torch
-
-    from model.decoding.greedy import default_max_new_tokens
+    from scripts.check_opus_mt import generate_greedy
 
     source_ids = tokenizer(text)["input_ids"]
-    with torch.no_grad():
-        generated = peer.generate(
-            torch.tensor([source_ids]),
-            num_beams=1,
-            do_sample=False,
-            max_new_tokens=default_max_new_tokens(len(source_ids)),
-        )
-    return source_ids, generated
+    return source_ids, generate_greedy(peer, source_ids)

@@ -1,11 +1,12 @@
 """The app as on a ZeroGPU Space, in one process, for tests/serving/test_zerogpu_spaces.py.
 
-Run as `python3 tests/support/zerogpu_space.py CHECKPOINT PORT` with the environment of a ZeroGPU Space
+Run as `python3 tests/support/zerogpu_space.py CHECKPOINT PORT [OPUS_MT_FOLDER]` with the environment of a ZeroGPU Space
 (SPACES_ZERO_GPU=true, SPACES_ZERO_DEVICE_API_URL: the test's fake device API). It stubs what a CPU build of torch
 lacks (CUDA tensors and calls: they become CPU ones), imports the real `spaces` package, builds and launches the
 page with ui.server.launch (spaces packs the weights at launch), then runs every model job through the page's
 runner (each its declaration's example call, through the one @spaces.GPU dispatcher, in the process spaces forks)
-and the same call in this process on the page's CPU checkpoint. It prints one line `READY <json>` with what it saw, keeps serving until
+and the same call in this process on the page's CPU checkpoint; given an OPUS-MT folder, it then loads OPUS-MT after
+launch and runs its translation the same way (later_opus_mt). It prints one line `READY <json>` with what it saw, keeps serving until
 its stdin closes, then exits.
 """
 
@@ -86,7 +87,47 @@ def model_bytes(model) -> int:
     return sum(storages.values())
 
 
-def main(checkpoint: str, port: int) -> None:
+def later_opus_mt(demo, folder: str, own_sample) -> dict:
+    """OPUS-MT loaded after launch (as a visitor's pick or the Space's preload does), from a local folder: its page is
+    built into the running app and its translate job runs through its own @spaces.GPU dispatcher, in a process
+    forked after the load, on the copy put on cuda in this process, outside any GPU call."""
+    from model.checkpoints.catalogue import OPUS_MT_ENV, load_opus_mt
+    from serving import jobs, zerogpu
+
+    import io
+    import logging
+
+    log = io.StringIO()
+    logging.getLogger("ui.models").addHandler(logging.StreamHandler(log))
+    os.environ[OPUS_MT_ENV] = folder  # read when the load runs: the page was built without OPUS-MT
+    demo.later.start()
+    state = demo.later.wait(300)
+    if state != "ready":  # the reason, for the test's message
+        import traceback
+
+        from ui.models import open_opus_mt
+
+        try:
+            demo.later.open_page(open_opus_mt())
+        except Exception:  # noqa: BLE001
+            return {"state": state, "problem": demo.later.problem, "error": traceback.format_exc()[-3000:]}
+        return {"state": state, "problem": demo.later.problem, "log": log.getvalue()[-4000:]}
+    runner, fresh = demo.runners["opus-mt"], load_opus_mt("de-en", folder=folder)
+    text = "Der Hund läuft über die nasse Straße."
+    on_gpu = jobs.translate(runner, text, "de-en")
+    here = jobs.translate.function(fresh, text, "de-en")
+    return {
+        "state": state,
+        "pages": [path for path, *_ in demo.pages],
+        "same": same(on_gpu, here),
+        "differ": [name for name in here.__dataclass_fields__ if not same(getattr(on_gpu, name), getattr(here, name))],
+        "translations": [on_gpu.translation, here.translation],
+        "runner_zerogpu": runner.zerogpu,
+        "seconds": zerogpu.gpu_seconds(jobs.translate, fresh, (text, "de-en"), {}, warm=False),
+    }
+
+
+def main(checkpoint: str, port: int, opus_mt_folder: str = "") -> None:
     stub_cuda_of_a_cpu_build()
     import spaces  # noqa: F401 - ZeroGPU mode from the environment; before the model loads, as the app does
     from spaces.zero.torch import patching
@@ -139,6 +180,8 @@ def main(checkpoint: str, port: int) -> None:
         "bad_input": bad_input,
         "bad_input_expected": expected_message,
     }
+    if opus_mt_folder:
+        report["opus_mt"] = later_opus_mt(demo, opus_mt_folder, sample)
     print("READY " + json.dumps(report), flush=True)
     sys.stdin.read()  # serve until the test closes our stdin
     demo.close()
@@ -146,4 +189,4 @@ def main(checkpoint: str, port: int) -> None:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT))
-    main(sys.argv[1], int(sys.argv[2]))
+    main(sys.argv[1], int(sys.argv[2]), *sys.argv[3:])

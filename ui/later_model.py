@@ -1,0 +1,230 @@
+"""A model loaded after start-up (OPUS-MT, ui/models.py): its download in a background thread with the progress every
+page's model menu shows, and its page, built into the running app when the load ends (docs/opus-mt.md, "A page
+built when the model arrives", says what Gradio allows and why this way).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import gradio as gr
+import gradio.blocks
+from huggingface_hub.utils import tqdm as hub_tqdm
+
+from model.checkpoints.catalogue import MODELS, OPUS_MT_ENV, OPUS_MT_REPOS
+from model import Checkpoint
+from model.checkpoints.marian import MarianDownloadError
+
+from .text import DIRECTION_LABELS
+
+LOG = logging.getLogger(__name__)
+FIRST_PAGE = "./"  # the page the app opens on; the other model's page is at its key ("opus-mt" or "own")
+STAY = "?model=own"  # added to the own page's address when leaving OPUS-MT: no automatic return to OPUS-MT
+HUB_BAR = "huggingface_hub.snapshot_download"  # the byte counter of a snapshot download (not the per-file bars)
+
+# What the menu says, in plain words (no exception text, no library names)
+UNREACHABLE = (
+    "OPUS-MT could not be downloaded because this server cannot reach the Hugging Face Hub; to use it here, copy "
+    "its two folders (opus-mt-de-en and opus-mt-en-de) into one folder on this machine and name that folder in "
+    f"{OPUS_MT_ENV} when starting the app."
+)
+UNREADABLE = "OPUS-MT's files could not be read by this app, so it is not offered here (the server's log says why)."
+OWN_SHOWN = "This page shows this project's model because OPUS-MT, asked for at start-up, is not here: "
+
+
+@dataclass
+class LoadedModel:
+    """One model of the page: its checkpoint per direction (the own model: the same for both), or why it is not."""
+
+    key: str
+    by_direction: dict[str, Checkpoint] = field(default_factory=dict)
+    problem: str = ""
+
+    @property
+    def checkpoint(self) -> Checkpoint | None:
+        """The checkpoint the page reads (config, card): the first direction's."""
+        return next(iter(self.by_direction.values()), None)
+
+
+def why_not(error: Exception) -> str:
+    """The one sentence a page says for a failed load of OPUS-MT (the error itself goes to the server's log)."""
+    return UNREACHABLE if isinstance(error, MarianDownloadError) else UNREADABLE
+
+
+@dataclass
+class Progress:
+    """Where a background load stands: its state and the sentence every page's menu shows."""
+
+    state: str  # "idle", "loading", "ready" or "failed"
+    text: str  # the menu's line ("" when there is nothing to say)
+
+
+class LaterModel:
+    """OPUS-MT loaded once per server in a background thread, its page built into the app when the load ends.
+
+    open_page(loaded) builds the page and its runner (ui/app.py) and runs in that thread; load(tqdm_class=...) loads
+    the model (ui/models.py open_opus_mt). A failed load may be started again (a visitor picks it again)."""
+
+    def __init__(
+        self,
+        open_page: Callable[[LoadedModel], None],
+        load: Callable[..., LoadedModel],
+        preferred: bool = False,
+        problem_at_start: str = "",
+    ):
+        self.open_page, self.load, self.preferred = open_page, load, preferred
+        self.lock = threading.Lock()
+        self.state, self.problem, self.thread = "idle", problem_at_start, None
+        self.direction, self.done, self.total = "", 0, 0  # the download under way: its direction and bytes
+        self.asked_at_start = bool(problem_at_start)  # --model opus-mt that could not be honoured
+
+    @property
+    def back_path(self) -> str:
+        """The own page's address from OPUS-MT's: with the preload, one that does not send the visitor back."""
+        return FIRST_PAGE + (STAY if self.preferred else "")
+
+    def start(self) -> None:
+        """Start the load unless it runs or has ended well."""
+        with self.lock:
+            if self.state in ("loading", "ready"):
+                return
+            self.state, self.problem, self.direction, self.done, self.total = "loading", "", "", 0, 0
+            self.thread = threading.Thread(target=self.run, name="load-opus-mt", daemon=True)
+            self.thread.start()
+
+    def run(self) -> None:
+        try:
+            loaded = self.load(**{"tqdm_class": self.progress_bar()})
+            if not loaded.by_direction:
+                raise _Failed(loaded.problem or UNREADABLE)
+            self.open_page(loaded)
+        except _Failed as failure:
+            self.finish("failed", str(failure))
+        except Exception as error:  # noqa: BLE001 - the page says one plain sentence; the log has the rest
+            LOG.exception("OPUS-MT's page could not be built")
+            self.finish("failed", why_not(error))
+        else:
+            self.finish("ready", "")
+
+    def finish(self, state: str, problem: str) -> None:
+        with self.lock:
+            self.state, self.problem = state, problem
+
+    def wait(self, timeout: float | None = None) -> str:
+        """Block until the load ends (tests) -> the state."""
+        thread = self.thread
+        if thread is not None:
+            thread.join(timeout)
+        return self.state
+
+    def progress_bar(self) -> type:
+        """A progress-bar class for huggingface_hub's downloads that counts the snapshot's bytes here (it counts even
+        where the library's bars are switched off: a disabled bar keeps no count of its own)."""
+        later = self
+        seen: set[str] = set()
+
+        class Bar(hub_tqdm):
+            def __init__(self, *args, **kwargs):
+                self.counted, self.bytes = kwargs.get("name") == HUB_BAR, 0
+                super().__init__(*args, **kwargs)
+                if self.counted:  # one per direction's snapshot, in the order open_opus_mt loads them
+                    with later.lock:
+                        later.direction = next((d for d in OPUS_MT_REPOS if d not in seen), later.direction)
+                        seen.add(later.direction)
+                        later.done, later.total = 0, 0
+
+            def report(self) -> None:
+                if self.counted:
+                    with later.lock:
+                        later.done, later.total = self.bytes, int(self.total or 0)
+
+            def refresh(self, *args, **kwargs):  # the library sets `total` as each file starts, then refreshes
+                self.report()
+                return super().refresh(*args, **kwargs)
+
+            def update(self, n=1):
+                self.bytes += int(n or 0)
+                self.report()
+                return super().update(n)
+
+        return Bar
+
+    def progress(self) -> Progress:
+        """What every page's menu shows now."""
+        with self.lock:
+            state, problem, direction, done, total = self.state, self.problem, self.direction, self.done, self.total
+        if state == "loading":
+            if not direction:
+                text = "Preparing the OPUS-MT download…"
+            else:
+                index = list(OPUS_MT_REPOS).index(direction) + 1
+                of = f"{done / 1e6:,.0f} of {total / 1e6:,.0f} MB" if total else "starting"
+                text = f"Downloading OPUS-MT, {DIRECTION_LABELS.get(direction, direction)} ({index} of 2): {of}"
+            return Progress(state, f"{text}. This model stays usable meanwhile; OPUS-MT opens when it is ready.")
+        if state == "failed" or (state == "idle" and problem):
+            return Progress(state, (OWN_SHOWN if self.asked_at_start else "") + problem)
+        return Progress(state, "")
+
+
+class _Failed(Exception):
+    """A load that ended without a model: its sentence."""
+
+
+@contextlib.contextmanager
+def _only_this_thread_renders() -> Iterator[None]:
+    """While a page is built into the running app, components made in other threads (a listener's updates, such as
+    gr.Radio(choices=...)) must not join it: Gradio's render context is process-wide outside gr.render."""
+    original, builder = gradio.blocks.Block.render, threading.get_ident()
+
+    def render(block):
+        return original(block) if threading.get_ident() == builder else block
+
+    gradio.blocks.Block.render = render
+    try:
+        yield
+    finally:
+        gradio.blocks.Block.render = original
+
+
+def placeholder_page(demo: gr.Blocks, path: str) -> None:
+    """The page at `path` until its model is loaded (Gradio makes a page's web route at launch, so the path exists
+    from the start): one line and a link back."""
+    with demo.route(MODELS[path].label, path, show_in_navbar=False):
+        gr.Navbar(visible=False)
+        gr.Markdown(
+            f"{MODELS[path].label} is not loaded on this server yet. Pick it in the model menu of "
+            f"[this project's model]({FIRST_PAGE}) to download it.",
+            elem_id="model-placeholder",
+        )
+
+
+def mount_page(demo: gr.Blocks, path: str, build: Callable[[], None]) -> None:
+    """Build a page (`build`, called inside `demo`) at `path` of the app, running or not, in place of its
+    placeholder: Gradio serves a page from `demo.config`, read at each request, which leaving `with demo:` computes
+    again (as building a `demo.route` does), so the page is served at once."""
+    while getattr(demo, "launching", False) and not demo.is_running:  # ui/server.py: Gradio is building its app
+        time.sleep(0.1)
+    with _only_this_thread_renders():
+        old = [child for child in demo.children if child.page == path]
+        demo.children = [child for child in demo.children if child.page != path]
+        for block in list(demo.blocks.values()):
+            if getattr(block, "page", "") == path:
+                demo.blocks.pop(block._id, None)
+        demo.current_page, served_by = path, getattr(demo, "app", None)
+        try:
+            with demo:
+                build()
+        except Exception:
+            demo.children.extend(old)
+            raise
+        finally:
+            demo.current_page = ""
+            if getattr(demo, "server_app", None) is not None:
+                demo.app = served_by  # leaving `with demo:` made a new app object: keep the one that serves
+    if getattr(demo, "server_app", None) is not None:
+        demo.server_app.page_api_info.clear()  # /info of the page was of the placeholder
