@@ -143,6 +143,7 @@ def build_page(demo: gr.Blocks, shown: models.LoadedModel, translator: Translato
         views = [first, attention_tab.view, *compare_tab.views, *positions.build(page)]
         views += [model_tab.build(page), *explain.build(page, attention_tab.opener)]
     session.wire(page, header, translator)
+    choice.wire(page)  # the model menu's actions (ui/models.py)
     link = below_figure(header, page)  # the tokens, download, share link and the folded introduction
     targets = share.Targets(header, steps.slider, tabs, tab_state, *attention_tab.opener.outputs[:4], compare_tab)
     views.append(share.link_view(targets, link))

@@ -62,6 +62,7 @@ class Page:
     runner: object = None  # serving.Runner: runs every model computation (serving/jobs.py)
     actions: list = field(default_factory=list)  # ui.redraw.Action, in the order declared
     followers: list = field(default_factory=list)  # ui.redraw.Follower
+    loaders: list = field(default_factory=list)  # (fn() -> {component: update}, its outputs): added to the page's load
 
     def listen(self, triggers, fn: Callable | None, inputs=(), outputs=(), **options) -> None:
         """A user action: `triggers` (one event or a list) run fn(*inputs) -> {component: update} in one listener

@@ -24,7 +24,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import gradio as gr
-from gradio.context import get_blocks_context
 
 from model import CheckpointError
 from model.checkpoints.catalogue import (
@@ -159,19 +158,24 @@ class Choice:
             scale=0,
             min_width=230,
         )
+        self.menu = choice
         if self.later is None or self.other.by_direction:
             choice.input(None, choice, None, js=open_js(self.path, self.other.key), **PRIVATE)
         else:
-            self.wire_later(choice)
+            now = self.later.progress()
+            self.status = gr.Markdown(now.text, visible=bool(now.text), elem_id="model-status")
+            self.timer = gr.Timer(POLL_S, active=False)
+            self.go = gr.Textbox(visible="hidden", elem_id="model-go", interactive=False)  # "open" / "auto": go there
+            self.asked = gr.State(False)  # this visitor picked it: open it when ready
         return choice
 
-    def wire_later(self, choice: gr.Dropdown) -> None:
+    def wire(self, page) -> None:
+        """The menu's actions on the page (ui/common.py `Page.listen`), where `later` loads the other model: a pick
+        starts the load, a tick shows its progress, and the page's load says where it stands."""
+        if self.later is None or self.other.by_direction or getattr(self, "menu", None) is None:
+            return
         later, shown, other = self.later, self.shown.key, self.other.key
-        now = later.progress()
-        status = gr.Markdown(now.text, visible=bool(now.text), elem_id="model-status")
-        timer = gr.Timer(POLL_S, active=False)
-        go = gr.Textbox(visible="hidden", elem_id="model-go", interactive=False)  # "open" / "auto": go there
-        asked = gr.State(False)  # this visitor picked it: open it when ready
+        choice, status, timer, go, asked = self.menu, self.status, self.timer, self.go, self.asked
 
         def update(progress: Progress, send: str = "") -> dict:
             loading = progress.state == "loading"
@@ -199,9 +203,7 @@ class Choice:
             return update(progress, "auto" if later.preferred and progress.state == "ready" else "")
 
         outputs = [status, timer, go, choice]
-        choice.input(model_pick, choice, [*outputs, asked], show_progress="hidden", **PRIVATE)
-        timer.tick(model_tick, asked, outputs, show_progress="hidden", **PRIVATE)
-        go.change(None, go, None, js=open_js(self.path, other), **PRIVATE)
-        root = get_blocks_context()
-        if root is not None:
-            root.root_block.load(model_visit, None, outputs, show_progress="hidden", **PRIVATE)
+        page.listen(choice.input, model_pick, [choice], [*outputs, asked], show_progress="hidden")
+        page.listen(timer.tick, model_tick, [asked], outputs, show_progress="hidden")
+        go.change(None, go, None, js=open_js(self.path, other), **PRIVATE)  # in the browser only: go to the page
+        page.loaders.append((model_visit, outputs))  # the page's one load answer says where the load stands

@@ -296,6 +296,12 @@ def wire(
         set_initial(targets.tab, start.tab)
 
     def on_load(request: gr.Request):
+        shown = view_on_load(request)
+        for loader, _ in page.loaders:  # what else the page's one load answer says (e.g. the model menu's progress)
+            shown = {**shown, **loader()}
+        return shown
+
+    def view_on_load(request: gr.Request) -> dict:
         params = dict(getattr(request, "query_params", None) or {})
         view = parse_query(params)
         if view is None:
@@ -309,10 +315,17 @@ def wire(
             return targets.show(runner.checkpoint, translated, start)
         return open_view(translator, example, targets, view)
 
+    on_load.loaders = page.loaders  # what else its answer says, each (fn, outputs)
     # text typed while the example was on its way is put back (the page script kept it)
     keep_typed = (KEEP_TYPED_JS, targets.header.source, targets.header.source)
+    loaded = [output for _, outputs in page.loaders for output in outputs]
     page.listen(
-        demo.load, on_load, [], [*targets.outputs(), url], then_js=keep_typed, **model_event(show_progress="hidden")
+        demo.load,
+        on_load,
+        [],
+        [*targets.outputs(), url, *loaded],
+        then_js=keep_typed,
+        **model_event(show_progress="hidden"),
     )
     return example
 

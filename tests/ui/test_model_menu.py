@@ -63,9 +63,17 @@ def status_of(demo, page: str = ""):
 
 
 def handler(demo, name: str, page: str = ""):
-    """The menu's Python listener called `name` (model_pick, model_tick, model_visit) on `page`."""
-    [fn] = [f for f in demo.fns.values() if f.name == name and f.page == page]
-    return fn.fn
+    """The menu's Python function called `name` on `page`: an action of the page (model_pick, model_tick), or a part
+    of the page's one load answer (model_visit)."""
+    listeners = [f for f in demo.fns.values() if f.page == page and hasattr(f.fn, "action")]
+    [fn] = [f.fn.action.fn for f in listeners if f.name == name] or [
+        loader
+        for f in listeners
+        if f.name == "on_load"
+        for loader, _ in f.fn.action.fn.loaders
+        if loader.__name__ == name
+    ]
+    return fn
 
 
 def by_elem_id(result: dict) -> dict:
