@@ -2,29 +2,30 @@
 the "differs by" ranking, the candidates and their probabilities, the lines of both figures) equals two
 independent translations of the two sentences (model.decoding.greedy.translate, recomputed here with plain
 loops); the first sentence's numbers never come from the second's trace; bad input gives one message and a
-cleared result; a share link and the blog post's pair restore a comparison."""
+cleared result; a share link and the blog post's pair restore a comparison (the page driven as the browser drives
+it, tests/support/page_driver.py), and the pair's notice leads back to the visitor's own sentence."""
 
 from __future__ import annotations
 
 import html
 import re
-from types import SimpleNamespace
 from urllib.parse import parse_qsl, urlsplit
 
 import gradio as gr
 import numpy as np
 import pytest
-from helpers import array, figure_of
+from helpers import array, figure_of, translator_of
 from lines_figure import drawn_lines
+from page_driver import PageDriver
 
 from model.analysis import compare as model_compare
 from model.analysis.compare import translating_step
 from model.decoding.greedy import translate
 from model.text.tokenizer import SPECIAL_TOKENS
-from serving import Runner, jobs
-from ui import build_demo, compare, compare_views, redraw, share
+from serving.translation import notices
+from ui import build_demo, compare, compare_views, redraw, session, share
 from ui.common import Page
-from ui.text import BLOG_PAIR
+from ui.text import BLOG_PAIR, DIRECTION_LABELS
 from visualizer.lines import LINE_THRESHOLD
 
 TIRED, WIDE, DIRECTION = BLOG_PAIR
@@ -37,19 +38,32 @@ def independent(checkpoint):
 
 
 @pytest.fixture(scope="module")
-def runner(checkpoint):
-    return Runner(checkpoint)
+def translator(checkpoint):
+    """The page's one Translate action (serving/translation.py) over the tiny checkpoint."""
+    return translator_of(checkpoint)
 
 
 @pytest.fixture(scope="module")
-def tab(checkpoint, runner):
+def tab(checkpoint, translator):
     """The Compare tab built as the page builds it (its views, controls and the page's trace and step)."""
     with gr.Blocks():
         trace, step, open_tab = gr.State(None), gr.Slider(1, 2), gr.State(compare.TAB_ID)
         with gr.Tabs() as tabs:
-            page = Page(checkpoint, trace, step, open_tab, tabs, translate_event=None, runner=runner)
-            built = compare.build(page)
+            page = Page(checkpoint, trace, step, open_tab, tabs, translator.runner_of(None))
+            built = compare.build(page, translator)
     return built
+
+
+@pytest.fixture(scope="module")
+def demo(tiny_checkpoint) -> gr.Blocks:
+    return build_demo(tiny_checkpoint)
+
+
+def translated(translator, text: str, direction: str):
+    """`text` through the page's one Translate action (a refused input fails the test)."""
+    result = translator.translate(text, direction)
+    assert not result.refused, result.refused
+    return result.trace
 
 
 @pytest.fixture(scope="module")
@@ -170,24 +184,24 @@ def assert_shows(page: dict, independent, token) -> None:
 
 
 # --------------------------------------------------------------------------- provenance
-def test_the_numbers_shown_equal_two_independent_translations(tab, runner, independent, token):
-    first = jobs.translate(runner, TIRED, DIRECTION)  # the page's way: the first through the runner, the second here
-    second = compare.compare_with(runner, first, WIDE)
+def test_the_numbers_shown_equal_two_independent_translations(tab, translator, independent, token):
+    first = translated(translator, TIRED, DIRECTION)  # the page's way: both through the one Translate action
+    second = compare.compare_with(translator, first, WIDE)
     assert second.trace is not None and second.trace.direction == DIRECTION
     page = shown(tab, first, second, token)
     assert_shows(page, independent, token)
     assert html.escape(TIRED) in page["compare-caption-1"] and html.escape(WIDE) in page["compare-caption-2"]
 
 
-def test_the_second_sentences_trace_reused_for_the_first_is_caught(tab, runner, independent, token):
-    second = compare.compare_with(runner, independent[0], WIDE)
+def test_the_second_sentences_trace_reused_for_the_first_is_caught(tab, translator, independent, token):
+    second = compare.compare_with(translator, independent[0], WIDE)
     page = shown(tab, second.trace, second, token)  # planted fault: the same trace twice
     with pytest.raises(AssertionError):
         assert_shows(page, independent, token)
 
 
 @pytest.mark.parametrize("kind", ["encoder", "cross"])
-def test_both_figures_draw_the_same_head_each_from_its_own_sentence(tab, runner, independent, token, kind):
+def test_both_figures_draw_the_same_head_each_from_its_own_sentence(tab, independent, token, kind):
     first, second_trace = independent
     second = compare.Second(second_trace)
     for n, trace in ((1, first), (2, second_trace)):
@@ -232,18 +246,18 @@ def cleared(page: dict) -> bool:
     )
 
 
-def test_bad_input_gives_one_message_and_a_cleared_result(tab, runner, independent, token):
+def test_bad_input_gives_one_message_and_a_cleared_result(tab, translator, independent, token):
     first = independent[0]
     for text, message in (("  ", "second sentence is empty"), ("x" * 6000, "the limit is")):
-        page = shown(tab, first, compare.compare_with(runner, first, text), token)
+        page = shown(tab, first, compare.compare_with(translator, first, text), token)
         assert message in page["compare-message"] and cleared(page)
         assert page["compare-plot-1"] is None and page["compare-plot-2"] is None
-    assert "first sentence" in compare.compare_with(runner, None, WIDE).note
-    other = compare.Second(jobs.translate(runner, "Ein Mann fährt Fahrrad.", "de-en"))
+    assert "first sentence" in compare.compare_with(translator, None, WIDE).note
+    other = compare.Second(translated(translator, "Ein Mann fährt Fahrrad.", "de-en"))
     page = shown(tab, first, other, token)
     assert "English → German and the second German → English" in page["compare-message"] and cleared(page)
     # nothing in common but the special tokens: the figures stay, the token's comparison goes
-    apart = compare.Second(jobs.translate(runner, "Wow", "en-de"))
+    apart = compare.Second(translated(translator, "Wow", "en-de"))
     assert compare.shared_source_tokens(first, apart.trace) == []
     page = shown(tab, first, apart, token)
     assert "share no source token" in page["compare-message"] and cleared(page)
@@ -254,38 +268,34 @@ def test_bad_input_gives_one_message_and_a_cleared_result(tab, runner, independe
 
 
 # --------------------------------------------------------------------------- share links and the blog pair
-def test_a_share_link_restores_a_comparison(tiny_checkpoint, independent, token):
+def test_a_share_link_restores_a_comparison(demo, independent, token):
     view = share.View(TIRED, DIRECTION, 1, "compare", "cross", 2, "3", WIDE, token)
     assert share.parse_query(dict(parse_qsl(urlsplit("http://h/" + share.query_string(view)).query))) == view
-    demo = build_demo(tiny_checkpoint)
-    [on_load] = [fn for fn in demo.fns.values() if fn.name == "on_load"]
-    params = dict(parse_qsl(share.query_string(view)[1:]))
-    page = {getattr(c, "elem_id", None) or c: v for c, v in on_load.fn(SimpleNamespace(query_params=params)).items()}
-    assert page["source"] == TIRED and page["compare-second"] == WIDE and page["views"].selected == "compare"
-    assert (page["compare-kind"], page["compare-layer"].value, page["compare-head"]) == ("cross", 2, "3")
-    assert page["compare-token"].value == token
-    [second] = [v for v in page.values() if isinstance(v, compare.Second)]
+    driver = PageDriver(demo)
+    page = driver.load(dict(parse_qsl(share.query_string(view)[1:])))
+    assert page["source"] == TIRED and page["compare-second"] == WIDE and driver.prop("views", "selected") == "compare"
+    assert (driver.value("compare-kind"), driver.value("compare-layer"), driver.value("compare-head")) == (
+        "cross",
+        2,
+        "3",
+    )
+    assert driver.value("compare-token") == token and token in driver.choices("compare-token")
+    [second] = [v for v in driver.values.values() if isinstance(v, compare.Second)]
     assert second.trace.source_text == WIDE and second.trace.direction == DIRECTION
     np.testing.assert_array_equal(second.trace.cross_attention, independent[1].cross_attention)
+    np.testing.assert_array_equal(driver.trace.cross_attention, independent[0].cross_attention)
+    # the same answer draws the comparison, and the link box names the same view
+    assert page["compare-plot-1"] is not None and page["compare-plot-2"] is not None
+    assert_shows(page, independent, token)
+    assert page["share-link"] == driver.url + share.query_string(view)
 
 
-def test_the_blog_pair_opens_with_one_click(tiny_checkpoint, independent):
-    demo = build_demo(tiny_checkpoint)
-    [click] = [
-        fn
-        for fn in demo.fns.values()
-        if "compare-example" in {getattr(demo.blocks.get(t), "elem_id", None) for t, _ in fn.targets}
-    ]
-    page = {getattr(c, "elem_id", None) or c: v for c, v in click.fn().items()}
-    assert (page["source"], page["direction"], page["compare-second"]) == (TIRED, DIRECTION, WIDE)
-    [trace] = [v for v in page.values() if hasattr(v, "num_steps")]
-    assert trace.output_ids == independent[0].output_ids
-    # it opens on the head that differs most (ranked here with plain loops), at the step that translates the token
+def ranked_first(independent, token) -> tuple[str, int, int, int]:
+    """(kind, 1-based layer, 1-based head, the 0-based step that translates `token` in the first sentence): the
+    head that differs most between the two sentences, ranked here with plain loops."""
     first, second = independent
-    token = page["compare-token"].value
     at = [t.source_tokens.index(token) for t in independent]
-    step = translating_step(first, at[0]).step
-    steps = (step, translating_step(second, at[1]).step)
+    steps = (translating_step(first, at[0]).step, translating_step(second, at[1]).step)
     ranked = sorted(
         (-distance(a[layer, head], first.source_tokens, b[layer, head], second.source_tokens), k, layer, head)
         for k, (a, b) in enumerate(
@@ -297,13 +307,62 @@ def test_the_blog_pair_opens_with_one_click(tiny_checkpoint, independent):
         for layer, head in np.ndindex(first.encoder_attention.shape[:2] if k == 0 else first.cross_attention.shape[:2])
     )
     _, kind, layer, head = ranked[0]
-    assert page["views"].selected == "compare"
-    assert (page["compare-kind"], page["compare-layer"].value, page["compare-head"]) == (
-        ("encoder", "cross")[kind],
-        layer + 1,
-        str(head + 1),
+    return ("encoder", "cross")[kind], layer + 1, head + 1, steps[0]
+
+
+def test_the_blog_pair_opens_with_one_click(demo, independent):
+    driver = PageDriver(demo)
+    driver.load()
+    page = driver.click("compare-example")
+    assert (page["source"], page["direction"], page["compare-second"]) == (TIRED, DIRECTION, WIDE)
+    assert driver.trace.output_ids == independent[0].output_ids
+    # it opens on the head that differs most (ranked here with plain loops), at the step that translates the token
+    token = driver.value("compare-token")
+    kind, layer, head, step = ranked_first(independent, token)
+    assert driver.prop("views", "selected") == "compare"
+    assert (driver.value("compare-kind"), driver.value("compare-layer"), driver.value("compare-head")) == (
+        kind,
+        layer,
+        str(head),
     )
-    assert page["step"].value == step + 1  # the player bar and both captions: the step that translates the token
+    assert driver.value("step") == step + 1  # the player bar and both captions: the step that translates the token
+    assert f"step {step + 1} of {driver.trace.num_steps}" in page["compare-caption-1"]
+    assert_shows(page, independent, token)  # drawn in the same answer
+
+
+def test_the_blog_pair_says_it_replaced_your_sentence_and_back_restores_it(demo):
+    """The pair replaces the visitor's sentence (and here its direction): the notice says so and "Back to your
+    sentence" appears; it brings the sentence, its direction and its translation back, and goes."""
+    own, own_direction = ("Zwei Hunde spielen im Schnee.", "de-en") if DIRECTION == "en-de" else (TIRED, "en-de")
+    driver = PageDriver(demo)
+    driver.load()
+    driver.translate(own, own_direction)
+    mine = driver.trace
+    assert driver.prop("compare-back", "visible") is False
+    page = driver.click("compare-example")
+    assert driver.trace.source_text == TIRED and driver.value("direction") == DIRECTION
+    notice = page["notice"]
+    assert "in place of your sentence" in notice and "Back to your sentence" in notice
+    assert f"the direction is now {DIRECTION_LABELS[DIRECTION]}" in notice
+    assert driver.prop("compare-back", "visible") is True
+    driver.click("compare-example")  # the pair again: the way back still leads to the visitor's sentence
+    assert driver.prop("compare-back", "visible") is True
+    page = driver.click("compare-back")
+    assert (page["source"], page["direction"]) == (own, own_direction)
+    assert driver.trace.source_text == own and driver.trace.output_ids == mine.output_ids
+    assert page["translation"] == mine.translation and driver.value("step") == mine.num_steps
+    assert page["notice"] == session.notice_markdown(notices(driver.trace))  # the sentence's own notices
+    assert driver.prop("compare-back", "visible") is False
+    assert driver.click("compare-back") == {}  # nothing kept any more: nothing changes
+
+
+def test_the_blog_pair_on_a_page_without_a_sentence_offers_no_way_back(demo):
+    driver = PageDriver(demo)
+    driver.load({"text": ""})
+    page = driver.click("compare-example")
+    assert driver.trace.source_text == TIRED
+    assert "Opened the blog post's pair" in page["notice"] and "your sentence" not in page["notice"]
+    assert driver.prop("compare-back", "visible") is False
 
 
 def test_the_link_names_the_comparison_on_the_compare_tab(tab, independent, token):
