@@ -22,11 +22,15 @@ from model.decoding.greedy import translate
 from model.decoding.trace import JSON_DECIMALS
 from serving import Runner, trace_from_lean
 from helpers import assert_same_trace
+from page_driver import PageDriver
 from ui import attention, build_demo, redraw, runner
 from ui.common import Page
 from ui.explain import branching, panel
 
 GERMAN = "Zwei Hunde spielen im Schnee."
+OWN_SENTENCE = (
+    "Ein Hund läuft am Strand."  # not a built-in example (those are translated once, serving/example_cache.py)
+)
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -53,10 +57,21 @@ def sinusoids(positions: int, d_model: int) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ the runner behind the page
-def test_the_page_runs_its_model_calls_through_its_runner(page_demo, checkpoint):
-    trace, translation, path, _ = endpoint(page_demo, "translate_page").fn(GERMAN, "de-en")
-    assert_same_trace(trace, translate(checkpoint.model, checkpoint.tokenizer, GERMAN, "de-en"))
-    assert translation == trace.translation and Path(path).exists()
+def test_the_page_runs_its_model_calls_through_its_runner(page_demo, checkpoint, monkeypatch):
+    calls = []
+    real = Runner.call
+    monkeypatch.setattr(
+        Runner,
+        "call",
+        lambda self, job, *args, **kwargs: calls.append((self, job.name)) or real(self, job, *args, **kwargs),
+    )
+    driver = PageDriver(page_demo)
+    driver.load()
+    driver.translate(OWN_SENTENCE, "de-en")  # the page's Translate, as a visitor presses it
+    trace = driver.trace
+    assert calls == [(page_demo.runner, "translate")]
+    assert_same_trace(trace, translate(checkpoint.model, checkpoint.tokenizer, OWN_SENTENCE, "de-en"))
+    assert driver.shown("translation") == trace.translation and Path(driver.shown("download-trace")).exists()
 
 
 def test_explain_runs_equal_the_model_run_here(page_demo, checkpoint):
@@ -89,7 +104,7 @@ def attention_tab(checkpoint):
     with gr.Blocks():
         trace_state, step, tab = gr.State(None), gr.Slider(1, 2), gr.State(attention.TAB_ID)
         with gr.Tabs() as tabs:
-            page = Page(checkpoint, trace_state, step, tab, tabs, translate_event=None)
+            page = Page(checkpoint, trace_state, step, tab, tabs)
             built = attention.build(page)
     return built
 
@@ -109,15 +124,23 @@ def test_the_pipeline_figure_is_drawn_only_while_open(attention_tab, checkpoint)
 
 
 def test_opening_the_accordion_redraws_and_closing_stops(page_demo):
+    """Opening the accordion is one action of the page: its listener keeps it open and draws the figure in the same
+    answer; then each step draws it, until closing stops that (nothing listens to the state's change)."""
     accordion = next(block for block in page_demo.blocks.values() if getattr(block, "elem_id", None) == "pipeline-box")
     assert accordion.open is False
-    by_trigger = {
-        event: fn for fn in page_demo.fns.values() for block_id, event in fn.targets if block_id == accordion._id
-    }
-    assert by_trigger["expand"].fn() is True and by_trigger["collapse"].fn() is False
-    [state] = by_trigger["expand"].outputs
-    [listener] = [fn for fn in page_demo.fns.values() if fn.name == "redraw"]
-    assert (state._id, "change") in listener.targets  # its change redraws the open tab
+    driver = PageDriver(page_demo)
+    driver.load()
+    driver.translate(GERMAN, "de-en")
+    driver.input("step", 1)
+    assert "pipeline-plot" not in driver.input("step", 2)  # closed: not drawn
+    [state] = driver.on("pipeline-box", "expand").fn.action.outputs
+    assert all((state._id, "change") not in fn.targets for fn in page_demo.fns.values())
+    opened = driver.event("pipeline-box", "expand")
+    assert driver.values[state] is True and opened["pipeline-plot"] is not None
+    assert driver.input("step", 3)["pipeline-plot"] is not None  # open: each step draws it
+    closed = driver.event("pipeline-box", "collapse")
+    assert driver.values[state] is False and "pipeline-plot" not in closed
+    assert "pipeline-plot" not in driver.input("step", 2)
 
 
 # ------------------------------------------------------------------ the lean trace on the wire
@@ -131,7 +154,10 @@ def test_positional_encoding_endpoint_serves_the_models_table(page_demo, checkpo
 
 
 def test_the_lean_trace_file_reads_back_alone(page_demo):
-    trace, _, path, _ = endpoint(page_demo, "translate_page").fn(GERMAN, "de-en")
+    driver = PageDriver(page_demo)
+    driver.load()
+    driver.translate(GERMAN, "de-en")
+    trace, path = driver.trace, driver.shown("download-trace")  # the page's download
     again = trace_from_lean(json.loads(Path(path).read_text(encoding="utf-8")))
     assert again.output_tokens == trace.output_tokens and again.translation == trace.translation
     np.testing.assert_allclose(again.encoder_attention, trace.encoder_attention, atol=0.5 * 10**-JSON_DECIMALS + 1e-6)
@@ -155,7 +181,7 @@ def test_the_api_answers_with_a_lean_trace_and_serves_the_table(tiny_checkpoint,
 
     with started_app(tiny_checkpoint, tmp_path / "app.log") as (url, _process):
         client = Client(url, verbose=False, download_files=str(tmp_path), analytics_enabled=False)
-        translation = client.predict(GERMAN, "de-en", api_name="/translate")
+        translation = client.predict(GERMAN, "de-en", api_name="/translate")["translation"]
         lean = client.predict(GERMAN, "de-en", api_name="/translation_trace")
         table = np.asarray(client.predict(api_name="/positional_encoding")["table"])
     expected = translate(checkpoint.model, checkpoint.tokenizer, GERMAN, "de-en")

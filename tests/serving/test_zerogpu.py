@@ -9,6 +9,7 @@ CUDA (skipped without it): a trace on the GPU equals the CPU's.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import math
 import re
@@ -17,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from helpers import api_function
+from page_driver import PageDriver
 import torch
 
 from model import load_checkpoint
@@ -29,7 +31,6 @@ from benchmarks.common import text_of_tokens
 from model.text import limits
 from serving import JOBS, JobSample, Runner, jobs, zerogpu
 from serving.job_costs import fit
-from ui.session import EXAMPLE_TRACES
 from ui.text import EXAMPLES
 from serving.device import DEVICE_ENV, choose_device
 from serving.runner import BAD_INPUT_TITLE, FAILED_TITLE
@@ -178,7 +179,11 @@ def test_on_zerogpu_every_job_runs_through_one_dispatcher(zerogpu_space, tiny_ch
     runner = demo.runner
     assert runner.zerogpu and zerogpu_space.decorated == ["run_on_gpu"]  # one GPU entry point, one GPU process
     assert zerogpu_space.calls == []  # nothing ran the model at start-up: no GPU outside a request there
-    trace, translation = api_function(demo, "translate_page").fn(OTHER, "de-en")[:2]
+    driver = PageDriver(demo)
+    driver.load()  # the start-up example, computed on the page's CPU copy: no GPU request
+    assert zerogpu_space.calls == [] and driver.trace.source_text == EXAMPLES[0][0]
+    driver.translate(OTHER, "de-en")  # the page's Translate
+    trace, translation = driver.trace, driver.shown("translation")
     [((name, args, kwargs, direction), seconds)] = zerogpu_space.calls
     assert (
         name == "translate"
@@ -195,16 +200,22 @@ def test_on_zerogpu_every_job_runs_through_one_dispatcher(zerogpu_space, tiny_ch
 
 
 def test_the_examples_menu_costs_no_gpu_request(zerogpu_space, tiny_checkpoint):
-    """Every built-in example, picked twice: no GPU call at all (the trace is computed once in the server, on the
-    page's CPU copy, then kept); it equals the model's own translation. Another sentence costs one call."""
+    """Every built-in example, picked twice from the menu: no GPU call at all (the trace is computed once in the
+    server, on the page's CPU copy, then kept by the page's one Translate action); it equals the model's own
+    translation. Another sentence costs one call."""
     demo = build_demo(tiny_checkpoint)
-    runner, translate_page = demo.runner, api_function(demo, "translate_page").fn
-    for text, direction in EXAMPLES:
-        first = translate_page(text, direction)[0]
-        assert translate_page(text, direction)[0] is first  # from memory
+    runner, driver = demo.runner, PageDriver(demo)
+    driver.load()
+    for index, (text, direction) in enumerate(EXAMPLES):
+        driver.input("examples", str(index))
+        first = driver.trace
+        assert (first.source_text, first.direction) == (text, direction) and driver.value("source") == text
+        driver.input("examples", str(index))
+        assert driver.trace is first  # from memory
         expected = translate(runner.checkpoint.model, runner.checkpoint.tokenizer, text, direction)
         assert first.output_ids == expected.output_ids and first.translation == expected.translation
-    assert zerogpu_space.calls == [] and EXAMPLE_TRACES.cached(runner) == len(EXAMPLES)
+    translator = inspect.getclosurevars(driver.listener("translate").fn.action.fn).nonlocals["translator"]
+    assert zerogpu_space.calls == [] and translator.cache.cached(runner) == len(EXAMPLES)
     api_function(demo, "translate").fn(OTHER, "de-en")
     assert [name for (name, *_), _ in zerogpu_space.calls] == ["translate"]
 

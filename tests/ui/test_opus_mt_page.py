@@ -8,7 +8,9 @@ float64 and names its columns by it, and the Model tab shows the card's publishe
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,14 +20,17 @@ from model.analysis.corpus.attribution import attribute
 from model.checkpoints.catalogue import OPUS_MT, OPUS_MT_ENV, OWN
 from model.decoding.ablation import Ablation
 from model.text import language
+from serving import trace_from_lean
+from serving.translation import notices, plain, switch_direction
 from ui import models, positions, session
 from ui.explain.panels import PANELS
 from ui.share import TABS
 from visualizer.training import markdown_cell
 
-from explain_page import ExplainPage, listener
+from explain_page import ExplainPage
 from helpers import api_function, figure_of
 from marian_hub_folder import CARD_ROWS, load_peer, load_peer_tokenizer, peer_greedy
+from page_driver import PageDriver
 
 PAGE = OPUS_MT.key  # the OPUS-MT page's path; the own model's page is ""
 SENTENCES = {"de-en": "Der Hund läuft über die nasse Straße.", "en-de": "The dog runs across the wet street."}
@@ -42,11 +47,19 @@ def demo(tiny_checkpoint, opus_mt_folder):
         return build_demo(tiny_checkpoint)
 
 
+def page_translate(demo, text: str, direction: str, page: str = PAGE) -> tuple:
+    """`page`'s Translate, as a visitor presses it (tests/support/page_driver.py) -> (trace, translation, trace
+    file, notice) as the page shows them."""
+    driver = PageDriver(demo, page)
+    driver.load()
+    driver.translate(text, direction)
+    return driver.trace, driver.shown("translation"), driver.shown("download-trace"), driver.shown("notice")
+
+
 @pytest.fixture(scope="module")
 def traces(demo) -> dict:
     """The OPUS-MT page's Translate of SENTENCES, by direction: (trace, translation, trace file, notice)."""
-    translate = listener(demo, "translate_page", PAGE).fn
-    return {direction: translate(text, direction) for direction, text in SENTENCES.items()}
+    return {direction: page_translate(demo, text, direction) for direction, text in SENTENCES.items()}
 
 
 def components(demo, elem_id: str, page: str = PAGE) -> list:
@@ -90,15 +103,17 @@ def test_the_page_translates_as_transformers_generates(demo, traces, opus_mt_fol
     assert trace.source_ids == source_ids and trace.output_ids == output_ids
     assert translation == trace.translation == expected
     assert trace.target_tokens[0] == "<pad>" and trace.source_tokens[-1] == "</s>"
-    assert notice == session.notice_markdown(trace)
+    assert notice == session.notice_markdown(notices(trace))
+    assert trace_from_lean(json.loads(Path(path).read_text(encoding="utf-8"))).output_ids == output_ids
 
 
 def test_the_api_translates_with_the_model_it_is_asked_for(demo, traces):
     translate = api_function(demo, "translate").fn
     for direction, (trace, *_) in traces.items():
-        assert translate(SENTENCES[direction], direction, PAGE) == trace.translation
-    own = listener(demo, "translate_page", "").fn(SENTENCES["de-en"], "de-en")[0]
-    assert own.model == OWN.key and translate(SENTENCES["de-en"], "de-en", OWN.key) == own.translation
+        answer = translate(SENTENCES[direction], direction, PAGE)
+        assert answer == {"translation": trace.translation, "notices": list(notices(trace))}
+    own = page_translate(demo, SENTENCES["de-en"], "de-en", page="")[0]
+    assert own.model == OWN.key and translate(SENTENCES["de-en"], "de-en", OWN.key)["translation"] == own.translation
 
 
 # --------------------------------------------------------------------------- the Model tab
@@ -159,6 +174,7 @@ def test_the_panels_that_rerun_the_model_run_the_traces_direction(demo, traces, 
     trace = traces[direction][0]
     checkpoint = demo.runners[PAGE].by_direction[direction]
     page = ExplainPage(demo, trace, PAGE)
+    page.draw()  # the Explain tab showing the trace, as when its buttons are pressed
     source, output = list(trace.source_ids), list(trace.output_ids)
 
     [kept] = page.press("nope-run", trace).values()
@@ -213,25 +229,32 @@ def test_chips_mark_the_marian_special_tokens_and_notices_name_its_end_token(tra
     assert '<span class="tok special">&lt;/s&gt;</span>' in chips
     assert '<span class="tok">&lt;/s&gt;</span>' not in chips
     limited = type(trace)(**{**vars(trace), "stopped_by": "max_length"})
-    assert "without producing `</s>`" in session.notice_markdown(limited)
-    imposed = session.notice_markdown(type(trace)(**{**vars(trace), "stopped_by": "eos_at_limit"}))
-    assert "the model chose no end, so its decoding rule wrote `</s>` at the last step" in imposed
-    assert "without producing" not in imposed and session.notice_markdown(trace) == ""
+    assert "without the model writing </s>" in " ".join(notices(limited))
+    imposed = " ".join(notices(type(trace)(**{**vars(trace), "stopped_by": "eos_at_limit"})))
+    assert "the model chose no end, so its decoding rule wrote </s> at the last step" in imposed
+    assert "without the model writing" not in imposed and notices(trace) == ()
+    assert "\\</s\\>" in session.notice_markdown(notices(limited))  # on the page: a token, not a tag
 
 
 def test_guard_rails_say_only_what_holds_for_opus_mt(demo):
     """No target tag and no own training data on OPUS-MT: the wrong-language notice says the model translates one
     direction, a long sentence is not measured against the own model's training sentences, and characters the
     vocabulary lacks (written as <unk>, no byte fallback) are flagged."""
-    translate = listener(demo, "translate_page", PAGE).fn
-    trace, _, _, notice = translate("The children are playing football in the park with their friends.", "de-en")
-    assert "This model translates German into English only" in notice and "target tag" not in notice
-    assert session.switch_direction(trace) == "en-de"
-    trace, _, _, notice = translate("Der Hund läuft über die nasse Straße. " * 4, "de-en")
+    trace, _, _, notice = page_translate(
+        demo, "The children are playing football in the park with their friends.", "de-en"
+    )
+    # what the model wrote, read from its output; no word of a target tag (OPUS-MT has none)
+    said = plain(language.what_came_out(trace.translation, "de-en"))
+    assert said in " ".join(notices(trace)) and "target tag" not in notice and "tag" not in said
+    assert switch_direction(trace) == "en-de" and notice == session.notice_markdown(notices(trace))
+    [rail] = language.guard_rails(trace.source_text, trace.source_tokens, "de-en", own_model=False)  # no output read
+    assert "This model translates German into English only" in rail.message and "target tag" not in rail.message
+    trace, _, _, notice = page_translate(demo, "Der Hund läuft über die nasse Straße. " * 4, "de-en")
     assert language.LONG_SOURCE_SUBWORDS < len(trace.source_tokens) and not trace.source_truncated
     assert "training" not in notice and "Multi30k" not in notice
-    trace, _, _, notice = translate("東京 東京 東京 東京", "de-en")
-    assert trace.source_tokens.count("<unk>") >= 2 and "are the unknown token `<unk>`" in notice
+    trace, _, _, notice = page_translate(demo, "東京 東京 東京 東京", "de-en")
+    assert trace.source_tokens.count("<unk>") >= 2 and "are the unknown token <unk>" in " ".join(notices(trace))
+    assert notice == session.notice_markdown(notices(trace))
 
 
 def test_a_job_without_a_trace_runs_on_its_directions_checkpoint(demo):

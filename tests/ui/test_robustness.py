@@ -1,6 +1,6 @@
 """Robustness and security of the app: bad input, many users, untrusted checkpoints, where it listens, limits.
 
-Bad input goes to the translate handler directly and through gradio_client to `python3 app.py` on the tiny
+Bad input goes to the page's Translate (tests/support/page_driver.py) and the /translate function directly, and through gradio_client to `python3 app.py` on the tiny
 checkpoint in a subprocess (the `server` fixture of tests/conftest.py). Every input gets a translation or a
 clear message, and the next request still works. The browser side is in test_browser_security.py.
 """
@@ -8,6 +8,7 @@ clear message, and the next request still works. The browser side is in test_bro
 from __future__ import annotations
 
 import json
+import re
 import socket
 import sys
 import threading
@@ -16,6 +17,8 @@ from urllib.parse import urlparse
 
 import gradio as gr
 import pytest
+from helpers import api_function
+from page_driver import PageDriver
 
 import app
 from model.text import limits
@@ -51,11 +54,16 @@ BAD_INPUTS = {
 
 
 @pytest.fixture(scope="module")
-def handler(tiny_checkpoint):
-    """The function behind the page's Translate (the public /translate calls the same translate_trace)."""
-    demo = build_demo(tiny_checkpoint)
-    [block_fn] = [fn for fn in demo.fns.values() if fn.api_name == "translate_page"]
-    return block_fn.fn
+def demo(tiny_checkpoint) -> gr.Blocks:
+    return build_demo(tiny_checkpoint)
+
+
+@pytest.fixture(scope="module")
+def driver(demo) -> PageDriver:
+    """One visitor's page: its Translate is the one Translate action (serving/translation.py), as is /translate."""
+    page = PageDriver(demo)
+    page.load()
+    return page
 
 
 def check_translation(text: str, translation: str, trace: dict) -> None:
@@ -71,16 +79,25 @@ def check_translation(text: str, translation: str, trace: dict) -> None:
 
 
 @pytest.mark.parametrize("name", BAD_INPUTS)
-def test_bad_input_direct(handler, name):
+def test_bad_input_direct(demo, driver, name):
+    """On the page: a translation, or the message in the notice and nothing else changed; from /translate: the
+    translation, or the same message as the API's error. Either way the next request works."""
     text, message = BAD_INPUTS[name]
+    translate = api_function(demo, "translate").fn
+    before = driver.trace
+    answer = driver.translate(text, "de-en")
     if message is not None:
+        assert {key for key in answer if isinstance(key, str)} == {"notice"} and driver.trace is before
+        assert re.search(message, driver.shown("notice").replace("\\", ""))
         with pytest.raises(gr.Error, match=message):
-            handler(text, "de-en")
+            translate(text, "de-en")
     else:
-        trace, translation, path, _ = handler(text, "de-en")
-        check_translation(text, translation, json.loads(Path(path).read_text(encoding="utf-8")))
-    trace, translation, _, _ = handler(GERMAN, "de-en")  # the next request works
-    assert trace.source_text == GERMAN and translation
+        path = driver.shown("download-trace")
+        check_translation(text, driver.shown("translation"), json.loads(Path(path).read_text(encoding="utf-8")))
+        assert translate(text, "de-en")["translation"] == driver.trace.translation
+    driver.translate(GERMAN, "de-en")  # the next request works
+    assert driver.trace.source_text == GERMAN and driver.shown("translation") == driver.trace.translation
+    assert translate(GERMAN, "de-en")["translation"] == driver.trace.translation
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +119,7 @@ def test_bad_input_through_the_api(client, name):
         with pytest.raises(AppError, match=message):
             client.predict(text, "de-en", api_name="/translate")
     else:
-        translation = client.predict(text, "de-en", api_name="/translate")
+        translation = client.predict(text, "de-en", api_name="/translate")["translation"]
         check_translation(text, translation, json.loads(client.predict(text, "de-en", api_name="/translation_trace")))
     trace = json.loads(client.predict(GERMAN, "German → English", api_name="/translation_trace"))  # still up
     assert trace["source_text"] == GERMAN
@@ -151,7 +168,7 @@ def test_two_users_at_once_each_get_their_own_trace(server, tmp_path):
         user_client = Client(server, verbose=False, download_files=str(tmp_path / direction), analytics_enabled=False)
         for _ in range(4):
             barrier.wait(timeout=60)
-            translation = user_client.predict(sentences[direction], direction, api_name="/translate")
+            translation = user_client.predict(sentences[direction], direction, api_name="/translate")["translation"]
             trace = json.loads(user_client.predict(sentences[direction], direction, api_name="/translation_trace"))
             results[direction].append((translation, trace))
 
@@ -280,8 +297,7 @@ def test_checkpoint_with_a_pickle_is_not_loaded(tiny_checkpoint, tmp_path):
 
 
 # --------------------------------------------------------------------------- limits in one place
-def test_limits_come_from_model_limits_and_are_shown(handler, tiny_checkpoint, monkeypatch):
-    demo = build_demo(tiny_checkpoint)
+def test_limits_come_from_model_limits_and_are_shown(demo, monkeypatch):
     shown = " ".join(
         str(value)
         for component in demo.config["components"]
@@ -295,15 +311,20 @@ def test_limits_come_from_model_limits_and_are_shown(handler, tiny_checkpoint, m
     ):
         assert number in shown
 
+    driver = PageDriver(demo)
+    driver.load()
     monkeypatch.setattr(limits, "MAX_INPUT_CHARS", 20)
+    driver.translate("x" * 21, "de-en")
+    assert "21 characters long; the limit is 20" in driver.shown("notice")
     with pytest.raises(gr.Error, match="21 characters long; the limit is 20"):
-        handler("x" * 21, "de-en")
+        api_function(demo, "translate").fn("x" * 21, "de-en")
     monkeypatch.undo()
     monkeypatch.setattr(limits, "MAX_SOURCE_TOKENS", 3)
     monkeypatch.setattr(limits, "MAX_TARGET_TOKENS", 2)
-    trace, _, _, _ = handler("Zwei Hunde spielen im Schnee.", "de-en")
+    driver.translate("Zwei Hunde spielen im Schnee.", "de-en")
+    trace = driver.trace
     assert len(trace.source_tokens) == 3 + 2 and trace.source_truncated
-    assert trace.num_steps <= 2
+    assert trace.num_steps <= 2 and "first 3 subword tokens" in driver.shown("notice")
 
 
 # --------------------------------------------------------------------------- the load script

@@ -186,7 +186,7 @@ def test_head_diagnostics_panels_are_per_layer_and_head(copy_trace, copy_referen
 # --------------------------------------------------------------------------- the redraw listener
 def test_redraw_draws_the_view_of_the_open_tab_and_controls(copy_runner, copy_trace, copy_step):
     with gr.Blocks():
-        page = Page(copy_runner.checkpoint, gr.State(), gr.Slider(1, 10), gr.State(), gr.Tabs(), None, copy_runner)
+        page = Page(copy_runner.checkpoint, gr.State(), gr.Slider(1, 10), gr.State(), gr.Tabs(), copy_runner)
         with page.tabs:
             candidates = next_token.build(page)
             attention_tab = attention.build(page)
