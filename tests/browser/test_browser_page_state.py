@@ -211,6 +211,15 @@ class Visitor:
         assert opened["step"] == seen["step"] and opened["tab"] == seen["tab"], (seen, opened)
         self.check("(back on the first page)")
 
+    def model_menu(self) -> None:
+        """Pick OPUS-MT in the model menu (not on this server: a download is tried, or its page opens)."""
+        if not self.page.locator("#model-choice input").count():
+            return
+        self.page.locator("#model-choice input").click()
+        self.page.get_by_role("option", name=re.compile("OPUS-MT")).first.click()
+        self.page.wait_for_function("() => !!document.querySelector('#model-status')?.textContent.trim()")
+        self.check("the model menu: OPUS-MT")
+
     def explain(self) -> None:
         self.open_tab("Explain")
         self.page.locator("#explain-panels").get_by_role("tab", name="Beam vs greedy", exact=True).first.click()
@@ -239,6 +248,7 @@ def moves(visitor: Visitor, rng: random.Random):
         (2, lambda: visitor.example(rng.randrange(len(EXAMPLES)))),
         (1, lambda: visitor.bad(rng.choice(["", "   ", "x" * 5001]))),
         (1, visitor.share_link),
+        (1, visitor.model_menu),
     ]
 
 
@@ -259,6 +269,7 @@ def test_the_walk_that_showed_another_sentences_figure(browser, server, log):
     visitor.pair()
     visitor.translate(GERMAN[1], "de-en")
     visitor.bad("")
+    visitor.model_menu()
     visitor.explain()
     visitor.page.close()
 
