@@ -679,6 +679,7 @@ def test_the_space_opens_on_opus_mt_once_loaded_and_on_the_own_model_until_then(
     start the app with the Space's variables: the own model serves at once, OPUS-MT downloads in the background and
     its page is built into the app, which a plain visit then opens; where it cannot be had, one plain line."""
     import local_hub
+    from page_driver import PageDriver
 
     import app
     from model.checkpoints.catalogue import OPUS_MT_REPOS
@@ -715,9 +716,8 @@ def test_the_space_opens_on_opus_mt_once_loaded_and_on_the_own_model_until_then(
     source, from_hub = app.checkpoint_source()
     demo = build_demo(source, hub=from_hub)
     assert demo.runner.model == "own" and list(demo.runners) == ["own"]  # serving before OPUS-MT is there
-    visit = next(fn.fn for fn in demo.fns.values() if fn.name == "model_visit" and fn.page == "")
     state = demo.later.wait(120)
-    answer = {getattr(c, "elem_id", None): v for c, v in visit().items()}
+    answer = PageDriver(demo).load()  # a plain visit: the page's one load answer says where the load stands
     if on_the_hub:
         assert state == "ready" and set(demo.runners) == {"own", "opus-mt"}
         assert answer["model-go"] == "auto"  # a plain visit opens on OPUS-MT

@@ -18,6 +18,7 @@ from helpers import in_own_thread
 from model.core.positional import sinusoidal_positional_encoding
 from model.decoding.greedy import translate
 from serving import trace_from_lean
+from serving.translation import notices
 from ui import api, build_demo, server
 
 mcp = pytest.importorskip("mcp", reason="gradio[mcp] is in requirements.txt: pip install -r requirements.txt")
@@ -71,8 +72,9 @@ def test_every_listed_tool_answers_with_its_result(served):
 
     expected = translate(checkpoint.model, checkpoint.tokenizer, GERMAN, "de-en")
     translated, traced, table, wrong_direction, empty = results
-    assert not translated.isError and translated.content[0].text == expected.translation
-    assert len(translated.content) == 1
+    assert not translated.isError and len(translated.content) == 1  # one object: the translation and its notices
+    answer = ast.literal_eval(translated.content[0].text)
+    assert answer == {"translation": expected.translation, "notices": list(notices(expected))}
     assert not traced.isError
     trace = trace_from_lean(traced.content[0].text)
     assert trace.output_ids == expected.output_ids and trace.source_tokens == expected.source_tokens
