@@ -76,16 +76,16 @@ VIEW_TESTS = [
     "tests/ui/test_start_share_tour.py",
     "tests/model/training/test_flops.py",
     "tests/visualizer/test_visualizer_attention.py",
-    "tests/ui/test_corpus_views.py",
+    "tests/ui/explain/test_corpus_views.py",
     "tests/visualizer/test_visualizer_fit.py",
     "tests/visualizer/test_visualizer_masks_positions.py",
     "tests/ui/test_opus_mt_page.py",
-    "tests/ui/test_explain_views.py",
+    "tests/ui/explain/test_explain_views.py",
 ]  # the views, the page's redraw and the newer model modules
 
 HOUSE_TESTS = [
-    "tests/ui/test_explain_panels.py",
-    "tests/ui/test_explain_openings.py",
+    "tests/ui/explain/test_explain_panels.py",
+    "tests/ui/explain/test_explain_openings.py",
     "tests/project/test_explain_panels_in_docs.py",
     "tests/project/test_house_rules.py",
     "tests/project/test_benchmark_report.py",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from scripts.mutation_faults import Fault
 
 HOUSE_FAULTS = [
-    # ---- the panel list (ui/explain/panels.py, tab.py, panel.py): tests/ui/test_explain_panels.py, test_explain_openings.py
+    # ---- the panel list (ui/explain/panels.py, tab.py, panel.py): tests/ui/explain/test_explain_panels.py, test_explain_openings.py
     Fault(
         "panels-unsorted",
         "ui/explain/panels.py",
@@ -45,7 +45,7 @@ HOUSE_FAULTS = [
         'f"- **{panel.title}**"',
         "docs/views.md's panel list is written without what each panel shows",
     ),
-    # ---- kept results (kept_for / sentence_matches): tests/ui/test_explain_panels.py
+    # ---- kept results (kept_for / sentence_matches): tests/ui/explain/test_explain_panels.py
     Fault(
         "kept-no-pe-for-another-sentence",
         "ui/explain/no_pe.py",

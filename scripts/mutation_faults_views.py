@@ -180,7 +180,7 @@ VIEW_FAULTS = [
         "T * 2 * d * d + 2 * T * T * d",
         "cross-attention keys and values counted per target token instead of per source token",
     ),
-    # ---- the corpus panels (ui/explain/corpus_heads.py, corpus_figures.py, attribution.py): tests/ui/test_corpus_views.py
+    # ---- the corpus panels (ui/explain/corpus_heads.py, corpus_figures.py, attribution.py): tests/ui/explain/test_corpus_views.py
     Fault(
         "corpus-qk-keys-unshifted",
         "model/analysis/corpus/qk_map.py",

@@ -68,8 +68,6 @@ def test_paper_panel_runs_once_and_draws_the_best_head(checkpoint, monkeypatch):
 
 
 def test_paper_sentences_too_long_for_the_tokenizer_get_a_clear_message(checkpoint):
-    store = paper_panel.PaperResults(
-        Runner(checkpoint)
-    )  # the paper's full sentences: the tiny tokenizer cuts them
+    store = paper_panel.PaperResults(Runner(checkpoint))  # the paper's full sentences: the tiny tokenizer cuts them
     with pytest.raises(gr.Error, match="cannot be searched"):
         store.get()

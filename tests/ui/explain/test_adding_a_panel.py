@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 GUIDE = ROOT / "docs" / "adding-a-panel.md"
 COPIED = [
     "README.md",
@@ -31,7 +31,7 @@ COPIED = [
 ]
 BLOCK = re.compile(r"^```python\n# (\S+)( \(appended\))?\n(.*?)^```", re.M | re.S)
 PLACES = {"model/analysis/encoder_norms.py", "serving/jobs.py", "visualizer/norms.py", "ui/explain/encoder_norms.py"}
-PANEL_TEST = "tests/ui/test_encoder_norms.py"
+PANEL_TEST = "tests/ui/explain/test_encoder_norms.py"
 GENERATED = "docs/views.md"
 
 
@@ -81,7 +81,7 @@ def test_following_the_guide_adds_a_panel_that_passes_its_test(tmp_path):
     assert "- **Encoder norms**: one bar per source token" in (copy / GENERATED).read_text(encoding="utf-8")
     lint = run([sys.executable, "-m", "ruff", "check", *sorted(PLACES | {PANEL_TEST})], copy)
     assert lint.returncode == 0, lint.stdout
-    openings = "tests/ui/test_explain_openings.py::test_every_panel_opens_with_one_sentence_and_folds_the_rest"
+    openings = "tests/ui/explain/test_explain_openings.py::test_every_panel_opens_with_one_sentence_and_folds_the_rest"
     tests = [PANEL_TEST, "tests/project/test_explain_panels_in_docs.py", openings]
     passed = run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-m", "", *tests], copy)
     assert passed.returncode == 0, passed.stdout[-3000:] + passed.stderr[-2000:]

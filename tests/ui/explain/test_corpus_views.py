@@ -389,7 +389,9 @@ def test_opening_a_head_sets_the_attention_tabs_controls(demo, trace):
     assert updates["layer"].value == 2
     assert [v for k, v in updates.items() if isinstance(k, gr.State)] == ["attention"]  # the open tab
     assert (updates["corpus-qk-kind"], updates["corpus-qk-layer"], updates["corpus-qk-head"]) == ("decoder_self", 2, 3)
-    without_trace = by_id(fn.fn.action.fn(None, "cross:1:2"))  # no sentence: the corpus map shows the head, no tab change
+    without_trace = by_id(
+        fn.fn.action.fn(None, "cross:1:2")
+    )  # no sentence: the corpus map shows the head, no tab change
     assert without_trace == {"corpus-qk-kind": "cross", "corpus-qk-layer": 1, "corpus-qk-head": 2}
     page = ExplainPage(demo, trace)
     page.set(on(demo, "corpus-heads", "select").fn.action.fn())
