@@ -349,7 +349,9 @@ def test_no_action_is_answered_by_two_listeners(demo):
     """An action wired to several events is one listener (gr.on): as separate listeners their answers could land
     out of order and an earlier event's answer win (the lines view's token menu hidden after "lines" was chosen)."""
     actions = [fn.fn.action for fn in demo.fns.values() if hasattr(fn.fn, "action") and fn.fn.action.fn is not None]
-    wired = Counter((fn.page, fn.fn.action.fn) for fn in demo.fns.values() if hasattr(fn.fn, "action") and fn.fn.action.fn)
+    wired = Counter(
+        (fn.page, fn.fn.action.fn) for fn in demo.fns.values() if hasattr(fn.fn, "action") and fn.fn.action.fn
+    )
     assert len(actions) > 20 and [key for key, count in wired.items() if count > 1] == []
     [translate] = [fn for fn in demo.fns.values() if fn.name == "translate" and hasattr(fn.fn, "action")]
     triggers = {(demo.blocks[block_id].elem_id, event) for block_id, event in translate.targets}

@@ -85,7 +85,7 @@ def assert_one_trace_shown(driver: PageDriver) -> None:
     assert trace is not None and 1 <= step <= trace.num_steps
     line = driver.shown("step-info")
     assert f"Step {step} of {trace.num_steps}</span>" in line
-    assert f"<span class=\"tok chosen\">{html.escape(trace.output_tokens[step - 1])}</span>" in line or (
+    assert f'<span class="tok chosen">{html.escape(trace.output_tokens[step - 1])}</span>' in line or (
         html.escape(trace.output_tokens[step - 1]) in line.split("step-arrow")[1]
     )
     assert f"“{html.escape(trace.translation)}”" in line
