@@ -207,7 +207,9 @@ def wire(page: Page, header: Header, translator: Translator) -> None:
 
     def switch(text: str, direction: str) -> dict:
         flipped = other_direction(direction)
-        return {header.direction: flipped, **translate(text, flipped)}
+        translated = translator.translate(text, flipped)
+        changed = {} if translated.refused else {header.direction: flipped}  # refused: nothing but the notice
+        return {**changed, **answer(header, page.step, translated)}
 
     outputs = [header.trace, page.step, header.notice]
     # then the view is placed under the player bar (ui/js/scroll.js)

@@ -262,11 +262,6 @@ def test_a_refused_input_changes_nothing_but_the_notice(demo, text, message):
     assert driver.trace.source_text == GERMAN and driver.prop("switch-direction", "visible") is False
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="app bug: ui/session.py wire.switch writes header.direction before translating, so a refused input "
-    "still flips the direction radio away from the trace on screen",
-)
 def test_a_refused_switch_changes_nothing_but_the_notice(demo):
     driver = PageDriver(demo)
     driver.load()

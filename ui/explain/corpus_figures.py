@@ -118,7 +118,7 @@ def roles_summary(data: CorpusHeads) -> str:
         rest = f"; the other {mixed} have “no single role”" if mixed else ""
         sentences.append(f"{label}: {sum(named.values())} of its {len(roles)} heads have one role ({jobs}){rest}.")
     return (
-        "**What the roles say about this model.** " + " ".join(sentences) + " A head of “no single role” does none "
+        "What the roles say about this model: " + " ".join(sentences) + " A head of “no single role” does none "
         "of these fixed jobs on most of its queries: it reads different words from sentence to sentence, so what it "
         "does shows one sentence at a time (the Attention tab), not as one label."
     )
