@@ -107,12 +107,12 @@ def card_figure(checkpoint, split: str) -> str:
     return f"not on the card ({len(rows)} rows, none for Multi30k)"
 
 
+@torch.no_grad()  # nothing here trains: and the caller's grad mode is left as it was
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Check OPUS-MT from the Hub against transformers and Multi30k.")
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "multi30k")
     parser.add_argument("--split", default="test_2016_flickr", help="SPLIT.de / SPLIT.en in --data")
     args = parser.parse_args(argv)
-    torch.set_grad_enabled(False)
     rows = []
     for direction, (repo, revision) in OPUS_MT_REPOS.items():
         try:

@@ -124,9 +124,10 @@ def test_translate_endpoint_from_gradio_client(server, tmp_path):
 
     client = Client(server, verbose=False, download_files=str(tmp_path), analytics_enabled=False)
     for direction in ("de-en", "German → English"):
-        translation = client.predict(GERMAN, direction, api_name="/translate")
+        answer = client.predict(GERMAN, direction, api_name="/translate")  # the translation and its notices
         trace = json.loads(client.predict(GERMAN, direction, api_name="/translation_trace"))
-        assert trace["translation"] == translation and trace["direction"] == "de-en"
+        assert trace["translation"] == answer["translation"] and trace["direction"] == "de-en"
+        assert isinstance(answer["notices"], list)
         assert trace["source_tokens"][0] == "<2en>"
     with pytest.raises(AppError, match="empty"):
         client.predict("", "en-de", api_name="/translate")

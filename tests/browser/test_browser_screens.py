@@ -36,12 +36,11 @@ def screen(request, browser, server):
     (width, height), theme = request.param
     page = browser.new_page(viewport={"width": width, "height": height})
     page.goto(server + f"?__theme={theme}")
-    # the page opens on a translated example; a refused input clears it, so the controls must be
-    # disabled again with no trace on the page
+    # the page opens on a translated example; a link with no sentence opens it with none, so the controls must
+    # be disabled with no trace on the page
     page.wait_for_selector("#attention-plot .js-plotly-plot")
-    expect(page.locator("#translation textarea")).not_to_have_value("")
-    page.fill("#source textarea", "x" * 5001)
-    page.click("#translate")
+    page.goto(server + f"?text=&tab=attention&__theme={theme}")
+    expect(page.locator("#step-info")).to_contain_text("Translate a sentence")
     expect(page.locator("#translation textarea")).to_have_value("")
     expect(page.locator("#step-next")).to_be_disabled()
     before = {

@@ -125,19 +125,25 @@ def test_wrong_language_and_long_input_notices(browser, server):
     context.close()
 
 
-def test_a_refused_input_leaves_no_stale_result(browser, server):
+def test_a_refused_input_loses_nothing_on_screen(browser, server):
+    """A too long input gives one notice and leaves the translation, its tokens, the figure and the step as they
+    were; the next accepted sentence replaces them."""
     from playwright.sync_api import expect
 
     context, page = open_page(browser, server)
     page.wait_for_selector("#attention-plot .js-plotly-plot")
-    expect(page.locator("#translation textarea")).not_to_have_value("")
+    page.wait_for_function("() => !!document.querySelector('#share-link textarea')?.value")
+    translation = page.locator("#translation textarea").input_value()
+    step = page.locator("#step-info .label").inner_text()
+    rows = page.evaluate("() => document.querySelector('#attention-plot .js-plotly-plot').data[0].y.length")
     page.fill("#source textarea", "x" * (limits.MAX_INPUT_CHARS + 1))
     page.click("#translate")
     expect(page.locator("#notice")).to_contain_text("the limit is")
-    expect(page.locator("#translation textarea")).to_have_value("")
-    expect(page.locator("#tokens")).not_to_contain_text("Source")
-    expect(page.locator("#attention-plot .js-plotly-plot")).to_have_count(0)
-    expect(page.locator("#download-trace")).to_be_disabled()
+    expect(page.locator("#translation textarea")).to_have_value(translation)
+    expect(page.locator("#tokens")).to_contain_text("Source")
+    expect(page.locator("#step-info .label")).to_have_text(step)
+    assert page.evaluate("() => document.querySelector('#attention-plot .js-plotly-plot').data[0].y.length") == rows
+    expect(page.locator("#download-trace")).to_be_enabled()
     page.fill("#source textarea", "Zwei Hunde spielen im Schnee.")
     page.click("#translate")
     expect(page.locator("#attention-plot .js-plotly-plot")).to_have_count(1)

@@ -25,6 +25,7 @@ COPIED = [
     "model",
     "scripts",
     "serving",
+    "lesson",
     "tests",
     "ui",
     "visualizer",
