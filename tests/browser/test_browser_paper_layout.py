@@ -16,9 +16,12 @@ from browser_helpers import SAMPLE_SCREENS, needs_chromium, open_panel, open_tab
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
-# each drawn key label of the heatmap: where it ends (a 45° label ends at its tick) and its font size
+# each drawn key label of the heatmap: where it meets its tick and its font size. A 45° label is anchored at its
+# tick by one end: its end below the rows, its start above them (one head's heatmap draws the keys above the rows,
+# visualizer/attention.py), so the labels stand apart as far as those ends do
 KEYS = """() => Array.from(document.querySelectorAll('#paper-heatmap .js-plotly-plot .xtick text')).map((t) => {
-  const b = t.getBoundingClientRect(); return {text: t.textContent, x: b.right,
+  const b = t.getBoundingClientRect(), anchor = t.getAttribute('text-anchor');
+  return {text: t.textContent, x: anchor === 'start' ? b.left : anchor === 'end' ? b.right : (b.left + b.right) / 2,
   font: parseFloat(getComputedStyle(t).fontSize)}; })"""
 
 
