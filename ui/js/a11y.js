@@ -178,15 +178,20 @@ function installA11y(options) {
     });
     sayStep();
   };
-  // at most one mend per MEND_MS, after the page has changed: while Gradio builds the page (thousands of changes)
-  // the checks of what scrolls (a style and a layout read each) would otherwise hold up its first figure
+  // while Gradio builds the page (thousands of changes) at most one mend per MEND_MS, after the page has changed: the
+  // checks of what scrolls (a style and a layout read each) would otherwise hold up its first figure; once a figure
+  // is drawn, one mend in the frame after a change (a run's new step line scrolls at once: a reader, or axe, that
+  // comes when the run has settled finds its strip focusable, not 150 ms later)
   const MEND_MS = 150;
-  let queued = null;
+  let queued = false, built = false;
+  const run = () => { queued = false; mend(); };
   const soon = () => {
-    if (queued === null) queued = setTimeout(() => { queued = null; mend(); }, MEND_MS);
+    if (queued) return;
+    queued = true;
+    if (built) requestAnimationFrame(run); else setTimeout(run, MEND_MS);
   };
   new MutationObserver(soon).observe(document.body, {childList: true, subtree: true, characterData: true});
   window.addEventListener('resize', soon);
-  document.addEventListener('figure-drawn', soon);
+  document.addEventListener('figure-drawn', () => { built = true; soon(); });
   soon();
 }
