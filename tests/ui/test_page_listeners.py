@@ -126,23 +126,15 @@ def test_a_refused_input_changes_nothing_but_the_notice(demo, text, said):
     driver.load()
     driver.translate(OWN_GERMAN, "de-en")
     driver.input("step", 2)
-    before = {
-        "trace": driver.trace,
-        "translation": driver.shown("translation"),
-        "step": driver.value("step"),
-        "step-info": driver.shown("step-info"),
-        "attention-plot": driver.shown("attention-plot").plot,
-    }
+
+    def on_screen() -> dict:
+        shown = {elem_id: driver.shown(elem_id) for elem_id in ("translation", "step-info")}
+        return {**shown, "step": driver.value("step"), "attention-plot": driver.shown("attention-plot").plot}
+
+    trace, before = driver.trace, on_screen()
     answer = driver.translate(text, "de-en")
     shown = {key for key in answer if isinstance(key, str)}
     assert shown == {"notice"}  # nothing else on the page changes
-    after = {
-        "trace": driver.trace,
-        "translation": driver.shown("translation"),
-        "step": driver.value("step"),
-        "step-info": driver.shown("step-info"),
-        "attention-plot": driver.shown("attention-plot").plot,
-    }
-    assert after["trace"] is before["trace"] and after == before
+    assert driver.trace is trace and on_screen() == before
     notice = driver.shown("notice")
     assert said in notice and notice.count("⚠️") == 1  # one message, saying why
