@@ -16,6 +16,7 @@ the page is built when the load ends.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import logging
@@ -200,6 +201,8 @@ class Choice:
 
         def model_visit() -> dict:
             progress = later.progress()
+            if progress.state == "failed" and not later.asked_at_start:  # another visitor's pick failed: said on a pick
+                progress = dataclasses.replace(progress, text="")
             return update(progress, "auto" if later.preferred and progress.state == "ready" else "")
 
         outputs = [status, timer, go, choice]
