@@ -201,7 +201,8 @@ class Choice:
 
         def model_visit() -> dict:
             progress = later.progress()
-            if progress.state == "failed" and not later.asked_at_start:  # another visitor's pick failed: said on a pick
+            asked_at_start = later.asked_at_start or later.preferred  # the start-up (or the Space) asked for it
+            if progress.state == "failed" and not asked_at_start:  # a visitor's pick failed: said on a pick
                 progress = dataclasses.replace(progress, text="")
             return update(progress, "auto" if later.preferred and progress.state == "ready" else "")
 
