@@ -60,6 +60,8 @@ OLD_MODEL_TESTS = [
 ]
 PROVENANCE_TESTS = [
     "tests/model/decoding/test_trace_provenance.py",
+    "tests/model/analysis/test_logit_lens.py",
+    "tests/model/decoding/test_greedy_choice.py",
     "tests/model/decoding/test_ablation.py",
     "tests/model/decoding/test_cache_and_forced_prefix.py",
     "tests/model/decoding/test_beam_provenance.py",
@@ -69,6 +71,7 @@ PROVENANCE_TESTS = [
 VIEW_TESTS = [
     "tests/ui/test_view_provenance_attention.py",
     "tests/ui/test_view_provenance_panels.py",
+    "tests/ui/explain/test_lens_panel.py",
     "tests/model/analysis/test_rollout.py",
     "tests/model/analysis/test_step_changes.py",
     "tests/model/analysis/test_kv_cache.py",
@@ -111,12 +114,14 @@ from scripts.mutation_faults_house import HOUSE_FAULTS  # noqa: E402
 from scripts.mutation_faults_lesson import LESSON_FAULTS, LESSON_TESTS  # noqa: E402
 from scripts.mutation_faults_opus_mt import OPUS_MT_FAULTS  # noqa: E402
 from scripts.mutation_faults_page import PAGE_FAULTS, PAGE_TESTS  # noqa: E402
+from scripts.mutation_faults_readouts import READOUT_FAULTS  # noqa: E402
 from scripts.mutation_faults_screen import SCREEN_FAULTS  # noqa: E402
 from scripts.mutation_faults_serving import SERVING_FAULTS, SERVING_TESTS  # noqa: E402
 from scripts.mutation_faults_views import VIEW_FAULTS  # noqa: E402
 
 FAULTS = [
     *MODEL_FAULTS,
+    *READOUT_FAULTS,
     *OPUS_MT_FAULTS,
     *VIEW_FAULTS,
     *SCREEN_FAULTS,

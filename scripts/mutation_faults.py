@@ -224,20 +224,6 @@ MODEL_FAULTS = [
         "causal_mask=causal_mask(n_target)[0, 0].numpy().T,",
         "the causal mask shown is transposed",
     ),
-    Fault(
-        "logit-lens-layers-reversed",
-        "model/decoding/teacher_forced.py",
-        "torch.stack([h[0] for h in layer_hiddens[:-1]], dim=1)",
-        "torch.stack([h[0] for h in layer_hiddens[-2::-1]], dim=1)",
-        "logit lens reads the intermediate layers in reverse order",
-    ),
-    Fault(
-        "logit-lens-topk-softmax",
-        "model/decoding/teacher_forced.py",
-        "top_probs = (top_logits - logits.logsumexp(dim=-1, keepdim=True)).exp()",
-        "top_probs = top_logits.softmax(dim=-1)",
-        "logit lens probabilities normalised over the top-k only",
-    ),
     # ---- beam search
     Fault(
         "beam-self-keys-not-reordered",

@@ -81,13 +81,6 @@ VIEW_FAULTS = [
         "the candidates' bars show the previous step's probabilities",
     ),
     Fault(
-        "lens-layers-reversed-in-view",
-        "ui/explain/lens.py",
-        "        trace.logit_lens_probs[t],\n",
-        "        trace.logit_lens_probs[t][::-1],\n",
-        "the logit-lens view shows layer probabilities in reverse",
-    ),
-    Fault(
         "alignment-layers-reversed",
         "ui/explain/alignment.py",
         "chosen = sorted({int(layer) - 1 for layer",

@@ -16,7 +16,7 @@ from .example_cache import ExampleCache
 from .jobs import JOBS, JobSample, ModelJob, model_job
 from .runner import Runner
 from .trace_files import TraceFiles
-from .wire import lean_trace_json, positional_encoding_json, trace_from_lean
+from .wire import LEAN_FORMAT, lean_trace_json, positional_encoding_json, trace_from_lean
 
 __all__ = [
     "JOBS",
@@ -25,6 +25,7 @@ __all__ = [
     "ModelJob",
     "Runner",
     "TraceFiles",
+    "LEAN_FORMAT",
     "lean_trace_json",
     "model_job",
     "positional_encoding_json",

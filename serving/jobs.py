@@ -30,6 +30,8 @@ from model.analysis import readouts
 from model.analysis.corpus.attribution import Attribution, attribute
 from model.analysis.corpus.live import sentence_vectors
 from model.analysis.kv_cache import CacheRecording, record_trace_cache
+from model.analysis.logit_lens import LogitLens
+from model.analysis.logit_lens import logit_lens as read_logit_lens
 from model.analysis.paper_figures import DIRECTION as PAPER_DIRECTION
 from model.checkpoints.catalogue import OWN
 from model.analysis.paper_figures import PAPER_FIGURES, FigureResult, PaperFigure, run_paper_figures
@@ -202,6 +204,17 @@ def beam_versus_greedy(
 def record_cache(checkpoint: Checkpoint, trace: TranslationTrace) -> CacheRecording:
     """The decoder's KV cache at every step of `trace`'s greedy run, replayed through the cached decoder (3.1)."""
     return record_trace_cache(checkpoint.model, trace)
+
+
+@model_job(
+    work=lambda checkpoint, trace: trace.num_steps,
+    unit="decoder steps",
+    example=lambda sample: ((sample.trace,), {}),
+)
+def logit_lens(checkpoint: Checkpoint, trace: TranslationTrace) -> LogitLens:
+    """Each decoder layer's top tokens at every step of `trace` through the final projection (3.1, 3.4;
+    model.analysis.logit_lens), read when its view is opened."""
+    return read_logit_lens(checkpoint.model, checkpoint.tokenizer, trace)
 
 
 # --------------------------------------------------------------------------- analyses

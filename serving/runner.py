@@ -28,6 +28,7 @@ from collections.abc import Mapping
 import gradio as gr
 import numpy as np
 
+from model.decoding.greedy_choice import screen_for
 from model import Checkpoint, TranslationTrace
 from model.core.positional import sinusoidal_positional_encoding
 from model.text.inputs import PaddedBatch, padding_example
@@ -68,8 +69,11 @@ class Runner:
         after_start_up: bool = False,
     ) -> "Runner":
         """zerogpu: every job through @spaces.GPU, on cuda copies of the checkpoints made here (after_start_up: a
-        model loaded in a background thread, whose copies its GPU worker makes; serving/zerogpu.py)."""
+        model loaded in a background thread, whose copies its GPU worker makes; serving/zerogpu.py). In this process,
+        each model's greedy-choice screen is made here (model/decoding/greedy_choice.py), not in the first Translate."""
         if not zerogpu:
+            for held in {id(c): c for c in (checkpoint, *(by_direction or {}).values())}.values():
+                screen_for(held.model)
             return cls(checkpoint, None, by_direction)
         checkpoints = dict(by_direction or {"": checkpoint})
         if after_start_up:

@@ -20,7 +20,7 @@ import orjson
 from model import TranslationTrace
 from model.decoding.trace import JSON_DECIMALS
 
-LEAN_FORMAT = "attention-explorer/lean-trace/2"  # /2: the trace no longer carries the PE table nor a padded batch
+LEAN_FORMAT = "attention-explorer/lean-trace/3"  # the trace without the PE table, a padded batch or the logit lens
 FLOAT_SCALE = 10.0**-JSON_DECIMALS
 ORJSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY
 

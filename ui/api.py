@@ -20,7 +20,7 @@ from typing import Literal
 import gradio as gr
 
 from model.checkpoints.catalogue import MODELS
-from serving import lean_trace_json
+from serving import LEAN_FORMAT, lean_trace_json
 from serving.translation import DIRECTIONS, Translator, input_limits
 
 from .runner import model_event, positional_encoding_object
@@ -67,7 +67,7 @@ def add_endpoints(translator: Translator) -> None:
 
     returns = 'An object {"translation": the greedy translation, "notices": a list of plain sentences, [] if none}.'
     gr.api(described(translate, returns), api_name="translate", **model_event())
-    trace_returns = 'The trace as JSON text (format "attention-explorer/lean-trace/2"); its "model" names the model.'
+    trace_returns = f'The trace as JSON text (format "{LEAN_FORMAT}"); its "model" names the model.'
     gr.api(described(translation_trace, trace_returns), api_name="translation_trace", **model_event())
     if default not in translator.runners:
         return

@@ -62,7 +62,15 @@ class Ablation:
         return Interventions(encoder, decoder_self, cross, self.positional_encoding)
 
     def describe(self) -> dict:
+        """Plain data (JSON-ready), as a trace keeps it; `from_description` reads it back."""
         return {
             "positional_encoding": self.positional_encoding,
             **{f"{k}_heads": sorted(map(list, getattr(self, f"{k}_heads"))) for k in ATTENTION_KINDS},
         }
+
+    @classmethod
+    def from_description(cls, description: dict | None) -> Ablation:
+        """The ablation a trace's `ablation` field describes (`describe`'s output; empty: the intact model)."""
+        description = description or {}
+        heads = {f"{k}_heads": frozenset(map(tuple, description.get(f"{k}_heads", ()))) for k in ATTENTION_KINDS}
+        return cls(**heads, positional_encoding=bool(description.get("positional_encoding", True)))

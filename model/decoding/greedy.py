@@ -21,6 +21,7 @@ import torch
 
 from model.text import limits
 from model.decoding.ablation import Ablation
+from model.decoding.greedy_choice import full_choice, greedy_choice
 from model.text.inputs import pad_batch, prepare_source  # noqa: F401  (re-exported: callers import them from here)
 from model.core.layers import DecoderCache
 from model.core.masks import decoder_mask, padding_mask
@@ -37,7 +38,7 @@ def never_generated(config, device=None) -> torch.Tensor:
 
 
 class GreedyStep(NamedTuple):
-    logits: torch.Tensor  # (B, V) next-token logits at this step
+    logits: torch.Tensor | None  # (B, V) next-token logits at this step; None unless greedy_steps(full_logits=True)
     tokens: torch.Tensor  # (B,) chosen ids ([PAD] for sequences that already ended)
     finished: torch.Tensor  # (B,) True once a sequence has produced [EOS]
     imposed: torch.Tensor  # (B,) True where the length limit wrote [EOS] (force_eos_at_limit) the model did not choose
@@ -51,6 +52,7 @@ def greedy_steps(
     use_cache: bool = True,
     prefix: torch.Tensor | None = None,
     ablation: Interventions = NO_INTERVENTIONS,
+    full_logits: bool = True,
 ) -> Iterator[GreedyStep]:
     """Yield one GreedyStep per decoding step until every sequence ends or max_new_tokens.
 
@@ -58,6 +60,8 @@ def greedy_steps(
     prefix (B, P): tokens forced after [BOS] before greedy choice begins (branching); not yielded.
     use_cache=False recomputes the whole prefix at every step (the reference the cache must match).
     ablation: decoder head masks and positions flag (`Ablation.tensors`); the default is the intact model.
+    full_logits=False: each step yields only its choice, made through the int8 screen where it is used
+    (model/decoding/greedy_choice.py: the same argmax without reading the whole float32 projection).
     """
     config = model.config
     batch = memory.size(0)
@@ -72,8 +76,11 @@ def greedy_steps(
         new = tokens_so_far[:, cache.length :] if cache is not None else tokens_so_far  # (B, T_new)
         mask = decoder_mask(new, config.pad_id) if cache is None or cache.length == 0 else None
         hidden = model.decode(new, memory, src_mask, mask, cache, ablation).hidden  # (B, T_new, d_model)
-        logits = model.project(hidden[:, -1])  # (B, V)
-        choice = logits.index_fill(1, banned, float("-inf")).argmax(dim=-1) if len(banned) else logits.argmax(-1)
+        if full_logits:
+            logits = model.project(hidden[:, -1])  # (B, V)
+            choice = full_choice(logits, banned)  # (B,)
+        else:
+            logits, choice = None, greedy_choice(model, hidden[:, -1], banned)  # (B,)
         if config.force_eos_at_limit and step == max_new_tokens - 1:
             tokens = torch.full_like(choice, config.eos_id)  # the limit ends the sentence
         else:
@@ -134,7 +141,13 @@ def translate(
         prefix = torch.tensor([forced], dtype=torch.long, device=device) if forced else None
         steps = list(
             greedy_steps(
-                model, source.encoded.memory, source.src_mask, budget - len(forced), prefix=prefix, ablation=tensors
+                model,
+                source.encoded.memory,
+                source.src_mask,
+                budget - len(forced),
+                prefix=prefix,
+                ablation=tensors,
+                full_logits=False,
             )
         )
         output_ids = forced + [int(step.tokens[0]) for step in steps]

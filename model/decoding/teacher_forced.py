@@ -21,8 +21,6 @@ from model.text.tokenizer import SubwordTokenizer
 from model.decoding.trace import TranslationTrace
 from model.core.transformer import DecoderOutput, EncoderOutput, Interventions, Transformer
 
-LOGIT_LENS_K = 5  # tokens kept per decoder layer and step in the logit lens
-
 
 class EncodedSource(NamedTuple):
     src: torch.Tensor  # (1, S) ids
@@ -65,25 +63,6 @@ def _numpy(attentions: list, part: str) -> np.ndarray:
     return torch.stack([getattr(a, part)[0] for a in attentions]).float().cpu().numpy()
 
 
-def logit_lens(model: Transformer, layer_hiddens: list[torch.Tensor], final_probs: torch.Tensor):
-    """Top LOGIT_LENS_K tokens read from every decoder layer's output through the final projection.
-
-    Post-LN layers end in a LayerNorm, so each layer output is already normalised like the last
-    one: no extra norm is applied. The last layer's output is the decoder output, whose
-    distribution (final_probs (T, V)) is reused; top-k is taken on logits and normalised with
-    logsumexp, without a softmax over (T, L, V).
-    layer_hiddens: L x (1, T, d_model) -> probabilities (T, L, k), ids (T, L, k).
-    """
-    k = min(LOGIT_LENS_K, final_probs.size(-1))
-    last_probs, last_ids = final_probs.topk(k, dim=-1)  # (T, k)
-    if len(layer_hiddens) == 1:
-        return last_probs[:, None], last_ids[:, None]
-    logits = model.project(torch.stack([h[0] for h in layer_hiddens[:-1]], dim=1)).float()  # (T, L-1, V)
-    top_logits, top_ids = logits.topk(k, dim=-1)  # (T, L-1, k)
-    top_probs = (top_logits - logits.logsumexp(dim=-1, keepdim=True)).exp()
-    return torch.cat([top_probs, last_probs[:, None]], dim=1), torch.cat([top_ids, last_ids[:, None]], dim=1)
-
-
 def build_trace(
     model: Transformer,
     tokenizer: SubwordTokenizer,
@@ -106,7 +85,6 @@ def build_trace(
     probs = forced.log_probs.exp()  # (T, V)
     top_probs, top_ids = probs.topk(min(top_k, probs.size(-1)), dim=-1)  # (T, k)
     entropy = -(probs * forced.log_probs).sum(-1) / math.log(2)  # (T,) bits
-    lens_top_probs, lens_top_ids = logit_lens(model, decoded.layer_hiddens, probs)  # (T, L, 5)
     chosen = torch.tensor(output_ids, device=probs.device)
     n_source, n_target = len(source_ids), len(target_ids)
 
@@ -134,8 +112,6 @@ def build_trace(
         causal_mask=causal_mask(n_target)[0, 0].numpy(),
         decoder_mask=forced.tgt_mask[0, 0].cpu().numpy(),
         cross_mask=src_mask[0, 0].expand(n_target, n_source).cpu().numpy(),
-        logit_lens_tokens=[[tokenizer.tokens(row) for row in layer] for layer in lens_top_ids.tolist()],
-        logit_lens_probs=lens_top_probs.cpu().numpy(),
         source_truncated=was_cut,
         forced_steps=forced_steps,
         ablation=(ablation or Ablation()).describe(),

@@ -10,7 +10,9 @@ output_tokens[t]; target_tokens = [BOS] + output_tokens[:-1].
 
 Only what belongs to this sentence: the positional-encoding table (a function of the config) and the
 padded batch of the Masks view (this sentence beside another) are computed where they are drawn
-(ui/positions.py, through the runner), not copied into every trace.
+(ui/positions.py, through the runner), not copied into every trace; so is the logit lens, a readout of every
+decoder layer through the projection onto the whole vocabulary (model/analysis/logit_lens.py), computed when
+its view is opened.
 """
 
 from __future__ import annotations
@@ -37,7 +39,6 @@ ARRAY_FIELDS = {
     "causal_mask": np.bool_,
     "decoder_mask": np.bool_,
     "cross_mask": np.bool_,
-    "logit_lens_probs": np.float32,
 }
 
 
@@ -143,8 +144,6 @@ class TranslationTrace:
     causal_mask: np.ndarray  # (T, T) look-ahead mask, True on and below the diagonal
     decoder_mask: np.ndarray  # (T, T) causal AND target padding: what decoder self-attention used
     cross_mask: np.ndarray  # (T, S) which source keys each target query may attend
-    logit_lens_tokens: list[list[list[str]]]  # T x L_dec x 5: top tokens read from each decoder layer
-    logit_lens_probs: np.ndarray  # (T, L_dec, 5) their probabilities (layer output -> projection -> softmax)
     source_truncated: bool = False  # the source was cut to model.text.limits.MAX_SOURCE_TOKENS
     stopped_by: str = "eos"  # "eos", "eos_at_limit" (the end imposed at the length limit) or "max_length"
     forced_steps: int = 0  # the first forced_steps output tokens were imposed (branching), not chosen

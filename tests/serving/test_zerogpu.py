@@ -337,7 +337,6 @@ WEIGHT_FIELDS = (
     "cross_attention",
     "chosen_probs",
     "candidate_probs",
-    "logit_lens_probs",
 )
 
 

@@ -39,6 +39,7 @@ from helpers import (
 from model.analysis.readouts import is_special
 from model.decoding.trace import ATTENTION_KINDS
 from model.text.inputs import PADDING_EXAMPLES
+from serving import jobs
 from ui import attention, next_token, positions, redraw
 from ui.common import Page
 from ui.explain import ablation as ablation_panel, alignment, diagnostics, lens
@@ -115,9 +116,10 @@ def test_candidates_view_is_a_softmax_of_the_models_logits(copy_trace, copy_refe
 
 # --------------------------------------------------------------------------- explain views
 def test_logit_lens_reads_each_decoder_layer_through_the_tied_projection(
-    copy_trace, copy_reference, copy_model, copy_step, tiny_tokenizer
+    copy_runner, copy_trace, copy_reference, copy_model, copy_step, tiny_tokenizer
 ):
-    figure = figure_of(lens.lens_view(copy_trace, copy_step + 1))
+    read = jobs.logit_lens(copy_runner, copy_trace)
+    figure = figure_of(lens.lens_view(copy_trace, read, copy_step + 1))
     (cells_series,) = figure["data"]
     z = np.asarray(cells_series["z"], dtype=np.float64)  # (L, k)
     labels = figure["layout"]["yaxis"]["ticktext"]
@@ -126,7 +128,7 @@ def test_logit_lens_reads_each_decoder_layer_through_the_tied_projection(
         assert labels[layer].startswith(f"layer {layer + 1}")
         top = torch.topk(torch.softmax(hidden[copy_step] @ embedding.T, dim=-1), z.shape[1])
         np.testing.assert_allclose(z[layer], top.values.numpy(), atol=1e-4, err_msg=f"layer {layer + 1}")
-        assert copy_trace.logit_lens_tokens[copy_step][layer] == tiny_tokenizer.tokens(top.indices.tolist())
+        assert read.tokens[copy_step][layer] == tiny_tokenizer.tokens(top.indices.tolist())
 
 
 def test_alignment_links_each_output_to_its_strongest_real_source_token(copy_trace, copy_reference):

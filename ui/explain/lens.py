@@ -1,17 +1,27 @@
 """Explain panel "Logit lens" (sections 3.1 and 3.4): each decoder layer's output at the current step read through
-the shared projection. Reads the kept trace: no model call.
+the shared projection.
+
+The lens is not part of a translation's trace: reading every layer through the projection onto the whole vocabulary
+costs as much as a large model's decoding, so it is read once per translation when the Explain tab opens (the job
+`serving.jobs.logit_lens`, through the page's runner), kept in this user's gr.State, and every step then reads from
+what is kept.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import gradio as gr
 from gradio.components.plot import PlotData
 
 from model import TranslationTrace
+from model.analysis.logit_lens import LogitLens
+from serving import jobs
 from visualizer.lens import logit_lens_figure
 
 from ..attention import HeadOpener
 from ..common import Page, TabView, plot, step_index
+from ..redraw import trace_key
 from .panel import Panel, view
 
 LEAD = (
@@ -26,11 +36,23 @@ normalisation is applied.
 """
 
 
-def lens_view(trace: TranslationTrace, step: float | None) -> PlotData:
+class KeptLens(NamedTuple):
+    """One trace's logit lens as this user's gr.State keeps it; its repr is the trace's key (ui/redraw.py compares
+    the values views read by repr), not its arrays."""
+
+    trace: tuple  # redraw.trace_key of the trace it was read for
+    lens: LogitLens
+
+    def __repr__(self) -> str:
+        return f"KeptLens({self.trace!r})"
+
+
+def lens_view(trace: TranslationTrace, lens: LogitLens, step: float | None) -> PlotData:
+    """The figure of `trace`'s logit lens (`lens`, read for it) at the step."""
     t = step_index(trace, step)
     figure = logit_lens_figure(
-        trace.logit_lens_tokens[t],
-        trace.logit_lens_probs[t],
+        lens.tokens[t],
+        lens.probs[t],
         trace.output_tokens[t],
         title=f"Step {t + 1}: top tokens read from each decoder layer",
     )
@@ -38,8 +60,15 @@ def lens_view(trace: TranslationTrace, step: float | None) -> PlotData:
 
 
 def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
-    lens = gr.Plot(elem_id="lens-plot", show_label=False)
-    return [view([lens], lambda trace, step, values: {lens: lens_view(trace, step)}, follows_step=True)]
+    figure = gr.Plot(elem_id="lens-plot", show_label=False)
+    kept = gr.State(None)  # this user's KeptLens of the trace on screen
+
+    def draw(trace: TranslationTrace, step, values) -> dict:
+        key, known = trace_key(trace), values[kept]
+        lens = known.lens if known is not None and known.trace == key else jobs.logit_lens(page.runner, trace)
+        return {figure: lens_view(trace, lens, step), kept: KeptLens(key, lens)}
+
+    return [view([figure, kept], draw, inputs=[kept], follows_step=True)]
 
 
 PANEL = Panel(place=30, id="lens", title="Logit lens", lead=LEAD, about=ABOUT, build=build)

@@ -106,12 +106,20 @@ def view(
     render: Callable[[TranslationTrace | None, float | None, dict], dict],
     *,
     controls: Sequence = (),
+    inputs: Sequence = (),
     follows_step: bool = False,
     follows_trace: bool = True,
 ) -> TabView:
-    """A panel's view on the Explain tab, drawn by the page's one redraw (ui/redraw.py)."""
+    """A panel's view on the Explain tab, drawn by the page's one redraw (ui/redraw.py); `inputs` are read, not
+    followed as controls are (TabView)."""
     return TabView(
-        TAB_ID, list(outputs), render, controls=list(controls), follows_step=follows_step, follows_trace=follows_trace
+        TAB_ID,
+        list(outputs),
+        render,
+        controls=list(controls),
+        inputs=list(inputs),
+        follows_step=follows_step,
+        follows_trace=follows_trace,
     )
 
 

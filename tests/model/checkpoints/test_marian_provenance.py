@@ -19,6 +19,7 @@ from marian_hub_folder import PAIRS, load_peer, load_peer_tokenizer
 
 from model.checkpoints.marian import MarianError, load_marian_checkpoint, marian_config
 from model.core.masks import decoder_mask, padding_mask
+from model.decoding import greedy_choice
 from model.decoding.greedy import default_max_new_tokens, translate
 
 TOLERANCE = 1e-5
@@ -69,9 +70,14 @@ def test_logits_and_every_attention_weight_equal_the_peer(pair):
                 assert (layer.weights - reference).abs().max() <= TOLERANCE
 
 
-def test_greedy_translation_and_its_trace_equal_the_peer(pair):
-    """translate() (the app's one call) picks the peer's tokens, and the trace holds the peer's attention."""
+@pytest.mark.parametrize("screened", [False, True], ids=["whole projection", "int8 screen"])
+def test_greedy_translation_and_its_trace_equal_the_peer(pair, screened, monkeypatch):
+    """translate() (the app's one call) picks the peer's tokens, and the trace holds the peer's attention; also with
+    each step's choice made through the int8 screen (model/decoding/greedy_choice.py), as a full-size model's is."""
     direction, checkpoint, peer, peer_tokenizer = pair
+    if screened:
+        monkeypatch.setattr(greedy_choice, "SCREEN_MIN_WEIGHTS", 0)
+        assert greedy_choice.screen_for(checkpoint.model) is not None
     outputs = []
     for text in SENTENCES[direction]:
         trace = translate(checkpoint.model, checkpoint.tokenizer, text, direction)

@@ -221,27 +221,6 @@ def test_the_model_adds_the_sinusoidal_table(tiny_model):
     assert torch.equal(tiny_model.positional_encoding, expected)
 
 
-def test_logit_lens_reads_every_decoder_layer_through_the_projection(tiny_model, tiny_tokenizer):
-    """Each layer's output -> shared projection -> softmax; the last layer is the model's own distribution."""
-    trace = translate(tiny_model, tiny_tokenizer, "Ein Mann fährt Fahrrad.", "de-en", max_new_tokens=6)
-    src = torch.tensor([trace.source_ids])
-    tgt = torch.tensor([[tiny_model.config.bos_id, *trace.output_ids[:-1]]])  # the decoder inputs
-    with torch.no_grad():
-        src_mask = padding_mask(src, tiny_model.config.pad_id)
-        memory = tiny_model.encode(src, src_mask, output_attentions=True).memory
-        decoded = tiny_model.decode(
-            tgt, memory, src_mask, decoder_mask(tgt, tiny_model.config.pad_id), output_attentions=True
-        )
-        for layer, hidden in enumerate(decoded.layer_hiddens):
-            probs = torch.softmax(tiny_model.project(hidden[0]), dim=-1)  # (T, V)
-            expected, ids = probs.topk(trace.logit_lens_probs.shape[-1], dim=-1)
-            np.testing.assert_allclose(trace.logit_lens_probs[:, layer], expected.numpy(), atol=1e-5)
-            assert [[tiny_tokenizer.id_to_token(i) for i in row] for row in ids.tolist()] == [
-                step[layer] for step in trace.logit_lens_tokens
-            ]
-    np.testing.assert_allclose(trace.logit_lens_probs[:, -1], trace.candidate_probs[:, :5], atol=1e-6)
-
-
 def test_decoder_mask_is_causal_and_hides_padded_keys():
     """Section 3.2.3: the decoder's self-attention mask is the look-ahead mask AND the target padding mask
     (as the Masks tab draws it for a padded batch). With right padding only a padded query sees the

@@ -31,7 +31,6 @@ COMPARED = [
     "chosen_probs",
     "candidate_probs",
     "entropy",
-    "logit_lens_probs",
     *(spec.weights_field for spec in ATTENTION_KINDS.values()),
     *(spec.scores_field for spec in ATTENTION_KINDS.values()),
 ]

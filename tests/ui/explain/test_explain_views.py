@@ -15,7 +15,7 @@ from helpers import array, figure_json
 
 from model.decoding.ablation import Ablation
 from serving import Runner
-from ui.explain import ablation as ablation_panel, alignment, beam, branching, diagnostics, lens, no_pe, panel
+from ui.explain import ablation as ablation_panel, alignment, beam, branching, diagnostics, no_pe, panel
 from visualizer import explain as figures
 from visualizer.lens import logit_lens_figure
 from visualizer.alignment import alignment_figure
@@ -178,11 +178,6 @@ def test_diagnostics_list_every_head_to_open(trace):
     assert diagnostics.parse_head("2-3") == (2, 3)
     with pytest.raises(gr.Error):
         diagnostics.parse_head("all")
-
-
-def test_lens_view_is_the_traces_logit_lens(trace):
-    data = figure_json(lens.lens_view(trace, 1))["data"][0]
-    np.testing.assert_allclose(array(data["z"]), trace.logit_lens_probs[0], atol=1e-6)
 
 
 def test_without_positions_compares_encoder_attention(checkpoint, trace):
