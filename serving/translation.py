@@ -135,10 +135,15 @@ class Translated:
     def translation(self) -> str:
         return self.trace.translation if self.trace is not None else ""
 
-    def answer(self) -> dict:
-        """The API's structured answer {"translation", "notices"}; a refused input raises its one message."""
+    def checked(self) -> "Translated":
+        """This result, or its refusal raised as the one message a refused input gets (gr.Error)."""
         if self.refused:
             raise gr.Error(self.refused, title=BAD_INPUT_TITLE, print_exception=False)
+        return self
+
+    def answer(self) -> dict:
+        """The API's structured answer {"translation", "notices"}; a refused input raises its one message."""
+        self.checked()
         return {"translation": self.translation, "notices": list(self.notices)}
 
 

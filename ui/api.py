@@ -49,15 +49,13 @@ def add_endpoints(translator: Translator) -> None:
     default = translator.default
 
     def translated(text, direction, model):
-        result = translator.translate(text, direction, model)
-        result.answer()  # a refused input: its one message, as the API's error
-        return result
+        return translator.translate(text, direction, model).checked()  # a refused input: its one message
 
     def translate(text: str, direction: Direction = "de-en", model: Model = default) -> dict:
         """Translate German ↔ English with the Transformer of "Attention Is All You Need" (greedy decoding), with
         the notices the page shows beside it: the input looks like the other language, it was cut to its first
         subword tokens, decoding reached its length budget, bytes or markup the model was not trained on."""
-        return translated(text, direction, model).answer()
+        return translator.translate(text, direction, model).answer()
 
     def translation_trace(text: str, direction: Direction = "de-en", model: Model = default) -> str:
         """The full trace of one greedy translation as JSON: source and output tokens, every attention weight of
