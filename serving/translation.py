@@ -85,14 +85,9 @@ def guard_rail_notes(trace: TranslationTrace) -> list[GuardRail]:
     return guard_rails(trace.source_text, trace.source_tokens, trace.direction, own_model=own, translation=translation)
 
 
-def plain(text: str) -> str:
-    """A guard rail's message (Markdown: **bold**, `code`) as plain words, for the page and an API answer alike."""
-    return text.replace("**", "").replace("`", "")
-
-
 def notices(trace: TranslationTrace) -> tuple[str, ...]:
     """What shaped this translation, one plain sentence each (none for a short sentence the model ended itself)."""
-    said = [plain(rail.message) for rail in guard_rail_notes(trace)]
+    said = [rail.message for rail in guard_rail_notes(trace)]
     if trace.source_truncated:
         said.append(
             f"The source was cut to its first {limits.MAX_SOURCE_TOKENS} subword tokens; only that part was translated."

@@ -46,8 +46,9 @@ _LOCK = threading.Lock()
 
 @dataclass(frozen=True)
 class GuardRail:
-    """One warning about the input: `kind` in {"language", "bytes", "markup", "symbols", "long"}; `switch_to` names the
-    direction ("de-en"/"en-de") that would fit the detected language, else None."""
+    """One warning about the input: `kind` in {"language", "bytes", "markup", "symbols", "long"}; `message` in plain
+    words (no Markdown: the page and an API answer show it as it is); `switch_to` names the direction
+    ("de-en"/"en-de") that would fit the detected language, else None."""
 
     kind: str
     message: str
@@ -111,12 +112,12 @@ def what_came_out(translation: str, direction: str) -> str:
     written = guess[0] if guess is not None and guess[1] >= LANGUAGE_CONFIDENCE else None
     if written == source:
         return (
-            f"The model wrote **{LANGUAGES[source]}**: it translated the other way round, following the input's "
+            f"The model wrote {LANGUAGES[source]}: it translated the other way round, following the input's "
             "language rather than the direction."
         )
     if written == target:
         return (
-            f"The model wrote **{LANGUAGES[target]}**, the input's own language: it copied or reworded the input "
+            f"The model wrote {LANGUAGES[target]}, the input's own language: it copied or reworded the input "
             "rather than translating it."
         )
     return f"Its output is not clearly {LANGUAGES[source]} or {LANGUAGES[target]}."
@@ -135,7 +136,7 @@ def guard_rails(
     share = byte_share(source_tokens)
     if share >= BYTE_FALLBACK_SHARE:
         bytes_ = any(BYTE_TOKEN.match(token) for token in source_tokens)
-        pieces = "are raw byte tokens like `<0xF0>`" if bytes_ else f"are the unknown token `{marian_tokenizer.UNK}`"
+        pieces = "are raw byte tokens like <0xF0>" if bytes_ else f"are the unknown token {marian_tokenizer.UNK}"
         rails.append(
             GuardRail(
                 "bytes",
@@ -147,7 +148,7 @@ def guard_rails(
         rails.append(
             GuardRail(
                 "markup",
-                "This input holds **markup** (an HTML tag or entity such as `<b>` or `&amp;`): "
+                "This input holds markup (an HTML tag or entity such as <b> or &amp;): "
                 + ("the training sentences have none, so " if own_model else "")
                 + "the model reads it as odd words. Expect fluent nonsense; type plain text.",
             )
@@ -156,7 +157,7 @@ def guard_rails(
         rails.append(
             GuardRail(
                 "symbols",
-                "This input is mostly **symbols**, not words: the model learned sentences. Expect fluent nonsense.",
+                "This input is mostly symbols, not words: the model learned sentences. Expect fluent nonsense.",
             )
         )
     else:
@@ -165,7 +166,7 @@ def guard_rails(
             rails.append(
                 GuardRail(
                     "language",
-                    f"This looks like **{LANGUAGES[guess[0]]}** "
+                    f"This looks like {LANGUAGES[guess[0]]} "
                     f"(p = {guess[1]:.2f}, py3langid), but the direction expects "
                     f"{LANGUAGES[source]}. "
                     + (
@@ -184,7 +185,7 @@ def guard_rails(
         rails.append(
             GuardRail(
                 "long",
-                f"This input has **{length} subword tokens**; 99.9 % of the training "
+                f"This input has {length} subword tokens; 99.9 % of the training "
                 f"sentences have at most {LONG_SOURCE_SUBWORDS} (Multi30k captions and Tatoeba are "
                 "short). Expect repeats, omissions or a loop; translate one sentence at a time.",
             )

@@ -21,7 +21,7 @@ from model.checkpoints.catalogue import OPUS_MT, OPUS_MT_ENV, OWN
 from model.decoding.ablation import Ablation
 from model.text import language
 from serving import trace_from_lean
-from serving.translation import notices, plain, switch_direction
+from serving.translation import notices, switch_direction
 from ui import models, positions, session
 from ui.explain.panels import PANELS
 from ui.share import TABS
@@ -244,7 +244,7 @@ def test_guard_rails_say_only_what_holds_for_opus_mt(demo):
         demo, "The children are playing football in the park with their friends.", "de-en"
     )
     # what the model wrote, read from its output; no word of a target tag (OPUS-MT has none)
-    said = plain(language.what_came_out(trace.translation, "de-en"))
+    said = language.what_came_out(trace.translation, "de-en")
     assert said in " ".join(notices(trace)) and "target tag" not in notice and "tag" not in said
     assert switch_direction(trace) == "en-de" and notice == session.notice_markdown(notices(trace))
     [rail] = language.guard_rails(trace.source_text, trace.source_tokens, "de-en", own_model=False)  # no output read

@@ -49,8 +49,8 @@ def test_wrong_language_is_flagged_with_the_direction_that_fits(text, direction,
 @pytest.mark.parametrize(
     "translation, said",
     [
-        ("Ein kleines Mädchen klettert in ein hölzernes Spielhaus.", "wrote **German**: it translated the other way"),
-        ("A little girl climbs into a wooden playhouse.", "wrote **English**, the input's own language: it copied"),
+        ("Ein kleines Mädchen klettert in ein hölzernes Spielhaus.", "wrote German: it translated the other way"),
+        ("A little girl climbs into a wooden playhouse.", "wrote English, the input's own language: it copied"),
         ("!!", "not clearly German or English"),
     ],
 )
@@ -83,7 +83,7 @@ def test_byte_tokens_and_long_inputs_are_flagged():
         tokens = ["<2en>", *["▁Hund"] * count, "[EOS]"]
         rails = language.guard_rails("Hund " * count, tokens, "de-en")
         assert ("long" in [rail.kind for rail in rails]) == flagged
-        assert (f"**{count} subword tokens**" in " ".join(r.message for r in rails)) == flagged
+        assert (f"{count} subword tokens;" in " ".join(r.message for r in rails)) == flagged
 
 
 def test_notice_and_switch_follow_the_trace(checkpoint):
