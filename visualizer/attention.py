@@ -38,6 +38,7 @@ ROWS_PX = 9 * ROW_HIGH_PX  # keys and 8 rows of a sentence of up to 16 tokens sh
 TITLE_PAD_PX = 40  # a title's distance below the figure's top: clear of Plotly's toolbar (22 px buttons from 2 px down)
 TITLE_DROP_PX = 24  # what moving the title down adds to the top margin (and the height)
 BOTTOM_UNDER_ROWS_PX = 16  # one head's heatmap: the bottom margin once the keys' labels stand above the rows
+NOTE_ROOM_PX = 24  # below the rows, the room of a window note in projector type
 TITLE_ROOM_PX = 70  # one head's heatmap: the title's room above the keys' labels (TITLE_PAD_PX and a line of type)
 KEYS_PAD_PX = 10  # between the keys' labels and the rows, or the figure's top
 
@@ -89,6 +90,11 @@ def window_note(window: Window, shape, yshift: int = 0) -> list[dict]:
     return [dict(corner_note("showing " + ", ".join(parts)), yshift=yshift)] if parts else []
 
 
+def under_rows(note: dict) -> dict:
+    """A corner note moved under the plot's bottom-right corner: above it stand the keys' labels."""
+    return {**note, "y": 0, "yanchor": "top", "yshift": -4}
+
+
 def attention_heatmap(
     weights: np.ndarray,
     query_tokens: Sequence[str],
@@ -136,7 +142,9 @@ def attention_heatmap(
     margin, rows_px = size["margin"], size["height"] - size["margin"]["t"] - size["margin"]["b"]
     keys_px = ROTATED_SHARE * label_px(keys, PROJECTOR_FONT) + KEYS_PAD_PX
     margin["t"] = int((TITLE_ROOM_PX if title else KEYS_PAD_PX) + keys_px)
-    margin["b"] = max(BOTTOM_UNDER_ROWS_PX, MIN_HEIGHT_PX - margin["t"] - rows_px)  # the rows keep their height
+    notes = [under_rows(note) for note in window_note(window, full.shape)]  # which rows and keys a window shows
+    under = BOTTOM_UNDER_ROWS_PX + (NOTE_ROOM_PX if notes else 0)
+    margin["b"] = max(under, MIN_HEIGHT_PX - margin["t"] - rows_px)  # the rows keep their height
     size["height"] = margin["t"] + margin["b"] + rows_px
     # the columns grow to fill the box (a projector: big cells; the width is a minimum, ui/js/figures.js)
     xaxis, yaxis = token_axes(queries, keys, row_title="query", square=False)
@@ -148,7 +156,7 @@ def attention_heatmap(
                 xaxis=xaxis,
                 yaxis=yaxis,
                 shapes=highlight_rows(highlight, len(keys)),
-                annotations=[keys_note(), *window_note(window, full.shape)],
+                annotations=[keys_note(), *notes],
                 **size,
             ),
             title,

@@ -83,6 +83,29 @@ def test_every_view_of_a_100_token_source_shows_without_clipping(long_page, tab)
     assert check_figures(long_page, tab) >= 1
 
 
+NOTES = """() => { const plot = document.querySelector('#attention-plot .js-plotly-plot'), box = (e) => {
+    const r = e.getBoundingClientRect(); return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; };
+  return {notes: [...plot.querySelectorAll('.annotation')].filter((n) => n.textContent.startsWith('showing')).map(box),
+          labels: [...plot.querySelectorAll('.xtick text, .ytick text')].map(box),
+          rows: box(plot.querySelector('.nsewdrag'))}; }"""
+
+
+def apart(a: dict, b: dict) -> bool:
+    """Two boxes that do not overlap."""
+    return a["right"] <= b["left"] or b["right"] <= a["left"] or a["bottom"] <= b["top"] or b["bottom"] <= a["top"]
+
+
+def test_the_note_of_the_hidden_rows_and_keys_stands_under_the_rows_clear_of_every_label(long_page):
+    """One head's heatmap of a long sentence shows a window and says so ("showing keys a–b of 0–n"): under the rows,
+    since its keys' labels stand above them, touching no label."""
+    show_tab(long_page, "Attention")
+    drawn = long_page.evaluate(NOTES)
+    assert len(drawn["notes"]) == 1, drawn["notes"]
+    [note] = drawn["notes"]
+    assert note["top"] >= drawn["rows"]["bottom"] - 1
+    assert all(apart(note, label) for label in drawn["labels"])
+
+
 def test_attention_variants_of_a_100_token_source(long_page):
     """All heads, the whole sentence ("Show all tokens"), and the opened "inside one head" pipeline."""
     from playwright.sync_api import expect
