@@ -37,7 +37,7 @@ from model.core.transformer import Transformer
 
 SAFETY = 2.0  # the bound used is twice the derived one
 TIE_TOLERANCE = 1e-4  # relative: two candidate logits nearer than this are left to the whole float32 projection
-SCREEN_MIN_WEIGHTS = 2**21  # vocabulary x d_model above the own model's: where the screen pays (benchmarks/greedy_choice.py)
+SCREEN_MIN_WEIGHTS = 2**21  # vocabulary x d_model from which the screen pays (benchmarks/greedy_choice.py)
 BF16_UNIT = 2.0**-8  # relative rounding of a bfloat16 (8 significant bits)
 FP32_UNIT = 2.0**-24
 ROWS_AT_ONCE = 1024  # rows converted to float64 at a time while the copy is made (4 MB for d_model 512)
