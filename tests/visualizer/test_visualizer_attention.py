@@ -16,6 +16,8 @@ from helpers import HOSTILE, SOURCE, TARGET, heatmaps, highlight_shapes, softmax
 import visualizer
 from visualizer import alignment
 from visualizer.attention import ROW_HIGH_PX
+from visualizer.head_grid import GRID_COLUMNS, GRID_WIDTH_PX, HEAD_GAP_PX, LABEL_PX, fitted_columns
+from visualizer.heatmap import Window
 from visualizer.theme import ACCENT_COLOR, GRID_COLOR, MUTED_COLOR, PRIMARY_COLOR
 from visualizer.tokens import token_chips
 
@@ -356,13 +358,45 @@ def test_the_grid_names_every_query_of_a_sentence_whose_rows_fit_a_label():
     words = [f"w{i}" for i in range(15)]  # the blog sentence's length: every row holds a 14 px label
     fig = visualizer.attention_grid(softmax_rows((1, 8, 15, 15)), words, words, layer=0, columns=4)
     assert grid_query_labels(fig) == [f"{i} w{i}" for i in range(15)]
+    layout = fig.layout
+    panel = np.diff(layout.yaxis.domain)[0] * (layout.height - layout.margin.t - layout.margin.b)
+    assert panel / 15 >= LABEL_PX - 0.1  # each row a label's height apart from the next (the page names them all)
 
 
-def test_a_long_sentences_grid_names_the_current_query():
-    words = [f"w{i}" for i in range(60)]  # rows too short for a label each: every k-th, and the step's query
-    fig = visualizer.attention_grid(softmax_rows((1, 8, 60, 60)), words, words, layer=0, columns=4, highlight_query=37)
-    labels = grid_query_labels(fig)
-    assert "37 w37" in labels and len(labels) < 60
+def test_a_long_sentences_grid_carries_every_label_and_the_positions_the_page_always_names():
+    """Every label is in the figure (the page leaves out what its drawn cells cannot hold, ui/js/figures.js); the
+    step's query is outlined and the named positions are in meta.cells, counted within the window, in the order
+    given (where two are too close for both labels, the first wins)."""
+    words = [f"w{i}" for i in range(60)]
+    window = Window(slice(20, 60), slice(10, 50))
+    fig = visualizer.attention_grid(
+        softmax_rows((1, 8, 60, 60)),
+        words,
+        words,
+        layer=0,
+        columns=4,
+        highlight_query=37,
+        window=window,
+        named_queries=[45, 5, 21],
+        named_keys=[49, 12, 50, 12],
+    )
+    assert grid_query_labels(fig) == [f"{i} w{i}" for i in range(20, 60)]
+    keys = [axis.get("ticktext") for name, axis in fig.layout.to_plotly_json().items() if name.startswith("xaxis")]
+    assert [f"{i} w{i}" for i in range(10, 50)] in [list(text) for text in keys if text is not None]
+    assert {shape["y0"] + 0.5 for shape in highlight_shapes(fig)} == {37 - 20}  # the step's query, outlined
+    assert fig.layout.meta["cells"] == {"keep": {"x": [39, 2], "y": [25, 1]}}  # 5 and 50 lie outside the window
+    assert fig.layout.meta["narrow"]["yaxis"]["ticktext"] == [f"{i} w{i}" for i in range(20, 60)]  # a phone's too
+
+
+def test_a_grid_of_a_short_sentence_keeps_four_panels_a_row_a_longer_one_three():
+    """Rows of GRID_COLUMNS while a key's column holds a label in projector type, else MIN_COLUMNS (never fewer)."""
+    assert [fitted_columns(n, GRID_COLUMNS) for n in (3, 8, 9, 11, 41)] == [4, 4, 3, 3, 3]
+    assert fitted_columns(41, 2) == 2 and fitted_columns(41, 3) == 3
+    for n_keys in (8, 9):
+        fig = visualizer.attention_grid(softmax_rows((1, 8, 5, n_keys)), ["q"] * 5, ["k"] * n_keys, layer=0, columns=4)
+        columns = {tuple(fig.layout[name].domain) for name in fig.layout.to_plotly_json() if name.startswith("xaxis")}
+        width = (GRID_WIDTH_PX - (len(columns) - 1) * HEAD_GAP_PX[0]) / len(columns)
+        assert len(columns) == (4 if n_keys <= 8 else 3) and width / n_keys >= LABEL_PX
 
 
 def test_one_heads_keys_stand_above_its_rows_under_the_title():
