@@ -12,7 +12,9 @@ screen shared by the module's checks (measured on the drawn page, never read fro
 - Compare's blog pair says whether the output tells the two "it"s apart, with both sentences' numbers side by side;
 - the all-heads grid names every token its drawn cells hold, in type as large as they allow (projector type on a
   projector), no two labels overlapping, the step's query always (the Attention tab) and on the Compare tab the token
-  and every word its summary names (both).
+  and every word its summary names (both);
+- inside one head, each panel is wide (one above the other on a phone) and its rows as tall as their labels, which
+  stand apart in readable type (both).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ pytestmark = [pytest.mark.browser, needs_chromium]
 
 SCREENS = [((1280, 720), "dark"), ((390, 844), "dark")]
 PROJECTOR = SCREENS[0]
+SHORT = "Ich habe Hunger."  # a sentence of the tiny model's corpus: 10 keys
 
 # the boxes of a figure's title, its key labels (the x axis' tick labels) and its toolbar's buttons, on screen
 FIGURE_PARTS = """(id) => {
@@ -251,3 +254,57 @@ def test_compares_grids_always_name_the_token_and_the_words_its_summary_names(sc
     assert checked, quoted
     screen.locator("#compare-view").get_by_text("lines", exact=True).click()
     open_tab(screen, "Attention")
+
+
+# each heatmap panel of a figure: its drawn box and rows, and the labels of its rows (their boxes and type)
+PANELS = """(id) => {
+  const g = document.querySelector(`#${id} .js-plotly-plot`), full = g._fullLayout;
+  const box = (e) => { const r = e.getBoundingClientRect(); return {top: r.top, bottom: r.bottom, left: r.left,
+                                                                   right: r.right, width: r.width}; };
+  return {width: g.getBoundingClientRect().width, panels: Object.keys(full._plots).map((id) => {
+    const [x, y] = [full['xaxis' + id.split('y')[0].slice(1)], full['yaxis' + id.split('y')[1]]];
+    const rows = g.querySelectorAll(`g.${y._id}tick > text`);
+    return {id, width: x._length, height: y._length, top: y._offset, left: x._offset, rows: y._categories.length,
+            labels: Array.from(rows).filter((t) => t.textContent.trim())
+              .map((t) => ({text: t.textContent, box: box(t), font: parseFloat(getComputedStyle(t).fontSize)}))};
+  })};
+}"""
+
+
+def test_inside_one_head_draws_wide_panels_whose_row_labels_stand_apart(screen):
+    """A short sentence (its keys side by side fit a projector), cross-attention, head 1, "Inside one head" opened:
+    the scores, the mask and the softmax. On a projector the panels side by side, on a phone one above the other;
+    each at least 22 % of the figure's width (a phone: 45 %), its rows as tall as a line of their labels,
+    the labels apart in 14 px type on a projector and 10 px at least on a phone."""
+    from playwright.sync_api import expect
+
+    open_tab(screen, "Attention")
+    screen.fill("#source textarea", SHORT)
+    screen.press("#source textarea", "Enter")
+    screen.wait_for_function("() => !document.querySelector('#tokens').textContent.includes('Stra')")  # not GERMAN
+    wait_last_step(screen)
+    screen.locator("#attention-kind").get_by_text("Cross-attention", exact=False).click()
+    screen.locator("#head").get_by_text("head 1", exact=True).click()
+    screen.locator("#pipeline-box > button").first.click()
+    expect(screen.locator("#pipeline-plot .gtitle")).to_contain_text("softmax")
+    screen.wait_for_function(DRAWN, arg="pipeline-plot")
+    drawn = screen.evaluate(PANELS, "pipeline-plot")
+    phone = screen.size != PROJECTOR[0]
+    panels = drawn["panels"]
+    assert len(panels) == 3, panels
+    if phone:  # one above the other
+        assert len({round(panel["left"]) for panel in panels}) == 1 and len({panel["top"] for panel in panels}) == 3
+    else:  # side by side
+        assert len({round(panel["top"]) for panel in panels}) == 1 and len({panel["left"] for panel in panels}) == 3
+    for panel in panels:
+        assert panel["width"] >= (0.45 if phone else 0.22) * drawn["width"], (panel, drawn["width"])
+        labels = sorted(panel["labels"], key=lambda label: label["box"]["top"])
+        if not labels:
+            continue  # side by side, the rows are named left of the first panel only
+        fonts = [label["font"] for label in labels]
+        assert min(fonts) >= (MIN_FONT if phone else 14), labels
+        assert panel["height"] / panel["rows"] >= LABEL_EM * min(fonts) - 0.5, panel  # a row holds a line of type
+        for a, b in zip(labels, labels[1:]):
+            assert a["box"]["bottom"] <= b["box"]["top"] + 0.5, (a, b)
+    assert sum(bool(panel["labels"]) for panel in panels) >= (3 if phone else 1)
+    screen.locator("#pipeline-box > button").first.click()

@@ -17,7 +17,8 @@ import visualizer
 from visualizer import alignment
 from visualizer.attention import ROW_HIGH_PX
 from visualizer.head_grid import GRID_COLUMNS, GRID_WIDTH_PX, HEAD_GAP_PX, LABEL_PX, fitted_columns
-from visualizer.heatmap import Window
+from visualizer.heatmap import LABEL_LINE_EM, MIN_FONT, Window
+from visualizer.pipeline import LABEL_PX as PIPELINE_LABEL_PX, side_cell
 from visualizer.theme import ACCENT_COLOR, GRID_COLOR, MUTED_COLOR, PRIMARY_COLOR
 from visualizer.tokens import token_chips
 
@@ -273,6 +274,42 @@ def test_attention_pipeline_shows_scores_masked_scores_and_softmax():
     assert fig.layout.coloraxis.cmin == -fig.layout.coloraxis.cmax == -np.abs(scores).max()
     assert (fig.layout.coloraxis2.cmin, fig.layout.coloraxis2.cmax) == (0, 1)
     assert all("query <b>%{y}</b>" in trace.hovertemplate for trace in fig.data)
+
+
+def pipeline_rows(layout: dict) -> list[tuple[float, float, float]]:
+    """(top, bottom, one row's height in px) of each panel's rows in a layout dict (the figure's or meta.narrow)."""
+    plot = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]
+    spans = [layout[f"yaxis{s}"]["domain"] for s in ("", "2", "3")]
+    return [(top, bottom, (top - bottom) * plot / len(TARGET)) for bottom, top in spans]
+
+
+@pytest.mark.parametrize("n_keys", [8, 12, 40])
+def test_inside_one_head_keeps_rows_as_tall_as_their_labels_side_by_side_only_where_a_projector_holds_them(n_keys):
+    """Side by side where each key's column in a projector's box holds a label in projector type, else one above the
+    other; rows at least a label's line tall (LABEL_PX), the columns filling the width (no square cells that a narrow
+    box would shrink). A phone (meta.narrow): one above the other, every panel naming its rows and keys in the type
+    its rows hold."""
+    keys = [f"▁w{i}" for i in range(n_keys)]
+    w = softmax_rows((len(TARGET), n_keys))
+    fig = visualizer.attention_pipeline(np.log(w), np.ones_like(w, bool), w, TARGET, keys, title="t")
+    layout = fig.to_plotly_json()["layout"]
+    side = side_cell(n_keys, layout["margin"]["l"]) >= PIPELINE_LABEL_PX
+    assert side == (n_keys <= 12)  # 8 and 12 keys fit a projector side by side; 40 do not
+    rows = pipeline_rows(layout)
+    assert len({top for top, _, _ in rows}) == (1 if side else 3)
+    assert all(row >= PIPELINE_LABEL_PX - 0.1 or not side for _, _, row in rows)
+    assert not any("scaleanchor" in layout[f"xaxis{s}"] for s in ("", "2", "3"))
+    narrow = layout["meta"]["narrow"]
+    narrow_rows = pipeline_rows(dict(narrow, height=narrow["height"]))
+    assert (
+        len({top for top, _, _ in narrow_rows}) == 3
+        and len({tuple(narrow[f"xaxis{s}"]["domain"]) for s in ("", "2", "3")}) == 1
+    )
+    for s, (_, _, row) in zip(("", "2", "3"), narrow_rows):
+        font = narrow[f"yaxis{s}"]["tickfont"]["size"]
+        assert narrow[f"yaxis{s}"]["showticklabels"] and narrow[f"xaxis{s}"]["showticklabels"]
+        assert narrow[f"yaxis{s}"]["matches"] is None and row >= LABEL_LINE_EM * font - 0.1 and font >= MIN_FONT
+    assert narrow["coloraxis"]["colorbar"]["orientation"] == narrow["coloraxis2"]["colorbar"]["orientation"] == "h"
 
 
 def test_attention_pipeline_rejects_a_mask_of_another_shape():
