@@ -42,7 +42,8 @@ def reading(alignment: readouts.Alignment) -> str:
     clear = sum(float(alignment.strength[t]) >= CLEAR_LINK for _, t in alignment.links)
     s, t = min(alignment.links, key=lambda link: alignment.strength[link[1]], default=(0, 0))
     weakest = (
-        f"“{alignment.output_tokens[t]}” most (only {alignment.strength[t]:.0%} on “{alignment.source_tokens[s]}”)"
+        f"the least sure, “{alignment.output_tokens[t]}”, gives only {alignment.strength[t]:.0%} to "
+        f"“{alignment.source_tokens[s]}”"
     )
     if n == 0:
         said = "The translation has no token to link to the source"
@@ -51,12 +52,12 @@ def reading(alignment: readouts.Alignment) -> str:
     elif clear == 0:
         said = (
             f"None of the {n} linked output tokens reads one source token clearly (half of its attention or more): "
-            f"each spreads its reading over several, {weakest}, so the links are best guesses"
+            f"each spreads its reading over several; {weakest}, so the links are best guesses"
         )
     else:
         said = (
             f"Of the {n} linked output tokens, {clear} read their source token clearly (at least half of their "
-            f"attention on it); the others spread their reading over several, {weakest}, so their links are guesses"
+            f"attention on it); the others spread their reading over several; {weakest}, so their links are guesses"
         )
     return f"{said}. Below: the links as Pharaoh pairs (source-target positions), as word aligners write them."
 

@@ -14,7 +14,7 @@ from ..common import Page, TabView, step_index
 from .panel import MODEL_RUN, Panel, branch_outcome, cleared_view, comparison_html, require, show_result, view
 
 LEAD = (
-    "force another candidate at the current step and let greedy decoding go on; the new "
+    "force another candidate at the current step and let the model go on taking its likeliest token; the new "
     "output is shown beside the original, the forced and changed tokens marked."
 )
 RUN, READING = "branch-run", "branch-result"  # the button, and the result that opens on what it changed

@@ -28,7 +28,7 @@ from .panel import (
 )
 
 LEAD = (
-    "translates your sentence again with the positional encodings removed; "
+    "translates your sentence again without telling the model where each token stands (its positional encodings); "
     "the bars show how each original token's probability changes."
 )
 ABOUT = """

@@ -316,7 +316,13 @@ function installFigures(theme, phonePx) {
       [data, layout] = fitFigure(element, data || [], layout);
       layout = fitTitle(element, layout);
       drawing(+1);
-      const drawn = draw.call(this, div, data, layout, config);
+      let drawn;
+      try {
+        drawn = draw.call(this, div, data, layout, config);
+      } catch (error) {  // a draw that fails at once is no longer being drawn
+        drawing(-1);
+        throw error;
+      }
       Promise.resolve(drawn).then(() => {
         scrollCue(element);
         if (element) element.dispatchEvent(new CustomEvent('figure-drawn', {bubbles: true}));  // scroll.js follows it
