@@ -52,6 +52,7 @@ BAR_SHARE = 0.8  # under the panels: a bar's length (its title before it), as a 
 KEY_PAD_PX = 30  # below the keys' labels (and, one above the other, the next panel's title)
 NARROW_BOX_PX = 360  # a phone's box
 NARROW_FONTS = (PROJECTOR_FONT, 12, MIN_FONT)  # px: a phone's labels, the largest its columns hold
+NARROW_BAR_LEN_PX = 170  # a phone: each colour bar's length (its title before it)
 PIPELINE_MIN_HEIGHT_PX = 260
 
 
@@ -178,22 +179,28 @@ def stacked(queries: list[str], keys: list[str], margin: dict) -> dict:
     return dict(layout, margin=margin, height=height, bars=bars)
 
 
-def foot_bars(height: int, scores: Sequence[float], weights: Sequence[float], *, one_above: bool = False) -> tuple:
+def foot_bars(height: int, scores: Sequence[float], weights: Sequence[float]) -> tuple[dict, dict]:
     """(the scores' colour bar, the weights') laid across the foot of a figure ``height`` px tall, each under the
-    span of the plot (paper x: from, to) it keys, its title before it; ``one_above``: the scores' bar over the
-    weights' (in NARROW_BAR_PX more height)."""
+    span of the plot (paper x: from, to) it keys, its title before it."""
 
-    def bar(name: str, span: Sequence[float], up: int) -> dict:
+    def bar(name: str, span: Sequence[float]) -> dict:
         return {
             **colorbar(name),
             **foot_colorbar(height),
-            "y": (1 + up) * NARROW_BAR_PX / height,
             "x": (span[0] + span[1]) / 2,
             "len": BAR_SHARE * (span[1] - span[0]),
             "title": dict(text=name, side="right", font=dict(size=PROJECTOR_FONT)),
         }
 
-    return bar("score", scores, int(one_above)), bar("weight", weights, 0)
+    return bar("score", scores), bar("weight", weights)
+
+
+def stacked_bars(height: int) -> tuple[dict, dict]:
+    """A phone's (scores' bar, weights' bar): one above the other at the foot of a figure ``height`` px tall, each
+    NARROW_BAR_LEN_PX long across the middle of the figure (not of its plot, which the row labels narrow)."""
+    across = dict(xref="container", x=0.58, lenmode="pixels", len=NARROW_BAR_LEN_PX)  # right of centre: its title
+    scores, weights = foot_bars(height, (0.0, 1.0), (0.0, 1.0))
+    return dict(scores, **across, y=2 * NARROW_BAR_PX / height), dict(weights, **across)
 
 
 def narrow_font(queries: list[str], n_keys: int) -> tuple[int, int]:
@@ -224,7 +231,7 @@ def narrow_pipeline(queries: list[str], keys: list[str], *, title: bool) -> dict
         b=int(gap + 2 * NARROW_BAR_PX),
     )
     height = int(plot_h + margin["t"] + margin["b"])
-    scores, weights = foot_bars(height, (0.0, 1.0), (0.0, 1.0), one_above=True)
+    scores, weights = stacked_bars(height)
     return dict(
         layout, margin=margin, height=height, coloraxis=dict(colorbar=scores), coloraxis2=dict(colorbar=weights)
     )
