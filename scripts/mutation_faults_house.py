@@ -45,6 +45,29 @@ HOUSE_FAULTS = [
         'f"- **{panel.title}**"',
         "docs/views.md's panel list is written without what each panel shows",
     ),
+    # ---- what a panel's result opens on (Panel.reading): tests/ui/explain/test_explain_readings.py,
+    # tests/browser/test_browser_explain_openings.py
+    Fault(
+        "reading-tokens-uncounted",
+        "ui/explain/panel.py",
+        "n, changed = len(original.output_ids), changed_tokens(original.output_ids, result.trace.output_ids)",
+        "n, changed = len(original.output_ids), 1",
+        "an intervention's opening says one token changed, whatever the run did",
+    ),
+    Fault(
+        "reading-beam-jargon-first",
+        "ui/explain/beam.py",
+        'return f"{keeping} ends in the same translation. Beam search (section 6.1) keeps the greedy translation."',
+        'return "Beam search (section 6.1) keeps the greedy translation."',
+        "beam search's result opens on its technical name, not on what it means",
+    ),
+    Fault(
+        "reading-moved-head-first",
+        "ui/explain/changes.py",
+        "key=lambda found: change.rows[found[0]].moved[found[1]],",
+        "key=lambda found: -change.rows[found[0]].moved[found[1]],",
+        "the step's opening names the head that moved least as the one that moved most",
+    ),
     # ---- kept results (kept_for / sentence_matches): tests/ui/explain/test_explain_panels.py
     Fault(
         "kept-no-pe-for-another-sentence",

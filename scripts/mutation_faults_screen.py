@@ -5,8 +5,9 @@ One exact text replacement each; `old` must occur exactly once in `file` (`pytho
 
     python3 scripts/mutation_check.py --tests tests/ui/test_compare_view.py tests/visualizer/test_lines.py \
         tests/ui/test_lines_view.py tests/visualizer/test_visualizer_attention.py tests/ui/test_app.py \
-        --only story-,compare-,lines-,grid-,translate-,menu-
+        --only story-,compare-,lines-,grid-,pipeline-,translate-,menu-
     python3 scripts/mutation_check.py --browser --tests tests/browser/test_browser_phone_figures.py --only phone-
+    python3 scripts/mutation_check.py --browser --tests tests/browser/test_browser_lecturer.py --only grid-js-
 """
 
 from __future__ import annotations
@@ -104,16 +105,51 @@ SCREEN_FAULTS = [
     Fault(
         "grid-rows-not-grown",
         "visualizer/head_grid.py",
-        "    panel_h = max(panel_h, min(ROW_LABEL_PX * n_queries, LABELLED_PANEL_PX))",
+        "    panel_h = max(panel_h, min(LABEL_PX * n_queries, LABELLED_PANEL_PX))",
         "    panel_h = panel_h",
         "the all-heads grid names every other query row only",
     ),
     Fault(
-        "grid-query-unmarked",
+        "grid-columns-not-fitted",
         "visualizer/head_grid.py",
-        "        shown = np.union1d(shown[np.abs(shown - marked) >= every], [marked])",
-        "        shown = shown",
-        "a long sentence's all-heads grid may leave the current step's query without a label",
+        "columns and fitted_columns(n_keys, columns)",
+        "columns",
+        "the all-heads grid keeps four panels a row however many keys: a projector names every other key only",
+    ),
+    Fault(
+        "grid-named-dropped",
+        "visualizer/head_grid.py",
+        "    fig.layout.meta = dict(cells=cell_labels(window, named_queries, named_keys))",
+        "    fig.layout.meta = dict(cells=cell_labels(window, (), ()))",
+        "the all-heads grid may leave the words Compare names without a label",
+    ),
+    Fault(
+        "grid-compare-unnamed",
+        "ui/compare.py",
+        '            named = ((), ()) if result is None else named_positions(result, n, values[c["kind"]], referents)',
+        "            named = ((), ())",
+        "Compare's grids of every head may leave the token and the words its summary names without a label",
+    ),
+    Fault(
+        "grid-js-query-unmarked",
+        "ui/js/figures.js",
+        "[marked, ...(keep[letter] || [])]",
+        "[...(keep[letter] || [])]",
+        "the all-heads grid may leave the current step's query without a label (caught in the browser)",
+    ),
+    Fault(
+        "pipeline-always-side-by-side",
+        "visualizer/pipeline.py",
+        "side_by_side(queries, keys, margin, cell) if cell >= LABEL_PX else stacked(queries, keys, margin)",
+        "side_by_side(queries, keys, margin, cell)",
+        "inside one head: a long sentence's three panels squeezed side by side",
+    ),
+    Fault(
+        "pipeline-phone-side-by-side",
+        "visualizer/pipeline.py",
+        "                meta=dict(narrow=narrow),\n",
+        "                meta=dict(),\n",
+        "inside one head on a phone: the three panels squeezed side by side, their labels over each other",
     ),
     Fault(
         "menu-dismissed-empty-dict",

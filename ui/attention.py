@@ -8,7 +8,7 @@ here through `HeadOpener` only.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import gradio as gr
@@ -58,16 +58,33 @@ def view_window(trace: TranslationTrace, step: float | None, part: AttentionSlic
 
 
 def attention_view(
-    trace: TranslationTrace, step: float | None, kind: str, layer: float | None, head: str, show_all: bool = False
+    trace: TranslationTrace,
+    step: float | None,
+    kind: str,
+    layer: float | None,
+    head: str,
+    show_all: bool = False,
+    named: tuple[Sequence[int], Sequence[int]] = ((), ()),
 ) -> PlotData:
+    """One head, the mean of a layer's heads, or all of them (head "all": the grid, whose labels always name the
+    step's query and the `named` (query rows, key columns), positions in the whole sentence)."""
     part = attention_slice(trace, step, kind)
     weights, queries, keys = part.weights, query_labels(trace, part), part.keys
     highlight = None if kind == "encoder" else len(queries) - 1
     name, shown = part.kind.label, dict(window=view_window(trace, step, part, show_all), highlight_query=highlight)
     l = clamp(layer, weights.shape[0])
     if head == "all":  # one layer at a time: its heads as small multiples that fit the figure's box
+        own = [highlight] if kind == "decoder_self" else []  # the step's query is the last key it reads too
         figure = visualizer.attention_grid(
-            weights, queries, keys, **shown, layer=l, columns=GRID_COLUMNS, title=f"{name}, layer {l + 1}: every head"
+            weights,
+            queries,
+            keys,
+            **shown,
+            layer=l,
+            columns=GRID_COLUMNS,
+            title=f"{name}, layer {l + 1}: every head",
+            named_queries=named[0],
+            named_keys=[*own, *named[1]],
         )
         return plot(figure, f"{kind}-attention-layer{l + 1}-all-heads")
     if head == "mean":

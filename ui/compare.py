@@ -23,6 +23,7 @@ from .compare_views import (
     candidates_view,
     caption,
     looks_html,
+    named_positions,
     opened,
     ranking_choices,
     side_view,
@@ -99,6 +100,12 @@ def comparison(first: TranslationTrace, second: TranslationTrace, chosen: str | 
     """The comparison of the picked token (None: the sentences share no source token)."""
     token = pick_token(first, second, chosen)
     return None if token is None else compare_token(first, second, token)
+
+
+def pair_referents(first: TranslationTrace, second: TranslationTrace) -> tuple[str, ...] | None:
+    """The words the token may refer to where the two are the blog post's pair (the summary says where it looks);
+    None for any other pair."""
+    return BLOG_REFERENTS if (first.source_text, second.source_text) == BLOG_PAIR[:2] else None
 
 
 @dataclass(frozen=True)
@@ -239,12 +246,13 @@ def views(c: dict, r: dict) -> list[TabView]:
         second = values[c["second"]]
         if problem(first, second):
             return {r["caption1"]: "", r["caption2"]: "", r["plot1"]: None, r["plot2"]: None}
-        result = comparison(first, second.trace, values[c["token"]])
+        result, referents = comparison(first, second.trace, values[c["token"]]), pair_referents(first, second.trace)
         updates = {}
         for n, trace in ((1, first), (2, second.trace)):
             looks = None if result is None else (result.first, result.second)[n - 1]
+            named = ((), ()) if result is None else named_positions(result, n, values[c["kind"]], referents)
             figure, shown = side_view(
-                trace, step, looks, values[c["kind"]], values[c["layer"]], values[c["head"]], values[c["draw"]]
+                trace, step, looks, values[c["kind"]], values[c["layer"]], values[c["head"]], values[c["draw"]], named
             )
             updates |= {r[f"plot{n}"]: figure, r[f"caption{n}"]: caption(n, trace, shown, looks)}
         return updates
@@ -266,9 +274,8 @@ def views(c: dict, r: dict) -> list[TabView]:
         result = comparison(first, second.trace, values[c["token"]])
         if result is None:
             return cleared("⚠️ The two sentences share no source token: nothing to compare token by token.")
-        pair = (first.source_text, second.trace.source_text) == BLOG_PAIR[:2]
         return {
-            r["message"]: summary(result, BLOG_REFERENTS if pair else None),
+            r["message"]: summary(result, pair_referents(first, second.trace)),
             r["ranking"]: gr.Radio(choices=ranking_choices(result), value=None),
             r["looks"]: looks_html(result),
             r["candidates1"]: candidates_view(1, result.first),

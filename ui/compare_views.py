@@ -1,7 +1,8 @@
 """What the Compare tab (ui/compare.py) shows of a comparison (`model.analysis.compare`): the ranked heads to
 open, the table of where the token looks in every head, the summary with one plain sentence of what the heads do
 with the token (computed from the numbers of both sentences: `summary`, `story`), the candidates at the step that translates the token in each
-sentence, and each sentence's figure and caption at the page's step.
+sentence, and each sentence's figure and caption at the page's step (its grid of every head always names what the
+summary names: `named_positions`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,16 @@ from gradio.components.plot import PlotData
 
 import visualizer
 from model import TranslationTrace
-from model.analysis.compare import Comparison, HeadDifference, KeyDifference, TokenLooks, key_differences, referent_link
+from model.analysis.compare import (
+    Comparison,
+    HeadDifference,
+    KeyDifference,
+    TokenLooks,
+    bare,
+    key_differences,
+    referent_link,
+    source_words,
+)
 from model.text.tokenizer import WORD_BOUNDARY
 
 from .attention import attention_view, lines_view
@@ -139,14 +149,36 @@ def story(result: Comparison, referents: Sequence[str] | None = None) -> str:
                 linked += ", about the same in both, so this head does not separate the sentences either."
             else:
                 linked += f", more in sentence {1 if link.first > link.second else 2}."
-    (first_row, second_row), sentences = result.rows(top), (result.first.source_tokens, result.second.source_tokens)
-    keys = key_differences(first_row, sentences[0], second_row, sentences[1])
-    keys = [key for key in keys[:KEYS_SAID] if key.gap > 0]
-    differs = " and ".join(f"{word(key.token)} ({key_weights(key)})" for key in keys)
+    differs = " and ".join(f"{word(key.token)} ({key_weights(key)})" for key in said_keys(result))
     return (
         f"{linked} The head whose weights differ most between the sentences is {head_name(top)} (by "
         f"{top.distance:.2f} of 1), most at {differs or 'no key'}."
     )
+
+
+def said_keys(result: Comparison) -> list[KeyDifference]:
+    """The keys where the two rows of the head whose weights differ most differ most (up to KEYS_SAID, each with a
+    gap): the keys `story` names."""
+    (first_row, second_row), sentences = result.rows(result.ranking[0]), (result.first, result.second)
+    keys = key_differences(first_row, sentences[0].source_tokens, second_row, sentences[1].source_tokens)
+    return [key for key in keys[:KEYS_SAID] if key.gap > 0]
+
+
+def named_positions(
+    result: Comparison, number: int, kind: str, referents: Sequence[str] | None = None
+) -> tuple[list[int], list[int]]:
+    """(query rows, key columns) of sentence `number`'s figure of `kind` whose labels the all-heads grid always draws,
+    the first first where two are too close for both: the source tokens the summary names (the token, the keys where
+    the head that differs most differs most, the word its referent head links it to) and, as the decoder's query
+    rows, the step that translates the token."""
+    looks = (result.first, result.second)[number - 1]
+    link, keys = referent_link(result, referents), [key.token for key in said_keys(result)]
+    source = [looks.position, *(i for key in keys for i, token in enumerate(looks.source_tokens) if token == key)]
+    if link is not None:
+        words = source_words(looks.source_tokens)
+        source += [i for text, pieces in words if bare(text) == bare(link.word) for i in pieces]
+    source, step = list(dict.fromkeys(source)), [looks.translating.step]
+    return {"encoder": (source, source), "cross": (step, source)}.get(kind, (step, []))
 
 
 def key_weights(key: KeyDifference) -> str:
@@ -166,14 +198,21 @@ def candidates_view(number: int, looks: TokenLooks) -> PlotData:
 
 
 def side_view(
-    trace: TranslationTrace, step: float | None, looks: TokenLooks | None, kind: str, layer, head: str, draw: str
+    trace: TranslationTrace,
+    step: float | None,
+    looks: TokenLooks | None,
+    kind: str,
+    layer,
+    head: str,
+    draw: str,
+    named: tuple[Sequence[int], Sequence[int]] = ((), ()),
 ) -> tuple[PlotData, int]:
     """One sentence's figure at the page's step (the player bar's, within this sentence's steps) and that 1-based
-    step. As lines, the token's lines are kept: its encoder row, or the decoder query that translates it once the
-    step has reached it."""
+    step. As a heatmap of every head, the `named` positions (`named_positions`) are always labelled; as lines, the
+    token's lines are kept: its encoder row, or the decoder query that translates it once the step has reached it."""
     step = step_index(trace, step) + 1
     if draw != "lines":
-        return attention_view(trace, step, kind, layer, head), step
+        return attention_view(trace, step, kind, layer, head, named=named), step
     keep = None
     if looks is not None and kind == "encoder":
         keep = f"query/{looks.position}"

@@ -2,6 +2,11 @@
 a panel opens with its one sentence, the rest of its text folded; after its button's run, the panel's figure is
 in the window (below the sticky player bar), and nothing on the page shows an HTML entity or Markdown's
 asterisks. The start-up example is the sentence; one page per screen.
+
+Every panel ui/explain/panels.py lists, on the shipped checkpoint (its training film and corpus file give every
+panel its result), at 1280x720 and 390x844, both dark: its lead says in plain words what it shows, and its result
+(`Panel.reading`, after its button's run where it has one) opens on one plain sentence of what this result means,
+the technical names after it (tests/support/helpers.py: JARGON).
 """
 
 from __future__ import annotations
@@ -11,7 +16,9 @@ import os
 
 import pytest
 
-from browser_helpers import THEMES, needs_chromium, open_panel
+from browser_helpers import THEMES, needs_chromium, open_panel, open_tab
+from helpers import first_sentence, plain_words
+from ui.explain.panels import PANELS
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -71,5 +78,51 @@ def test_a_panel_opens_with_its_sentence_and_its_figure_is_in_view_after_run(bro
         text = page.evaluate("document.body.innerText")
         for raw in ("&#x", "&lt;", "&gt;", "**"):
             assert raw not in text, (raw, text[max(text.find(raw) - 80, 0) : text.find(raw) + 80])
+    finally:
+        page.close()
+
+
+# the text a panel's result shows: the content of its Markdown or HTML (not the progress note beside it)
+SHOWN = """(id) => { const content = document.querySelector(`#${id} .prose`);
+  return content ? content.innerText.trim() : ''; }"""
+# a panel's first checkbox, ticked where none is (a run that needs a choice: the heads to switch off)
+TICK_ONE = """() => { const boxes = Array.from(document.querySelectorAll(
+    '#explain-panels [role=tabpanel]:not([hidden]) input[type=checkbox]')).filter((box) => box.offsetParent);
+  if (boxes.length && !boxes.some((box) => box.checked)) boxes[0].click(); }"""
+DARK_SCREENS = [((1280, 720), "dark"), ((390, 844), "dark")]
+
+
+@pytest.mark.parametrize("size, theme", DARK_SCREENS, ids=[f"{w}x{h}-{theme}" for (w, h), theme in DARK_SCREENS])
+def test_every_panel_opens_on_a_plain_sentence_and_its_result_on_what_it_means(browser, shipped_server, size, theme):
+    width, height = size
+    page = browser.new_page(viewport={"width": width, "height": height})
+    try:
+        page.goto(shipped_server + f"?__theme={theme}")
+        page.wait_for_selector("#attention-plot .js-plotly-plot .heatmaplayer")  # the start-up example, translated
+        page.wait_for_function("() => /Step \\d+ of/.test(document.querySelector('#step-info').textContent)")
+        open_tab(page, "Explain")
+        read = []
+        for panel in PANELS:
+            open_panel(page, panel.title)
+            lead = page.locator("#explain-panels [role=tabpanel]:visible .explain-lead").first.inner_text().strip()
+            said = lead.removeprefix(f"{panel.title}: ")
+            assert said != lead and first_sentence(said) == said and plain_words(said), (panel.title, lead)
+            if not panel.reading:
+                continue  # its figure says it alone
+            before = page.evaluate(SHOWN, panel.reading)
+            if panel.run:
+                page.evaluate(TICK_ONE)
+                page.click(f"#{panel.run}")
+                page.wait_for_function(
+                    f"(before) => {{ const now = ({SHOWN})('{panel.reading}'); return now && now !== before; }}",
+                    arg=before,
+                    timeout=180_000,
+                )
+            else:
+                page.wait_for_function(f"() => !!({SHOWN})('{panel.reading}')")
+            opening = first_sentence(page.evaluate(SHOWN, panel.reading))
+            assert plain_words(opening) and opening[0].isupper() and len(opening) > 40, (panel.title, opening)
+            read.append(panel.title)
+        assert len(read) == sum(bool(panel.reading) for panel in PANELS)
     finally:
         page.close()

@@ -9,7 +9,12 @@ screen shared by the module's checks (measured on the drawn page, never read fro
   covers the figure's title (both);
 - no server path anywhere on the page (the Model tab); English typed under German → English gets a notice that
   says what the model wrote, not what it may do;
-- Compare's blog pair says whether the output tells the two "it"s apart, with both sentences' numbers side by side.
+- Compare's blog pair says whether the output tells the two "it"s apart, with both sentences' numbers side by side;
+- the all-heads grid names every token its drawn cells hold, in type as large as they allow (projector type on a
+  projector), no two labels overlapping, the step's query always (the Attention tab) and on the Compare tab the token
+  and every word its summary names (both);
+- inside one head, each panel is wide (one above the other on a phone) and its rows as tall as their labels, which
+  stand apart in readable type (both).
 """
 
 from __future__ import annotations
@@ -19,11 +24,13 @@ import re
 import pytest
 
 from browser_helpers import GERMAN, inside, needs_chromium, open_panel, open_tab, rects, shown_view, wait_last_step
+from visualizer.heatmap import MIN_FONT
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
 SCREENS = [((1280, 720), "dark"), ((390, 844), "dark")]
 PROJECTOR = SCREENS[0]
+SHORT = "Ich habe Hunger."  # a sentence of the tiny model's corpus: 10 keys
 
 # the boxes of a figure's title, its key labels (the x axis' tick labels) and its toolbar's buttons, on screen
 FIGURE_PARTS = """(id) => {
@@ -39,6 +46,55 @@ FIGURE_PARTS = """(id) => {
 }"""
 DRAWN = """(id) => { const g = document.querySelector(`#${id} .js-plotly-plot`);
   return !!(g && g._fullLayout && g.querySelector('.main-svg')) && document.body.dataset.figuresDrawing === '0'; }"""
+
+
+# each labelled axis of a grid of panels: its drawn labels (the position each names, its box, its type), the cells'
+# pitch along it, the row the figure outlines (the step's query), and every position's token (the categories)
+GRID_LABELS = """(id) => {
+  const g = document.querySelector(`#${id} .js-plotly-plot`), full = g._fullLayout;
+  const box = (e) => { const r = e.getBoundingClientRect(); return {top: r.top, bottom: r.bottom, left: r.left,
+                                                                   right: r.right, width: r.width}; };
+  const outline = (full.shapes || []).find((shape) => shape.name === 'highlight');
+  const axes = {};
+  g.querySelectorAll('g[class$=tick] > text').forEach((t) => {
+    const name = /^([xy])(\\d*)tick$/.exec(t.parentNode.getAttribute('class'));
+    if (!name || !t.textContent.trim()) return;
+    const axis = full[name[1] + 'axis' + name[2]], categories = axis._categories;
+    const start = parseInt(String(categories[0]).slice(1));
+    const entry = axes[name[1] + name[2]] ??= {letter: name[1], pitch: axis._length / categories.length, labels: [],
+      tokens: categories.map((c) => String(c).replace(/^#\\d+ /, '')), start,
+      outlined: name[1] === 'y' && outline ? start + Math.round((outline.y0 + outline.y1) / 2) : null};
+    entry.labels.push({position: parseInt(t.textContent), text: t.textContent, box: box(t),
+                       font: parseFloat(getComputedStyle(t).fontSize)});
+  });
+  return Object.values(axes).map((axis) => ({...axis, labels: axis.labels.sort((a, b) => a.position - b.position)}));
+}"""
+LABEL_EM = 1.25  # visualizer.heatmap.LABEL_LINE_EM: a label's line and a gap
+
+
+def grid_axes(page, elem_id: str) -> list[dict]:
+    page.wait_for_function(DRAWN, arg=elem_id)
+    axes = page.evaluate(GRID_LABELS, elem_id)
+    assert {axis["letter"] for axis in axes} == {"x", "y"}, axes  # keys under the panels, queries beside them
+    return axes
+
+
+def assert_labels_apart_and_all_that_fit(axis: dict, smallest: float) -> None:
+    """No two of one axis's labels overlap (by more than antialiasing's half pixel); each in type of at least
+    `smallest` px; and every position left unnamed lies closer to a named one than a label's line (LABEL_EM of its
+    type): no token is left out that would fit."""
+    labels = axis["labels"]
+    for a, b in zip(labels, labels[1:]):
+        across = min(a["box"]["right"], b["box"]["right"]) - max(a["box"]["left"], b["box"]["left"])
+        down = min(a["box"]["bottom"], b["box"]["bottom"]) - max(a["box"]["top"], b["box"]["top"])
+        assert min(across, down) <= 0.5, (a, b)
+    assert min(label["font"] for label in labels) >= smallest, labels
+    named = {label["position"] for label in labels}
+    font = min(label["font"] for label in labels)
+    for position in range(axis["start"], axis["start"] + len(axis["tokens"])):
+        if position not in named:
+            gap = min(abs(position - other) for other in named) * axis["pitch"]
+            assert gap < LABEL_EM * font - 0.5, (axis["letter"], position, gap, sorted(named))
 
 
 def overlap(a: dict, b: dict) -> bool:
@@ -153,3 +209,102 @@ def test_compares_summary_says_whether_the_output_tells_the_two_apart_with_both_
     assert re.search(r"p = \d\.\d{3} / \d\.\d{3}", said), said  # both sentences' numbers side by side
     box = rects(screen, "#compare-message")["#compare-message"]
     assert box["width"] > 0
+
+
+def test_the_all_heads_grid_names_every_token_its_cells_hold_and_always_the_steps_query(screen):
+    """Cross-attention at the page's step, every head of layer 1: on a projector every label in projector type."""
+    from playwright.sync_api import expect
+
+    open_tab(screen, "Attention")
+    screen.locator("#attention-kind").get_by_text("Cross-attention", exact=False).click()
+    screen.locator("#head").get_by_text("all heads", exact=True).click()
+    expect(screen.locator("#attention-plot .gtitle")).to_contain_text("every head")
+    for axis in grid_axes(screen, "attention-plot"):
+        assert_labels_apart_and_all_that_fit(axis, 14 if screen.size == PROJECTOR[0] else MIN_FONT)
+        if axis["letter"] == "y":  # the step's query, outlined in every panel, named beside it
+            assert axis["outlined"] is not None and axis["outlined"] in {label["position"] for label in axis["labels"]}
+    screen.locator("#head").get_by_text("head 1", exact=True).click()
+
+
+def test_compares_grids_always_name_the_token_and_the_words_its_summary_names(screen):
+    from playwright.sync_api import expect
+
+    open_tab(screen, "Compare")
+    screen.click("#compare-example")
+    expect(screen.locator("#compare-message")).to_contain_text("differ most")
+    screen.locator("#compare-view").get_by_text("heatmap", exact=True).click()
+    screen.locator("#compare-head").get_by_text("all heads", exact=True).click()
+    expect(screen.locator("#compare-plot-2 .gtitle")).to_contain_text("every head")
+    quoted = set(re.findall(r"“([^”]+)”", screen.locator("#compare-message").inner_text()))
+    token = re.match(r"\s*“([^”]+)”", screen.locator("#compare-message").inner_text())[1]
+    checked = []
+    for n in (1, 2):
+        for axis in grid_axes(screen, f"compare-plot-{n}"):
+            assert_labels_apart_and_all_that_fit(axis, MIN_FONT)
+            bare = [
+                t.replace("\u2581", "") for t in axis["tokens"]
+            ]  # the tokens of the figure's (long sentence's) window
+            drawn = {bare[label["position"] - axis["start"]] for label in axis["labels"]}
+            said = {word for word in quoted if word in bare}  # the words said that are one token of the sentence
+            if axis["letter"] == "x":  # the keys: every word said that is one of the tokens shown
+                assert said <= drawn, (n, said, drawn)
+                checked += said
+            elif token in bare:  # the rows of encoder self-attention: the token's own row
+                assert token in drawn, (n, token, drawn)
+    assert checked, quoted
+    screen.locator("#compare-view").get_by_text("lines", exact=True).click()
+    open_tab(screen, "Attention")
+
+
+# each heatmap panel of a figure: its drawn box and rows, and the labels of its rows (their boxes and type)
+PANELS = """(id) => {
+  const g = document.querySelector(`#${id} .js-plotly-plot`), full = g._fullLayout;
+  const box = (e) => { const r = e.getBoundingClientRect(); return {top: r.top, bottom: r.bottom, left: r.left,
+                                                                   right: r.right, width: r.width}; };
+  return {width: g.getBoundingClientRect().width, panels: Object.keys(full._plots).map((id) => {
+    const [x, y] = [full['xaxis' + id.split('y')[0].slice(1)], full['yaxis' + id.split('y')[1]]];
+    const rows = g.querySelectorAll(`g.${y._id}tick > text`);
+    return {id, width: x._length, height: y._length, top: y._offset, left: x._offset, rows: y._categories.length,
+            labels: Array.from(rows).filter((t) => t.textContent.trim())
+              .map((t) => ({text: t.textContent, box: box(t), font: parseFloat(getComputedStyle(t).fontSize)}))};
+  })};
+}"""
+
+
+def test_inside_one_head_draws_wide_panels_whose_row_labels_stand_apart(screen):
+    """A short sentence (its keys side by side fit a projector), cross-attention, head 1, "Inside one head" opened:
+    the scores, the mask and the softmax. On a projector the panels side by side, on a phone one above the other;
+    each at least 22 % of the figure's width (a phone: 45 %), its rows as tall as a line of their labels,
+    the labels apart in 14 px type on a projector and 10 px at least on a phone."""
+    from playwright.sync_api import expect
+
+    open_tab(screen, "Attention")
+    screen.fill("#source textarea", SHORT)
+    screen.press("#source textarea", "Enter")
+    screen.wait_for_function("() => !document.querySelector('#tokens').textContent.includes('Stra')")  # not GERMAN
+    wait_last_step(screen)
+    screen.locator("#attention-kind").get_by_text("Cross-attention", exact=False).click()
+    screen.locator("#head").get_by_text("head 1", exact=True).click()
+    screen.locator("#pipeline-box > button").first.click()
+    expect(screen.locator("#pipeline-plot .gtitle")).to_contain_text("softmax")
+    screen.wait_for_function(DRAWN, arg="pipeline-plot")
+    drawn = screen.evaluate(PANELS, "pipeline-plot")
+    phone = screen.size != PROJECTOR[0]
+    panels = drawn["panels"]
+    assert len(panels) == 3, panels
+    if phone:  # one above the other
+        assert len({round(panel["left"]) for panel in panels}) == 1 and len({panel["top"] for panel in panels}) == 3
+    else:  # side by side
+        assert len({round(panel["top"]) for panel in panels}) == 1 and len({panel["left"] for panel in panels}) == 3
+    for panel in panels:
+        assert panel["width"] >= (0.45 if phone else 0.22) * drawn["width"], (panel, drawn["width"])
+        labels = sorted(panel["labels"], key=lambda label: label["box"]["top"])
+        if not labels:
+            continue  # side by side, the rows are named left of the first panel only
+        fonts = [label["font"] for label in labels]
+        assert min(fonts) >= (MIN_FONT if phone else 14), labels
+        assert panel["height"] / panel["rows"] >= LABEL_EM * min(fonts) - 0.5, panel  # a row holds a line of type
+        for a, b in zip(labels, labels[1:]):
+            assert a["box"]["bottom"] <= b["box"]["top"] + 0.5, (a, b)
+    assert sum(bool(panel["labels"]) for panel in panels) >= (3 if phone else 1)
+    screen.locator("#pipeline-box > button").first.click()

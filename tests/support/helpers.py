@@ -1,7 +1,7 @@
 """Small helpers that several test modules use (fixtures are in conftest.py): a gr.Plot value's figure JSON,
 a figure's (possibly typed) array, the equality of two traces, the labels a view's rows and columns must
-carry, PyTorch's nn.Transformer holding our weights (the independent implementation of section 3), and the
-hand-made tokens and arrays the figure tests draw."""
+carry, PyTorch's nn.Transformer holding our weights (the independent implementation of section 3), the
+hand-made tokens and arrays the figure tests draw, and what counts as plain words in an Explain panel's opening."""
 
 from __future__ import annotations
 
@@ -20,6 +20,41 @@ import provenance_fixtures as ref
 
 from model.core.attention import MultiHeadAttention
 from model.core.transformer import Transformer
+
+
+# technical names a visitor may not know: an Explain panel's lead and the first sentence of its result name none of
+# them (they may follow it, as the technical name of what the plain sentence said)
+JARGON = (
+    "Spearman",
+    "ρ",
+    "KL",
+    "entropy",
+    "IG",
+    "integrated gradients",
+    "Pharaoh",
+    "logit",
+    "softmax",
+    "total variation",
+    "BLEU",
+    "log P",
+    "nats",
+    "rollout",
+    "QKᵀ",
+    "keys and values",
+    "beam search",
+)
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of a text as a reader meets it: up to the first full stop, "!" or "?" followed by a space
+    or the end (a quoted token's own full stop sits before its closing quote)."""
+    match = re.search(r"[.!?](?=\s|$)", text.strip())
+    return text.strip()[: match.end()] if match else text.strip()
+
+
+def plain_words(text: str) -> bool:
+    """No name of JARGON in `text` (as a word of its own, in any case: "IG" in "big" is none)."""
+    return not any(re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.IGNORECASE) for word in JARGON)
 
 
 def figure_json(value) -> dict:

@@ -450,6 +450,46 @@ def test_the_sentence_names_the_keys_the_top_head_differs_on_with_both_weights()
     )
 
 
+def test_the_grid_of_every_head_always_names_the_token_and_the_words_the_summary_names():
+    """The token first, then the keys the top head differs on (“was”, “tired”), then the referent word's pieces
+    (“animal”: no head links “it” to either word, the most any sends goes to “animal”); the decoder's row of the
+    step that translates the token (step 4)."""
+    result = made_comparison({"▁tired": 0.7})
+    said = compare_views.summary(result, ("animal", "street"))
+    assert all(f"“{word}”" in said for word in ("it", "was", "tired", "animal"))
+    words = [WORDS.index(word) for word in ("▁it", "▁was", "▁tired", "▁anim", "al")]
+    assert compare_views.named_positions(result, 1, "encoder", ("animal", "street")) == (words, words)
+    assert compare_views.named_positions(result, 2, "cross", ("animal", "street")) == ([3], words)
+    assert compare_views.named_positions(result, 1, "decoder_self", ("animal", "street")) == ([3], [])
+
+
+@pytest.mark.parametrize("kind", ["encoder", "cross"])
+def test_both_grids_of_every_head_keep_the_tokens_label(tab, independent, token, kind):
+    """Drawn as a heatmap of every head, each sentence's grid names the token (and, in cross-attention, the step
+    that translates it) among the labels the page always draws (meta.cells, ui/js/figures.js); the page at the step
+    that translates it in the first sentence."""
+    first, second_trace = independent
+    step = translating_step(first, first.source_tokens.index(token)).step + 1
+    page = shown(tab, first, compare.Second(second_trace), token, step, kind=kind, layer=1, head="all", draw="heatmap")
+    named = []
+    for n, trace in ((1, first), (2, second_trace)):
+        layout = figure_of(page[f"compare-plot-{n}"])["layout"]
+        keep = layout["meta"]["cells"]["keep"]  # counted within the figure's window (a long sentence's)
+        keys, rows = (
+            [axis["ticktext"] for name, axis in layout.items() if name.startswith(side) and "ticktext" in axis][0]
+            for side in ("xaxis", "yaxis")
+        )
+        position = trace.source_tokens.index(token)
+        row = position if kind == "encoder" else translating_step(trace, position).step
+        assert keys[keep["x"][0]].startswith(f"{position} ")  # the token first: it wins where two are too close
+        if any(label.startswith(f"{row} ") for label in rows):  # its row drawn (not after the step, in the window)
+            assert rows[keep["y"][0]].startswith(f"{row} ")
+            named.append(n)
+        else:
+            assert kind == "cross" and row + 1 > step or keep["y"] == []
+    assert 1 in named
+
+
 def plain_words(tokens) -> list[tuple[str, list[int]]]:
     """(word, its pieces' positions) written out: a new word at each "▁", the special tokens left out."""
     words, current = [], None

@@ -132,7 +132,7 @@ def test_logit_lens_reads_each_decoder_layer_through_the_tied_projection(
 
 
 def test_alignment_links_each_output_to_its_strongest_real_source_token(copy_trace, copy_reference):
-    plot, pharaoh = alignment.alignment_views(copy_trace, [VIEW_LAYER], "subword")
+    plot, pharaoh, _ = alignment.alignment_views(copy_trace, [VIEW_LAYER], "subword")
     figure = figure_of(plot)
     source_row, target_row = figure["data"]
     xs, xt = np.asarray(source_row["x"], dtype=float), np.asarray(target_row["x"], dtype=float)
@@ -161,7 +161,7 @@ def test_alignment_links_each_output_to_its_strongest_real_source_token(copy_tra
 
 @pytest.mark.parametrize("kind", list(ATTENTION_KINDS))
 def test_head_diagnostics_panels_are_per_layer_and_head(copy_trace, copy_reference, kind):
-    plot, dropdown = diagnostics.diagnostics_views(copy_trace, kind)
+    plot, dropdown, _ = diagnostics.diagnostics_views(copy_trace, kind)
     figure = figure_of(plot)
     w = reference_attention(copy_reference, kind).astype(np.float64)  # (L, h, Tq, Tk), whole sentence
     keys = expected_key_labels(copy_trace, kind, copy_trace.num_steps - 1)

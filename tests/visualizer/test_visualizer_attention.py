@@ -16,6 +16,9 @@ from helpers import HOSTILE, SOURCE, TARGET, heatmaps, highlight_shapes, softmax
 import visualizer
 from visualizer import alignment
 from visualizer.attention import ROW_HIGH_PX
+from visualizer.head_grid import GRID_COLUMNS, GRID_WIDTH_PX, HEAD_GAP_PX, LABEL_PX, fitted_columns
+from visualizer.heatmap import LABEL_LINE_EM, MIN_FONT, Window
+from visualizer.pipeline import LABEL_PX as PIPELINE_LABEL_PX, side_cell
 from visualizer.theme import ACCENT_COLOR, GRID_COLOR, MUTED_COLOR, PRIMARY_COLOR
 from visualizer.tokens import token_chips
 
@@ -273,6 +276,42 @@ def test_attention_pipeline_shows_scores_masked_scores_and_softmax():
     assert all("query <b>%{y}</b>" in trace.hovertemplate for trace in fig.data)
 
 
+def pipeline_rows(layout: dict) -> list[tuple[float, float, float]]:
+    """(top, bottom, one row's height in px) of each panel's rows in a layout dict (the figure's or meta.narrow)."""
+    plot = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]
+    spans = [layout[f"yaxis{s}"]["domain"] for s in ("", "2", "3")]
+    return [(top, bottom, (top - bottom) * plot / len(TARGET)) for bottom, top in spans]
+
+
+@pytest.mark.parametrize("n_keys", [8, 12, 40])
+def test_inside_one_head_keeps_rows_as_tall_as_their_labels_side_by_side_only_where_a_projector_holds_them(n_keys):
+    """Side by side where each key's column in a projector's box holds a label in projector type, else one above the
+    other; rows at least a label's line tall (LABEL_PX), the columns filling the width (no square cells that a narrow
+    box would shrink). A phone (meta.narrow): one above the other, every panel naming its rows and keys in the type
+    its rows hold."""
+    keys = [f"▁w{i}" for i in range(n_keys)]
+    w = softmax_rows((len(TARGET), n_keys))
+    fig = visualizer.attention_pipeline(np.log(w), np.ones_like(w, bool), w, TARGET, keys, title="t")
+    layout = fig.to_plotly_json()["layout"]
+    side = side_cell(n_keys, layout["margin"]["l"]) >= PIPELINE_LABEL_PX
+    assert side == (n_keys <= 12)  # 8 and 12 keys fit a projector side by side; 40 do not
+    rows = pipeline_rows(layout)
+    assert len({top for top, _, _ in rows}) == (1 if side else 3)
+    assert all(row >= PIPELINE_LABEL_PX - 0.1 or not side for _, _, row in rows)
+    assert not any("scaleanchor" in layout[f"xaxis{s}"] for s in ("", "2", "3"))
+    narrow = layout["meta"]["narrow"]
+    narrow_rows = pipeline_rows(dict(narrow, height=narrow["height"]))
+    assert (
+        len({top for top, _, _ in narrow_rows}) == 3
+        and len({tuple(narrow[f"xaxis{s}"]["domain"]) for s in ("", "2", "3")}) == 1
+    )
+    for s, (_, _, row) in zip(("", "2", "3"), narrow_rows):
+        font = narrow[f"yaxis{s}"]["tickfont"]["size"]
+        assert narrow[f"yaxis{s}"]["showticklabels"] and narrow[f"xaxis{s}"]["showticklabels"]
+        assert narrow[f"yaxis{s}"]["matches"] is None and row >= LABEL_LINE_EM * font - 0.1 and font >= MIN_FONT
+    assert narrow["coloraxis"]["colorbar"]["orientation"] == narrow["coloraxis2"]["colorbar"]["orientation"] == "h"
+
+
 def test_attention_pipeline_rejects_a_mask_of_another_shape():
     n = len(TARGET)
     with pytest.raises(ValueError, match="mask has shape"):
@@ -356,13 +395,45 @@ def test_the_grid_names_every_query_of_a_sentence_whose_rows_fit_a_label():
     words = [f"w{i}" for i in range(15)]  # the blog sentence's length: every row holds a 14 px label
     fig = visualizer.attention_grid(softmax_rows((1, 8, 15, 15)), words, words, layer=0, columns=4)
     assert grid_query_labels(fig) == [f"{i} w{i}" for i in range(15)]
+    layout = fig.layout
+    panel = np.diff(layout.yaxis.domain)[0] * (layout.height - layout.margin.t - layout.margin.b)
+    assert panel / 15 >= LABEL_PX - 0.1  # each row a label's height apart from the next (the page names them all)
 
 
-def test_a_long_sentences_grid_names_the_current_query():
-    words = [f"w{i}" for i in range(60)]  # rows too short for a label each: every k-th, and the step's query
-    fig = visualizer.attention_grid(softmax_rows((1, 8, 60, 60)), words, words, layer=0, columns=4, highlight_query=37)
-    labels = grid_query_labels(fig)
-    assert "37 w37" in labels and len(labels) < 60
+def test_a_long_sentences_grid_carries_every_label_and_the_positions_the_page_always_names():
+    """Every label is in the figure (the page leaves out what its drawn cells cannot hold, ui/js/figures.js); the
+    step's query is outlined and the named positions are in meta.cells, counted within the window, in the order
+    given (where two are too close for both labels, the first wins)."""
+    words = [f"w{i}" for i in range(60)]
+    window = Window(slice(20, 60), slice(10, 50))
+    fig = visualizer.attention_grid(
+        softmax_rows((1, 8, 60, 60)),
+        words,
+        words,
+        layer=0,
+        columns=4,
+        highlight_query=37,
+        window=window,
+        named_queries=[45, 5, 21],
+        named_keys=[49, 12, 50, 12],
+    )
+    assert grid_query_labels(fig) == [f"{i} w{i}" for i in range(20, 60)]
+    keys = [axis.get("ticktext") for name, axis in fig.layout.to_plotly_json().items() if name.startswith("xaxis")]
+    assert [f"{i} w{i}" for i in range(10, 50)] in [list(text) for text in keys if text is not None]
+    assert {shape["y0"] + 0.5 for shape in highlight_shapes(fig)} == {37 - 20}  # the step's query, outlined
+    assert fig.layout.meta["cells"] == {"keep": {"x": [39, 2], "y": [25, 1]}}  # 5 and 50 lie outside the window
+    assert fig.layout.meta["narrow"]["yaxis"]["ticktext"] == [f"{i} w{i}" for i in range(20, 60)]  # a phone's too
+
+
+def test_a_grid_of_a_short_sentence_keeps_four_panels_a_row_a_longer_one_three():
+    """Rows of GRID_COLUMNS while a key's column holds a label in projector type, else MIN_COLUMNS (never fewer)."""
+    assert [fitted_columns(n, GRID_COLUMNS) for n in (3, 8, 9, 11, 41)] == [4, 4, 3, 3, 3]
+    assert fitted_columns(41, 2) == 2 and fitted_columns(41, 3) == 3
+    for n_keys in (8, 9):
+        fig = visualizer.attention_grid(softmax_rows((1, 8, 5, n_keys)), ["q"] * 5, ["k"] * n_keys, layer=0, columns=4)
+        columns = {tuple(fig.layout[name].domain) for name in fig.layout.to_plotly_json() if name.startswith("xaxis")}
+        width = (GRID_WIDTH_PX - (len(columns) - 1) * HEAD_GAP_PX[0]) / len(columns)
+        assert len(columns) == (4 if n_keys <= 8 else 3) and width / n_keys >= LABEL_PX
 
 
 def test_one_heads_keys_stand_above_its_rows_under_the_title():

@@ -18,6 +18,7 @@ LEAD = (
     "tick heads and re-decode your sentence without them; each bar is how much "
     "the probability of an original token fell (red) or rose (blue)."
 )
+RUN, READING = "ablate-run", "ablate-result"  # the button, and the result that opens on what it changed
 ABOUT = """
 *Head ablation* (section 3.2.2). A head's output (its slice of `Concat(head₁, …, head_h)`, before `W^O`) is
 set to zero, as in Michel et al. (2019). The sentence is decoded again greedily, and the *original* output is
@@ -65,11 +66,9 @@ def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
     checkpoint: Checkpoint = page.checkpoint
     boxes = head_boxes(checkpoint.config)
     with gr.Row():
-        run = gr.Button(
-            "Re-decode without these heads", variant="primary", elem_id="ablate-run", scale=0, min_width=340
-        )
+        run = gr.Button("Re-decode without these heads", variant="primary", elem_id=RUN, scale=0, min_width=340)
         clear = gr.Button("Clear", elem_id="ablate-clear", scale=0, min_width=100)
-    result = gr.HTML(elem_id="ablate-result")
+    result = gr.HTML(elem_id=READING)
     figure = gr.Plot(elem_id="ablate-plot", show_label=False)
     show_result(run, figure)
 
@@ -78,8 +77,10 @@ def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
         ablation = ablation_from_choices(list(choices), checkpoint.config)
         if ablation.is_empty:
             raise gr.Error("Tick at least one head to switch off.")
+        count = sum(len(getattr(ablation, f"{name}_heads")) for name in ATTENTION_KINDS)
+        doing = f"With the {count} head{'s' * (count > 1)} you ticked switched off"
         html, change = intervention_views(
-            trace, intervene(page.runner, trace, ablation), "Heads switched off", "ablation-probabilities"
+            trace, intervene(page.runner, trace, ablation), "Heads switched off", "ablation-probabilities", doing
         )
         return {result: html, figure: change}
 
@@ -98,4 +99,6 @@ PANEL = Panel(
     lead=LEAD,
     about=ABOUT,
     build=build,
+    reading=READING,
+    run=RUN,
 )

@@ -56,6 +56,7 @@ weight on [EOS] as a no-op. Neither measure is the ground truth; agreement acros
 disagreement a warning.
 """
 
+RUN, READING = "attribution-run", "attribution-facts"  # the button, and the text that opens on what its result means
 WAITING = (
     "Press *Attribute this translation* once per translation: one batched forward and backward "
     "pass per output token; the step slider then moves through the steps with no model call."
@@ -115,8 +116,8 @@ def attribution_facts(trace: TranslationTrace, attribution: Attribution, step: f
 def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
     """Sub-tab "Attribution vs attention" -> its views (the kept attribution, drawn at every step)."""
     checkpoint: Checkpoint = page.checkpoint
-    run = gr.Button("Attribute this translation (every step)", variant="primary", elem_id="attribution-run")
-    facts = gr.Markdown(WAITING, elem_id="attribution-facts")
+    run = gr.Button("Attribute this translation (every step)", variant="primary", elem_id=RUN)
+    facts = gr.Markdown(WAITING, elem_id=READING)
     figure = gr.Plot(elem_id="attribution-plot", show_label=False)
     kept = gr.State(None)  # this user's attribution: {"source_ids", "output_ids", "result" (Attribution)}
     show_result(run, figure)
@@ -154,4 +155,6 @@ PANEL = Panel(
     lead=LEAD,
     about=ABOUT,
     build=build,
+    reading=READING,
+    run=RUN,
 )

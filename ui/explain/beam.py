@@ -16,9 +16,10 @@ from ..common import Page, TabView, chips
 from .panel import MODEL_RUN, Panel, cleared_view, require, show_result
 
 LEAD = (
-    "runs the paper's beam search (beam 4) on your sentence and lists its hypotheses "
-    "under the greedy output; the marked token is where each first differs."
+    "keeps the 4 likeliest partial translations open at every step, as the paper does, and lists where each ends "
+    "under yours; the marked token is where each first parts from it."
 )
+RUN, READING = "beam-run", "beam-result"  # the button, and the result that opens on what it means
 ABOUT = """
 Section 6.1: "beam search with a beam size of 4 and length penalty α = 0.6". Hypotheses are ranked by
 `log P(Y) / lp(Y)` with `lp(Y) = ((5 + |Y|) / 6)^α` (|Y| counts [EOS]); greedy is scored the same way.
@@ -38,19 +39,29 @@ def beam_row(name: str, output: readouts.RankedOutput) -> str:
     )
 
 
-def beam_html(comparison: readouts.BeamComparison) -> str:
-    """A table: greedy, then the beam hypotheses best first, each with log P, score and where it parts."""
-    best = comparison.beams[0]
-    verdict = (
-        "Beam search keeps the greedy translation."
-        if best.diverges_at is None
-        else f"Beam search prefers another translation (score {best.score:.3f} vs greedy "
-        f"{comparison.greedy.score:.3f}); it leaves greedy at step {best.diverges_at + 1}."
+def beam_reading(comparison: readouts.BeamComparison) -> str:
+    """What the search means for this sentence: one plain sentence (whether keeping several partial translations
+    open ends in the same translation as taking the likeliest token at each step), then the technical names."""
+    best, greedy, width = comparison.beams[0], comparison.greedy, comparison.beam_size
+    keeping = (
+        f"Keeping the {width} likeliest partial translations open at every step, instead of only the likeliest token,"
     )
+    if best.diverges_at is None:
+        return f"{keeping} ends in the same translation. Beam search (section 6.1) keeps the greedy translation."
+    return (
+        f"{keeping} ends in another translation, one the model rates higher, which parts from the one shown at step "
+        f"{best.diverges_at + 1}: “{best.text}”. Beam search (section 6.1) prefers it: score {best.score:.3f} vs "
+        f"greedy {greedy.score:.3f}."
+    )
+
+
+def beam_html(comparison: readouts.BeamComparison) -> str:
+    """What the search means (`beam_reading`), then a table: greedy, then the beam hypotheses best first, each with
+    log P, score and where it parts."""
     rows = [beam_row("greedy", comparison.greedy)]
     rows += [beam_row(f"beam {rank}", beam) for rank, beam in enumerate(comparison.beams, start=1)]
     return (
-        f"<p><b>{html.escape(verdict)}</b></p>"
+        f'<p class="explain-reading">{html.escape(beam_reading(comparison))}</p>'
         f'<table class="beam-table"><tr><th></th><th>hypothesis</th><th>log P</th>'
         f"<th>score (α = {comparison.length_penalty})</th><th>leaves greedy</th></tr>{''.join(rows)}</table>"
         f'<p class="facts">beam size {comparison.beam_size}; log P in nats; unfinished hypotheses (no [EOS]) '
@@ -61,10 +72,8 @@ def beam_html(comparison: readouts.BeamComparison) -> str:
 def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
     checkpoint = page.checkpoint
     with gr.Row():
-        run = gr.Button(
-            "Run beam search (beam 4, α = 0.6)", variant="primary", elem_id="beam-run", scale=0, min_width=320
-        )
-    result = gr.HTML(elem_id="beam-result")
+        run = gr.Button("Run beam search (beam 4, α = 0.6)", variant="primary", elem_id=RUN, scale=0, min_width=320)
+    result = gr.HTML(elem_id=READING)
     show_result(run, result)
 
     def on_beam(trace, progress=gr.Progress()):
@@ -83,4 +92,6 @@ PANEL = Panel(
     lead=LEAD,
     about=ABOUT,
     build=build,
+    reading=READING,
+    run=RUN,
 )

@@ -11,12 +11,13 @@ from serving import Runner, jobs
 
 from ..attention import HeadOpener
 from ..common import Page, TabView, step_index
-from .panel import MODEL_RUN, Panel, cleared_view, comparison_html, require, show_result, view
+from .panel import MODEL_RUN, Panel, branch_outcome, cleared_view, comparison_html, require, show_result, view
 
 LEAD = (
-    "force another candidate at the current step and let greedy decoding go on; the new "
+    "force another candidate at the current step and let the model go on taking its likeliest token; the new "
     "output is shown beside the original, the forced and changed tokens marked."
 )
+RUN, READING = "branch-run", "branch-result"  # the button, and the result that opens on what it changed
 ABOUT = """
 The candidate is forced at the step of the step slider above (the steps before it keep the original tokens)
 and greedy decoding continues from there. Greedy decoding never revisits a choice; this shows what one
@@ -53,15 +54,16 @@ def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
     checkpoint = page.checkpoint
     with gr.Row(equal_height=True):
         candidate = gr.Dropdown([], label="Candidate to force", elem_id="branch-candidate", scale=3)
-        run = gr.Button("Force it and continue", variant="primary", elem_id="branch-run", scale=1)
-    result = gr.HTML(elem_id="branch-result")
+        run = gr.Button("Force it and continue", variant="primary", elem_id=RUN, scale=1)
+    result = gr.HTML(elem_id=READING)
     show_result(run, result)
 
     def on_branch(trace, step, candidate_id):
         require(checkpoint, trace)
         branched, t = branch(page.runner, trace, step, candidate_id)
         heading = f"Branch: “{branched.output_tokens[t]}” forced at step {t + 1}"
-        return {result: comparison_html(trace, branched, heading, forced_step=t)}
+        said = branch_outcome(trace, branched, t)
+        return {result: comparison_html(trace, branched, heading, forced_step=t, said=said)}
 
     page.listen(run.click, on_branch, [page.trace, page.step, candidate], [result], **MODEL_RUN)
     return [
@@ -77,4 +79,6 @@ PANEL = Panel(
     lead=LEAD,
     about=ABOUT,
     build=build,
+    reading=READING,
+    run=RUN,
 )

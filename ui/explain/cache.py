@@ -21,9 +21,10 @@ from ..common import Page, TabView, clamp, plot, step_index
 from .panel import MODEL_RUN, Panel, cleared_view, code, kept_for, require, sentence_matches, show_result, view
 
 LEAD = (
-    "what the decoder keeps from earlier steps (keys and values) and which cached rows this step's "
-    "query reads; record it once, then move the step."
+    "what the decoder keeps from earlier steps so it need not compute them again, and which of the kept rows this "
+    "step reads; record it once, then move the step."
 )
+RUN, READING = "cache-run", "cache-facts"  # the button, and the text that opens on what the recording means
 ABOUT = """
 Decoding is auto-regressive (section 3.1): one new token per step. Thanks to
 the look-ahead mask (3.2.3) the keys and values of earlier target positions never change, so each decoder layer
@@ -59,13 +60,14 @@ def cache_views(
     rows = t + 1
     numbers = 2 * n_layers * n_heads * d_head
     top = int(np.argmax(now.self_read[l, h]))
+    kept = f"the {rows} token{'s' * (rows > 1)} read so far" if rows > 1 else "the first token"
     facts = (
-        f"Step {t + 1}: the self-attention cache holds {rows} row{'s' * (rows > 1)} per layer and head "
-        f"({numbers * rows:,} numbers: keys and values of {n_layers} layers × {n_heads} heads × {d_head} dims); "
-        f"the cross cache holds {n_source} rows ({numbers * n_source:,} numbers), computed once at step 1 "
-        f"and {'reused at every step' if recording.cross_reused else 'NOT reused (recomputed)'}. "
-        f"This head's query reads most from cached row {top + 1} "
-        f"({code(trace.target_tokens[top])}, weight {now.self_read[l, h, top]:.2f})."
+        f"At step {t + 1} the decoder reuses what it stored for {kept} instead of computing it again, and this head "
+        f"reads most from the stored {code(trace.target_tokens[top])} (row {top + 1}, weight "
+        f"{now.self_read[l, h, top]:.2f}). In detail: the self-attention cache holds {rows} row{'s' * (rows > 1)} per "
+        f"layer and head ({numbers * rows:,} numbers: keys and values of {n_layers} layers × {n_heads} heads × "
+        f"{d_head} dims); the cross cache holds {n_source} rows ({numbers * n_source:,} numbers), computed once at "
+        f"step 1 and {'reused at every step' if recording.cross_reused else 'NOT reused (recomputed)'}."
     )
     return plot(figure, f"kv-cache-step-{t + 1}"), facts
 
@@ -73,13 +75,13 @@ def cache_views(
 def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
     checkpoint, config = page.checkpoint, page.checkpoint.config
     with gr.Row():
-        run = gr.Button("Record the cache", variant="primary", elem_id="cache-run", scale=0, min_width=220)
+        run = gr.Button("Record the cache", variant="primary", elem_id=RUN, scale=0, min_width=220)
         layer = gr.Radio(
             list(range(1, config.n_decoder_layers + 1)), value=1, label="Decoder layer", elem_id="cache-layer"
         )
         head = gr.Radio(list(range(1, config.n_heads + 1)), value=1, label="Head", elem_id="cache-head")
     kept = gr.State(None)  # this user's recording: {"source_ids", "output_ids", "recording" (CacheRecording)}
-    facts = gr.Markdown(WAITING, elem_id="cache-facts")
+    facts = gr.Markdown(WAITING, elem_id=READING)
     figure = gr.Plot(elem_id="cache-plot", show_label=False)
     show_result(run, figure)
 
@@ -104,4 +106,6 @@ PANEL = Panel(
     lead=LEAD,
     about=ABOUT,
     build=build,
+    reading=READING,
+    run=RUN,
 )

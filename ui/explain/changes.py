@@ -5,6 +5,8 @@ row moved, and the change among the top next-token candidates (3.4). Reads the k
 
 from __future__ import annotations
 
+import html
+
 import gradio as gr
 import numpy as np
 
@@ -34,10 +36,35 @@ grey = left it. Everything is read from the kept trace.
 
 
 SHORT = {"decoder_self": "self-attention", "cross": "cross-attention"}  # titles that fit a phone
+READING = "changes-summary"  # the text that opens on what the step changed
+
+
+def reading(change: StepChange) -> str:
+    """One plain sentence of what the step changed: the token it reads and the one it chooses, how many candidates
+    entered the top list, and the head whose row moved most (by how much: the total-variation distance, after it)."""
+    step, entered = change.step + 1, len(change.candidates.entered)
+    said = f"At step {step} the decoder reads “{change.query_token}” and chooses “{change.chosen_token}”"
+    if change.step == 0:
+        return f"{said}; there is no step before it to compare with."
+    kind, (l, h) = max(
+        ((kind, np.unravel_index(int(np.argmax(row.moved)), row.moved.shape)) for kind, row in change.rows.items()),
+        key=lambda found: change.rows[found[0]].moved[found[1]],
+    )
+    moved = float(change.rows[kind].moved[l, h])
+    news = (
+        f"{entered} new candidate{'s' * (entered > 1)} entered its top list"
+        if entered
+        else "its top candidates stay the same"
+    )
+    return (
+        f"{said}; {news}, and the head that reads most differently from the step before is {SHORT[kind]} layer "
+        f"{l + 1}, head {h + 1} ({moved:.2f} of its attention moved)."
+    )
 
 
 def summary_html(change: StepChange) -> str:
-    """Rows of token chips (a .token-row wraps on a phone): the query, the choice, what entered and left."""
+    """What the step changed in one plain sentence (`reading`), then rows of token chips (a .token-row wraps on a
+    phone): the query, the choice, what entered and left."""
     candidates = change.candidates
     rows = (
         ("query reads", [change.query_token]),
@@ -45,7 +72,7 @@ def summary_html(change: StepChange) -> str:
         ("entered top", [m.token for m in candidates.entered]),
         ("left top", [m.token for m in candidates.left]),
     )
-    return f'<div class="facts">Step {change.step + 1}</div>' + "".join(
+    return f'<p class="explain-reading">{html.escape(reading(change))}</p>' + "".join(
         f'<div class="token-row"><span class="label">{label}</span>{chips(tokens) or "none"}</div>'
         for label, tokens in rows
     )
@@ -116,7 +143,7 @@ def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
             label="Head",
             elem_id="changes-head",
         )
-    summary = gr.HTML(elem_id="changes-summary")
+    summary = gr.HTML(elem_id=READING)
     rows = gr.Plot(elem_id="changes-rows", show_label=False)
     moved = gr.Plot(elem_id="changes-moved", show_label=False)
     candidates = gr.Plot(elem_id="changes-candidates", show_label=False)
@@ -136,4 +163,5 @@ PANEL = Panel(
     lead=LEAD,
     about=ABOUT,
     build=build,
+    reading=READING,
 )

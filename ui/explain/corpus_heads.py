@@ -75,6 +75,9 @@ Every other view explains one sentence; these read Multi30k val (both directions
 """
 
 
+READING = "corpus-roles-summary"  # what the roles say about this model, first under the lead
+
+
 # =========================================================================== WIRING
 # Everything below connects the pure views to the page. Drawing: each view is a `TabView` of the page's one
 # redraw (ui/redraw.py) via `panel.view`; the controls (kind, layer, head, colour, k, the head to open) and the
@@ -113,7 +116,7 @@ def layout(data: CorpusHeads, n_layers: int, n_heads: int) -> Controls:
         info="outlined in the grid; with a translation, the Attention tab opens on it",
         elem_id="corpus-open-head",
     )
-    gr.Markdown(roles_summary(data), elem_id="corpus-roles-summary")
+    gr.Markdown(roles_summary(data), elem_id=READING)
     roles_plot = gr.Plot(elem_id="corpus-roles", show_label=False)
     pruning_plot = gr.Plot(elem_id="corpus-pruning", show_label=False)
     with gr.Row():
@@ -190,9 +193,10 @@ def corpus_views(data: CorpusHeads, c: Controls) -> list[TabView]:
         kept = values[c.pruned]
         if not sentence_matches(trace, kept):
             return {c.pruned_result: WAITING_PRUNED, c.pruned_plot: None}
+        doing = f"With the {kept['k']} least important heads switched off"
         heading = f"{kept['k']} least important heads off"  # the heads are listed under the comparison, not in
         html_value, change = intervention_views(
-            trace, dataclasses.replace(kept["result"], label=heading), heading, "corpus-pruned"
+            trace, dataclasses.replace(kept["result"], label=heading), heading, "corpus-pruned", doing
         )  # the figure's title (a phone could not fit them)
         listed = f'<p class="facts">Switched off: {html.escape(kept["result"].label)}.</p>'
         return {c.pruned_result: html_value + listed, c.pruned_plot: change}
@@ -285,4 +289,5 @@ PANEL = Panel(
         "{model} has no corpus file here: these figures are computed once for this project's own model; open that "
         "model's page to see them (Attribution vs attention works on this one)."
     ),
+    reading=READING,
 )

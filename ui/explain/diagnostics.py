@@ -6,6 +6,7 @@ the Attention tab (through that tab's `HeadOpener`).
 from __future__ import annotations
 
 import gradio as gr
+import numpy as np
 from gradio.components.plot import PlotData
 
 from model import TranslationTrace
@@ -30,6 +31,9 @@ tokenizer may glue a final mark to its word, as in `▁Schnee.`, so the word cou
 attention there when they have nothing to do. Choose a head to open it in the Attention tab.
 """
 
+READING = "diag-reading"  # the text that opens on what the heads do with this sentence
+RESTING = 0.5  # a head with at least this share of its attention on special tokens "rests" there
+
 TITLES = {
     "entropy": "entropy (bits)",
     "diagonal": "diagonal (%)",
@@ -38,8 +42,27 @@ TITLES = {
 }
 
 
-def diagnostics_views(trace: TranslationTrace, kind: str) -> tuple[PlotData, gr.Dropdown]:
-    """(layers x heads heatmaps, dropdown of heads to open) for one attention kind."""
+def reading(stats: dict[str, np.ndarray], kind: str) -> str:
+    """One plain sentence of what the heads of one attention kind do with this sentence, from their diagnostics
+    (L, h): the most and least focused head, how many rest on special tokens; the technical numbers after it."""
+    entropy, special = stats["entropy"], stats["special"]
+    narrow, wide = (np.unravel_index(int(pick(entropy)), entropy.shape) for pick in (np.argmin, np.argmax))
+    resting = int((special >= RESTING).sum())
+    name = ATTENTION_KINDS[kind].label.split(" (")[0]
+
+    def head(at) -> str:
+        return f"layer {at[0] + 1}, head {at[1] + 1}"
+
+    return (
+        f"In {name.lower()} over your sentence, {head(narrow)} looks most narrowly (mostly at one token per query) "
+        f"and {head(wide)} most widely, and {resting} of the {special.size} heads put at least half their attention "
+        f"on special tokens such as the end mark, where a head rests when it has nothing to do. In detail: entropy "
+        f"{entropy[narrow]:.2f} and {entropy[wide]:.2f} bits."
+    )
+
+
+def diagnostics_views(trace: TranslationTrace, kind: str) -> tuple[PlotData, gr.Dropdown, str]:
+    """(layers x heads heatmaps, dropdown of heads to open, reading) for one attention kind."""
     stats = readouts.trace_head_diagnostics(trace, kind)
     figure = head_diagnostics_figure(
         stats, TITLES, title=f"{ATTENTION_KINDS[kind].label}: every head over this sentence"
@@ -54,7 +77,7 @@ def diagnostics_views(trace: TranslationTrace, kind: str) -> tuple[PlotData, gr.
         for l in range(n_layers)
         for h in range(n_heads)
     ]
-    return plot(figure, f"{kind}-head-diagnostics"), gr.Dropdown(choices=choices, value=None)
+    return plot(figure, f"{kind}-head-diagnostics"), gr.Dropdown(choices=choices, value=None), reading(stats, kind)
 
 
 def parse_head(value: str | None) -> tuple[int, int]:
@@ -80,11 +103,12 @@ def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
             info="choose a layer and head: the Attention tab opens on it",
             elem_id="diag-head",
         )
+    said = gr.Markdown(elem_id=READING)
     figure = gr.Plot(elem_id="diag-plot", show_label=False)
 
     def draw(trace, step, values) -> dict:
-        heatmaps, heads = diagnostics_views(trace, values[kind])
-        return {figure: heatmaps, head: heads}
+        heatmaps, heads, text = diagnostics_views(trace, values[kind])
+        return {figure: heatmaps, head: heads, said: text}
 
     def on_open_head(trace, kind_value, value):  # sets the Attention tab's controls; the redraw draws the head
         if trace is None or not value:
@@ -97,7 +121,7 @@ def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
         }
 
     page.listen(head.input, on_open_head, [page.trace, kind, head], [page.tabs, page.tab, *opener.outputs], **PRIVATE)
-    return [view([figure, head], draw, controls=[kind])]
+    return [view([said, figure, head], draw, controls=[kind])]
 
 
 PANEL = Panel(
@@ -107,4 +131,5 @@ PANEL = Panel(
     lead=LEAD,
     about=ABOUT,
     build=build,
+    reading=READING,
 )

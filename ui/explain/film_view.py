@@ -26,8 +26,10 @@ from .panel import Panel, view
 
 LEAD = (
     "slide through the training run's evaluations to watch a head sharpen from a blur into a "
-    "pattern; below, every head's entropy falls as it learns where to look."
+    "pattern; below, how spread out every head's attention is, falling as it learns where to look."
 )
+READING = "film-facts"  # the text that opens on what the model had learned at the chosen evaluation
+FOCUSED = 0.5  # a head whose rows put this share of their attention on one token on average looks somewhere
 ABOUT = """
 While `python -m model.training.train` trains (section 5), it translates two fixed probe
 sentences at every evaluation and keeps their attention in a *training film* (`film.npz` in the run directory).
@@ -77,6 +79,19 @@ def load(checkpoint_dir: Path) -> tuple[list[dict] | None, str]:
     return (frames, "") if frames else (None, no_film_message(checkpoint_dir, f"{name} has no frames"))
 
 
+def reading(probe: dict, weights, step: int, head: tuple[int, int]) -> str:
+    """One plain sentence of what the model had learned by training step `step`: its translation of the probe, and
+    whether the head (its weights (Tq, Tk) there) already looks somewhere in particular (its rows' largest weight,
+    on average, FOCUSED or more)."""
+    share = float(weights.max(-1).mean())
+    looks = "already looks somewhere in particular" if share >= FOCUSED else "still spreads its attention"
+    return (
+        f"After {step:,} training steps the model translates the probe as “{probe['translation'] or '∅'}”, and "
+        f"layer {head[0] + 1}, head {head[1] + 1} {looks}: each row gives {share:.0%} of its attention to one token "
+        "on average."
+    )
+
+
 def film_views(
     frames: list[dict], summary: FilmSummary, frame: float | None, kind: str, layer: float | None, head: float | None
 ) -> tuple:
@@ -88,6 +103,7 @@ def film_views(
     l, h = clamp(layer, weights.shape[0]), clamp(head, weights.shape[1])
     step = int(summary.steps[index])
     facts = (
+        f'<p class="explain-reading">{html.escape(reading(probe, weights[l, h], step, (l, h)))}</p>'
         f'<div class="facts">Training step <b>{step}</b> (evaluation {index + 1} of {len(frames)}) · '
         f"val BLEU {summary.direction} <b>{summary.val_bleu[index]:.2f}</b><br>"
         f"{html.escape(probe['source_text'])} → <b>{html.escape(probe['translation']) or '∅'}</b></div>"
@@ -137,7 +153,7 @@ def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
     with gr.Row():
         layer = gr.Radio(list(range(1, layers + 1)), value=1, label="Layer", elem_id="film-layer")
         head = gr.Radio(list(range(1, page.checkpoint.config.n_heads + 1)), value=1, label="Head", elem_id="film-head")
-    facts = gr.HTML(elem_id="film-facts")
+    facts = gr.HTML(elem_id=READING)
     heatmap = gr.Plot(elem_id="film-heatmap", show_label=False)
     multiples = gr.Plot(elem_id="film-entropy", show_label=False)
     controls, outputs = [direction, kind, frame, layer, head], [facts, heatmap, multiples]
@@ -157,6 +173,7 @@ PANEL = Panel(
     lead=LEAD,
     about=ABOUT,
     build=build,
+    reading=READING,
     own_model_only=(
         "{model} has no training film here: this panel plays the training run this project recorded for its own "
         "model; open that model's page to watch its heads form."

@@ -28,7 +28,7 @@ from .panel import (
 )
 
 LEAD = (
-    "translates your sentence again with the positional encodings removed; "
+    "translates your sentence again without telling the model where each token stands (its positional encodings); "
     "the bars show how each original token's probability changes."
 )
 ABOUT = """
@@ -40,6 +40,8 @@ probabilities; below the bars, one encoder head with and without them.
 """
 
 HEADING = "Without positional encodings"
+DOING = "Without the word positions"  # what the run did, in plain words (the result's opening)
+RUN, READING = "nope-run", "nope-result"  # the button, and the result that opens on what it changed
 
 
 def positions_views(
@@ -65,10 +67,10 @@ def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
     checkpoint, config = page.checkpoint, page.checkpoint.config
     with gr.Row():
         run = gr.Button(
-            "Translate without positional encodings", variant="primary", elem_id="nope-run", scale=0, min_width=340
+            "Translate without positional encodings", variant="primary", elem_id=RUN, scale=0, min_width=340
         )
     kept = gr.State(None)  # this user's run: {"source_ids", "output_ids", "result" (Intervention)}
-    result = gr.HTML(elem_id="nope-result")
+    result = gr.HTML(elem_id=READING)
     probabilities = gr.Plot(elem_id="nope-plot", show_label=False)
     with gr.Row():
         layer = gr.Radio(
@@ -87,7 +89,7 @@ def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
     def draw_run(trace, step, values) -> dict:
         if not sentence_matches(trace, values[kept]):
             return {result: "", probabilities: None}
-        html, figure = intervention_views(trace, values[kept]["result"], HEADING, "no-pe-probabilities")
+        html, figure = intervention_views(trace, values[kept]["result"], HEADING, "no-pe-probabilities", DOING)
         return {result: html, probabilities: figure}
 
     def draw_head(trace, step, values) -> dict:
@@ -108,4 +110,6 @@ PANEL = Panel(
     lead=LEAD,
     about=ABOUT,
     build=build,
+    reading=READING,
+    run=RUN,
 )

@@ -1,9 +1,10 @@
 """What the Explain tab's panels share: their declaration (`Panel`: each panel module ends with `PANEL = Panel(...)`,
 and ui/explain/panels.py finds them), their opening (`lead`: one sentence saying what the panel shows and how to
-read it; `more_about`: the rest of its prose, folded), bringing a button's result into view (`show_result`), their
-views (`view`, `cleared_view`), the results their buttons keep (`kept_for`, `sentence_matches`), interventions (a
-re-run of the user's sentence with heads or positional encodings switched off, section 3.2.2 and 3.5) and the
-side-by-side comparison of two outputs.
+read it; `more_about`: the rest of its prose, folded; a result's text opening on one plain sentence of what it
+means for this sentence, `Panel.reading`), bringing a button's result into view (`show_result`), their views
+(`view`, `cleared_view`), the results their buttons keep (`kept_for`, `sentence_matches`), interventions (a re-run
+of the user's sentence with heads or positional encodings switched off, section 3.2.2 and 3.5) and the
+side-by-side comparison of two outputs, opening on what changed (`outcome`, `branch_outcome`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ MODEL_RUN = model_event(**PRIVATE)
 
 TAB_ID = "explain"
 MORE_ABOUT = "More about this"
+SURE_DROP = 0.05  # the original tokens' mean probability falling by this much reads as "less sure of its words"
 
 # After a button's run, the result (`id`) is scrolled just into view once it has rendered: a watcher started by
 # the click waits for the result's box to change and settle (a drawn figure, or text), then scrolls it the
@@ -61,6 +63,11 @@ class Panel:
     # what only this project's own model has and the panel needs (its training film, its corpus file): on another
     # model's page the panel says so in one line, "{model} has no ...", instead of its controls; "": any model
     own_model_only: str = ""
+    # the elem_id of the text that, once the panel has a result for this sentence, opens on one plain sentence of what
+    # that result means, computed from it, the technical names after it; "": the panel's figure says it alone
+    reading: str = ""
+    # the elem_id of the button whose run makes that result; "": it comes with the translation (or the panel's file)
+    run: str = ""
 
     @property
     def lead_text(self) -> str:
@@ -187,10 +194,49 @@ def output_card(heading: str, trace: TranslationTrace, classes: dict[int, str], 
     )
 
 
+def changed_tokens(original: Sequence[int], changed: Sequence[int], start: int = 0) -> int:
+    """How many of the original's tokens from ``start`` on the changed output has not at the same place."""
+    return sum(1 for t in range(start, len(original)) if t >= len(changed) or changed[t] != original[t])
+
+
+def outcome(original: TranslationTrace, result: Intervention, doing: str) -> str:
+    """One plain sentence, counted from the run: what ``doing`` ("Without the word positions") did to the translation
+    and to the original tokens' probabilities, and what that means for this sentence."""
+    n, changed = len(original.output_ids), changed_tokens(original.output_ids, result.trace.output_ids)
+    before, after = float(np.mean(result.original_probs)), float(np.mean(result.changed_probs))
+    same = changed == 0 and len(result.trace.output_ids) == n
+    writes = "the same translation" if same else f"another translation ({changed} of its {n} tokens change)"
+    if not same:
+        meaning = "what was taken away matters for this sentence"
+    elif before - after < SURE_DROP:
+        meaning = "it hardly needs what was taken away here"
+    else:
+        meaning = "it still gets there, less sure of its words"
+    return (
+        f"{doing}, the model writes {writes}, and the original tokens' mean probability goes from {before:.2f} to "
+        f"{after:.2f}: {meaning}."
+    )
+
+
+def branch_outcome(original: TranslationTrace, branched: TranslationTrace, step: int) -> str:
+    """One plain sentence, counted from the run: what forcing the branch's token at ``step`` did to the rest."""
+    forced, was = branched.output_tokens[step], original.output_tokens[step]
+    after = len(original.output_ids) - step - 1
+    changed = changed_tokens(original.output_ids, branched.output_ids, step + 1)
+    if after == 0:
+        rest = "nothing came after it to change"
+    elif changed == 0 and len(branched.output_ids) == len(original.output_ids):
+        rest = f"the model goes on as before: the {after} tokens after it stay the same"
+    else:
+        rest = f"the model writes a different rest: {changed} of the {after} tokens after it change"
+    return f"Forcing “{forced}” instead of “{was}” at step {step + 1}, {rest}."
+
+
 def comparison_html(
-    original: TranslationTrace, changed: TranslationTrace, heading: str, forced_step: int | None = None
+    original: TranslationTrace, changed: TranslationTrace, heading: str, forced_step: int | None = None, said: str = ""
 ) -> str:
-    """The original and the changed output side by side; changed tokens (and a forced one) marked."""
+    """The original and the changed output side by side, under `said` (a plain sentence of what changed); changed
+    tokens (and a forced one) marked."""
     differs = readouts.first_difference(original.output_ids, changed.output_ids)
     marks = {} if differs is None else {t: "after" for t in range(differs + 1, len(changed.output_ids))}
     if differs is not None and differs < len(changed.output_ids):
@@ -205,16 +251,18 @@ def comparison_html(
             f"mean p = {float(trace.chosen_probs.mean()):.2f} · {verdict}"
         )
 
+    opening = f'<p class="explain-reading">{html.escape(said)}</p>' if said else ""
     return (
-        f'<div class="explain-compare">{output_card("Original (greedy)", original, {}, facts(original))}'
+        f'{opening}<div class="explain-compare">{output_card("Original (greedy)", original, {}, facts(original))}'
         f"{output_card(heading, changed, marks, facts(changed))}</div>"
     )
 
 
 def intervention_views(
-    original: TranslationTrace, result: Intervention, heading: str, name: str
+    original: TranslationTrace, result: Intervention, heading: str, name: str, doing: str
 ) -> tuple[str, PlotData]:
-    """(comparison HTML, per-step probability-change plot) for an Intervention."""
+    """(comparison HTML opening on what `doing` changed, `outcome`; per-step probability-change plot) for an
+    Intervention."""
     figure = probability_change_figure(
         original.output_tokens,
         result.original_probs,
@@ -222,4 +270,4 @@ def intervention_views(
         changed_name=heading,
         title=f"Probability of each original token: {result.label} vs the intact model",
     )
-    return comparison_html(original, result.trace, heading), plot(figure, name)
+    return comparison_html(original, result.trace, heading, said=outcome(original, result, doing)), plot(figure, name)

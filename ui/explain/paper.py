@@ -40,6 +40,7 @@ each query (left) to each key (right), its opacity the attention weight. A unifo
 *targets / tokens* (chance).
 """
 FIGURES = PAPER_FIGURES  # the sentences run (tests swap in shorter ones)
+RUN, READING = "paper-run", "paper-verdict"  # the button, and the text that opens on what the search found
 
 
 class PaperResults:
@@ -62,18 +63,22 @@ class PaperResults:
 
 
 def verdict(result: FigureResult, layer: int, head: int) -> str:
+    """Markdown: one plain sentence of how far this model has a head like the figure's (computed from the search),
+    then the figure's description, the numbers against chance and the paper's layer, and the model's German."""
     search, figure = result.search, result.figure
     best = search.best
     n_layers = search.scores.shape[0]
     chosen = float(search.scores[layer, head])
+    name = f"Figure{'s' if len(figure.figures) > 1 else ''} {'–'.join(map(str, figure.figures))}"
+    query, targets = markdown_text(figure.query), markdown_text(" / ".join(figure.targets))
     return (
-        f"Figure{'s' if len(figure.figures) > 1 else ''} {'–'.join(map(str, figure.figures))}: "
-        f"{markdown_text(figure.description)}  \nBest head here: layer {best.layer + 1} of {n_layers}, head "
-        f"{best.head + 1}: {best.score:.0%} of the attention of “{markdown_text(figure.query)}” goes to "
-        f"“{markdown_text(' / '.join(figure.targets))}”, {search.best_over_chance:.1f}× chance "
-        f"({search.chance:.0%}, a uniform head). The paper's heads sit in layer {search.paper_layer} of "
-        f"{search.paper_layers} (depth {search.paper_layer / search.paper_layers:.2f}); this one at depth "
-        f"{search.best_depth:.2f}. Shown: layer {layer + 1}, head {head + 1} ({chosen:.0%}).  \n"
+        f"The head of this model most like the paper's {name} (layer {best.layer + 1}, head {best.head + 1}) sends "
+        f"{best.score:.0%} of the attention of “{query}” to “{targets}”, {search.best_over_chance:.1f} times what a "
+        f"head spreading its attention evenly would.  \n{name}: {markdown_text(figure.description)}  \nIn detail: "
+        f"the best head is layer {best.layer + 1} of {n_layers}, head {best.head + 1}, at "
+        f"{search.best_over_chance:.1f}× chance ({search.chance:.0%}, a uniform head). The paper's heads sit in "
+        f"layer {search.paper_layer} of {search.paper_layers} (depth {search.paper_layer / search.paper_layers:.2f}); "
+        f"this one at depth {search.best_depth:.2f}. Shown: layer {layer + 1}, head {head + 1} ({chosen:.0%}).  \n"
         f"This model's German: “{markdown_text(result.translation)}”" + translation_caveat(result)
     )
 
@@ -124,7 +129,7 @@ def paper_views(
 def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
     config, store = page.checkpoint.config, PaperResults(page.runner)
     with gr.Row():
-        run = gr.Button("Run the paper's sentences", variant="primary", elem_id="paper-run", scale=0, min_width=260)
+        run = gr.Button("Run the paper's sentences", variant="primary", elem_id=RUN, scale=0, min_width=260)
         which = gr.Radio(
             [("Figure 3: making … more difficult", "figure-3"), ("Figures 4–5: its → Law", "figures-4-5")],
             value="figure-3",
@@ -137,7 +142,7 @@ def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
             list(range(1, config.n_encoder_layers + 1)), value=None, label="Encoder layer", elem_id="paper-layer"
         )
         head = gr.Radio(list(range(1, config.n_heads + 1)), value=None, label="Head", elem_id="paper-head")
-    text = gr.Markdown(elem_id="paper-verdict")
+    text = gr.Markdown(elem_id=READING)
     # one above the other, each the tab's full width: side by side, ~50 tokens were squeezed into 300 px
     lines = gr.Plot(elem_id="paper-lines", show_label=False)
     heatmap = gr.Plot(elem_id="paper-heatmap", show_label=False)
@@ -172,4 +177,6 @@ PANEL = Panel(
     lead=LEAD,
     about=ABOUT,
     build=build,
+    reading=READING,
+    run=RUN,
 )

@@ -5,6 +5,7 @@ decoder's cross-attention (section 3.2.3), beside raw cross-attention. Reads the
 from __future__ import annotations
 
 import gradio as gr
+import numpy as np
 from gradio.components.plot import PlotData
 
 from model import TranslationTrace
@@ -12,7 +13,7 @@ from model.analysis.rollout import SourceFlow, trace_source_flow
 from visualizer.rollout import rollout_figure
 
 from ..attention import HeadOpener
-from ..common import Page, TabView, plot, step_index
+from ..common import Page, TabView, markdown_text, plot, step_index
 from .panel import Panel, view
 
 LEAD = (
@@ -32,9 +33,28 @@ each row, renormalised, is shown. Feed-forward layers and layer norms act per po
 """
 
 
-def rollout_view(trace: TranslationTrace, step: float | None) -> PlotData:
-    """Rollout to the source beside the last layer's mean cross-attention, the current step outlined."""
-    flow = trace_source_flow(trace)  # (T, S) and friends: a few small matrix products, cheap per step
+READING = "rollout-reading"  # the text that opens on where the step's token comes from
+
+
+def reading(trace: TranslationTrace, flow: SourceFlow, step: float | None) -> str:
+    """One plain sentence: the source token the step's output token draws on most once the encoder's mixing is
+    followed down, and whether the last layer's cross-attention alone points to the same one; the names after it."""
+    t = step_index(trace, step)
+    followed = int(np.argmax(flow.source_distribution[t]))
+    raw = int(np.argmax(trace.cross_attention[-1, :, t].mean(0)))  # (h, S) -> (S,)
+    source, output = trace.source_tokens, trace.output_tokens[t]
+    alone = "to the same token" if raw == followed else f"elsewhere, to “{source[raw]}”"
+    return (
+        f"At step {t + 1}, “{output}” draws most on “{source[followed]}” ({flow.source_distribution[t, followed]:.0%}) "
+        f"once the encoder's mixing is followed down, and the last layer's attention alone points {alone}. Left: "
+        f"attention rollout; right: raw cross-attention."
+    )
+
+
+def rollout_view(trace: TranslationTrace, step: float | None, flow: SourceFlow | None = None) -> PlotData:
+    """Rollout to the source (`flow`, computed here when not given) beside the last layer's mean cross-attention,
+    the current step outlined."""
+    flow = flow or trace_source_flow(trace)  # (T, S) and friends: a few small matrix products, cheap per step
     t = step_index(trace, step)
     figure = rollout_figure(
         flow.source_distribution,
@@ -48,8 +68,14 @@ def rollout_view(trace: TranslationTrace, step: float | None) -> PlotData:
 
 
 def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
+    said = gr.Markdown(elem_id=READING)
     figure = gr.Plot(elem_id="rollout-plot", show_label=False)
-    return [view([figure], lambda trace, step, values: {figure: rollout_view(trace, step)}, follows_step=True)]
+
+    def draw(trace, step, values) -> dict:
+        flow = trace_source_flow(trace)
+        return {said: markdown_text(reading(trace, flow, step)), figure: rollout_view(trace, step, flow)}
+
+    return [view([said, figure], draw, follows_step=True)]
 
 
 PANEL = Panel(
@@ -59,4 +85,5 @@ PANEL = Panel(
     lead=LEAD,
     about=ABOUT,
     build=build,
+    reading=READING,
 )

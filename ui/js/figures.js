@@ -51,7 +51,7 @@ function installFigures(theme, phonePx) {
   // figure carries one (`meta.narrow`: panels stacked, smaller margins; its `traces`, one patch per trace, e.g. a
   // colour bar laid across), projector type on a wide screen (PROJECTOR_PX at least for the labels across, the
   // axis titles and the colour bars), and the token labels of each axis thinned to every k-th so they stay apart
-  // (the hover names every cell)
+  // (a grid of small panels: as many as its cells hold, cellLabels; the hover names every cell)
   const NARROW_PX = phonePx;  // a box this narrow (a phone) takes the figure's narrow layout; a window this wide is a screen
   const PROJECTOR_PX = 14;  // the smallest text in a figure on a wide screen (a projector)
   const boxOf = (element) => element && (element.closest('.block') || element.parentElement);
@@ -63,7 +63,9 @@ function installFigures(theme, phonePx) {
     const {traces, ...narrow} = (boxWidth < NARROW_PX && layout.meta && layout.meta.narrow) || {};
     const {width, ...rest} = merged(layout, narrow);
     const wide = window.innerWidth >= NARROW_PX;
-    const fitted = thinned(wide ? projectorRows(projectorLayout(rest)) : rest, boxWidth);
+    const fitted = rest.meta && rest.meta.cells
+      ? (wide ? projectorLayout : (same) => same)(cellLabels(rest, boxWidth, wide))
+      : thinned(wide ? projectorRows(projectorLayout(rest)) : rest, boxWidth);
     fitted.autosize = true;
     if (traces) data = data.map((trace, i) => merged(trace, traces[i]));
     return [cellText(wide ? data.map(projectorTrace) : data, fitted, boxWidth, wide), fitted];
@@ -88,14 +90,15 @@ function installFigures(theme, phonePx) {
   const atLeast = (font, size = 12) => ({...(font || {}), size: Math.max((font && font.size) || size, PROJECTOR_PX)});
   const AXIS = /^[xy]axis\d*$/;
   // the labels across (thinned to fit below), numbers and categories down, the axis titles, the colour bars, the
-  // legend and the notes (token rows: projectorRows; a cell's text: cellText)
+  // legend and the notes (token rows: projectorRows; a grid's token labels: cellLabels; a cell's text: cellText)
   const projectorLayout = (layout) => {
     const out = {...layout, font: atLeast(layout.font)};
     if (out.legend) out.legend = {...out.legend, font: atLeast(out.legend.font)};
     if (Array.isArray(out.annotations)) out.annotations = out.annotations.map((note) => ({...note, font: atLeast(note.font)}));
     for (const key of Object.keys(out).filter((name) => AXIS.test(name))) {
       const axis = out[key] || {}, title = axis.title;
-      const lifted = key[0] === 'x' || !Array.isArray(axis.ticktext);  // token rows: projectorRows
+      // token rows: projectorRows; a grid's token labels: cellLabels
+      const lifted = !Array.isArray(axis.ticktext) || (key[0] === 'x' && !(out.meta && out.meta.cells));
       out[key] = {...axis, ...(lifted ? {tickfont: atLeast(axis.tickfont, out.font.size)} : {}),
                   ...(title && typeof title === 'object' ? {title: {...title, font: atLeast(title.font)}} : {})};
     }
@@ -194,6 +197,53 @@ function installFigures(theme, phonePx) {
     }
     return out;
   };
+  // a figure of small panels that carries every token's label (`meta.cells`: the all-heads grid) named at its drawn
+  // cells: each axis's labels as large as its cells hold, from its own size (PROJECTOR_PX in a wide window) up to
+  // PROJECTOR_PX, the margins grown with them (the rows first: their labels take width from the columns); where
+  // even the smallest size does not fit a label per cell, as many as stand LABEL_EM apart: first the row the figure
+  // outlines (the step's query) and the positions `meta.cells.keep` names (the tokens the Compare tab names), then
+  // the others in order wherever they fit, so no token is left out that would fit (the hover names every cell).
+  // Where two of those always named stand closer than their labels, the axis's type shrinks until they part (down to
+  // MIN_PX; below that the first named wins)
+  const LABEL_EM = 1.25;  // visualizer.heatmap.LABEL_LINE_EM: labels a line's height (1.2 em) and a gap apart
+  const MIN_PX = 10;  // visualizer.heatmap.MIN_FONT: the smallest tick label of a token figure
+  const closest = (positions) => Math.min(Infinity, ...positions.flatMap((i, n) => positions.slice(n + 1)
+    .map((j) => Math.abs(i - j))));
+  const spaced = (texts, pitch, need, first) => {
+    const chosen = [];
+    const fits = (i) => i >= 0 && i < texts.length && String(texts[i]).trim() && !chosen.includes(i)
+      && chosen.every((j) => Math.abs(i - j) * pitch >= need - 0.01);
+    for (const i of [...first, ...texts.keys()]) if (fits(i)) chosen.push(i);
+    return chosen.sort((a, b) => a - b);
+  };
+  const cellLabels = (layout, boxWidth, wide) => {
+    const out = {...layout}, keep = layout.meta.cells.keep || {};
+    for (const letter of ['y', 'x']) {
+      const margin = {...(out.margin || {})};
+      const names = Object.keys(out).filter((name) => AXIS.test(name) && name[0] === letter && out[name]
+                                                      && Array.isArray(out[name].ticktext) && out[name].showticklabels);
+      const across = letter === 'x' ? plotWidthOf(out, boxWidth)
+        : (out.height || 450) - (margin.t ?? 100) - (margin.b ?? 80);
+      let grown = 0;
+      for (const name of names) {
+        const axis = out[name], values = numbers(axis.tickvals) || [], own = (axis.tickfont && axis.tickfont.size) || 12;
+        const pitch = across * span(axis) / Math.max(axis.ticktext.length, 1);
+        const marked = letter === 'y' ? markedRow(out, name) : null;
+        const first = [...new Set([marked, ...(keep[letter] || [])].filter((v) => v !== null)
+          .map((v) => values.indexOf(Math.round(v))))].filter((i) => i >= 0 && String(axis.ticktext[i]).trim());
+        const fitted = Math.max(wide ? PROJECTOR_PX : own, Math.min(PROJECTOR_PX, Math.floor(pitch / LABEL_EM)));
+        const size = Math.max(MIN_PX, Math.min(fitted, Math.floor(closest(first) * pitch / LABEL_EM)));
+        const shown = spaced(axis.ticktext, pitch, LABEL_EM * size, first);
+        out[name] = {...axis, tickvals: shown.map((i) => values[i]), ticktext: shown.map((i) => axis.ticktext[i]),
+                     tickfont: {...(axis.tickfont || {}), size}};
+        const longest = Math.max(0, ...shown.map((i) => units(axis.ticktext[i]).length));
+        grown = Math.max(grown, Math.ceil(CHAR_EM * longest * (size - own)));
+      }
+      if (letter === 'y') out.margin = {...margin, l: (margin.l ?? 80) + grown};
+      else if (grown) [out.margin, out.height] = [{...margin, b: (margin.b ?? 80) + grown}, (out.height || 450) + grown];
+    }
+    return out;
+  };
   // the element that scrolls a figure sideways (its box or a wrapper inside it), or null
   const scrollerOf = (element) => {
     const inner = element && element.querySelector('.plot-container');  // Plotly's own box (style.css scrolls it)
@@ -266,7 +316,13 @@ function installFigures(theme, phonePx) {
       [data, layout] = fitFigure(element, data || [], layout);
       layout = fitTitle(element, layout);
       drawing(+1);
-      const drawn = draw.call(this, div, data, layout, config);
+      let drawn;
+      try {
+        drawn = draw.call(this, div, data, layout, config);
+      } catch (error) {  // a draw that fails at once is no longer being drawn
+        drawing(-1);
+        throw error;
+      }
       Promise.resolve(drawn).then(() => {
         scrollCue(element);
         if (element) element.dispatchEvent(new CustomEvent('figure-drawn', {bubbles: true}));  // scroll.js follows it

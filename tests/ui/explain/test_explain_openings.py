@@ -23,6 +23,7 @@ from model.analysis.paper_figures import PAPER_FIGURES
 from model.decoding.greedy import translate
 from model.training import film
 from explain_page import ExplainPage
+from helpers import plain_words
 from ui.common import markdown_text
 from ui.explain.panels import PANELS
 from ui.explain import attribution, paper, panel
@@ -142,6 +143,19 @@ def test_every_panel_opens_with_one_sentence_and_folds_the_rest(demo):
         # outside the fold: the lead, controls, figures and named results (no other prose)
         unfolded = [c for c, above in components[1:] if folded[0] not in above and is_text(c)]
         assert all(c.elem_id for c in unfolded), (tab.label, [c.value for c in unfolded if not c.elem_id])
+
+
+def test_every_lead_is_plain_and_every_declared_result_and_button_is_in_its_panel(demo):
+    """No lead names a technical term (JARGON: they come after, in the result or the folded prose); a panel's declared
+    reading (`Panel.reading`) is a text of its own sub-tab, its declared run a button there."""
+    tabs = {tab.id: tab for tab in panels(demo)}
+    for declared in PANELS:
+        assert plain_words(declared.lead), (declared.title, declared.lead)
+        inside = {getattr(leaf, "elem_id", None): leaf for leaf, _ in leaves(tabs[declared.id])}
+        if declared.reading:
+            assert is_text(inside.get(declared.reading)), (declared.title, declared.reading)
+        if declared.run:
+            assert isinstance(inside.get(declared.run), gr.Button), (declared.title, declared.run)
 
 
 def test_a_panel_without_its_file_still_opens_with_its_sentence(tiny_checkpoint):

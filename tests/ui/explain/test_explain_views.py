@@ -131,7 +131,8 @@ def test_intervention_scores_the_original_output(checkpoint, trace):
     assert result.changed_probs.shape == trace.chosen_probs.shape
     assert not np.allclose(result.changed_probs, trace.chosen_probs)
     assert result.trace.ablation["cross_heads"] == [[0, 0], [1, 1]]
-    html, value = panel.intervention_views(trace, result, "Heads switched off", "x")
+    html, value = panel.intervention_views(trace, result, "Heads switched off", "x", "With 2 heads switched off")
+    assert html.startswith('<p class="explain-reading">With 2 heads switched off, the model writes ')
     assert "Original (greedy)" in html and "Heads switched off" in html
     np.testing.assert_allclose(
         array(figure_json(value)["data"][0]["y"]), result.changed_probs - trace.chosen_probs, atol=1e-6
@@ -163,16 +164,16 @@ def test_beam_table_lists_greedy_and_the_hypotheses(checkpoint, trace):
 
 
 def test_alignment_views_use_the_chosen_layers_and_level(trace):
-    value, pharaoh = alignment.alignment_views(trace, [2], "subword")
+    value, pharaoh, _ = alignment.alignment_views(trace, [2], "subword")
     assert "decoder layer(s) 2" in figure_json(value)["layout"]["title"]["text"]
     pairs = [tuple(map(int, pair.split("-"))) for pair in pharaoh.split()]
     assert all(0 <= i < len(trace.source_tokens) - 2 for i, _ in pairs)
-    _, words = alignment.alignment_views(trace, [], "word")  # none ticked: every layer
+    _, words, _ = alignment.alignment_views(trace, [], "word")  # none ticked: every layer
     assert len(words.split()) <= len(pairs) or pairs == []
 
 
 def test_diagnostics_list_every_head_to_open(trace):
-    value, dropdown = diagnostics.diagnostics_views(trace, "cross")
+    value, dropdown, _ = diagnostics.diagnostics_views(trace, "cross")
     assert len(figure_json(value)["data"]) == 4
     assert [v for _, v in dropdown.choices][:2] == ["1-1", "1-2"] and len(dropdown.choices) == 2 * 4
     assert diagnostics.parse_head("2-3") == (2, 3)
