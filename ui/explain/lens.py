@@ -22,7 +22,7 @@ from visualizer.lens import logit_lens_figure
 from ..attention import HeadOpener
 from ..common import Page, TabView, plot, step_index
 from ..redraw import trace_key
-from .panel import Panel, view
+from .panel import Panel, code, view
 
 LEAD = (
     "what each decoder layer would predict at this step, one row per layer; the last "
@@ -34,6 +34,31 @@ matrix, section 3.4) and a softmax. The model is post-LN (section 3.1): every la
 `LayerNorm(x + Sublayer(x))`, so each layer output is already normalised like the last one and no extra
 normalisation is applied.
 """
+
+
+READING = "lens-reading"  # the text that opens on where the decoder settles on its word
+
+
+def reading(trace: TranslationTrace, lens: LogitLens, step: float | None) -> str:
+    """One plain sentence, read from the lens at the step: from which decoder layer on every layer puts first the
+    token the model writes, and what the first layer would have written; the technical name after it."""
+    t = step_index(trace, step)
+    chosen, firsts = trace.output_tokens[t], [layer[0] for layer in lens.tokens[t]]  # each layer's top token
+    n_layers = len(firsts)
+    settled = next((layer for layer in range(n_layers) if set(firsts[layer:]) == {chosen}), None)
+    if settled is None:
+        said = (
+            f"At step {t + 1} the model writes {code(chosen)}, though its last layer puts {code(firsts[-1])} first: "
+            "the token was imposed here, not chosen (a forced token, or the end written at the length limit)."
+        )
+    elif settled == 0:
+        said = f"At step {t + 1} every one of the {n_layers} decoder layers already puts {code(chosen)} first."
+    else:
+        said = (
+            f"At step {t + 1} the decoder settles on {code(chosen)} from layer {settled + 1} of {n_layers} on; "
+            f"its first layer would have written {code(firsts[0])}."
+        )
+    return said + " (The logit lens: each layer's output read through the model's own output projection.)"
 
 
 class KeptLens(NamedTuple):
@@ -60,15 +85,16 @@ def lens_view(trace: TranslationTrace, lens: LogitLens, step: float | None) -> P
 
 
 def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
+    said = gr.Markdown(elem_id=READING, elem_classes="explain-reading")
     figure = gr.Plot(elem_id="lens-plot", show_label=False)
     kept = gr.State(None)  # this user's KeptLens of the trace on screen
 
     def draw(trace: TranslationTrace, step, values) -> dict:
         key, known = trace_key(trace), values[kept]
         lens = known.lens if known is not None and known.trace == key else jobs.logit_lens(page.runner, trace)
-        return {figure: lens_view(trace, lens, step), kept: KeptLens(key, lens)}
+        return {said: reading(trace, lens, step), figure: lens_view(trace, lens, step), kept: KeptLens(key, lens)}
 
-    return [view([figure, kept], draw, inputs=[kept], follows_step=True)]
+    return [view([said, figure, kept], draw, inputs=[kept], follows_step=True)]
 
 
-PANEL = Panel(place=30, id="lens", title="Logit lens", lead=LEAD, about=ABOUT, build=build)
+PANEL = Panel(place=30, id="lens", title="Logit lens", lead=LEAD, about=ABOUT, build=build, reading=READING)

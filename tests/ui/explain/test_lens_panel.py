@@ -13,6 +13,7 @@ from model import load_checkpoint
 from model.analysis.logit_lens import logit_lens
 from model.decoding.greedy import translate
 from serving import jobs
+from ui.explain import lens
 
 SENTENCES = ("Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im Schnee.")
 
@@ -73,3 +74,36 @@ def test_no_lens_is_read_until_the_explain_tab_opens(demo, checkpoint, reads):
     page.values[page.tab] = "attention"
     page.draw()
     assert reads == []
+
+
+def settled_layer(lens, step: int, chosen: str) -> int | None:
+    """1-based: the first layer from which every layer's top token is `chosen` (None: the last layer's is not)."""
+    firsts = [layer[0] for layer in lens.tokens[step]]
+    return next((index + 1 for index in range(len(firsts)) if all(top == chosen for top in firsts[index:])), None)
+
+
+def test_the_lens_opens_on_the_layer_where_the_decoder_settles_on_its_word(checkpoint):
+    trace = translate(checkpoint.model, checkpoint.tokenizer, SENTENCES[1], "de-en", max_new_tokens=6)
+    read = logit_lens(checkpoint.model, checkpoint.tokenizer, trace)
+    n_layers = checkpoint.config.n_decoder_layers
+    layers = [settled_layer(read, step, trace.output_tokens[step]) for step in range(trace.num_steps)]
+    assert 1 in layers and any(layer > 1 for layer in layers), layers  # both sentences said
+    for step in range(trace.num_steps):
+        said, chosen = lens.reading(trace, read, step + 1), trace.output_tokens[step]
+        layer = settled_layer(read, step, chosen)
+        assert said.startswith(f"At step {step + 1} ") and f"`{chosen}`" in said
+        if layer == 1:
+            assert f"every one of the {n_layers} decoder layers already puts" in said
+        else:
+            assert f"from layer {layer} of {n_layers} on" in said and f"`{read.tokens[step][0][0]}`" in said
+
+
+def test_a_forced_token_is_said_to_be_imposed(checkpoint):
+    plain = translate(checkpoint.model, checkpoint.tokenizer, SENTENCES[0], "de-en", max_new_tokens=4)
+    other = int(plain.candidate_ids[0, -1])  # the least likely of the first step's candidates, forced there
+    trace = translate(
+        checkpoint.model, checkpoint.tokenizer, SENTENCES[0], "de-en", max_new_tokens=4, forced_prefix=[other]
+    )
+    read = logit_lens(checkpoint.model, checkpoint.tokenizer, trace)
+    assert read.tokens[0][-1][0] != trace.output_tokens[0]
+    assert "was imposed here, not chosen" in lens.reading(trace, read, 1)
