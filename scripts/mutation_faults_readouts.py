@@ -74,4 +74,11 @@ READOUT_FAULTS = [
         "Ablation()",
         "the logit lens of a run with heads off or without positions is read from the intact model",
     ),
+    Fault(
+        "lens-reading-layer-off-by-one",
+        "ui/explain/lens.py",
+        'f"At step {t + 1} the decoder settles on {code(chosen)} from layer {settled + 1} of {n_layers} on; "',
+        'f"At step {t + 1} the decoder settles on {code(chosen)} from layer {settled} of {n_layers} on; "',
+        "the logit lens's opening names the layer below the one where the decoder settles",
+    ),
 ]
