@@ -75,3 +75,32 @@ def test_the_blog_pair_compares_and_a_ranked_head_draws_in_both(browser, server,
         page.locator("#compare-pair").scroll_into_view_if_needed()
         page.screenshot(path=f"{os.environ['COMPARE_SHOTS']}/compare-{size[0]}x{size[1]}-{theme}.png", full_page=True)
     page.close()
+
+
+def test_figures_hidden_with_their_tab_are_not_redrawn_into_no_width(browser, shipped_server):
+    """On a phone, the Compare tab's figures drawn, then hidden when the visitor goes back to Attention: the page
+    redraws nothing into a box of no width (Plotly throws "Something went wrong with axis scaling" there)."""
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(shipped_server + "?__theme=dark")
+    page.wait_for_selector("#attention-plot .js-plotly-plot")
+    page.fill("#source textarea", "Eine Frau liest ein Buch im Park.")
+    page.click("#translate")
+    expect(page.locator("#translation textarea")).not_to_have_value(re.compile("bicycle"))
+    page.wait_for_timeout(1500)
+    open_tab(page, "Compare")
+    page.wait_for_timeout(1500)
+    page.locator("#compare-example").click()
+    expect(page.locator("#compare-back")).to_be_visible()
+    page.wait_for_selector("#compare-plot-2 .js-plotly-plot")
+    page.locator("#compare-back").click()
+    expect(page.locator("#compare-back")).to_be_hidden()
+    open_tab(page, "Attention")
+    page.wait_for_timeout(1500)
+    page.locator("#direction").get_by_text("English → German").click()
+    page.wait_for_timeout(1500)  # the hidden tab's boxes have settled at no width
+    assert errors == []
+    page.close()

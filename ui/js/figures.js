@@ -364,8 +364,10 @@ function installFigures(theme, phonePx) {
   }).observe(document.body, {attributes: true, attributeFilter: ['class']});
   // a figure whose box is now another width than it was fitted to (drawn while its box had no width or was still
   // settling, a window resized or a phone turned) is fitted again: its layout chosen anew (a phone's narrow one or
-  // a screen's) and its labels thinned for the new width
+  // a screen's) and its labels thinned for the new width; a box hidden with its tab (no width) is left as it is
+  // and shown again at the width it was fitted to (Plotly cannot scale axes in no width)
   const refit = new ResizeObserver((entries) => entries.forEach(({target}) => {
+    if (!target.clientWidth) return;
     target.querySelectorAll('.js-plotly-plot').forEach((div) => {
       if (div.__lightFigure && div.__fittedWidth !== target.clientWidth) redraw(div);
     });
