@@ -19,7 +19,7 @@ import torch.nn.functional as F
 
 from model.decoding.greedy_choice import SCREEN_MIN_WEIGHTS, ScreenedChoice, full_choice, int8_kernel
 
-from .opus_mt_against import cpu_name
+from .common import machine_info
 
 SHAPES = [(8_000, 256), (16_000, 256), (32_000, 512), (58_101, 512)]  # own model ... OPUS-MT
 
@@ -63,7 +63,7 @@ def main() -> None:
     if int8_kernel() is None:
         raise SystemExit("this PyTorch has no weight-only int8 kernel: the screen is never used")
     torch.set_num_threads(args.threads)
-    result = {"cpu": cpu_name(), "threads": args.threads, "torch": torch.__version__, "rows": measure(args.repeats)}
+    result = {**machine_info(args.threads), "rows": measure(args.repeats)}
     print(json.dumps(result, indent=1))
 
 

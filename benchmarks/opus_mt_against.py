@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -76,13 +75,6 @@ def compare(against: Path, folder: Path, rounds: int, repeats: int, threads: lis
     return collected
 
 
-def cpu_name() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").is_file() else []:
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown CPU"
-
-
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("against", type=Path, help="the other checkout (a git worktree)")
@@ -92,16 +84,15 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--opus-mt", help="a real OPUS-MT folder (default: a full-size one with random weights)")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
+    from benchmarks.common import machine_info
     from benchmarks.opus_mt import opus_mt_folder
 
-    load_start = os.getloadavg()[0]
+    start_info = machine_info(threads=args.threads)
     start = time.perf_counter()
     with opus_mt_folder(args.opus_mt) as (folder, kind):
         result = compare(args.against.resolve(), folder, args.rounds, args.repeats, args.threads)
     header = {
-        "cpu": cpu_name(),
-        "cores": os.cpu_count(),
-        "load_average_start": load_start,
+        **start_info,  # the load average at the start among them
         "load_average_end": os.getloadavg()[0],
         "opus_mt_weights": kind,
         "against": str(args.against),
@@ -113,7 +104,7 @@ def main(argv: list[str] | None = None) -> dict:
             line = ", ".join(
                 f"{model} {kept['median_ms']} ms ({kept['steps']} steps)" for model, kept in per_model.items()
             )
-            print(f"{count} thread(s), {name}: {line}", file=sys.stderr)
+            print(f"{count} thread(s), {name}: {line} ({header['cpu']})", file=sys.stderr)
     return result
 
 
