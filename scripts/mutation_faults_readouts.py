@@ -63,8 +63,8 @@ READOUT_FAULTS = [
     Fault(
         "lens-kept-for-another-translation",
         "ui/explain/lens.py",
-        "known is not None and known.trace == key",
-        "known is not None",
+        'known["lens"] if sentence_matches(trace, known) else',
+        'known["lens"] if known is not None else',
         "the logit lens read for one translation is shown for the next",
     ),
     Fault(

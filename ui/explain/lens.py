@@ -3,13 +3,11 @@ the shared projection.
 
 The lens is not part of a translation's trace: reading every layer through the projection onto the whole vocabulary
 costs as much as a large model's decoding, so it is read once per translation when the Explain tab opens (the job
-`serving.jobs.logit_lens`, through the page's runner), kept in this user's gr.State, and every step then reads from
-what is kept.
+`serving.jobs.logit_lens`, through the page's runner), kept for its sentence in this user's gr.State (`kept_for`), and
+every step then reads from what is kept.
 """
 
 from __future__ import annotations
-
-from typing import NamedTuple
 
 import gradio as gr
 from gradio.components.plot import PlotData
@@ -21,8 +19,7 @@ from visualizer.lens import logit_lens_figure
 
 from ..attention import HeadOpener
 from ..common import Page, TabView, plot, step_index
-from ..redraw import trace_key
-from .panel import Panel, code, view
+from .panel import Panel, code, kept_for, sentence_matches, view
 
 LEAD = (
     "what each decoder layer would predict at this step, one row per layer; the last "
@@ -61,17 +58,6 @@ def reading(trace: TranslationTrace, lens: LogitLens, step: float | None) -> str
     return said + " (The logit lens: each layer's output read through the model's own output projection.)"
 
 
-class KeptLens(NamedTuple):
-    """One trace's logit lens as this user's gr.State keeps it; its repr is the trace's key (ui/redraw.py compares
-    the values views read by repr), not its arrays."""
-
-    trace: tuple  # redraw.trace_key of the trace it was read for
-    lens: LogitLens
-
-    def __repr__(self) -> str:
-        return f"KeptLens({self.trace!r})"
-
-
 def lens_view(trace: TranslationTrace, lens: LogitLens, step: float | None) -> PlotData:
     """The figure of `trace`'s logit lens (`lens`, read for it) at the step."""
     t = step_index(trace, step)
@@ -87,12 +73,16 @@ def lens_view(trace: TranslationTrace, lens: LogitLens, step: float | None) -> P
 def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
     said = gr.Markdown(elem_id=READING, elem_classes="explain-reading")
     figure = gr.Plot(elem_id="lens-plot", show_label=False)
-    kept = gr.State(None)  # this user's KeptLens of the trace on screen
+    kept = gr.State(None)  # this user's lens of the trace on screen: {"source_ids", "output_ids", "lens"}
 
     def draw(trace: TranslationTrace, step, values) -> dict:
-        key, known = trace_key(trace), values[kept]
-        lens = known.lens if known is not None and known.trace == key else jobs.logit_lens(page.runner, trace)
-        return {said: reading(trace, lens, step), figure: lens_view(trace, lens, step), kept: KeptLens(key, lens)}
+        known = values[kept]
+        lens = known["lens"] if sentence_matches(trace, known) else jobs.logit_lens(page.runner, trace)
+        return {
+            said: reading(trace, lens, step),
+            figure: lens_view(trace, lens, step),
+            kept: kept_for(trace, lens=lens),
+        }
 
     return [view([said, figure, kept], draw, inputs=[kept], follows_step=True)]
 
