@@ -1,6 +1,6 @@
-"""Planted faults in the page's one state (scripts/mutation_check.py --suite page): the one Translate action and the
-listeners that draw what each action changed (serving/translation.py, ui/redraw.py, ui/session.py). Same form as
-scripts/mutation_faults.py's `Fault`; the browser faults are caught by tests/browser/test_browser_page_state.py
+"""Planted faults in the page's one state (scripts/mutation_check.py --suite page): the one Translate action, the
+listeners that draw what each action changed (serving/translation.py, ui/redraw.py, ui/session.py) and a page's
+events one at a time (ui/session_order.py). Same form as scripts/mutation_faults.py's `Fault`; the browser faults are caught by tests/browser/test_browser_page_state.py
 (`--browser --tests tests/browser/test_browser_page_state.py --only page-browser-`)."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ PAGE_TESTS = [
     "tests/ui/test_app.py",
     "tests/ui/test_start_share_tour.py",
     "tests/ui/test_compare_view.py",
+    "tests/ui/test_session_order.py",
 ]
 
 PAGE_FAULTS = [
@@ -57,6 +58,27 @@ PAGE_FAULTS = [
         "        return Translated(trace, notices(trace))",
         "        return Translated(trace, ())",
         "the answer carries no notices (a cut or wrong-language input looks like a good translation)",
+    ),
+    Fault(
+        "page-events-side-by-side",
+        "ui/session_order.py",
+        "        if session_hash is None or not keeps_state(fn):",
+        "        if True:",
+        "a page's events run side by side: one reads the state from before the other's answer",
+    ),
+    Fault(
+        "page-events-one-lock-for-everyone",
+        "ui/session_order.py",
+        "        async with self.session_turns.turn(session_hash):",
+        '        async with self.session_turns.turn("everyone"):',
+        "every visitor's events wait behind every other visitor's",
+    ),
+    Fault(
+        "page-event-turns-never-dropped",
+        "ui/session_order.py",
+        "            if users == 1:\n                del self.locks[session_hash]",
+        "            if users == 0:\n                del self.locks[session_hash]",
+        "a lock is kept for every session that ever sent an event",
     ),
     Fault(
         "page-browser-step-button-no-input",

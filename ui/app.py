@@ -33,6 +33,7 @@ from . import (
 )
 from .common import PRIVATE, Page
 from .page_script import page_head, page_script
+from .session_order import SessionOrderedBlocks
 from .text import ABOUT_APP, EXAMPLES
 
 
@@ -89,8 +90,8 @@ def build_demo(
     later = models.later_model(
         chosen, opus_mt, device, lambda loaded: open_later(demo, loaded, own, translators, later)
     )
-    # analytics off: no telemetry or version checks from an offline demo
-    with gr.Blocks(title="Attention Explorer", delete_cache=(3600, 3600), analytics_enabled=False) as demo:
+    # analytics off: no telemetry or version checks from an offline demo; a page's events one at a time
+    with SessionOrderedBlocks(title="Attention Explorer", delete_cache=(3600, 3600), analytics_enabled=False) as demo:
         build_page(demo, first, translators[first.key], models.Choice(first, second, second.key, later))
         api.add_endpoints(translators[first.key])  # /translate, /translation_trace: the API and MCP
     if second.by_direction:  # the other model's page, at its own path

@@ -10,7 +10,8 @@ outputs), the menus whose choices follow other values (`Page.follow`) and its vi
 Every input of the page is an input of every listener (a gr.State is read on the server; the rest are small values)
 and no listener reads what another listener of the same event writes: there is no other listener, and nothing
 listens to a component's `.change`. So the step line, the figures, the menus and the translation always come from
-one trace and one step: a page that shows one sentence's figure under another's translation cannot happen.
+one trace and one step: a page that shows one sentence's figure under another's translation cannot happen. The
+page's events themselves run one at a time (ui/session_order.py), so each reads the state the one before wrote.
 
 A plain change of a control (a head, a layer, how to draw) is the action `redraw`: nothing but the views it
 affects. Each view's key is what it follows, by value (`drawn_key`); a view is drawn only when its key changed
