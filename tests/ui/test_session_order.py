@@ -13,6 +13,7 @@ import time
 import gradio as gr
 import pytest
 from gradio.state_holder import SessionState
+from helpers import in_own_thread
 from page_driver import PageDriver
 
 from model.analysis.paper_figures import PAPER_FIGURES
@@ -64,7 +65,9 @@ def test_an_event_reads_the_state_the_pages_earlier_event_wrote():
             later(0.1, demo.process_api(plain, ["text"], state=first, session_hash="first")),
         )
 
-    (_, written), (same_page, read_at), (other_page, other_at), (stateless, stateless_at) = asyncio.run(events())
+    (_, written), (same_page, read_at), (other_page, other_at), (stateless, stateless_at) = in_own_thread(
+        asyncio.run, events()
+    )
     assert same_page["data"] == ["after"] and read_at >= written  # it waited for the write of its own page
     assert other_page["data"] == ["before"] and other_at < written  # another page does not wait
     assert stateless["data"] == ["text"] and stateless_at < written  # nor a listener without state
@@ -100,7 +103,7 @@ def test_a_panel_run_while_the_explain_tab_opens_draws_its_figure(page):
     async def events():
         return await asyncio.gather(call(opening), later(0.1, call(run)))
 
-    opened, (ran, _) = asyncio.run(events())
+    opened, (ran, _) = in_own_thread(asyncio.run, events())
     heatmap = driver.component("paper-heatmap")
     drawn = dict(zip(run.outputs, ran["data"]))[heatmap]
     assert drawn and drawn.get("type") == "plotly", drawn  # the figure, not an update that leaves it empty
