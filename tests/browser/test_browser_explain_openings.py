@@ -40,18 +40,26 @@ def in_view(page, selector: str) -> bool:
     return page.evaluate(f"(selector) => ({IN_VIEW})(({BOX})(selector))", selector)
 
 
+@contextlib.contextmanager
+def explain_page(browser, url: str, size: tuple[int, int], theme: str):
+    """A page of `url` at `size` in `theme`, the start-up example translated and drawn, on the Explain tab."""
+    page = browser.new_page(viewport={"width": size[0], "height": size[1]})
+    try:
+        page.goto(url + f"?__theme={theme}")
+        page.wait_for_selector("#attention-plot .js-plotly-plot .heatmaplayer")  # the start-up example, translated
+        page.wait_for_function("() => /Step \\d+ of/.test(document.querySelector('#step-info').textContent)")
+        open_tab(page, "Explain")
+        yield page
+    finally:
+        page.close()
+
+
 @pytest.mark.parametrize("size, theme", SCREENS, ids=[f"{w}x{h}-{theme}" for (w, h), theme in SCREENS])
 def test_a_panel_opens_with_its_sentence_and_its_figure_is_in_view_after_run(browser, server, size, theme):
     from playwright.sync_api import TimeoutError, expect
 
     width, height = size
-    page = browser.new_page(viewport={"width": width, "height": height})
-    try:
-        page.goto(server + f"?__theme={theme}")
-        page.wait_for_selector("#attention-plot .js-plotly-plot .heatmaplayer")  # the start-up example, translated
-        page.wait_for_function("() => /Step \\d+ of/.test(document.querySelector('#step-info').textContent)")
-        page.get_by_role("tab", name="Explain").click()
-
+    with explain_page(browser, server, size, theme) as page:
         open_panel(page, "Paper's figures")  # a first panel: its sentence, its prose folded
         panel = page.locator("#explain-panels [role=tabpanel]:visible")
         expect(panel.locator(".explain-lead").first).to_contain_text("Paper's figures: runs the sentences")
@@ -78,8 +86,6 @@ def test_a_panel_opens_with_its_sentence_and_its_figure_is_in_view_after_run(bro
         text = page.evaluate("document.body.innerText")
         for raw in ("&#x", "&lt;", "&gt;", "**"):
             assert raw not in text, (raw, text[max(text.find(raw) - 80, 0) : text.find(raw) + 80])
-    finally:
-        page.close()
 
 
 # the text a panel's result shows: the content of its Markdown or HTML (not the progress note beside it)
@@ -94,13 +100,7 @@ DARK_SCREENS = [((1280, 720), "dark"), ((390, 844), "dark")]
 
 @pytest.mark.parametrize("size, theme", DARK_SCREENS, ids=[f"{w}x{h}-{theme}" for (w, h), theme in DARK_SCREENS])
 def test_every_panel_opens_on_a_plain_sentence_and_its_result_on_what_it_means(browser, shipped_server, size, theme):
-    width, height = size
-    page = browser.new_page(viewport={"width": width, "height": height})
-    try:
-        page.goto(shipped_server + f"?__theme={theme}")
-        page.wait_for_selector("#attention-plot .js-plotly-plot .heatmaplayer")  # the start-up example, translated
-        page.wait_for_function("() => /Step \\d+ of/.test(document.querySelector('#step-info').textContent)")
-        open_tab(page, "Explain")
+    with explain_page(browser, shipped_server, size, theme) as page:
         read = []
         for panel in PANELS:
             open_panel(page, panel.title)
@@ -124,5 +124,3 @@ def test_every_panel_opens_on_a_plain_sentence_and_its_result_on_what_it_means(b
             assert plain_words(opening) and opening[0].isupper() and len(opening) > 40, (panel.title, opening)
             read.append(panel.title)
         assert len(read) == sum(bool(panel.reading) for panel in PANELS)
-    finally:
-        page.close()
