@@ -4,7 +4,8 @@ or one that cannot be reached.
 
 - Served: pick OPUS-MT on the own page; the download runs in the server, OPUS-MT's page is built into the running
   app, and this page goes there by itself, in its theme; that page translates and its menu leads back.
-- Unreachable: the line under the menu says so in the plain sentence, the page stays on the own model.
+- Unreachable: the line under the menus says so in the plain sentence, at the page's width on a laptop and a phone;
+  the page stays on the own model.
 """
 
 from __future__ import annotations
@@ -83,15 +84,27 @@ def test_picking_opus_mt_downloads_it_and_opens_its_page(browser, served_hub_app
         page.close()
 
 
-def test_an_unreachable_hub_leaves_one_plain_line_and_the_own_model(browser, no_hub_app):
+# the line under the menus: its box, the header row's and the menu's, from the drawn page
+BOXES = """() => Object.fromEntries(['#model-status', '#intro-row', '#model-choice'].map((id) => {
+  const b = document.querySelector(id).getBoundingClientRect();
+  return [id, {top: b.top, bottom: b.bottom, width: b.width}]; }))"""
+
+
+@pytest.mark.parametrize("size, theme", [((1280, 720), "light"), ((390, 844), "dark")], ids=["1280x720", "390x844"])
+def test_an_unreachable_hub_leaves_one_plain_line_and_the_own_model(browser, no_hub_app, size, theme):
     from playwright.sync_api import expect
 
-    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page = browser.new_page(viewport={"width": size[0], "height": size[1]})
     try:
-        page.goto(no_hub_app + "?__theme=dark")
+        page.goto(no_hub_app + f"?__theme={theme}")
         page.wait_for_selector("#attention-plot .js-plotly-plot")
         pick_opus_mt(page)
         expect(page.locator("#model-status")).to_have_text(models.UNREACHABLE, timeout=120_000)
+        boxes = page.evaluate(BOXES)
+        status, row, menu = boxes["#model-status"], boxes["#intro-row"], boxes["#model-choice"]
+        assert status["width"] >= 0.9 * row["width"], boxes  # a line of the page's width, not a column beside the menu
+        assert status["top"] >= menu["bottom"] - 1, boxes  # under the menu
+        assert status["bottom"] - status["top"] <= 5 * 24, boxes  # a few lines of text, not one word per line
         expect(page.locator("#model-choice input")).to_have_value("This project's model")
         assert not re.search(r"/opus-mt", page.url)
         assert page.locator(".toast-body").count() == 0  # no warning pop-up with the library's words
