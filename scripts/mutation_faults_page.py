@@ -10,6 +10,7 @@ from scripts.mutation_faults import Fault
 PAGE_TESTS = [
     "tests/serving/test_translation.py",
     "tests/ui/test_page_listeners.py",
+    "tests/ui/test_page_controls.py",
     "tests/ui/test_app.py",
     "tests/ui/test_start_share_tour.py",
     "tests/ui/test_compare_view.py",
@@ -17,6 +18,13 @@ PAGE_TESTS = [
 ]
 
 PAGE_FAULTS = [
+    Fault(
+        "page-stray-control",
+        "ui/lesson.py",
+        "lambda values: {save: gr.update(value=None, visible=False)}",
+        "lambda values: {save: gr.DownloadButton(value=None, visible=False)}",
+        "a follower's update built as a component while the page is laid out: a dead Download under every screen",
+    ),
     Fault(
         "page-followers-never-run",
         "ui/redraw.py",

@@ -289,10 +289,10 @@ def wire_controls(page: Page, c: AttentionControls) -> None:
     page.follow(
         [page.trace, c.kind],
         [c.keep_token],
-        lambda values: {c.keep_token: gr.Dropdown(choices=token_choices(values[page.trace], values[c.kind]), value="")},
+        lambda values: {c.keep_token: gr.update(choices=token_choices(values[page.trace], values[c.kind]), value="")},
     )
     page.follow(
-        [c.view_as], [c.keep_token], lambda values: {c.keep_token: gr.Dropdown(visible=values[c.view_as] == "lines")}
+        [c.view_as], [c.keep_token], lambda values: {c.keep_token: gr.update(visible=values[c.view_as] == "lines")}
     )
 
     def on_kind(kind_value, layer_value):

@@ -89,11 +89,11 @@ def pick_token(first: TranslationTrace, second: TranslationTrace, chosen: str | 
     return PREFERRED_TOKEN if PREFERRED_TOKEN in shared else next(iter(shared), None)
 
 
-def token_update(first: TranslationTrace | None, second: Second | None, chosen: str | None) -> gr.Dropdown:
+def token_update(first: TranslationTrace | None, second: Second | None, chosen: str | None) -> dict:
     """The token picker: the source tokens the two sentences share (none while they cannot be compared)."""
     if problem(first, second):
-        return gr.Dropdown(choices=[], value=None)
-    return gr.Dropdown(choices=shared_source_tokens(first, second.trace), value=pick_token(first, second.trace, chosen))
+        return gr.update(choices=[], value=None)
+    return gr.update(choices=shared_source_tokens(first, second.trace), value=pick_token(first, second.trace, chosen))
 
 
 def comparison(first: TranslationTrace, second: TranslationTrace, chosen: str | None) -> Comparison | None:

@@ -50,5 +50,5 @@ def build(page: Page) -> gr.DownloadButton:
         return {save: gr.DownloadButton(value=lesson_zip(page.runner, trace), visible=True)}
 
     page.listen(make.click, make_lesson, [page.trace], [save], show_progress_on=[make])
-    page.follow([page.trace], [save], lambda values: {save: gr.DownloadButton(value=None, visible=False)})
+    page.follow([page.trace], [save], lambda values: {save: gr.update(value=None, visible=False)})
     return save

@@ -90,17 +90,17 @@ class Header:
         if trace is None:
             return {
                 self.translation: "",
-                self.download: gr.DownloadButton(value=None, interactive=False),
+                self.download: gr.update(value=None, interactive=False),
                 self.tokens: "",
-                self.switch: gr.Button(visible=False),
+                self.switch: gr.update(visible=False),
             }
         switch_to = switch_direction(trace)
         label = f"Translate as {DIRECTION_LABELS[switch_to]} instead" if switch_to else "Switch direction"
         return {
             self.translation: trace.translation,
-            self.download: gr.DownloadButton(value=write_trace_json(trace), interactive=True),
+            self.download: gr.update(value=write_trace_json(trace), interactive=True),
             self.tokens: tokens_html(trace),
-            self.switch: gr.Button(label, visible=switch_to is not None),
+            self.switch: gr.update(value=label, visible=switch_to is not None),
         }
 
     def prefill(self, trace: TranslationTrace, path: str, view) -> None:

@@ -78,7 +78,7 @@ class Stepping:
 
     def stopped(self) -> dict:
         """Updates that stop playback."""
-        return {self.playing: False, self.timer: gr.Timer(active=False), self.play_button: gr.Button("▶ Play")}
+        return {self.playing: False, self.timer: gr.update(active=False), self.play_button: gr.update(value="▶ Play")}
 
     def toggle_play(self, trace, step, playing) -> dict:
         if trace is None or playing:
@@ -86,8 +86,8 @@ class Stepping:
         restart = clamp_step(trace, step) >= trace.num_steps  # at the end: play again from the start
         return {
             self.playing: True,
-            self.timer: gr.Timer(active=True),
-            self.play_button: gr.Button("⏸ Pause"),
+            self.timer: gr.update(active=True),
+            self.play_button: gr.update(value="⏸ Pause"),
             self.slider: 1 if restart else clamp_step(trace, step),
         }
 
@@ -112,10 +112,10 @@ class Stepping:
         # a slider needs minimum < maximum: a one-step trace gets a disabled 1..2 slider (steps clamp)
         maximum = max(trace.num_steps, 2) if ready else 2
         return {
-            self.slider: gr.Slider(minimum=1, maximum=maximum, interactive=ready and trace.num_steps > 1),
+            self.slider: gr.update(minimum=1, maximum=maximum, interactive=ready and trace.num_steps > 1),
             **self.stopped(),
-            self.play_button: gr.Button("▶ Play", interactive=ready),
-            **{button: gr.Button(interactive=ready) for button in self.buttons},
+            self.play_button: gr.update(value="▶ Play", interactive=ready),
+            **{button: gr.update(interactive=ready) for button in self.buttons},
         }
 
 
