@@ -11,6 +11,7 @@ PAGE_TESTS = [
     "tests/serving/test_translation.py",
     "tests/ui/test_page_listeners.py",
     "tests/ui/test_page_controls.py",
+    "tests/ui/test_fair_queue.py",
     "tests/ui/test_app.py",
     "tests/ui/test_start_share_tour.py",
     "tests/ui/test_compare_view.py",
@@ -18,6 +19,20 @@ PAGE_TESTS = [
 ]
 
 PAGE_FAULTS = [
+    Fault(
+        "page-queue-slot-before-turn",
+        "ui/runner.py",
+        '"concurrency_limit": None}',
+        '"concurrency_limit": MODEL_SLOTS}',
+        "model events hold Gradio's slots while they wait for their page's turn: one page's flood stalls everyone",
+    ),
+    Fault(
+        "page-queue-no-model-slot",
+        "ui/runner.py",
+        "        async with slots.held():\n",
+        "        if True:\n",
+        "model runs never wait for a model slot: a flood of sessions runs every computation at once",
+    ),
     Fault(
         "page-stray-control",
         "ui/lesson.py",

@@ -23,7 +23,7 @@ from model.checkpoints.catalogue import MODELS
 from serving import LEAN_FORMAT, lean_trace_json
 from serving.translation import DIRECTIONS, Translator, input_limits
 
-from .runner import model_event, positional_encoding_object
+from .runner import in_model_slot, model_event, positional_encoding_object
 
 Direction = Literal[tuple(DIRECTIONS)]  # serving/translation.py's codes
 Model = Literal[tuple(MODELS)]  # model/checkpoints/catalogue.py's keys
@@ -64,9 +64,9 @@ def add_endpoints(translator: Translator) -> None:
         return lean_trace_json(translated(text, direction, model).trace)
 
     returns = 'An object {"translation": the greedy translation, "notices": a list of plain sentences, [] if none}.'
-    gr.api(described(translate, returns), api_name="translate", **model_event())
+    gr.api(in_model_slot(described(translate, returns)), api_name="translate", **model_event())
     trace_returns = f'The trace as JSON text (format "{LEAN_FORMAT}"); its "model" names the model.'
-    gr.api(described(translation_trace, trace_returns), api_name="translation_trace", **model_event())
+    gr.api(in_model_slot(described(translation_trace, trace_returns)), api_name="translation_trace", **model_event())
     if default not in translator.runners:
         return
     config = translator.runners[default].checkpoint.config

@@ -30,7 +30,7 @@ from gradio.blocks import Block
 
 from model import TranslationTrace
 
-from .runner import MODEL_EVENTS
+from .runner import MODEL_EVENTS, in_model_slot
 from .common import PAGE_URL, PRIVATE, Action, Page, TabView, page_url, set_initial
 from .stepping import step_html
 
@@ -229,6 +229,8 @@ class PageListeners:
 
         run.__name__ = getattr(action.fn, "__name__", "redraw") if action.fn else "redraw"
         run.action = action  # tests call the action alone (tests/support/explain_page.py)
+        if action.options.get("concurrency_id") == MODEL_EVENTS:
+            run = in_model_slot(run)  # its page's turn first, then a model slot (ui/runner.py)
         event = gr.on(
             list(action.triggers),
             run,

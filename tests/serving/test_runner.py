@@ -9,6 +9,8 @@ for array; the table with the sinusoid formula of section 3.5 written out here.
 
 from __future__ import annotations
 
+import inspect
+
 import json
 import math
 from pathlib import Path
@@ -91,11 +93,14 @@ def test_explain_runs_equal_the_model_run_here(page_demo, checkpoint):
     )
 
 
-def test_model_events_share_one_concurrency_group(page_demo):
+def test_model_events_share_one_group_and_wait_for_a_model_slot(page_demo):
+    """Every model-running listener (the page's and the API's) is in one group with no Gradio limit, and waits for
+    one of the MODEL_SLOTS model slots itself (ui/runner.py's in_model_slot: after its page's turn)."""
     grouped = [fn for fn in page_demo.fns.values() if fn.concurrency_id == runner.MODEL_EVENTS]
     names = {fn.name for fn in grouped}
-    assert {"translate", "on_ablate", "on_branch", "on_beam", "on_run", "on_load"} <= names
-    assert all(fn.concurrency_limit == runner.MODEL_SLOTS for fn in grouped)
+    assert {"translate", "on_ablate", "on_branch", "on_beam", "on_run", "on_load", "translation_trace"} <= names
+    assert all(fn.concurrency_limit is None and inspect.iscoroutinefunction(fn.fn) for fn in grouped)
+    assert runner.SLOTS.count == runner.MODEL_SLOTS
 
 
 # ------------------------------------------------------------------ the pipeline figure only when open

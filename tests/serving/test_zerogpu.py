@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import api_function
+from helpers import api_function, run_listener
 from page_driver import PageDriver
 import torch
 
@@ -216,7 +216,7 @@ def test_the_examples_menu_costs_no_gpu_request(zerogpu_space, tiny_checkpoint):
         assert first.output_ids == expected.output_ids and first.translation == expected.translation
     translator = inspect.getclosurevars(driver.listener("translate").fn.action.fn).nonlocals["translator"]
     assert zerogpu_space.calls == [] and translator.cache.cached(runner) == len(EXAMPLES)
-    api_function(demo, "translate").fn(OTHER, "de-en")
+    run_listener(api_function(demo, "translate"), OTHER, "de-en")
     assert [name for (name, *_), _ in zerogpu_space.calls] == ["translate"]
 
 

@@ -5,6 +5,8 @@ hand-made tokens and arrays the figure tests draw, and what counts as plain word
 
 from __future__ import annotations
 
+import inspect
+import asyncio
 import base64
 import dataclasses
 import html
@@ -292,6 +294,13 @@ def api_function(demo, api_name: str):
     matches = [block_fn for block_fn in demo.fns.values() if block_fn.api_name == api_name]
     assert len(matches) == 1, f"expected one endpoint named {api_name!r}"
     return matches[0]
+
+
+def run_listener(block_fn, *args, **kwargs):
+    """Call a listener's function as Gradio does -> its answer (a model-running one is async: ui/runner.py's
+    in_model_slot; it runs in an event loop of its own here)."""
+    answer = block_fn.fn(*args, **kwargs)
+    return asyncio.run(answer) if inspect.iscoroutine(answer) else answer
 
 
 # A tiny training run's flags (model.training.train): the model's shape, then how it runs (fp32: the same run on

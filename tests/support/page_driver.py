@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
+from helpers import run_listener
 from ui.redraw import MISSING, as_update, new_value
 
 
@@ -63,7 +64,7 @@ class PageDriver:
     # ---- what a visitor does
     def fire(self, listener, params: dict | None = None) -> dict:
         """Run `listener` with the page's values, as its event would -> what it answered, {elem_id: update}."""
-        answer = listener.fn(dict(self.values), request(params, self.url))
+        answer = run_listener(listener, dict(self.values), request(params, self.url))
         if not isinstance(answer, dict) or answer.get("__type__") == "update":
             return {}
         self.apply(answer)

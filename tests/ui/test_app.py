@@ -19,7 +19,7 @@ from pathlib import Path
 import gradio as gr
 import numpy as np
 import pytest
-from helpers import api_function, figure_json, translated_trace
+from helpers import api_function, figure_json, translated_trace, run_listener
 
 import visualizer
 from visualizer import steps
@@ -46,7 +46,7 @@ def test_demo_exposes_translate_endpoint(demo):
     """/translate is the API's, once; the page's own Translate listener is private and draws the page."""
     visible = [d["api_name"] for d in demo.config["dependencies"] if d.get("api_visibility", "public") == "public"]
     assert visible.count("translate") == 1
-    answer = api_function(demo, "translate").fn("Zwei Hunde spielen im Schnee.", "de-en")
+    answer = run_listener(api_function(demo, "translate"), "Zwei Hunde spielen im Schnee.", "de-en")
     driver = PageDriver(demo)
     driver.load()
     driver.translate("Zwei Hunde spielen im Schnee.", "de-en")
@@ -92,7 +92,7 @@ def test_demo_without_checkpoint_starts_and_explains(tmp_path):
     assert any(isinstance(t, str) and "No model loaded" in t and str(missing) in t for t in texts)
     with pytest.raises(gr.Error, match="No model is loaded"):
         [endpoint] = [fn for fn in demo.fns.values() if fn.name == "translate" and fn.api_visibility == "public"]
-        endpoint.fn(GERMAN, "de-en")
+        run_listener(endpoint, GERMAN, "de-en")
 
 
 def test_checkpoint_source_prefers_arguments_then_hub_then_directory_environment(monkeypatch, tmp_path):

@@ -21,7 +21,7 @@ from model.checkpoints.catalogue import OPUS_MT, OPUS_MT_ENV, OPUS_MT_REPOS, OWN
 from model.decoding.greedy import translate as core_translate
 from ui import models
 
-from helpers import api_function
+from helpers import api_function, run_listener
 
 SENTENCE = "Der Hund läuft über die nasse Straße."
 TIMEOUT_S = 120
@@ -103,7 +103,11 @@ def test_picking_opus_mt_downloads_it_with_progress_and_opens_its_page(hub, tiny
     from ui.app import build_demo
 
     demo = build_demo(tiny_checkpoint)
-    translate_api = api_function(demo, "translate").fn
+    endpoint = api_function(demo, "translate")
+
+    def translate_api(*args):
+        return run_listener(endpoint, *args)
+
     with pytest.raises(Exception, match="not loaded on this server"):
         translate_api(SENTENCE, "de-en", OPUS_MT.key)
     own = translate_api(SENTENCE, "de-en", OWN.key)["translation"]
@@ -168,7 +172,7 @@ def test_an_unreachable_hub_says_so_in_one_plain_sentence(no_hub, tiny_checkpoin
     for leak in ("Error", "Errno", "huggingface_hub", "http", "Traceback", "LocalEntry", "MarianError"):
         assert leak not in text
     assert [path for path, *_ in demo.pages] == ["", OPUS_MT.key]  # the placeholder stays, the own model serves
-    assert api_function(demo, "translate").fn(SENTENCE, "de-en", OWN.key)["translation"]
+    assert run_listener(api_function(demo, "translate"), SENTENCE, "de-en", OWN.key)["translation"]
 
 
 def test_model_opus_mt_without_the_hub_says_why_the_own_model_is_shown(no_hub, tiny_checkpoint):

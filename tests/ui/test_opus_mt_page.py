@@ -8,6 +8,7 @@ float64 and names its columns by it, and the Model tab shows the card's publishe
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -28,7 +29,7 @@ from ui.share import TABS
 from visualizer.training import markdown_cell
 
 from explain_page import ExplainPage
-from helpers import api_function, figure_of
+from helpers import api_function, figure_of, run_listener
 from marian_hub_folder import CARD_ROWS, load_peer, load_peer_tokenizer, peer_greedy
 from page_driver import PageDriver
 
@@ -108,7 +109,7 @@ def test_the_page_translates_as_transformers_generates(demo, traces, opus_mt_fol
 
 
 def test_the_api_translates_with_the_model_it_is_asked_for(demo, traces):
-    translate = api_function(demo, "translate").fn
+    translate = functools.partial(run_listener, api_function(demo, "translate"))
     for direction, (trace, *_) in traces.items():
         answer = translate(SENTENCES[direction], direction, PAGE)
         assert answer == {"translation": trace.translation, "notices": list(notices(trace))}

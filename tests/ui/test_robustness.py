@@ -7,6 +7,7 @@ clear message, and the next request still works. The browser side is in test_bro
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import socket
@@ -17,10 +18,11 @@ from urllib.parse import urlparse
 
 import gradio as gr
 import pytest
-from helpers import api_function
+from helpers import api_function, run_listener
 from page_driver import PageDriver
 
 import app
+from ui import runner
 from model.text import limits
 from ui import build_demo, session
 from ui import server as server_settings
@@ -83,7 +85,7 @@ def test_bad_input_direct(demo, driver, name):
     """On the page: a translation, or the message in the notice and nothing else changed; from /translate: the
     translation, or the same message as the API's error. Either way the next request works."""
     text, message = BAD_INPUTS[name]
-    translate = api_function(demo, "translate").fn
+    translate = functools.partial(run_listener, api_function(demo, "translate"))
     before = driver.trace
     answer = driver.translate(text, "de-en")
     if message is not None:
@@ -246,7 +248,8 @@ def test_main_bounds_the_queue_sessions_and_uploads(launched, tiny_checkpoint):
     assert kwargs["state_session_capacity"] == server_settings.STATE_SESSIONS
     assert kwargs["max_file_size"] == server_settings.MAX_UPLOAD
     [translate_fn] = [fn for fn in blocks.fns.values() if fn.api_name == "translate"]
-    assert translate_fn.concurrency_limit in ("default", server_settings.CONCURRENCY_LIMIT)
+    # no Gradio limit of its own: it waits for one of the CONCURRENCY_LIMIT model slots (ui/runner.py)
+    assert translate_fn.concurrency_limit is None and runner.SLOTS.count == server_settings.CONCURRENCY_LIMIT
     assert translate_fn.queue is not False
 
 
@@ -272,7 +275,7 @@ def test_app_with_a_bad_hub_id_starts_and_says_why(launched, no_network, repo_id
     assert any(isinstance(t, str) and "No model loaded" in t and "not a valid Hugging Face repo id" in t for t in texts)
     [translate_fn] = [fn for fn in blocks.fns.values() if fn.api_name == "translate"]
     with pytest.raises(gr.Error, match="No model is loaded: .*not a valid Hugging Face repo id"):
-        translate_fn.fn(GERMAN, "de-en")
+        run_listener(translate_fn, GERMAN, "de-en")
     assert no_network == []  # refused before any request
     assert kwargs["server_name"] == "127.0.0.1"
 
@@ -317,7 +320,7 @@ def test_limits_come_from_model_limits_and_are_shown(demo, monkeypatch):
     driver.translate("x" * 21, "de-en")
     assert "21 characters long; the limit is 20" in driver.shown("notice")
     with pytest.raises(gr.Error, match="21 characters long; the limit is 20"):
-        api_function(demo, "translate").fn("x" * 21, "de-en")
+        run_listener(api_function(demo, "translate"), "x" * 21, "de-en")
     monkeypatch.undo()
     monkeypatch.setattr(limits, "MAX_SOURCE_TOKENS", 3)
     monkeypatch.setattr(limits, "MAX_TARGET_TOKENS", 2)
