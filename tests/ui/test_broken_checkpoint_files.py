@@ -103,7 +103,9 @@ def optional_problem(name: str, directory: Path, shipped) -> str:
 def test_a_broken_optional_file_is_said_by_its_view(tmp_path, shipped, name, way):
     directory = broken_copy(tmp_path, name, way)
     message = optional_problem(name, directory, shipped)
-    line = next(line for line in message.replace("<p>", "\n").splitlines() if name in line and SAYS.get(way, "") in line)
+    line = next(
+        line for line in message.replace("<p>", "\n").splitlines() if name in line and SAYS.get(way, "") in line
+    )
     assert_plain_line(line, name, way, directory)
 
 

@@ -168,7 +168,10 @@ BREAKAGES = {
     "config_not_an_object": (write(CONFIG_FILE, "[1, 2]"), r"config\.json is not a JSON object \(it holds a list\)"),
     "missing_config": (lambda d: (d / CONFIG_FILE).unlink(), r"^config\.json is missing$"),
     "missing_tokenizer": (lambda d: (d / TOKENIZER_FILE).unlink(), r"^tokenizer\.json is missing$"),
-    "malformed_tokenizer": (write(TOKENIZER_FILE, "not a tokenizer"), r"^tokenizer\.json is not valid JSON \(line 1, column 1\)$"),
+    "malformed_tokenizer": (
+        write(TOKENIZER_FILE, "not a tokenizer"),
+        r"^tokenizer\.json is not valid JSON \(line 1, column 1\)$",
+    ),
     "missing_weights": (remove_weights, r"^no weights: expected model\.safetensors or"),
     "missing_shard": (
         lambda d: shard_holding(d, "decoder_layers.1.norm3.bias").unlink(),
