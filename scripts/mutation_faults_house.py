@@ -156,4 +156,26 @@ HOUSE_FAULTS = [
         "        if args.keep_evaluations and False:\n",
         "--keep-evaluations keeps nothing",
     ),
+    # ---- a broken file of a checkpoint (model/checkpoints/reading.py): tests/ui/test_broken_checkpoint_files.py
+    Fault(
+        "broken-file-npz-raises-again",
+        "model/checkpoints/reading.py",
+        "FILE_ERRORS = (OSError, ValueError, zipfile.BadZipFile, zlib.error,",
+        "FILE_ERRORS = (OSError, ValueError, zlib.error,",
+        "a cut-off film.npz or corpus_heads.npz (BadZipFile) stops the app at start again",
+    ),
+    Fault(
+        "broken-file-utf8-raises-again",
+        "model/checkpoints/reading.py",
+        "FILE_ERRORS = (OSError, ValueError,",
+        "FILE_ERRORS = (OSError, json.JSONDecodeError,",
+        "a file that is not UTF-8 (config.json, metrics.json, training_log.json) raises UnicodeDecodeError again",
+    ),
+    Fault(
+        "broken-file-metrics-unloads-the-model",
+        "model/checkpoints/checkpoint.py",
+        "metrics, problem = read_optional_file(directory / METRICS_FILE, read_json_object, {})",
+        'metrics, problem = read_json_object(directory / METRICS_FILE), ""',
+        "a broken metrics.json (an optional file) leaves the page with no model",
+    ),
 ]

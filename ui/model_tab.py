@@ -9,7 +9,6 @@ the scores its card publishes, named as published (nothing here measures them); 
 from __future__ import annotations
 
 import functools
-import json
 from pathlib import Path
 
 import gradio as gr
@@ -18,22 +17,20 @@ from gradio.components.plot import PlotData
 import visualizer
 from model import Checkpoint
 from model.checkpoints.catalogue import OPUS_MT_REPOS, OWN, model_info
+from model.checkpoints.files import LOG_FILE, METRICS_FILE
+from model.checkpoints.reading import read_json_object, read_optional_file
 
 from .common import Page, TabView, plot
 from .text import ABOUT_MODEL, ABOUT_PUBLISHED_MODEL, public_path
 
 TAB_ID = "model"
-TRAINING_LOG_FILE = "training_log.json"
 
 
 @functools.lru_cache(maxsize=4)
-def load_training_log(directory: str) -> dict | None:
-    """training_log.json beside the checkpoint, or None when absent or unreadable."""
-    path = Path(directory) / TRAINING_LOG_FILE
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None
+def load_training_log(directory: str) -> tuple[dict | None, str]:
+    """(training_log.json beside the checkpoint, "") ; (None, "") when there is none; (None, the line saying what is
+    wrong with it) when it is broken (model/checkpoints/reading.py)."""
+    return read_optional_file(Path(directory) / LOG_FILE, read_json_object)
 
 
 def differing_rows(checkpoint: Checkpoint) -> list[tuple[str, str, str, str]]:
@@ -114,9 +111,21 @@ def published_card_markdown(by_direction: dict[str, Checkpoint]) -> str:
     return "\n\n".join(parts)
 
 
-def training_view(checkpoint: Checkpoint | None) -> PlotData | None:
-    log = None if checkpoint is None else load_training_log(str(checkpoint.path))
-    return None if log is None else plot(visualizer.training_curves_figure(log), "training-curves")
+def metrics_markdown(checkpoint: Checkpoint) -> str:
+    """The BLEU and chrF table of metrics.json, or the line saying the file is broken."""
+    problem = checkpoint.problems.get(METRICS_FILE)
+    table = f"⚠️ {problem}: no scores to show." if problem else visualizer.metrics_table_markdown(checkpoint.metrics)
+    return f"**BLEU and chrF ({METRICS_FILE})**\n\n{table}"
+
+
+def training_view(checkpoint: Checkpoint) -> tuple[PlotData | None, str]:
+    """(the training curves, "") or (None, the line saying why there are none)."""
+    log, problem = load_training_log(str(checkpoint.path))
+    if log is not None:
+        return plot(visualizer.training_curves_figure(log), "training-curves"), ""
+    if problem:
+        return None, f"⚠️ {problem}: no training curves to show."
+    return None, f"No `{LOG_FILE}` beside this checkpoint, so there are no training curves to show."
 
 
 def build_published(page: Page, tab: gr.Tab) -> TabView:
@@ -148,20 +157,12 @@ def build(page: Page) -> TabView:
         else:
             with gr.Row(equal_height=False):
                 gr.Markdown(config_markdown(checkpoint), elem_id="model-config")
-                gr.Markdown(
-                    "**BLEU and chrF (metrics.json)**\n\n" + visualizer.metrics_table_markdown(checkpoint.metrics),
-                    elem_id="metrics",
-                )
+                gr.Markdown(metrics_markdown(checkpoint), elem_id="metrics")
         curves = gr.Plot(elem_id="curves-plot", show_label=False)
-        curves_note = gr.Markdown()
+        curves_note = gr.Markdown(elem_id="training-log-note")
 
     def render(trace, step, values) -> dict:
-        figure = training_view(checkpoint)
-        note = (
-            ""
-            if figure is not None or checkpoint is None
-            else f"No `{TRAINING_LOG_FILE}` beside this checkpoint, so there are no training curves to show."
-        )
+        figure, note = training_view(checkpoint) if checkpoint is not None else (None, "")
         return {curves: figure, curves_note: note}
 
     page.track(tab, TAB_ID)

@@ -10,7 +10,7 @@ when asked for explicitly (`hub=True` / `--hub`); the default reads a local dire
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -25,6 +25,7 @@ from model.checkpoints.files import (
 )
 from model.checkpoints.hub import PretrainedTransformer, download_checkpoint, validate_repo_id
 from model.checkpoints.model_card import write_model_card
+from model.checkpoints.reading import read_checkpoint_file, read_json_object, read_optional_file
 from model.checkpoints.weights import MAX_SHARD_BYTES, save_weights
 from model.core.config import ConfigError, TransformerConfig
 from model.core.transformer import Transformer
@@ -57,6 +58,7 @@ class Checkpoint:
     metrics: dict
     path: Path
     kind: str = "own"  # which of the app's models (model/checkpoints/catalogue.py): "own" or "opus-mt"
+    problems: dict[str, str] = field(default_factory=dict)  # an optional file found broken -> the line saying so
 
 
 def save_checkpoint(
@@ -77,41 +79,34 @@ def save_checkpoint(
     return directory
 
 
-def _read_json(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise CheckpointError(f"{path.name} is not valid JSON: {error}") from None
+def _read_tokenizer(path: Path) -> SubwordTokenizer:
+    json.loads(path.read_text(encoding="utf-8"))  # a folder, cut-off or non-UTF-8 file is named as such
+    return SubwordTokenizer.load(path)
 
 
 def load_local_checkpoint(directory: str | Path, device: str | torch.device = "cpu") -> Checkpoint:
-    """Load a checkpoint directory; every problem becomes a CheckpointError naming it.
+    """Load a checkpoint directory; a missing or broken required file (config.json, tokenizer.json, the weights)
+    raises a CheckpointError whose message names it (model/checkpoints/reading.py).
 
     The config and tokenizer are checked first (a vocabulary mismatch is named as such), then the model
-    loads through PretrainedTransformer.from_pretrained.
+    loads through PretrainedTransformer.from_pretrained. A broken metrics.json leaves the metrics empty and its
+    line in `problems`: the views that show them say so.
     """
     directory = Path(directory)
     if not directory.is_dir():
         raise CheckpointError(f"checkpoint directory {directory} does not exist")
-    for required in (CONFIG_FILE, TOKENIZER_FILE):
-        if not (directory / required).exists():
-            raise CheckpointError(f"missing {required} in {directory}")
     try:
-        config = TransformerConfig.from_dict(_read_json(directory / CONFIG_FILE))
+        config = TransformerConfig.from_dict(read_json_object(directory / CONFIG_FILE))
     except ConfigError as error:
         raise CheckpointError(f"bad {CONFIG_FILE}: {error}") from None
-    try:
-        tokenizer = SubwordTokenizer.load(directory / TOKENIZER_FILE)
-    except ValueError as error:
-        raise CheckpointError(str(error)) from None
+    tokenizer = read_checkpoint_file(directory / TOKENIZER_FILE, _read_tokenizer)
     if tokenizer.vocab_size != config.vocab_size:
         raise CheckpointError(
             f"tokenizer has {tokenizer.vocab_size} tokens but config.json says vocab_size={config.vocab_size}"
         )
     model = PretrainedTransformer.from_pretrained(directory, map_location=device)
-    metrics_path = directory / METRICS_FILE
-    metrics = _read_json(metrics_path) if metrics_path.exists() else {}
-    return Checkpoint(model, tokenizer, config, metrics, directory)
+    metrics, problem = read_optional_file(directory / METRICS_FILE, read_json_object, {})
+    return Checkpoint(model, tokenizer, config, metrics, directory, problems={METRICS_FILE: problem} if problem else {})
 
 
 def load_checkpoint(

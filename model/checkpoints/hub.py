@@ -17,7 +17,6 @@ film and corpus heads (files.COMPANION_FILES) are copied from there by save_pret
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
@@ -36,6 +35,7 @@ from model.checkpoints.files import (
     CheckpointError,
     find_film,
 )
+from model.checkpoints.reading import read_json_object, read_optional_file
 from model.checkpoints.model_card import LIBRARY_NAME, PAPER_URL, PROJECT_URL, TAGS, build_model_card
 from model.checkpoints.weights import load_weights, save_weights
 from model.core.config import ConfigError, TransformerConfig
@@ -71,12 +71,8 @@ def download_checkpoint(repo_id: str, **options) -> Path:
 
 
 def _read_metrics(directory: Path | None) -> dict:
-    path = directory / METRICS_FILE if directory else None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8")) if path and path.is_file() else {}
-    except json.JSONDecodeError:
-        return {}
-    return data if isinstance(data, dict) else {}
+    """metrics.json of the folder, or {} when there is none or it is broken (the card leaves its scores out)."""
+    return read_optional_file(directory / METRICS_FILE, read_json_object, {})[0] if directory else {}
 
 
 class TransformerHubMixin(
@@ -130,17 +126,15 @@ class TransformerHubMixin(
                     local_files_only=local_files_only,
                 )
             )
-        try:
-            return super().from_pretrained(source, **model_kwargs)
-        except json.JSONDecodeError as error:  # load_weights reports the index's own errors
-            raise CheckpointError(f"{CONFIG_FILE} is not valid JSON: {error}") from None
+        read_json_object(Path(source) / CONFIG_FILE)  # a missing or broken config.json is named in plain words
+        return super().from_pretrained(source, **model_kwargs)
 
     @classmethod
     def _from_pretrained(cls, *, model_id: str, config: dict | None = None, map_location: str = "cpu", **hub_options):
         """Build the model from config.json and load its weights (model_id: a local directory here)."""
         directory = Path(model_id)
         if config is None:
-            raise CheckpointError(f"missing {CONFIG_FILE} in {directory}")
+            raise CheckpointError(f"{CONFIG_FILE} is missing")
         try:
             config = TransformerConfig.from_dict(config)
         except ConfigError as error:

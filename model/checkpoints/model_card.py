@@ -20,6 +20,7 @@ from pathlib import Path
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from model.checkpoints.card_template import TEMPLATE
+from model.checkpoints.reading import read_json_object, read_optional_file
 
 CARD_FILE = "README.md"
 LANGUAGE_NAMES = {"de": "German", "en": "English"}
@@ -341,11 +342,8 @@ def build_model_card(
 
 
 def _read(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    except json.JSONDecodeError:
-        return {}
-    return data if isinstance(data, dict) else {}
+    """A JSON object file of the checkpoint, or {} when it is missing or broken (the card leaves its facts out)."""
+    return read_optional_file(path, read_json_object, {})[0]
 
 
 def local_source(directory: Path) -> str:

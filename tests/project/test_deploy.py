@@ -575,7 +575,7 @@ def test_broken_checkpoint_is_refused_before_any_call(tmp_path, tiny_checkpoint,
     (broken / "config.json").unlink()
     hub = FakeHub()
     assert deploy_space.main(["someone/space", "--checkpoint", str(broken)], api=hub) == 2
-    assert "missing config.json" in capsys.readouterr().err and hub.calls == []
+    assert "config.json is missing" in capsys.readouterr().err and hub.calls == []
 
 
 def test_a_file_of_10_mb_is_refused_before_any_call(project, capsys):

@@ -395,7 +395,10 @@ def test_model_tab_config_metrics_and_curves(checkpoint, tiny_checkpoint, tmp_pa
 
     assert public_path(REPOSITORY / "checkpoints" / "de-en-small") == "checkpoints/de-en-small"
     assert "`d_model`" in text and f"| {checkpoint.config.d_model} |" in text
-    assert model_tab.training_view(checkpoint) is None  # the fixture has no training_log.json
+    assert model_tab.training_view(checkpoint) == (  # the fixture has no training_log.json
+        None,
+        "No `training_log.json` beside this checkpoint, so there are no training curves to show.",
+    )
 
     directory = tmp_path / "with-log"
     shutil.copytree(tiny_checkpoint, directory)
@@ -408,8 +411,9 @@ def test_model_tab_config_metrics_and_curves(checkpoint, tiny_checkpoint, tmp_pa
         },
         "validation": {"step": [3], "loss": [6.5], "bleu_de_en": [1.2], "bleu_en_de": [0.9]},
     }
-    (directory / model_tab.TRAINING_LOG_FILE).write_text(json.dumps(log), encoding="utf-8")
-    assert figure_json(model_tab.training_view(session.load_model(str(directory))))["data"]
+    (directory / "training_log.json").write_text(json.dumps(log), encoding="utf-8")
+    figure, note = model_tab.training_view(session.load_model(str(directory)))
+    assert figure_json(figure)["data"] and note == ""
 
 
 def test_importing_the_ui_loads_no_model():

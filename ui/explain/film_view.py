@@ -14,6 +14,7 @@ from pathlib import Path
 import gradio as gr
 
 from model.analysis.heads_forming import FilmSummary, film_summary
+from model.checkpoints.reading import read_optional_file
 from model.decoding.trace import ATTENTION_KINDS
 from model.training import film
 from visualizer.attention import attention_heatmap
@@ -63,19 +64,15 @@ def no_film_message(checkpoint_dir: Path, problem: str = "") -> str:
 
 
 def load(checkpoint_dir: Path) -> tuple[list[dict] | None, str]:
-    """(frames, "") or (None, why there is no film to show)."""
-    path = film.find_film(checkpoint_dir)
+    """(frames, "") or (None, why there is no film to show): none in either place, or the first one found is broken
+    (a folder in its place counts as found; model/checkpoints/reading.py says what is wrong in plain words)."""
+    path = next((path for path in film.film_candidates(checkpoint_dir) if path.exists()), None)
     if path is None:
         return None, no_film_message(checkpoint_dir)
-    try:
-        frames = film.load_film(path)
-    except (OSError, ValueError, KeyError) as error:
-        # the error's text can name the file's full path: the page says what kind of problem it is
-        return None, no_film_message(
-            checkpoint_dir,
-            f"the {film.FILM_FILE} {public_place(path, checkpoint_dir)} cannot be read ({type(error).__name__})",
-        )
+    frames, problem = read_optional_file(path, film.load_film)
     name = f"the {film.FILM_FILE} {public_place(path, checkpoint_dir)}"
+    if problem:  # the file's name and what is wrong with it, never the server's path
+        return None, no_film_message(checkpoint_dir, f"{name} cannot be read: {problem}")
     return (frames, "") if frames else (None, no_film_message(checkpoint_dir, f"{name} has no frames"))
 
 

@@ -16,6 +16,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from model.checkpoints.files import CheckpointError
+from model.checkpoints.reading import read_checkpoint_file
+
 from .importance import KINDS, PruningCurves
 from .qk_map import Projection
 
@@ -114,14 +117,17 @@ def save_corpus(path: str | Path, data: CorpusHeads) -> Path:
 
 
 def load_corpus(path: str | Path) -> CorpusHeads:
-    """Read a corpus file (ValueError for a file this code cannot read)."""
-    try:
-        with np.load(Path(path), allow_pickle=False) as npz:
-            arrays = {name: npz[name] for name in npz.files}
-    except (OSError, ValueError, EOFError) as error:
-        raise ValueError(f"cannot read {path}: {error}") from None
+    """Read a corpus file; a missing, broken or other file raises CheckpointError naming it in plain words
+    (model/checkpoints/reading.py)."""
+    return read_checkpoint_file(path, _read_corpus)
+
+
+def _read_corpus(path: Path) -> CorpusHeads:
+    with np.load(path, allow_pickle=False) as npz:
+        arrays = {name: npz[name] for name in npz.files}
     if int(arrays.get("format_version", -1)) != FORMAT_VERSION:
-        raise ValueError(f"{path} has format version {arrays.get('format_version')}, expected {FORMAT_VERSION}")
+        found = arrays.get("format_version")
+        raise CheckpointError(f"{path.name} has format version {found}, expected {FORMAT_VERSION}")
     grouped: dict[str, dict] = {}
     for name, values in arrays.items():
         parts = name.split(".")
@@ -138,19 +144,16 @@ def load_corpus(path: str | Path) -> CorpusHeads:
         )
         for kind, fields in grouped.get("maps", {}).items()
     }
-    try:
-        return CorpusHeads(
-            weights_hash=str(arrays["weights_hash"]),
-            settings=json.loads(str(arrays["settings"])),
-            stats=grouped["stats"],
-            roles=grouped["roles"],
-            importance=grouped["importance"],
-            importance_normalized=grouped["importance_normalized"],
-            pruning=PruningCurves(**grouped["pruning"]),
-            maps=maps,
-        )
-    except (KeyError, TypeError) as error:
-        raise ValueError(f"{path} lacks {error}") from None
+    return CorpusHeads(  # a missing entry is a KeyError or TypeError: read_checkpoint_file names the file
+        weights_hash=str(arrays["weights_hash"]),
+        settings=json.loads(str(arrays["settings"])),
+        stats=grouped["stats"],
+        roles=grouped["roles"],
+        importance=grouped["importance"],
+        importance_normalized=grouped["importance_normalized"],
+        pruning=PruningCurves(**grouped["pruning"]),
+        maps=maps,
+    )
 
 
 def corpus_path(checkpoint_dir: str | Path) -> Path:
@@ -164,7 +167,7 @@ def corpus_status(path: str | Path, model: torch.nn.Module) -> tuple[CorpusHeads
         return None, "missing"
     try:
         data = load_corpus(path)
-    except ValueError as error:
+    except CheckpointError as error:
         return None, f"unreadable: {error}"
     if data.weights_hash != weights_hash(model):
         return None, "stale"
