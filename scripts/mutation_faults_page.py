@@ -16,6 +16,7 @@ PAGE_TESTS = [
     "tests/ui/test_start_share_tour.py",
     "tests/ui/test_compare_view.py",
     "tests/ui/test_session_order.py",
+    "tests/ui/test_endpoint_properties.py",
 ]
 
 PAGE_FAULTS = [
@@ -74,6 +75,20 @@ PAGE_FAULTS = [
         "        said = self.refusal_of_model(model) or refusal(text, direction)",
         "        said = self.refusal_of_model(model)",
         "the Translate action sends any input to the model",
+    ),
+    Fault(
+        "endpoint-link-unicode-digit-let-through",
+        "ui/share.py",
+        "    if not (text.isascii() and text.isdigit()) or len(text) > LINK_NUMBER_DIGITS or int(text) < 1:",
+        "    if not text.isdigit() or len(text) > LINK_NUMBER_DIGITS or int(text) < 1:",
+        "a share link's ?head=² passes as a number: the page's load event fails and the sentence box stays empty",
+    ),
+    Fault(
+        "endpoint-model-type-unchecked",
+        "serving/translation.py",
+        '        if model is not None and not isinstance(model, str):\n            return f"The model must',
+        '        if False:\n            return f"The model must',
+        "/translate with the model sent as an array or an object: a TypeError traceback, the client gets error null",
     ),
     Fault(
         "translator-notices-dropped",

@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import re
 from collections.abc import Mapping
 
 import gradio as gr
@@ -38,7 +39,23 @@ from .zerogpu import Dispatch, gpu_checkpoint, gpu_dispatcher
 
 LOG = logging.getLogger(__name__)
 BAD_INPUT_TITLE = "Input not accepted"
+NO_MODEL_TITLE = "No model loaded"  # the server has no model to run (why: the message)
 FAILED_TITLE = "The model computation failed"
+SHOWN_VALUE_CHARS = 40  # a refused value is echoed this long at most (a 100,000-character value is not sent back)
+# an absolute path on the server (POSIX or Windows), up to the next space, quote or bracket
+SERVER_PATH = re.compile(r"(?<![\w.:/])(?:/|[A-Za-z]:\\)[^\s'\"()\[\]<>,;]*")
+
+
+def without_paths(text: str) -> str:
+    """`text` with every absolute server path replaced by its last part (a visitor sees which file, not where it is
+    on the server)."""
+    return SERVER_PATH.sub(lambda match: re.split(r"[/\\]", match.group().rstrip("/\\"))[-1] or "/", text)
+
+
+def shown_value(value: object) -> str:
+    """A value as a refusal echoes it: its repr, cut to SHOWN_VALUE_CHARS characters."""
+    text = repr(value)
+    return text if len(text) <= SHOWN_VALUE_CHARS else f"{text[: SHOWN_VALUE_CHARS - 1]}…"
 
 
 class Runner:
@@ -128,11 +145,11 @@ class Runner:
         except gr.Error:
             raise
         except ValueError as error:
-            raise gr.Error(str(error), title=BAD_INPUT_TITLE, print_exception=False) from None
+            raise gr.Error(without_paths(str(error)), title=BAD_INPUT_TITLE, print_exception=False) from None
         except Exception as error:
             LOG.exception("model job %s failed", job.name)
             raise gr.Error(
-                f"{job.name.replace('_', ' ')} stopped with {type(error).__name__}: {error}. "
+                f"{job.name.replace('_', ' ')} stopped with {type(error).__name__}: {without_paths(str(error))}. "
                 "Try again; if it happens again, try a shorter sentence.",
                 title=FAILED_TITLE,
             ) from error

@@ -2,12 +2,14 @@
 
 Every way a sentence reaches a model goes through `Translator.translate`: the page's Translate button, an example,
 the direction switch, a share link, Compare's second sentence and the blog post's pair, `/translate` and
-`/translation_trace`. It checks the input once (`refusal`), answers the built-in examples from memory
+`/translation_trace`. It checks the input once (`refusal` and `Translator.refusal_of_model`: any JSON value an API
+client sends, a refused value echoed short and no server path in the words), answers the built-in examples from memory
 (serving/example_cache.py), runs greedy decoding otherwise (Figure 1 of "Attention Is All You Need", through the
 model's runner) and says what shaped the result (`notices`): the same words on the page and in the API's answer.
 
 A refused input is an answer, not an exception: `Translated.refused` holds the one message and no trace, so the
-page keeps what it showed and says why; the API raises that message as its error.
+page keeps what it showed and says why; the API raises that message as its error, titled "Input not accepted", or
+"No model loaded" where the server lacks the model asked for.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from model.text.language import GuardRail, guard_rails
 from model.text.special_tokens import END_TOKENS
 
 from .example_cache import ExampleCache
-from .runner import BAD_INPUT_TITLE, Runner
+from .runner import BAD_INPUT_TITLE, NO_MODEL_TITLE, Runner, shown_value, without_paths
 
 DIRECTIONS = {"de-en": "German → English", "en-de": "English → German"}  # code -> label, the page's order
 
@@ -45,9 +47,17 @@ def parse_direction(value: object) -> str | None:
 
 
 def unknown_direction(value: object) -> str:
-    """The one message for a direction that is neither code nor label."""
+    """The one message for a direction that is neither code nor label (the value echoed short: `shown_value`)."""
     choices = ", ".join(f"{code!r} / {label!r}" for code, label in DIRECTIONS.items())
-    return f"Unknown direction {value!r}: use one of {choices}."
+    if value is not None and not isinstance(value, str):  # API clients can send any JSON value
+        return f"The direction must be a string, not {json_type(value)}: use one of {choices}."
+    return f"Unknown direction {shown_value(value)}: use one of {choices}."
+
+
+def json_type(value: object) -> str:
+    """What a client sent, in JSON's words (a list is an array, a dict an object)."""
+    names = {bool: "a boolean", int: "a number", float: "a number", list: "an array", dict: "an object"}
+    return names.get(type(value), f"a {type(value).__name__}")
 
 
 def input_limits() -> str:
@@ -63,7 +73,7 @@ def refusal(text: object, direction: object) -> str:
     if parse_direction(direction) is None:
         return unknown_direction(direction)
     if text is not None and not isinstance(text, str):  # API clients can send any JSON value
-        return f"The text must be a string, not {type(text).__name__}."
+        return f"The text must be a string, not {json_type(text)}."
     if not text or not text.strip():
         return "The text box is empty: type a sentence to translate."
     if len(text) > limits.MAX_INPUT_CHARS:
@@ -120,6 +130,7 @@ class Translated:
     trace: TranslationTrace | None = None
     notices: tuple[str, ...] = ()
     refused: str = ""
+    title: str = BAD_INPUT_TITLE  # the refusal's title: bad input, or NO_MODEL_TITLE (the server has none to run)
 
     @property
     def step(self) -> int:
@@ -133,7 +144,7 @@ class Translated:
     def checked(self) -> "Translated":
         """This result, or its refusal raised as the one message a refused input gets (gr.Error)."""
         if self.refused:
-            raise gr.Error(self.refused, title=BAD_INPUT_TITLE, print_exception=False)
+            raise gr.Error(self.refused, title=self.title, print_exception=False)
         return self
 
     def answer(self) -> dict:
@@ -163,23 +174,34 @@ class Translator:
         """The runner of `model` (None: the default's); None when that model is not loaded."""
         return self.runners.get(model or self.default)
 
-    def refusal_of_model(self, model: str | None) -> str:
-        """Why `model` cannot translate here ('' when it can)."""
+    def refusal_of_model(self, model: object) -> str:
+        """Why `model` (any value an API client sends; None: the default) cannot translate here ('' when it can)."""
+        choices = ", ".join(map(repr, MODELS))
+        if model is not None and not isinstance(model, str):
+            return f"The model must be a string, not {json_type(model)}: use one of {choices}."
         key = model or self.default
         if key not in MODELS:
-            return f"Unknown model {key!r}: use one of {', '.join(map(repr, MODELS))}."
+            return f"Unknown model {shown_value(key)}: use one of {choices}."
         if key in self.runners:
             return ""
         if not self.runners:
-            return f"No model is loaded: {self.load_error}"
+            return f"No model is loaded: {without_paths(self.load_error)}"
         return f"{MODELS[key].label} is not loaded on this server."
 
-    def translate(self, text: object, direction: object, model: str | None = None) -> Translated:
-        """Check the input once, then translate it (a built-in example from memory) -> the trace and its notices,
-        or the one message that says why not. A model that fails raises its gr.Error (serving/runner.py)."""
+    def is_missing(self, model: object) -> bool:
+        """Whether `model` names one of the app's models that this server has not loaded (not bad input)."""
+        if model is not None and not isinstance(model, str):
+            return False
+        key = model or self.default
+        return key in MODELS and key not in self.runners
+
+    def translate(self, text: object, direction: object, model: object = None) -> Translated:
+        """Check the input once (any JSON value an API client sends for any of the three), then translate it (a
+        built-in example from memory) -> the trace and its notices, or the one message that says why not. A model
+        that fails raises its gr.Error (serving/runner.py)."""
         said = self.refusal_of_model(model) or refusal(text, direction)
-        if said:
-            return Translated(refused=said)
+        if said:  # a model this server lacks is said first, under its own title
+            return Translated(refused=said, title=NO_MODEL_TITLE if self.is_missing(model) else BAD_INPUT_TITLE)
         try:
             trace = self.cache.translate(self.runner_of(model), str(text), parse_direction(direction))
         except gr.Error as error:

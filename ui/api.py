@@ -8,6 +8,13 @@ work it asks for.
   rebuilds it): every token, attention weight and next-token candidate, only for a client that wants them;
 - `/positional_encoding` () -> the sinusoidal table of section 3.5 as a JSON object.
 
+Every parameter takes any JSON value and every parameter has a default in the signature, so every way of calling
+answers in words: a wrong type, a huge or unknown value gets the Translate action's one message (gr.Error titled
+"Input not accepted", or "No model loaded"), never a traceback; a parameter left out takes its default, which
+gradio_client, `/gradio_api/call/v2/` and the MCP server fill in from the API's description, and `with_defaults`
+for a positional call (`/gradio_api/call/`, the queue) that sends fewer values (Gradio itself would refuse it
+with an error that says nothing, {"error": null}). An empty text is refused like an empty text box.
+
 Each tool returns one value (Gradio's MCP server sends a tool's several outputs as one text when the client asks no
 progress). Each function's docstring is its API and MCP description (Gradio reads `Args:`); `direction` is typed as the two
 codes, so the schema an agent sees lists exactly the values the description offers (no `from __future__ import
@@ -18,6 +25,7 @@ runs' queue group (ui/runner.py) except the table, which is computed once.
 from typing import Literal
 
 import gradio as gr
+from gradio.components.api_component import Api  # the component gr.api makes for each parameter
 
 from model.checkpoints.catalogue import MODELS
 from serving import LEAN_FORMAT, lean_trace_json
@@ -51,13 +59,13 @@ def add_endpoints(translator: Translator) -> None:
     def translated(text, direction, model):
         return translator.translate(text, direction, model).checked()  # a refused input: its one message
 
-    def translate(text: str, direction: Direction = "de-en", model: Model = default) -> dict:
+    def translate(text: str = "", direction: Direction = "de-en", model: Model = default) -> dict:
         """Translate German ↔ English with the Transformer of "Attention Is All You Need" (greedy decoding), with
         the notices the page shows beside it: the input looks like the other language, it was cut to its first
         subword tokens, decoding reached its length budget, bytes or markup the model was not trained on."""
         return translator.translate(text, direction, model).answer()
 
-    def translation_trace(text: str, direction: Direction = "de-en", model: Model = default) -> str:
+    def translation_trace(text: str = "", direction: Direction = "de-en", model: Model = default) -> str:
         """The full trace of one greedy translation as JSON: source and output tokens, every attention weight of
         every layer and head (encoder, decoder self- and cross-attention) and the top next-token candidates at each
         step. Weights are fixed-point integers in units of "float_scale"; the fields listed in "fixed" are so."""
@@ -80,3 +88,15 @@ def add_endpoints(translator: Translator) -> None:
 
 
 TOOLS = ("translate", "translation_trace", "positional_encoding")  # what add_endpoints registers, in order
+
+
+def with_defaults(block_fn, inputs: list) -> list:
+    """The values of a call to one of the API's functions (a `gr.api` endpoint: every input a gr.Api holding its
+    parameter's default), the parameters it left out filled with their defaults, as gradio_client fills them;
+    any other listener's `inputs` as they came."""
+    expected = block_fn.inputs
+    if not isinstance(inputs, list) or len(inputs) >= len(expected):
+        return inputs
+    if block_fn.api_name not in TOOLS or not all(isinstance(block, Api) for block in expected):
+        return inputs
+    return [*inputs, *(block.value for block in expected[len(inputs) :])]

@@ -7,7 +7,8 @@ postprocess). A panel's Run pressed while the Explain tab is still opening (the 
 first) would then read the open tab from before the opening and draw nothing, and an answer computed from an older
 trace could land after a newer one. `SessionOrderedBlocks` holds a lock per session around that whole read, run
 and write for every listener that reads or writes a gr.State: a page's state changes one event at a time. Other
-sessions, and listeners without state (the API's endpoints), run side by side as Gradio runs them.
+sessions, and listeners without state (the API's endpoints), run side by side as Gradio runs them. A call to the API
+that leaves out parameters gets their defaults first (ui/api.py `with_defaults`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import asyncio
 import contextlib
 
 import gradio as gr
+
+from .api import with_defaults
 
 
 def keeps_state(block_fn) -> bool:
@@ -55,6 +58,10 @@ class SessionOrderedBlocks(gr.Blocks):
 
     async def process_api(self, block_fn, *args, session_hash: str | None = None, **kwargs) -> dict:
         fn = self.fns[block_fn] if isinstance(block_fn, int) else block_fn
+        if "inputs" in kwargs:
+            kwargs["inputs"] = with_defaults(fn, kwargs["inputs"])
+        elif args:
+            args = (with_defaults(fn, args[0]), *args[1:])
         if session_hash is None or not keeps_state(fn):
             return await super().process_api(block_fn, *args, session_hash=session_hash, **kwargs)
         async with self.session_turns.turn(session_hash):

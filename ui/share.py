@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
 import gradio as gr
@@ -24,6 +24,7 @@ from model import Checkpoint, TranslationTrace
 from model.analysis.readouts import trace_head_diagnostics
 from model.decoding.trace import ATTENTION_KINDS
 
+from serving.runner import shown_value
 from serving.translation import Translated, Translator, parse_direction
 
 from . import attention, compare, model_tab, next_token, positions
@@ -37,6 +38,7 @@ from .session import Header, answer, write_trace_json
 from .text import ABOUT_ATTENTION, BLOG_PAIR, EXAMPLES
 
 HEADS = ("all", "mean")  # besides "1".."h"
+LINK_NUMBER_DIGITS = 4  # a link's step, layer or head: 1 .. 9999 (more than any model has; larger ones are clamped)
 # the top-level tabs a link may open, by the id each tab module declares, in the page's order
 TABS = (next_token.TAB_ID, attention.TAB_ID, compare.TAB_ID, *positions.TAB_IDS, model_tab.TAB_ID, EXPLAIN_TAB)
 
@@ -55,6 +57,8 @@ class View:
     head: str = "1"
     second: str | None = None  # the Compare tab's second sentence
     token: str | None = None  # the source token compared
+    # what the link held that the page could not use, each "name=value" (the page says so): not part of the view
+    repaired: tuple[str, ...] = field(default=(), compare=False)
 
 
 # the Compare tab's built-in example: the blog post's pair as lines, "it" picked; it opens on the head that differs
@@ -75,32 +79,57 @@ def first_view(trace: TranslationTrace) -> View:
     return View(trace.source_text, trace.direction, max(trace.num_steps - 1, 1), "attention", "cross", layer, str(head))
 
 
-def _number(value, default: int) -> int:
-    try:
-        return max(1, int(str(value)))
-    except ValueError:
-        return default
+def link_number(value: object) -> int | None:
+    """A link's step, layer or head: ASCII digits only, 1 .. 9999 (LINK_NUMBER_DIGITS); None for anything else
+    ("²", "①" and "٣" are digits to str.isdigit, not numbers a link writes)."""
+    text = str(value)
+    if not (text.isascii() and text.isdigit()) or len(text) > LINK_NUMBER_DIGITS or int(text) < 1:
+        return None
+    return int(text)
 
 
 def parse_query(params: Mapping[str, str]) -> View | None:
-    """Query parameters -> a View (None without any); bad values fall back to the defaults."""
+    """Query parameters -> a View (None without any); a bad value falls back to its default and is named in
+    `repaired` (the page says so)."""
     keys = {"text", "dir", "step", "tab", "kind", "layer", "head", "second", "token"}
     if not keys & set(params):
         return None
-    default = View()
-    direction = parse_direction(params.get("dir", default.direction)) or default.direction
-    head = str(params.get("head", default.head))
-    return View(
+    default, repaired = View(), []
+
+    def read(name: str, fallback, parse: Callable):
+        """The parameter `name` parsed (None: not usable), else `fallback`, a bad value noted."""
+        if name not in params:
+            return fallback
+        value = parse(params[name])
+        if value is None:
+            repaired.append(f"{name}={params[name]}")
+            return fallback
+        return value
+
+    def head(value: str) -> str | None:
+        return value if value in HEADS else (str(link_number(value)) if link_number(value) else None)
+
+    view = View(
         text=params["text"] if "text" in params else None,  # an empty text: a page with no sentence yet
-        direction=direction,
-        step=_number(params.get("step"), default.step),
-        tab=params.get("tab") if params.get("tab") in TABS else default.tab,
-        kind=params.get("kind") if params.get("kind") in ATTENTION_KINDS else default.kind,
-        layer=_number(params.get("layer"), default.layer),
-        head=head if head in HEADS or head.isdigit() else default.head,
+        direction=read("dir", default.direction, parse_direction),
+        step=read("step", default.step, link_number),
+        tab=read("tab", default.tab, lambda value: value if value in TABS else None),
+        kind=read("kind", default.kind, lambda value: value if value in ATTENTION_KINDS else None),
+        layer=read("layer", default.layer, link_number),
+        head=read("head", default.head, head),
         second=params.get("second") or None,
         token=params.get("token") or None,
     )
+    return dataclasses.replace(view, repaired=tuple(repaired))
+
+
+def repair_notice(view: View) -> str:
+    """What the page says about a link's values it could not use ('' when it used them all)."""
+    if not view.repaired:
+        return ""
+    names = ", ".join(markdown_text(shown_value(value)) for value in view.repaired)
+    verb = "is not a value" if len(view.repaired) == 1 else "are not values"
+    return f"⚠️ This link's {names} {verb} the page can show; it opens with the default instead."
 
 
 def query_string(view: View) -> str:
@@ -221,6 +250,15 @@ def open_view(translator: Translator, example: StartExample, targets: Targets, v
     return targets.show(checkpoint, translated, view, second)
 
 
+def said_with_repairs(targets: Targets, view: View, shown: dict) -> dict:
+    """The page at a link's view (`shown`), its notice opening with what the link held that the page could not use."""
+    said = repair_notice(view)
+    if not said:
+        return shown
+    notice = shown.get(targets.header.notice) or ""
+    return {**shown, targets.header.notice: f"{said}\n\n{notice}" if notice else said}
+
+
 def blank(targets: Targets, view: View) -> dict:
     """A page with no sentence yet, on the view's tab (a link with an empty text: a class types its own)."""
     return {
@@ -313,7 +351,7 @@ def wire(
                     url: link(translated.trace, start.step, start.tab, page_url=page_url(request), **fields),
                 }
             return targets.show(runner.checkpoint, translated, start)
-        return open_view(translator, example, targets, view)
+        return said_with_repairs(targets, view, open_view(translator, example, targets, view))
 
     on_load.loaders = page.loaders  # what else its answer says, each (fn, outputs)
     # text typed while the example was on its way is put back (the page script kept it)

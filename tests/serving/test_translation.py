@@ -17,6 +17,7 @@ from page_driver import PageDriver
 from model.decoding.trace import JSON_DECIMALS
 from model.text import language, limits
 from serving import Runner, trace_from_lean
+from serving.runner import BAD_INPUT_TITLE, NO_MODEL_TITLE
 from serving.translation import Translator, notices, parse_direction, refusal, switch_direction
 from ui import build_demo, runner, session
 
@@ -161,10 +162,16 @@ def test_an_example_is_answered_from_memory(checkpoint, monkeypatch):
     assert translator.translate(GERMAN, "de-en").trace is first
 
 
-def test_without_a_model_the_answer_says_why(checkpoint):
-    translator = Translator({}, checkpoint.kind, load_error="no checkpoint at /nowhere")
+def test_without_a_model_the_answer_says_why_under_its_own_title(checkpoint):
+    """The answer names what is missing (the folder's name, not where it is on the server), titled as no model,
+    not as bad input."""
+    translator = Translator({}, checkpoint.kind, load_error="no checkpoint at /srv/app/nowhere")
     result = translator.translate(GERMAN, "de-en")
-    assert result.trace is None and "No model is loaded" in result.refused and "/nowhere" in result.refused
+    assert result.trace is None and result.refused == "No model is loaded: no checkpoint at nowhere"
+    with pytest.raises(gr.Error) as raised:
+        result.checked()
+    assert raised.value.title == NO_MODEL_TITLE != BAD_INPUT_TITLE
+    assert translator.translate("", "de-en").title == NO_MODEL_TITLE  # the missing model is said first
 
 
 # --------------------------------------------------------------------------- the same words on the page

@@ -104,7 +104,8 @@ def test_every_example_a_tool_description_offers_validates_against_its_schema(se
                 assert set(prop["enum"]) <= set(quoted(prop["description"])), (tool.name, name)
     assert offered >= 4  # two directions for each of the two translation tools
     translate_schema = next(tool for tool in tools if tool.name == "translate").inputSchema
-    assert translate_schema["required"] == ["text"] and translate_schema["properties"]["direction"]["enum"] == [
+    # every parameter has a default (ui/api.py): a call without text is answered in words, not refused by the schema
+    assert "required" not in translate_schema and translate_schema["properties"]["direction"]["enum"] == [
         "de-en",
         "en-de",
     ]
