@@ -49,7 +49,7 @@ NOT_STARTED = (
 
 def timed_out(timeout_s: float) -> str:
     """The menu's line for a load given up at its deadline."""
-    took = f"{timeout_s / 60:.0f} minutes" if timeout_s >= 120 else f"{timeout_s:.0f} seconds"
+    took = f"{timeout_s / 60:.0f} minutes" if timeout_s >= 120 else f"{timeout_s:g} seconds"
     return (
         f"OPUS-MT was not loaded: its download had not ended after {took}, so this server stopped waiting for it; "
         "picking it again in the menu tries once more."
