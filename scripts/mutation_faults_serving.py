@@ -156,7 +156,7 @@ SERVING_FAULTS = [
         "later-launch-wait-endless",
         "ui/later_model.py",
         "            raise LoadStopped(NOT_STARTED)\n",
-        "            continue\n",
+        "            pass\n",
         "a page built before the server started waits for it for ever",
     ),
 ]
