@@ -33,7 +33,7 @@ import gradio as gr
 from model.checkpoints.catalogue import MODELS, OPUS_MT_ENV
 from model.checkpoints.paths import DEFAULT_CHECKPOINT
 from serving.device import DEVICE_ENV, DEVICES
-from ui import build_demo, server
+from ui import build_demo, own_files, server
 from ui.models import MODEL_ENV
 
 CHECKPOINT_ENV = "ATTENTION_EXPLORER_CHECKPOINT"
@@ -109,6 +109,9 @@ def main(argv: list[str] | None = None) -> gr.Blocks:
     return app
 
 
+# Gradio's files go into this run's own folder ($GRADIO_TEMP_DIR, which Gradio reads as each component is made):
+# claimed before the page is built, once per process (ui/own_files.py).
+own_files.claim_temp_folder()
 # Run as a program (`python3 app.py [options]`, Spaces, `gradio app.py [-- options]`), the command line applies;
 # imported (tests), the environment alone.
 ARGS = parse_args(sys.argv[1:] if __name__ == "__main__" else [])

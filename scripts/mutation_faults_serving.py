@@ -1,5 +1,6 @@
 """Planted faults in serving and deployment (scripts/mutation_check.py --suite serving): ZeroGPU durations, the
-examples' cache, the front-end files compressed once, the API, the model repo a Space points at, the model card's data sets. Same form as
+examples' cache, the front-end files compressed once, the request limits and the app's own files, the deadlines of a
+model loaded after start-up, the API, the model repo a Space points at, the model card's data sets. Same form as
 scripts/mutation_faults.py's `Fault`."""
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ SERVING_TESTS = [
     "tests/project/test_deploy.py",
     "tests/project/test_snippets.py",
     "tests/ui/test_compressed_assets.py",
+    "tests/ui/test_server_limits.py",
+    "tests/ui/test_own_files.py",
+    "tests/ui/test_later_model_deadlines.py",
 ]
 
 SERVING_FAULTS = [
@@ -102,8 +106,57 @@ SERVING_FAULTS = [
     Fault(
         "assets-not-installed",
         "ui/server.py",
-        '        app_kwargs={"middleware": [Middleware(CompressedAssets)]},\n',
+        "                Middleware(CompressedAssets),\n",
         "",
         "the served app compresses Plotly's bundle again for every visitor",
+    ),
+    Fault(
+        "limits-stated-body-unchecked",
+        "ui/request_limits.py",
+        "elif int(length) > self.max_body:",
+        "elif int(length) > 1000 * self.max_body:",
+        "a body over the limit that states its length is read and queued",
+    ),
+    Fault(
+        "limits-chunked-body-unchecked",
+        "ui/request_limits.py",
+        "if size > self.max_body:",
+        "if size > 1000 * self.max_body:",
+        "a chunked body over the limit is read and queued",
+    ),
+    Fault(
+        "limits-uploads-open",
+        "ui/request_limits.py",
+        'if UPLOAD_PATHS.search(scope.get("path", "")):',
+        "if False:",
+        "Gradio's upload route stores an anonymous client's file and answers with its server path",
+    ),
+    Fault(
+        "own-files-any-served",
+        "ui/own_files.py",
+        "if wanted is not None and not made(self.blocks, wanted):",
+        "if wanted is not None and not os.path.exists(wanted):",
+        "a file another process wrote into the app's folder is served",
+    ),
+    Fault(
+        "own-files-ended-runs-kept",
+        "ui/own_files.py",
+        "        shutil.rmtree(entry, ignore_errors=True)\n",
+        "",
+        "the folders of earlier runs are never removed",
+    ),
+    Fault(
+        "later-load-no-deadline",
+        "ui/later_model.py",
+        "worker.join(self.timeout_s)",
+        "worker.join()",
+        "a load that never ends is waited for for ever: the menu says it downloads",
+    ),
+    Fault(
+        "later-launch-wait-endless",
+        "ui/later_model.py",
+        "            raise LoadStopped(NOT_STARTED)\n",
+        "            pass\n",
+        "a page built before the server started waits for it for ever",
     ),
 ]

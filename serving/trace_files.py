@@ -6,6 +6,10 @@ none, 108 ms at 5k files, 683 ms at 25k. Here files go into one folder per time 
 only when the bucket has changed since the previous call, starts a background sweep that deletes
 whole buckets older than max_age_s. So a call's filesystem work is the same at 10 files or 25k,
 and a file lives between max_age_s and max_age_s + bucket_s.
+
+The folder is `traces` in the app's own temporary folder where the app named one in $GRADIO_TEMP_DIR
+(ui/own_files.py: removed with the run's folder once the run ends; Gradio serves a file already in its folder
+without copying it), else <tmp>/attention-explorer-traces.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ from pathlib import Path
 
 from model import TranslationTrace
 
-DEFAULT_FOLDER = Path(tempfile.gettempdir()) / "attention-explorer-traces"
+SHARED_FOLDER = Path(tempfile.gettempdir()) / "attention-explorer-traces"  # where no app folder is named
+TEMP_ENV = "GRADIO_TEMP_DIR"  # the app's own temporary folder, when ui/own_files.py claimed one
 MAX_AGE_S = 3600.0  # as app.py's TRACE_FILES_MAX_AGE_S
 BUCKET_S = 60.0
 
@@ -29,7 +34,7 @@ class TraceFiles:
     """Writes trace files into time buckets and deletes expired buckets in the background.
 
     Args:
-        folder: where the buckets live (default: <tmp>/attention-explorer-traces).
+        folder: where the buckets live (default: default_folder(), looked up at the first write).
         max_age_s: a file is kept at least this long (the download link and the API's file URL must work).
         bucket_s: width of one bucket; expired files are removed at most one bucket late.
         clock: seconds since the epoch (injectable for tests).
@@ -44,12 +49,18 @@ class TraceFiles:
     ) -> None:
         if bucket_s <= 0 or max_age_s < 0:
             raise ValueError(f"bucket_s must be positive and max_age_s not negative, got {bucket_s}, {max_age_s}")
-        self.folder = Path(folder) if folder is not None else DEFAULT_FOLDER
+        self.given_folder = Path(folder) if folder is not None else None
         self.max_age_s, self.bucket_s, self.clock = max_age_s, bucket_s, clock
         self._lock = threading.Lock()
         self._bucket: int | None = None
         self._bucket_dir: Path | None = None
         self.sweeper: threading.Thread | None = None  # the latest background sweep (tests join it)
+
+    @property
+    def folder(self) -> Path:
+        """Where the buckets live: the folder given, else default_folder() (the app claims its own folder after
+        this module's writer is made, before the first write)."""
+        return self.given_folder or default_folder()
 
     def write(self, trace: TranslationTrace) -> str:
         """Write trace.to_json() to a fresh trace-<direction>.json -> its path (app.write_trace_json's contract)."""
@@ -108,6 +119,12 @@ class TraceFiles:
                 shutil.rmtree(entry.path, ignore_errors=True)
                 removed.append(entry.name)
         return removed
+
+
+def default_folder() -> Path:
+    """`traces` in the app's own temporary folder ($GRADIO_TEMP_DIR), else <tmp>/attention-explorer-traces."""
+    own = os.environ.get(TEMP_ENV)
+    return Path(own) / "traces" if own else SHARED_FOLDER
 
 
 _default: TraceFiles | None = None

@@ -1,6 +1,10 @@
 """A model loaded after start-up (OPUS-MT, ui/models.py): its download in a background thread with the progress every
 page's model menu shows, and its page, built into the running app when the load ends (docs/opus-mt.md, "A page
 built when the model arrives", says what Gradio allows and why this way).
+
+Every wait has a deadline: a load that has not ended after LOAD_TIMEOUT_S is given up (the menu's line says so, the
+log says it once; its download stops at its next chunk and a page it would still build is not built), and a page
+built before the server has started waits for it at most LAUNCH_WAIT_S.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ LOG = logging.getLogger(__name__)
 FIRST_PAGE = "./"  # the page the app opens on; the other model's page is at its key ("opus-mt" or "own")
 STAY = "?model=own"  # added to the own page's address when leaving OPUS-MT: no automatic return to OPUS-MT
 HUB_BAR = "huggingface_hub.snapshot_download"  # the byte counter of a snapshot download (not the per-file bars)
+LOAD_TIMEOUT_S = 30 * 60.0  # both directions (about 600 MB) take a minute or two on a Space's connection
+LAUNCH_WAIT_S = 300.0  # Gradio builds its server app in seconds
 
 # What the menu says, in plain words (no exception text, no library names)
 UNREACHABLE = (
@@ -35,6 +41,19 @@ UNREACHABLE = (
 )
 UNREADABLE = "OPUS-MT's files could not be read by this app, so it is not offered here (the server's log says why)."
 OWN_SHOWN = "This page shows this project's model because OPUS-MT, asked for at start-up, is not here: "
+NOT_STARTED = (
+    "OPUS-MT's page could not be opened because this server had not finished starting; picking it again in the menu "
+    "tries once more."
+)
+
+
+def timed_out(timeout_s: float) -> str:
+    """The menu's line for a load given up at its deadline."""
+    took = f"{timeout_s / 60:.0f} minutes" if timeout_s >= 120 else f"{timeout_s:g} seconds"
+    return (
+        f"OPUS-MT was not loaded: its download had not ended after {took}, so this server stopped waiting for it; "
+        "picking it again in the menu tries once more."
+    )
 
 
 @dataclass
@@ -67,8 +86,9 @@ class Progress:
 class LaterModel:
     """OPUS-MT loaded once per server in a background thread, its page built into the app when the load ends.
 
-    open_page(loaded) builds the page and its runner (ui/app.py) and runs in that thread; load(tqdm_class=...) loads
-    the model (ui/models.py open_opus_mt). A failed load may be started again (a visitor picks it again)."""
+    open_page(loaded) builds the page and its runner (ui/app.py) and runs in the load's thread; load(tqdm_class=...)
+    loads the model (ui/models.py open_opus_mt). The load runs in a thread of its own, watched by the `thread` that
+    started it, which gives it up after timeout_s. A failed load may be started again (a visitor picks it again)."""
 
     def __init__(
         self,
@@ -76,10 +96,12 @@ class LaterModel:
         load: Callable[..., LoadedModel],
         preferred: bool = False,
         problem_at_start: str = "",
+        timeout_s: float = LOAD_TIMEOUT_S,
     ):
-        self.open_page, self.load, self.preferred = open_page, load, preferred
+        self.open_page, self.load, self.preferred, self.timeout_s = open_page, load, preferred, timeout_s
         self.lock = threading.Lock()
         self.state, self.problem, self.thread = "idle", problem_at_start, None
+        self.attempt, self.deadline = 0, 0.0  # the load under way (a later one supersedes it) and when it ends
         self.direction, self.done, self.total = "", 0, 0  # the download under way: its direction and bytes
         self.asked_at_start = bool(problem_at_start)  # --model opus-mt that could not be honoured
 
@@ -94,26 +116,51 @@ class LaterModel:
             if self.state in ("loading", "ready"):
                 return
             self.state, self.problem, self.direction, self.done, self.total = "loading", "", "", 0, 0
-            self.thread = threading.Thread(target=self.run, name="load-opus-mt", daemon=True)
+            self.attempt += 1
+            self.deadline = time.monotonic() + self.timeout_s
+            self.thread = threading.Thread(target=self.watch, args=(self.attempt,), name="load-opus-mt", daemon=True)
             self.thread.start()
 
-    def run(self) -> None:
+    def watch(self, attempt: int) -> None:
+        """Run the load in a thread of its own and give it up once it has run timeout_s."""
+        worker = threading.Thread(target=self.run, args=(attempt,), name="load-opus-mt-work", daemon=True)
+        worker.start()
+        worker.join(self.timeout_s)
+        if worker.is_alive():
+            self.finish("failed", timed_out(self.timeout_s), attempt)
+
+    def run(self, attempt: int) -> None:
         try:
             loaded = self.load(**{"tqdm_class": self.progress_bar()})
             if not loaded.by_direction:
                 raise _Failed(loaded.problem or UNREADABLE)
+            self.given_up(attempt)
             self.open_page(loaded)
-        except _Failed as failure:
-            self.finish("failed", str(failure))
+        except (_Failed, LoadStopped) as failure:
+            self.finish("failed", str(failure), attempt)
         except Exception as error:  # noqa: BLE001 - the page says one plain sentence; the log has the rest
             LOG.exception("OPUS-MT's page could not be built")
-            self.finish("failed", why_not(error))
+            self.finish("failed", why_not(error), attempt)
         else:
-            self.finish("ready", "")
+            self.finish("ready", "", attempt)
 
-    def finish(self, state: str, problem: str) -> None:
+    def given_up(self, attempt: int) -> None:
+        """Raise LoadStopped where this attempt has passed its deadline or a later one has begun."""
         with self.lock:
+            if attempt != self.attempt or self.state != "loading" or time.monotonic() > self.deadline:
+                raise LoadStopped(timed_out(self.timeout_s))
+
+    def finish(self, state: str, problem: str, attempt: int) -> None:
+        """End `attempt` unless it has ended or a later one runs. Past its deadline it failed for that reason, whatever
+        ended it (a download stopped at its deadline fails as a download); that, or a LoadStopped, is logged once."""
+        with self.lock:
+            if attempt != self.attempt or self.state != "loading":
+                return
+            if state == "failed" and time.monotonic() > self.deadline:
+                problem = timed_out(self.timeout_s)
             self.state, self.problem = state, problem
+            if problem in (timed_out(self.timeout_s), NOT_STARTED):
+                LOG.warning("OPUS-MT's load stopped: %s", problem)
 
     def wait(self, timeout: float | None = None) -> str:
         """Block until the load ends (tests) -> the state."""
@@ -124,8 +171,9 @@ class LaterModel:
 
     def progress_bar(self) -> type:
         """A progress-bar class for huggingface_hub's downloads that counts the snapshot's bytes here (it counts even
-        where the library's bars are switched off: a disabled bar keeps no count of its own)."""
-        later = self
+        where the library's bars are switched off: a disabled bar keeps no count of its own) and stops the download
+        (LoadStopped) once the load under way is given up."""
+        later, attempt = self, self.attempt
         seen: set[str] = set()
 
         class Bar(hub_tqdm):
@@ -148,6 +196,7 @@ class LaterModel:
                 return super().refresh(*args, **kwargs)
 
             def update(self, n=1):
+                later.given_up(attempt)
                 self.bytes += int(n or 0)
                 self.report()
                 return super().update(n)
@@ -172,7 +221,11 @@ class LaterModel:
 
 
 class _Failed(Exception):
-    """A load that ended without a model: its sentence."""
+    """A load that ended without a model: its sentence (the log has the reason already)."""
+
+
+class LoadStopped(Exception):
+    """A load stopped at a deadline: its sentence, for the menu and, once, the log."""
 
 
 @contextlib.contextmanager
@@ -203,11 +256,15 @@ def placeholder_page(demo: gr.Blocks, path: str) -> None:
         )
 
 
-def mount_page(demo: gr.Blocks, path: str, build: Callable[[], None]) -> None:
+def mount_page(demo: gr.Blocks, path: str, build: Callable[[], None], wait_s: float = LAUNCH_WAIT_S) -> None:
     """Build a page (`build`, called inside `demo`) at `path` of the app, running or not, in place of its
     placeholder: Gradio serves a page from `demo.config`, read at each request, which leaving `with demo:` computes
-    again (as building a `demo.route` does), so the page is served at once."""
+    again (as building a `demo.route` does), so the page is served at once. Raises LoadStopped where the server has
+    not started after `wait_s`."""
+    deadline = time.monotonic() + wait_s
     while getattr(demo, "launching", False) and not demo.is_running:  # ui/server.py: Gradio is building its app
+        if time.monotonic() > deadline:
+            raise LoadStopped(NOT_STARTED)
         time.sleep(0.1)
     with _only_this_thread_renders():
         old = [child for child in demo.children if child.page == path]

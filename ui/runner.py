@@ -25,7 +25,7 @@ from .server import CONCURRENCY_LIMIT
 # for a slot. Measured in ui/server.py's docstring.
 MODEL_SLOTS = CONCURRENCY_LIMIT
 MODEL_EVENTS = "model-runs"  # the Gradio concurrency group of every event that runs the model (model_event)
-TRACE_FILES = TraceFiles()  # <tmp>/attention-explorer-traces, expired in the background
+TRACE_FILES = TraceFiles()  # traces/ in the app's own temporary folder (serving/trace_files.py), expired as it goes
 
 
 def model_event(**options) -> dict:

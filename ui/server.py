@@ -9,8 +9,10 @@ took 22 s with 1 slot, 11.5 s with 4 and 1.4 s with 8: with 8 slots one long req
 and 8 traces at the limits (~7 MB each) keep peak memory small.
 At most QUEUE_MAX_SIZE events wait (each holds only its <= 5,000-character input; then "queue is full").
 The server keeps the gr.State of at most STATE_SESSIONS sessions, oldest dropped first: <= 1.5 GB even if
-every trace is at the limits (~0.4 MB for a typical sentence). Nothing here accepts uploads, so Gradio's
-upload route is capped at MAX_UPLOAD. api_open=False: API calls go through the same queue and limits.
+every trace is at the limits (~0.4 MB for a typical sentence). api_open=False: API calls go through the same queue
+and limits. What a request may bring (ui/request_limits.py): no upload (Gradio's upload routes answer 404; MAX_UPLOAD
+caps them all the same) and no body over MAX_BODY_BYTES (413). Which files it may fetch (ui/own_files.py): only
+those the app made, from its own temporary folder.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ import torch
 from starlette.middleware import Middleware
 
 from .compressed_assets import CompressedAssets
+from .own_files import OwnFilesOnly
 from .page_script import page_css
+from .request_limits import RequestLimits
 
 CONCURRENCY_LIMIT = 8
 QUEUE_MAX_SIZE = 256
@@ -45,9 +49,9 @@ def default_threads() -> int:
 def launch(
     demo: gr.Blocks, host: str | None = None, port: int | None = None, threads: int = 1, **launch_kwargs
 ) -> None:
-    """Serve `demo` with the queue, session and upload limits above and the page's style sheet, its front-end
-    files compressed once (ui/compressed_assets.py), and as an MCP server (/gradio_api/mcp/: the API endpoints
-    become tools an LLM agent can call; needs gradio[mcp])."""
+    """Serve `demo` with the queue, session and request limits above and the page's style sheet, only its own files
+    served (ui/own_files.py), its front-end files compressed once (ui/compressed_assets.py), and as an MCP server
+    (/gradio_api/mcp/: the API endpoints become tools an LLM agent can call; needs gradio[mcp])."""
     torch.set_num_threads(max(1, threads))
     demo.queue(default_concurrency_limit=CONCURRENCY_LIMIT, max_size=QUEUE_MAX_SIZE, api_open=False)
     demo.launching = True  # a page built after start-up waits for the server (ui/later_model.py mount_page)
@@ -60,6 +64,12 @@ def launch(
         state_session_capacity=STATE_SESSIONS,
         max_file_size=MAX_UPLOAD,
         mcp_server=True,
-        app_kwargs={"middleware": [Middleware(CompressedAssets)]},
+        app_kwargs={
+            "middleware": [
+                Middleware(RequestLimits),
+                Middleware(OwnFilesOnly, blocks=demo),
+                Middleware(CompressedAssets),
+            ]
+        },
         **launch_kwargs,
     )

@@ -1,0 +1,69 @@
+"""Every wait of a model loaded after start-up has a deadline (ui/later_model.py): a load that does not end is given
+up after its timeout, the menu's line says why in plain words and the log says it once; a download still running
+then stops at its next chunk and its page is never built; a page built before the server has started waits for it
+only so long. The loads here are stand-ins that block on an event (no download, no model)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import gradio as gr
+import pytest
+
+from ui import later_model
+from ui.later_model import NOT_STARTED, LaterModel, LoadedModel, LoadStopped, mount_page, timed_out
+
+TIMEOUT_S = 0.5  # the stand-in load's deadline
+WAIT_S = 60  # how long a test waits for an outcome that comes at once
+
+
+def stopped_lines(caplog) -> list[str]:
+    return [record.getMessage() for record in caplog.records if record.name == later_model.LOG.name]
+
+
+def test_a_load_that_does_not_end_is_given_up_and_says_why_once(caplog):
+    release, opened = threading.Event(), []
+
+    def hanging_load(**_):
+        release.wait(WAIT_S)
+        return LoadedModel("opus-mt", by_direction={"de-en": object()})
+
+    later = LaterModel(opened.append, hanging_load, timeout_s=TIMEOUT_S)
+    caplog.set_level(logging.WARNING, logger=later_model.LOG.name)
+    later.start()
+    assert later.wait(WAIT_S) == "failed"  # the watch ends at the deadline, the load still blocked
+    assert later.progress().text == timed_out(TIMEOUT_S)
+    assert "had not ended after 0.5 seconds" in later.progress().text
+    worker = next(thread for thread in threading.enumerate() if thread.name == "load-opus-mt-work")
+    release.set()  # the load ends late: its page is not built and the line stays
+    worker.join(WAIT_S)
+    assert opened == [] and later.state == "failed" and later.progress().text == timed_out(TIMEOUT_S)
+    assert stopped_lines(caplog) == [f"OPUS-MT's load stopped: {timed_out(TIMEOUT_S)}"]
+
+
+def test_a_download_running_past_its_deadline_stops_at_its_next_chunk():
+    later = LaterModel(lambda loaded: None, lambda **_: LoadedModel("opus-mt"), timeout_s=TIMEOUT_S)
+    later.state, later.attempt, later.deadline = "loading", 1, 0.0  # an attempt whose deadline has passed
+    bar = later.progress_bar()(total=10, disable=True)
+    with pytest.raises(LoadStopped, match="stopped waiting"):
+        bar.update(1)
+
+
+def test_the_minutes_of_a_long_timeout_are_said_in_minutes():
+    assert "after 30 minutes" in timed_out(30 * 60)
+
+
+def test_a_page_waits_for_the_server_only_so_long(caplog):
+    demo = gr.Blocks()
+    demo.launching = True  # ui/server.py sets it before Gradio starts; this server never does
+    built = []
+    later = LaterModel(
+        lambda loaded: mount_page(demo, "opus-mt", lambda: built.append(1), wait_s=TIMEOUT_S),
+        lambda **_: LoadedModel("opus-mt", by_direction={"de-en": object()}),
+    )
+    caplog.set_level(logging.WARNING, logger=later_model.LOG.name)
+    later.start()
+    assert later.wait(WAIT_S) == "failed" and built == []
+    assert later.progress().text == NOT_STARTED
+    assert stopped_lines(caplog) == [f"OPUS-MT's load stopped: {NOT_STARTED}"]
