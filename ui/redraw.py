@@ -12,6 +12,9 @@ and no listener reads what another listener of the same event writes: there is n
 listens to a component's `.change`. So the step line, the figures, the menus and the translation always come from
 one trace and one step: a page that shows one sentence's figure under another's translation cannot happen. The
 page's events themselves run one at a time (ui/session_order.py), so each reads the state the one before wrote.
+The page's load names the page, in a hidden box of the browser and in the session (`PageListeners.marked`); an
+event whose two names differ reaches a session the server dropped, and the page's renewals (ui/renewal.py) make
+its state again from what the page holds before the event's action runs.
 
 A plain change of a control (a head, a layer, how to draw) is the action `redraw`: nothing but the views it
 affects. Each view's key is what it follows, by value (`drawn_key`); a view is drawn only when its key changed
