@@ -17,6 +17,7 @@ PAGE_TESTS = [
     "tests/ui/test_compare_view.py",
     "tests/ui/test_session_order.py",
     "tests/ui/test_endpoint_properties.py",
+    "tests/ui/test_session_renewal.py",
 ]
 
 PAGE_FAULTS = [
@@ -117,6 +118,20 @@ PAGE_FAULTS = [
         "            if users == 1:\n                del self.locks[session_hash]",
         "            if users == 0:\n                del self.locks[session_hash]",
         "a lock is kept for every session that ever sent an event",
+    ),
+    Fault(
+        "page-session-swapped",
+        "ui/redraw.py",
+        "        if not page_mark or page_mark == values.get(self.session_mark):",
+        "        if not page_mark or page_mark != values.get(self.session_mark):",
+        "a tab whose session the server dropped works on the start-up example's sentence, and a kept one is renewed",
+    ),
+    Fault(
+        "page-session-renewed-from-the-state",
+        "ui/renewal.py",
+        '    view = parse_query(dict(parse_qsl(urlsplit(link or "").query)))',
+        "    view = parse_query({})",
+        "a dropped tab's sentence is made again from nothing the page holds: the start-up example's trace stays",
     ),
     Fault(
         "page-browser-step-button-no-input",

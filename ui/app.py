@@ -26,6 +26,7 @@ from . import (
     pair,
     positions,
     redraw,
+    renewal,
     session,
     share,
     stepping,
@@ -152,6 +153,7 @@ def build_page(demo: gr.Blocks, shown: models.LoadedModel, translator: Translato
     example = share.wire(page, translator, targets, link, demo, [header.prefill, steps.prefill, attention_tab.prefill])
     if example is not None:
         pair.wire(page, translator, example, targets)  # the blog post's pair, and back to the visitor's sentence
+        renewal.wire(page, translator, targets, link)  # a tab whose session the server dropped keeps its sentence
     panels = next(
         (block for key, block in demo.blocks.items() if key not in before and block.elem_id == "explain-panels"), None
     )

@@ -50,6 +50,17 @@ class Follower:
 
 
 @dataclass(frozen=True)
+class Renewal:
+    """What the server keeps of a page and loses with its session (ui/renewal.py), made again from what the page
+    holds: `fn(*inputs)` -> {component: update} of `outputs`, run before the event of a page whose session the server
+    dropped (ui/redraw.py)."""
+
+    fn: Callable[..., dict]
+    inputs: Sequence
+    outputs: Sequence
+
+
+@dataclass(frozen=True)
 class Page:
     """The session's components that the tabs may read or update, and the actions they declare: every server
     listener of the page is declared with `listen` (and made by ui/redraw.py, which adds what depends on it)."""
@@ -63,6 +74,7 @@ class Page:
     actions: list = field(default_factory=list)  # ui.redraw.Action, in the order declared
     followers: list = field(default_factory=list)  # ui.redraw.Follower
     loaders: list = field(default_factory=list)  # (fn() -> {component: update}, its outputs): added to the page's load
+    renewals: list = field(default_factory=list)  # Renewal: the page's state made again after its session was dropped
 
     def listen(self, triggers, fn: Callable | None, inputs=(), outputs=(), **options) -> None:
         """A user action: `triggers` (one event or a list) run fn(*inputs) -> {component: update} in one listener
@@ -75,6 +87,11 @@ class Page:
         """Components (`outputs`) whose choices follow others: update(values) -> their updates, in the same
         answer as a change of any of `follows`."""
         self.followers.append(Follower(list(follows), list(outputs), update))
+
+    def renew(self, fn: Callable[..., dict], inputs: Sequence, outputs: Sequence) -> None:
+        """What the server loses with a dropped session: fn(*inputs) -> its updates (of `outputs`) make it again from
+        what the page holds, before that page's next event runs."""
+        self.renewals.append(Renewal(fn, list(inputs), list(outputs)))
 
     def track(self, tab: gr.Tab, tab_id: str) -> None:
         """Selecting `tab` makes `tab_id` the open tab (and so draws its views)."""

@@ -12,6 +12,9 @@ and no listener reads what another listener of the same event writes: there is n
 listens to a component's `.change`. So the step line, the figures, the menus and the translation always come from
 one trace and one step: a page that shows one sentence's figure under another's translation cannot happen. The
 page's events themselves run one at a time (ui/session_order.py), so each reads the state the one before wrote.
+The page's load names the page, in a hidden box of the browser and in the session (`PageListeners.marked`); an
+event whose two names differ reaches a session the server dropped, and the page's renewals (ui/renewal.py) make
+its state again from what the page holds before the event's action runs.
 
 A plain change of a control (a head, a layer, how to draw) is the action `redraw`: nothing but the views it
 affects. Each view's key is what it follows, by value (`drawn_key`); a view is drawn only when its key changed
@@ -23,6 +26,7 @@ a menu's value that a newer answer is replacing is read as it is, never refused 
 from __future__ import annotations
 
 import inspect
+import uuid
 from collections.abc import Sequence
 
 import gradio as gr
@@ -173,18 +177,25 @@ class PageListeners:
     def __init__(self, page: Page, step_info: gr.HTML, views: Sequence[TabView]) -> None:
         self.page, self.step_info, self.views = page, step_info, list(views)
         self.drawn = gr.State(None)  # {view index, ("follower", i) or "step": drawn_key} of what the page shows now
+        # the name its load gives this page, held in the browser and in the session: they differ once the server has
+        # dropped the session (a fresh one starts with the page's first states)
+        self.page_mark, self.session_mark = gr.Textbox(visible=False, elem_id="page-mark"), gr.State(None)
         self.controls = list(dict.fromkeys(control for view in views for control in view.controls))
         self.inputs = unique(
             [page.trace, page.step, page.tab, *self.controls],
             (item for view in views for item in view.inputs),
             (component for follower in page.followers for component in follower.follows),
             (item for action in page.actions for item in action.inputs),
+            (item for renewal in page.renewals for item in renewal.inputs),
+            [self.page_mark, self.session_mark],
         )
         self.outputs = unique(
             [step_info],
             (output for view in views for output in view.outputs),
             (output for follower in page.followers for output in follower.outputs),
             (output for action in page.actions for output in action.outputs),
+            (output for renewal in page.renewals for output in renewal.outputs),
+            [self.page_mark, self.session_mark],
         )
 
     def settle(self, values: dict, changes: dict, shown: dict, request: gr.Request | None) -> dict:
@@ -193,7 +204,7 @@ class PageListeners:
         page = self.page
         values = overlay(values, changes)
         for index, follower in enumerate(page.followers):
-            key = repr([value_key(values.get(component)) for component in follower.follows])
+            key = follower_key(follower, values)
             if shown.get(("follower", index)) != key:
                 shown[("follower", index)] = key
                 followed = follower.update(values)
@@ -209,17 +220,39 @@ class PageListeners:
         return {**updates, **changes}
 
     def respond(self, action: Action, values: dict, request: gr.Request | None) -> dict:
-        """One request of `action`: its changes, the followers of what changed, the views -> every update."""
+        """One request of `action`: its changes, the followers of what changed, the views -> every update. In a
+        session the server dropped, the page's state is made again first (`renewed`), then the action runs on it."""
+        marks, renewed = self.marked(action, values)
+        if renewed:
+            values = overlay(values, renewed)
+            shown = {("follower", i): follower_key(f, values) for i, f in enumerate(self.page.followers)}
+        else:
+            shown = dict(values.get(self.drawn) or {})
         asks = action.fn is not None and "request" in inspect.signature(action.fn).parameters
         arguments = [values[c] for c in action.inputs]
         result = (action.fn(*arguments, request=request) if asks else action.fn(*arguments)) if action.fn else {}
-        if isinstance(result, dict) and is_skip(result):
+        if isinstance(result, dict) and is_skip(result) and not marks:
             return {}
-        shown = dict(values.get(self.drawn) or {})
-        updates = self.settle(values, changes_of(action, result), shown, request)
-        if not updates and shown == (values.get(self.drawn) or {}):
+        changes = merge(renewed, changes_of(action, result))  # the action's own writes win (a new notice)
+        updates = self.settle(values, changes, shown, request)
+        if not updates and not marks and shown == (values.get(self.drawn) or {}):
             return {}
-        return {self.drawn: shown, **updates}
+        return {self.drawn: shown, **marks, **updates}
+
+    def marked(self, action: Action, values: dict) -> tuple[dict, dict]:
+        """(the marks to write, the page's state made again): the page's load names the page afresh; an event whose
+        page mark (the browser's) is not its session's finds a session the server dropped (or that had ended), and
+        the page's renewals make its state again from what the page holds."""
+        if any(getattr(trigger, "event_name", None) == "load" for trigger in action.triggers):
+            mark = uuid.uuid4().hex
+            return {self.page_mark: mark, self.session_mark: mark}, {}
+        page_mark = values.get(self.page_mark)
+        if not page_mark or page_mark == values.get(self.session_mark):  # no load answer yet, or the page's session
+            return {}, {}
+        renewed: dict = {}
+        for renewal in self.page.renewals:
+            renewed.update(renewal.fn(*[overlay(values, renewed)[c] for c in renewal.inputs]))
+        return {self.session_mark: page_mark}, renewed
 
     def listen(self, action: Action) -> None:
         """The one Gradio listener of `action` (then, in the browser, its `then_js`)."""
@@ -251,6 +284,11 @@ class PageListeners:
             shown: dict = {}
             self.settle({component: getattr(component, "value", None) for component in self.inputs}, {}, shown, None)
             set_initial(self.drawn, shown)
+
+
+def follower_key(follower, values: dict) -> str:
+    """What `follower` follows, by value."""
+    return repr([value_key(values.get(component)) for component in follower.follows])
 
 
 def unique(*groups) -> list:

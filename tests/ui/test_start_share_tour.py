@@ -125,7 +125,8 @@ def test_page_loads_share_one_precomputed_example(tiny_checkpoint, monkeypatch):
     }
     assert not others & {"source", "share-link", "translation", "step", "step-info", "attention-plot", "notice"}
     said = [{key for key in updates if isinstance(key, str)} - others for updates in shown]
-    assert all(keys == {"source", "share-link"} for keys in said)
+    assert all(keys == {"source", "share-link", "page-mark"} for keys in said)  # page-mark: the page's name
+    assert len({updates["page-mark"] for updates in shown}) == len(shown)  # each page load its own (ui/redraw.py)
     assert shown[0]["source"] == EXAMPLES[0][0] and driver.trace is trace
     assert shown[0]["share-link"] == share.link(
         trace,
