@@ -8,6 +8,7 @@ One exact text replacement each; `old` must occur exactly once in `file` (`pytho
         --only story-,compare-,lines-,grid-,pipeline-,translate-,menu-
     python3 scripts/mutation_check.py --browser --tests tests/browser/test_browser_phone_figures.py --only phone-
     python3 scripts/mutation_check.py --browser --tests tests/browser/test_browser_lecturer.py --only grid-js-
+    python3 scripts/mutation_check.py --browser --tests tests/browser/test_browser_compare.py --only hidden-figure-
 """
 
 from __future__ import annotations
@@ -235,6 +236,14 @@ SCREEN_FAULTS = [
         "yaxis.update(fitted_rows(target, strip_px / n_target, MIN_FONT, marked=last))",
         "yaxis.update(fitted_rows(target, strip_px / n_target, MIN_FONT))",
         "the masks' strip (d) names every k-th query, the step's only by chance",
+    ),
+    # ---- caught by tests/browser/test_browser_compare.py (--browser, the shipped checkpoint)
+    Fault(
+        "hidden-figure-refit-into-no-width",
+        "ui/js/figures.js",
+        "    if (!target.clientWidth) return;\n",
+        "",
+        "a figure hidden with its tab is refitted into a box of no width (Plotly: 'Something went wrong with axis scaling')",
     ),
     # ---- caught by tests/browser/test_browser_accessibility.py (--browser; docs/accessibility.md)
     Fault(

@@ -85,7 +85,8 @@ def test_play_advances_and_pauses(page):
     page.click("#play")
     expect(page.locator("#play")).to_contain_text("Play")
     paused_at = step.input_value()
-    # a negative check of a timer: while playing, the step moves once per PLAY_SECONDS; none passes while paused
+    # the one timed window of the browser tests (docs/testing.md): a negative check of a timer. While playing, the
+    # step moves once per PLAY_SECONDS; paused, it stays put for one and a half play periods (no state to wait on)
     page.wait_for_timeout(1500 * PLAY_SECONDS)
     assert step.input_value() == paused_at
 

@@ -10,7 +10,7 @@ import os
 import re
 
 import pytest
-from browser_helpers import needs_chromium, open_tab, overflow, rects
+from browser_helpers import figures_settled, needs_chromium, open_tab, overflow, rects, show_tab
 
 from ui.text import BLOG_PAIR
 
@@ -90,17 +90,19 @@ def test_figures_hidden_with_their_tab_are_not_redrawn_into_no_width(browser, sh
     page.fill("#source textarea", "Eine Frau liest ein Buch im Park.")
     page.click("#translate")
     expect(page.locator("#translation textarea")).not_to_have_value(re.compile("bicycle"))
-    page.wait_for_timeout(1500)
-    open_tab(page, "Compare")
-    page.wait_for_timeout(1500)
+    figures_settled(page)  # the new sentence's figures drawn
+    show_tab(page, "Compare")
+    figures_settled(page)
     page.locator("#compare-example").click()
     expect(page.locator("#compare-back")).to_be_visible()
     page.wait_for_selector("#compare-plot-2 .js-plotly-plot")
+    figures_settled(page)  # both of the pair's figures drawn in their boxes
     page.locator("#compare-back").click()
     expect(page.locator("#compare-back")).to_be_hidden()
-    open_tab(page, "Attention")
-    page.wait_for_timeout(1500)
+    show_tab(page, "Attention")  # the Compare tab, and its figures' boxes, hidden: no width
+    figures_settled(page)
     page.locator("#direction").get_by_text("English → German").click()
-    page.wait_for_timeout(1500)  # the hidden tab's boxes have settled at no width
+    expect(page.locator("#direction").get_by_label("English → German")).to_be_checked()
+    figures_settled(page)  # the boxes' new sizes seen by the page's ResizeObservers, and what they redrew drawn
     assert errors == []
     page.close()

@@ -13,7 +13,17 @@ from __future__ import annotations
 
 import pytest
 
-from browser_helpers import VIEWPORTS, THEMES, needs_chromium, overflow, rects, show_tab, step_of, wait_step
+from browser_helpers import (
+    VIEWPORTS,
+    THEMES,
+    figures_settled,
+    needs_chromium,
+    overflow,
+    rects,
+    show_tab,
+    step_of,
+    wait_step,
+)
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -170,7 +180,7 @@ def test_projector_type_in_every_tabs_figures(loaded, tab):
     if loaded.size[0] < 640:
         pytest.skip("a phone keeps the figures' sizes")
     show_tab(loaded, tab)
-    loaded.wait_for_timeout(500)  # Plotly draws after the figure's data lands
+    figures_settled(loaded)  # Plotly draws after the figure's data lands: every draw done
     small = loaded.evaluate(FIGURE_SMALL_TEXT)
     show_tab(loaded, "Attention")
     assert small == [], small[:12]

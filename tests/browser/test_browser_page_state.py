@@ -10,12 +10,16 @@ action that the page agrees with itself:
 - the share link is the view on screen: its sentence is the token chips' sentence, its step the step line's, its tab
   the open tab.
 
-A check is read once the page has settled (the same reading twice, 0.3 s apart); a page that never agrees fails
-with the invariant and the action. `PAGE_STATE_SEEDS` (comma-separated) replaces the seeds run.
+A check is read once the page has settled: no request to Gradio's queue in flight and the same reading on a few
+animation frames in a row with no figure mid-draw (states of the page, not times); a page that never agrees fails
+with the invariant and the action after SETTLE_S. `PAGE_STATE_SEEDS` (comma-separated) replaces the seeds run.
 """
 
 from __future__ import annotations
 
+import contextlib
+import itertools
+import json
 import os
 import random
 import re
@@ -64,6 +68,28 @@ READ = """() => {
     errors: toasts.map((toast) => toast.textContent.trim()),
   };
 }"""
+
+
+READ_JSON = f"() => JSON.stringify(({READ})())"
+# the reading, the page's scroll and its count of views placed (ui/js/scroll.js) unchanged and no figure mid-draw
+# (ui/js/figures.js) on `frames` animation frames in a row: what the page does after an answer lands (put values on
+# screen, draw, place the view) has been done; each wait counts its own frames
+STILL = (
+    "([token, frames]) => { const now = JSON.stringify([(" + READ + ")(), window.scrollY,"
+    " document.body.dataset.shownView]);"
+    " const idle = (document.body.dataset.figuresDrawing || '0') === '0';"
+    " const still = window.__still?.token === token ? window.__still : {token, last: null, count: 0};"
+    " still.count = idle && now === still.last ? still.count + 1 : 0; still.last = now; window.__still = still;"
+    " return still.count >= frames; }"
+)
+STILL_FRAMES = 5
+CHANGED = f"(before) => JSON.stringify(({READ})()) !== before"
+
+
+def to_queue(request) -> bool:
+    """A request to Gradio's queue (an event joined, or the stream of its answers; the stream ends when the
+    session has no event left): while one is in flight an answer is on its way."""
+    return "/gradio_api/queue/" in request.url
 
 
 def detokenize(tokens: list[str]) -> str:
@@ -115,21 +141,35 @@ class Visitor:
         self.page = browser.new_page(viewport={"width": size[0], "height": size[1]})
         self.browser, self.url, self.log, self.done = browser, url, log, []
         self.log_start = log.stat().st_size if log.exists() else 0
+        self.watch()
         self.page.goto(url)
         self.page.wait_for_selector("#attention-plot .js-plotly-plot")
         self.page.wait_for_function("() => !!document.querySelector('#share-link textarea')?.value")
 
+    def watch(self) -> None:
+        """Follow the page's requests to the queue (`requests`: those now in flight)."""
+        self.requests, self.waits = set(), itertools.count()
+        self.page.on("request", lambda request: self.requests.add(request) if to_queue(request) else None)
+        for done in ("requestfinished", "requestfailed"):
+            self.page.on(done, lambda request: self.requests.discard(request))
+
     def settled(self) -> dict:
-        """The page's reading once two readings 0.3 s apart agree and it agrees with itself (or SETTLE_S passed)."""
-        end, last = time.monotonic() + SETTLE_S, None
+        """The page's reading once it is still (STILL), no request of its to the server is in flight and it agrees
+        with itself; a page that disagrees is read again each time it changes, until SETTLE_S has passed: then its
+        last reading is returned (and fails the check)."""
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        end = time.monotonic() + SETTLE_S
         while True:
-            self.page.wait_for_timeout(300)
-            seen = self.page.evaluate(READ)
-            if seen == last and (not violations(seen) or time.monotonic() > end):
+            left_ms = max(1.0, end - time.monotonic()) * 1000
+            self.page.wait_for_function(STILL, arg=[next(self.waits), STILL_FRAMES], polling="raf", timeout=left_ms)
+            reading = self.page.evaluate(READ_JSON)
+            seen = json.loads(reading)
+            if time.monotonic() > end or not self.requests and not violations(seen):
                 return seen
-            if time.monotonic() > end + 5:
-                return seen
-            last = seen
+            if not self.requests:  # a page that disagrees while nothing is on its way: wait for it to change
+                with contextlib.suppress(PlaywrightTimeout):
+                    self.page.wait_for_function(CHANGED, arg=reading, polling="raf", timeout=left_ms)
 
     def check(self, action: str) -> None:
         self.done.append(action)
@@ -177,9 +217,21 @@ class Visitor:
             self.page.click(f"#{how}")
         self.check(f"step {how}")
 
+    def choose(self, menu: str, name) -> None:
+        """Pick the option `name` of the dropdown `menu` as a visitor does: open it, then click the option once the
+        open list shows it. Gradio's list is fixed to the window and follows its menu when the page scrolls, so an
+        option is clicked only on a page that is still (`settled`, its scroll included) and once it is in the window:
+        a page that scrolls under an open list carries the option out of reach, or puts another option where it was.
+        """
+        from playwright.sync_api import expect
+
+        self.page.locator(f"{menu} input").click()
+        option = self.page.locator(menu).get_by_role("listbox").get_by_role("option", name=name, exact=True)
+        expect(option.first).to_be_in_viewport()
+        option.first.click()
+
     def example(self, index: int) -> None:
-        self.page.locator("#examples input").click()
-        self.page.get_by_role("option", name=example_label(*EXAMPLES[index]), exact=True).click()
+        self.choose("#examples", example_label(*EXAMPLES[index]))
         self.page.wait_for_function("(text) => document.querySelector('#source textarea')?.value === text",
                                     arg=EXAMPLES[index][0])  # fmt: skip
         self.check(f"example {index}")
@@ -202,6 +254,7 @@ class Visitor:
         other.page = self.browser.new_page(viewport={"width": 1280, "height": 720})
         other.browser, other.url, other.log = self.browser, self.url, self.log
         other.done, other.log_start = list(self.done), self.log_start
+        other.watch()
         other.page.goto(seen["link"])
         other.page.wait_for_function("(text) => document.querySelector('#translation textarea')?.value === text",
                                      arg=seen["translation"])  # fmt: skip
@@ -215,8 +268,7 @@ class Visitor:
         """Pick OPUS-MT in the model menu (not on this server: a download is tried, or its page opens)."""
         if not self.page.locator("#model-choice input").count():
             return
-        self.page.locator("#model-choice input").click()
-        self.page.get_by_role("option", name=re.compile("OPUS-MT")).first.click()
+        self.choose("#model-choice", re.compile("OPUS-MT"))
         self.page.wait_for_function("() => !!document.querySelector('#model-status')?.textContent.trim()")
         self.check("the model menu: OPUS-MT")
 

@@ -1,11 +1,13 @@
 """What the browser tests share besides their fixtures (those are in tests/browser/conftest.py): Chromium, the
 sentence they type, the few moves a visitor makes (type and translate, open a tab or an Explain panel, read the
-page's overflow) and the waits on the page's own state (a tab's figures drawn, a figure redrawn, a step shown).
+page's overflow) and the waits on the page's own state (a tab's figures drawn, a figure redrawn, no figure mid-draw,
+a step shown).
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import re
 
 import pytest
@@ -142,6 +144,24 @@ NEW_PLOT = (
     "(id) => { const g = document.querySelector(`#${id} .js-plotly-plot`); "
     "return !!(g && g.data && g.data !== window.__shown[id]); }"
 )
+
+
+# no figure is being drawn (ui/js/figures.js counts the draws in flight in <body data-figures-drawing>) on `frames`
+# animation frames in a row: a box whose size changed is seen by the page's ResizeObservers before the next frame is
+# painted, and a redraw they start counts as a draw in flight; the count of frames starts anew on every call (`token`)
+STILL_FIGURES = """([token, frames]) => {
+  const still = (window.__stillFigures && window.__stillFigures.token === token) ? window.__stillFigures : {token, count: 0};
+  still.count = (document.body.dataset.figuresDrawing || '0') === '0' ? still.count + 1 : 0;
+  window.__stillFigures = still;
+  return still.count >= frames;
+}"""
+_TOKENS = itertools.count()  # one per wait: each counts its own frames
+
+
+def figures_settled(page, frames: int = 3) -> None:
+    """Wait until no figure of the page is being drawn, on `frames` animation frames in a row (the page's layout and
+    its ResizeObservers have run, and no redraw they started is in flight): a state, not a time."""
+    page.wait_for_function(STILL_FIGURES, arg=[next(_TOKENS), frames], polling="raf")
 
 
 @contextlib.contextmanager
