@@ -24,7 +24,7 @@ PAGE_FAULTS = [
     Fault(
         "page-queue-slot-before-turn",
         "ui/runner.py",
-        '"concurrency_limit": None}',
+        '"concurrency_limit": MODEL_EVENTS_UNDER_WAY}',
         '"concurrency_limit": MODEL_SLOTS}',
         "model events hold Gradio's slots while they wait for their page's turn: one page's flood stalls everyone",
     ),

@@ -7,8 +7,10 @@ answer with the file's path on the server.
 A body may be at most MAX_BODY_BYTES. The largest valid request is one of the page's events: it sends every input
 of the page (ui/common.py's Page), of which TEXT_INPUTS are free text (the sentence and Compare's second sentence),
 each at most MAX_INPUT_CHARS characters (model/text/limits.py) and, in JSON, at most JSON_BYTES_PER_CHAR bytes per
-character (a control character written as \\u0001); everything else (menus, radios, sliders, the ablation's
-ticked heads) stays under OTHER_INPUTS_BYTES. A larger body is refused with 413 and one plain line before the
+character (a control character written as \\u0001); the share link's box (which a tab whose session was dropped is
+restored from, ui/renewal.py) holds both sentences again, percent-encoded, at most LINK_BYTES_PER_CHAR bytes per
+character (one outside the Basic Multilingual Plane: four UTF-8 bytes, each %XX); everything else (menus, radios,
+sliders, the ablation's ticked heads, the page's mark) stays under OTHER_INPUTS_BYTES. A larger body is refused with 413 and one plain line before the
 server reads it: at once where it states its Content-Length, after at most MAX_BODY_BYTES where it is sent in
 chunks without one (it is held here, then handed on whole).
 """
@@ -23,8 +25,9 @@ from model.text.limits import MAX_INPUT_CHARS
 
 TEXT_INPUTS = 2  # free-text boxes among a page event's inputs (tests/ui/test_server_limits.py counts them)
 JSON_BYTES_PER_CHAR = 6  # the most JSON spends on one character: "\u0001"
+LINK_BYTES_PER_CHAR = 12  # the most the share link spends on one character of a sentence: "%F0%9F%98%80"
 OTHER_INPUTS_BYTES = 16_384  # every other input of an event, with room to spare (about 1 KB at their largest)
-MAX_BODY_BYTES = TEXT_INPUTS * MAX_INPUT_CHARS * JSON_BYTES_PER_CHAR + OTHER_INPUTS_BYTES  # 76,384
+MAX_BODY_BYTES = TEXT_INPUTS * MAX_INPUT_CHARS * (JSON_BYTES_PER_CHAR + LINK_BYTES_PER_CHAR) + OTHER_INPUTS_BYTES
 UPLOAD_PATHS = re.compile(r"/gradio_api/(?:upload|upload_progress|process_recording)/?$")
 NO_UPLOADS = "This app takes no uploads."
 TOO_LARGE = f"The request is larger than this app accepts (at most {MAX_BODY_BYTES:,} bytes)."

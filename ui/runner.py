@@ -19,19 +19,21 @@ from serving import TraceFiles, lean_trace_json
 from serving.runner import positional_encoding_table
 from serving.wire import positional_encoding_json
 
-from .server import CONCURRENCY_LIMIT
+from .server import CONCURRENCY_LIMIT, QUEUE_MAX_SIZE
 
 # Model computations at once, over every model-running listener (threads; PyTorch releases the GIL); the rest wait
 # for a slot. Measured in ui/server.py's docstring.
 MODEL_SLOTS = CONCURRENCY_LIMIT
+MODEL_EVENTS_UNDER_WAY = QUEUE_MAX_SIZE  # model events taken from Gradio's queue at once (waiting cost no thread)
 MODEL_EVENTS = "model-runs"  # the Gradio concurrency group of every event that runs the model (model_event)
 TRACE_FILES = TraceFiles()  # traces/ in the app's own temporary folder (serving/trace_files.py), expired as it goes
 
 
 def model_event(**options) -> dict:
     """Keyword arguments of a Gradio listener that runs the model (with `options`): it joins MODEL_EVENTS, a group
-    without a limit of its own, since its listeners wait for a model slot themselves (`in_model_slot`)."""
-    return {**options, "concurrency_id": MODEL_EVENTS, "concurrency_limit": None}
+    of MODEL_EVENTS_UNDER_WAY events at once: each of them waits for its page's turn and then for a model slot itself
+    (`in_model_slot`), holding no thread meanwhile; beyond them, events wait in Gradio's bounded queue."""
+    return {**options, "concurrency_id": MODEL_EVENTS, "concurrency_limit": MODEL_EVENTS_UNDER_WAY}
 
 
 class ModelSlots:

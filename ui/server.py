@@ -2,8 +2,9 @@
 
 Many users at once. Gradio gives every event listener its own pool of workers (concurrency_id defaults
 to the function), so stepping and drawing never wait behind another user's translation. The model events share
-one group (ui/runner.py's model_event) of CONCURRENCY_LIMIT slots: that many model computations run at once in
-threads (PyTorch releases the GIL) and the rest wait in the queue, which shows each page its position. Measured on
+one group (ui/runner.py's model_event) and CONCURRENCY_LIMIT model slots: that many model computations run at once in
+threads (PyTorch releases the GIL); an event waits for its page's turn first and for a slot after it, holding no
+thread meanwhile, so one page's queued events never hold the slots other visitors need. Measured on
 2 busy cores with 6 translations at the limits (100 source / 120 output tokens) already running, a short sentence
 took 22 s with 1 slot, 11.5 s with 4 and 1.4 s with 8: with 8 slots one long request does not stall everyone,
 and 8 traces at the limits (~7 MB each) keep peak memory small.

@@ -37,6 +37,7 @@ from packaging.version import Version
 
 from model.checkpoints.checkpoint import load_checkpoint, save_checkpoint
 from model.checkpoints.model_card import build_model_card, local_source
+from helpers import run_listener
 
 ROOT = Path(__file__).resolve().parents[2]
 from scripts import deploy_space, score_checkpoint, space_upload  # noqa: E402
@@ -628,8 +629,8 @@ def test_the_space_serves_the_model_repo_and_a_weights_only_update_replaces_it(
         demo = build_demo(source, hub=from_hub)
         weights = {name: tensor.clone() for name, tensor in demo.runner.checkpoint.model.state_dict().items()}
         # the API's /translate (the page's own Translate listener, also called "translate", is private)
-        translate = next(fn for fn in demo.fns.values() if fn.name == "translate" and fn.api_visibility == "public").fn
-        return weights, translate("Zwei Hunde spielen im Schnee.", "de-en")
+        endpoint = next(fn for fn in demo.fns.values() if fn.name == "translate" and fn.api_visibility == "public")
+        return weights, run_listener(endpoint, "Zwei Hunde spielen im Schnee.", "de-en")
 
     first_weights, first = serve_as_the_space()
     original = PretrainedTransformer.from_pretrained(tiny_checkpoint)
@@ -721,8 +722,8 @@ def test_the_space_opens_on_opus_mt_once_loaded_and_on_the_own_model_until_then(
     if on_the_hub:
         assert state == "ready" and set(demo.runners) == {"own", "opus-mt"}
         assert answer["model-go"] == "auto"  # a plain visit opens on OPUS-MT
-        translate = next(fn for fn in demo.fns.values() if fn.api_name == "translate").fn
-        assert translate("Der Hund läuft über die nasse Straße.", "de-en", "opus-mt")["translation"]
+        endpoint = next(fn for fn in demo.fns.values() if fn.api_name == "translate")
+        assert run_listener(endpoint, "Der Hund läuft über die nasse Straße.", "de-en", "opus-mt")["translation"]
     else:
         assert state == "failed" and list(demo.runners) == ["own"] and answer["model-go"] == ""
         assert answer["model-status"].value == models.UNREACHABLE  # one plain line, the own model stays

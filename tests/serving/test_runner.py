@@ -94,12 +94,15 @@ def test_explain_runs_equal_the_model_run_here(page_demo, checkpoint):
 
 
 def test_model_events_share_one_group_and_wait_for_a_model_slot(page_demo):
-    """Every model-running listener (the page's and the API's) is in one group with no Gradio limit, and waits for
-    one of the MODEL_SLOTS model slots itself (ui/runner.py's in_model_slot: after its page's turn)."""
+    """Every model-running listener (the page's and the API's) is in one group that takes many events from the queue
+    at once, and waits for one of the MODEL_SLOTS model slots itself (ui/runner.py's in_model_slot: after its page's
+    turn)."""
     grouped = [fn for fn in page_demo.fns.values() if fn.concurrency_id == runner.MODEL_EVENTS]
     names = {fn.name for fn in grouped}
     assert {"translate", "on_ablate", "on_branch", "on_beam", "on_run", "on_load", "translation_trace"} <= names
-    assert all(fn.concurrency_limit is None and inspect.iscoroutinefunction(fn.fn) for fn in grouped)
+    limit = runner.MODEL_EVENTS_UNDER_WAY
+    assert all(fn.concurrency_limit == limit and inspect.iscoroutinefunction(fn.fn) for fn in grouped)
+    assert limit > 2 * runner.MODEL_SLOTS
     assert runner.SLOTS.count == runner.MODEL_SLOTS
 
 

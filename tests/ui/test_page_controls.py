@@ -59,8 +59,10 @@ def test_every_control_has_a_name_of_its_own(page_config):
 
 
 def test_no_control_wears_only_the_default_label(page_config):
-    """(A control kept hidden, such as the model menu's channel to the page's script, is never seen.)"""
-    controls = [c for c, _ in laid_out(page_config) if c["type"] in CONTROLS and c["props"].get("visible") != "hidden"]
+    """(A control kept hidden, such as the model menu's channel to the page's script or the page's mark, is never
+    seen.)"""
+    seen = [c for c, _ in laid_out(page_config) if c["props"].get("visible") not in (False, "hidden")]
+    controls = [c for c in seen if c["type"] in CONTROLS]
     defaults = [(c["type"], c["props"].get("elem_id")) for c in controls if shown_label(c) in DEFAULT_LABELS]
     assert not defaults, f"controls labelled only with Gradio's default: {defaults}"
 

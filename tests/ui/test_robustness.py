@@ -248,8 +248,9 @@ def test_main_bounds_the_queue_sessions_and_uploads(launched, tiny_checkpoint):
     assert kwargs["state_session_capacity"] == server_settings.STATE_SESSIONS
     assert kwargs["max_file_size"] == server_settings.MAX_UPLOAD
     [translate_fn] = [fn for fn in blocks.fns.values() if fn.api_name == "translate"]
-    # no Gradio limit of its own: it waits for one of the CONCURRENCY_LIMIT model slots (ui/runner.py)
-    assert translate_fn.concurrency_limit is None and runner.SLOTS.count == server_settings.CONCURRENCY_LIMIT
+    # many events under way at once, each waiting for one of the CONCURRENCY_LIMIT model slots (ui/runner.py)
+    assert translate_fn.concurrency_limit == server_settings.QUEUE_MAX_SIZE
+    assert runner.SLOTS.count == server_settings.CONCURRENCY_LIMIT
     assert translate_fn.queue is not False
 
 

@@ -6,6 +6,7 @@ the app's own files, and the page's largest request well under the limit."""
 from __future__ import annotations
 
 import json
+from urllib.parse import urlencode
 import os
 import tempfile
 import uuid
@@ -16,7 +17,13 @@ import pytest
 
 from model.text.limits import MAX_INPUT_CHARS
 from ui import build_demo, own_files, server
-from ui.request_limits import JSON_BYTES_PER_CHAR, MAX_BODY_BYTES, OTHER_INPUTS_BYTES, TEXT_INPUTS
+from ui.request_limits import (
+    JSON_BYTES_PER_CHAR,
+    LINK_BYTES_PER_CHAR,
+    MAX_BODY_BYTES,
+    OTHER_INPUTS_BYTES,
+    TEXT_INPUTS,
+)
 
 LONG_GERMAN = "Über die Brücke gehen zwei Hunde, während es draußen schneit und größer wird. "
 
@@ -89,6 +96,10 @@ def largest_value(component: dict, text: str):
     choice of a menu or radio, else the value it starts with."""
     props = component.get("props", {})
     choices = [choice[1] if isinstance(choice, list) else choice for choice in props.get("choices") or []]
+    if props.get("elem_id") == "share-link":  # both sentences again, percent-encoded (ui/share.py)
+        return "http://127.0.0.1:7860/?" + urlencode({"text": text, "dir": "de-en", "second": text, "token": "x"})
+    if props.get("elem_id") == "page-mark":  # the page's name, made by its load (ui/redraw.py)
+        return "m" * 64
     if component["type"] == "textbox":
         return text
     if component["type"] == "checkboxgroup":
@@ -113,14 +124,18 @@ def largest_request(config: dict, text: str) -> int:
 def test_the_pages_largest_request_stays_well_under_the_limit(served):
     config = served[0].get_config_file()
     components = {component["id"]: component for component in config["components"]}
+    held = {"share-link", "page-mark"}  # the text boxes the page fills itself
     for dependency in config["dependencies"]:  # the limit's count of free-text inputs holds for every event
-        assert sum(components[i]["type"] == "textbox" for i in dependency["inputs"]) <= TEXT_INPUTS
+        typed = [components[i] for i in dependency["inputs"] if components[i]["type"] == "textbox"]
+        assert sum(c["props"].get("elem_id") not in held for c in typed) <= TEXT_INPUTS
     longest = (LONG_GERMAN * MAX_INPUT_CHARS)[:MAX_INPUT_CHARS]  # the longest sentence the app takes
-    assert largest_request(config, longest) < MAX_BODY_BYTES / 4  # measured: about 12 KB of 76 KB
+    assert largest_request(config, longest) < MAX_BODY_BYTES / 4  # measured: about 40 KB of 196 KB
     assert largest_request(config, "") < OTHER_INPUTS_BYTES / 4  # everything but the text: about 1 KB
     worst = "\u0001" * MAX_INPUT_CHARS  # the most bytes JSON spends on a character
     assert len(json.dumps(worst)) == MAX_INPUT_CHARS * JSON_BYTES_PER_CHAR + 2
+    assert len(urlencode({"t": "\U0001f600"})) == 2 + LINK_BYTES_PER_CHAR  # the most the link spends on one
     assert largest_request(config, worst) <= MAX_BODY_BYTES
+    assert largest_request(config, "\U0001f600" * MAX_INPUT_CHARS) <= MAX_BODY_BYTES
 
 
 def test_only_the_apps_own_files_are_served(served, http):
