@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 import asyncio
+import contextvars
 import base64
 import dataclasses
 import html
@@ -298,9 +299,10 @@ def api_function(demo, api_name: str):
 
 def run_listener(block_fn, *args, **kwargs):
     """Call a listener's function as Gradio does -> its answer (a model-running one is async: ui/runner.py's
-    in_model_slot; it runs in an event loop of its own here)."""
+    in_model_slot; it runs in an event loop of its own, in a thread of its own (see in_own_thread) that sees the
+    caller's context variables, such as the event Gradio's LocalContext names)."""
     answer = block_fn.fn(*args, **kwargs)
-    return asyncio.run(answer) if inspect.iscoroutine(answer) else answer
+    return in_own_thread(contextvars.copy_context().run, asyncio.run, answer) if inspect.iscoroutine(answer) else answer
 
 
 # A tiny training run's flags (model.training.train): the model's shape, then how it runs (fp32: the same run on

@@ -16,6 +16,7 @@ import threading
 import gradio as gr
 import pytest
 
+from helpers import in_own_thread
 from ui.runner import MODEL_SLOTS, ModelSlots, in_model_slot, model_event
 from ui.session_order import SessionOrderedBlocks
 
@@ -102,5 +103,5 @@ def test_no_more_model_runs_at_once_than_slots():
         release.set()
         return await asyncio.gather(*tasks)
 
-    assert asyncio.run(all_visitors()) == list(range(visitors))
+    assert in_own_thread(asyncio.run, all_visitors()) == list(range(visitors))
     assert running["done"] == visitors and running["most"] == MODEL_SLOTS
