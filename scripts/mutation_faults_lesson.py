@@ -41,4 +41,11 @@ LESSON_FAULTS = [
         " batch, t)) for t in range(trace.num_steps)]",
         "the lesson's masks view draws the decoder's mask with its rows shifted down by one",
     ),
+    Fault(
+        "lesson-hidden-controls-shown",
+        "lesson/page.css",
+        "[hidden] { display: none !important; }",
+        "",
+        "the kind, layer and head buttons stay on screen over Next token, Masks and Positional encoding",
+    ),
 ]

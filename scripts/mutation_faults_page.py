@@ -22,6 +22,13 @@ PAGE_TESTS = [
 
 PAGE_FAULTS = [
     Fault(
+        "page-placeholder-fixed",
+        "ui/session.py",
+        "gr.update(placeholder=placeholder_for(values[header.direction]))",
+        'gr.update(placeholder=placeholder_for("de-en"))',
+        "the sentence box asks for a German sentence whatever the direction",
+    ),
+    Fault(
         "page-queue-slot-before-turn",
         "ui/runner.py",
         '"concurrency_limit": MODEL_EVENTS_UNDER_WAY}',

@@ -209,7 +209,7 @@ class LaterModel:
             state, problem, direction, done, total = self.state, self.problem, self.direction, self.done, self.total
         if state == "loading":
             if not direction:
-                text = "Preparing the OPUS-MT download…"
+                text = "Preparing the OPUS-MT download"
             else:
                 index = list(OPUS_MT_REPOS).index(direction) + 1
                 of = f"{done / 1e6:,.0f} of {total / 1e6:,.0f} MB" if total else "starting"

@@ -125,6 +125,14 @@ def answer(header: Header, step: gr.Slider, translated: Translated) -> dict:
     }
 
 
+PLACEHOLDERS = {"de-en": "Type a German sentence…", "en-de": "Type an English sentence…"}
+
+
+def placeholder_for(direction: str | None) -> str:
+    """What the empty sentence box asks for: a sentence in the source language of `direction`."""
+    return PLACEHOLDERS.get(direction or "", PLACEHOLDERS["de-en"])
+
+
 def input_row() -> tuple[gr.Textbox, gr.Radio, gr.Button, gr.Textbox]:
     """One row: the sentence box, the translation, the direction and the Translate button (on a phone they
     stack, the translation hidden: the player bar says it there)."""
@@ -137,7 +145,7 @@ def input_row() -> tuple[gr.Textbox, gr.Radio, gr.Button, gr.Textbox]:
             elem_id="source",
             scale=4,
             min_width=300,
-            placeholder="Type a German sentence…",
+            placeholder=placeholder_for("de-en"),
         )
         translation = gr.Textbox(
             label="Translation (greedy)", interactive=False, elem_id="translation", scale=4, min_width=300, max_lines=2
@@ -220,3 +228,9 @@ def wire(page: Page, header: Header, translator: Translator) -> None:
     page.listen(header.examples.input, example, [header.examples], [header.source, header.direction, *outputs], **run)
     page.listen(header.switch.click, switch, [header.source, header.direction], [header.direction, *outputs], **run)
     page.follow([header.trace], list(header.shown(None)), lambda values: header.shown(values[header.trace]))
+    page.listen(header.direction.input, None, show_progress="hidden")  # a pick: the box asks for its language
+    page.follow(  # the sentence box speaks the direction on screen
+        [header.direction],
+        [header.source],
+        lambda values: {header.source: gr.update(placeholder=placeholder_for(values[header.direction]))},
+    )

@@ -143,7 +143,10 @@ def test_the_candidates_masks_and_positions_are_the_traces(browser, lesson):
     figure = choose(page, "view-tabs", "next")
     np.testing.assert_array_equal(array(figure["data"][0]["x"]), trace.candidate_probs[step - 1])
     assert figure["title"].startswith(f"Step {step}:")
+    # the kind, layer and head buttons belong to the attention view alone: hidden with it, on screen too
+    assert not page.locator("#attention-controls").is_visible()
     figure = choose(page, "view-tabs", "masks")
+    assert not page.locator("#attention-controls").is_visible()
     causal, decoder, cross = (matrix(series["z"]) for series in figure["data"][1:])
     np.testing.assert_array_equal(causal, trace.causal_mask[:step])
     np.testing.assert_array_equal(decoder, trace.decoder_mask)

@@ -67,3 +67,14 @@ def test_a_page_waits_for_the_server_only_so_long(caplog):
     assert later.wait(WAIT_S) == "failed" and built == []
     assert later.progress().text == NOT_STARTED
     assert stopped_lines(caplog) == [f"OPUS-MT's load stopped: {NOT_STARTED}"]
+
+
+@pytest.mark.parametrize("direction", ["", "de-en"])
+def test_the_loading_line_is_one_sentence_with_one_stop(direction):
+    """While OPUS-MT loads, the menu's line: what happens now, then that the own model stays usable; each sentence
+    ends once (never "download…." before the first bytes)."""
+    later = LaterModel(lambda loaded: None, lambda **_: LoadedModel("opus-mt"))
+    later.state, later.direction = "loading", direction
+    text = later.progress().text
+    assert text.endswith("OPUS-MT opens when it is ready.") and ("Preparing" in text) == (not direction)
+    assert "…." not in text and ".." not in text

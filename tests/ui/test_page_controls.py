@@ -11,8 +11,11 @@ with OPUS-MT's place held (ui/models.py).
 from __future__ import annotations
 
 import pytest
+from page_driver import PageDriver
 
-from ui import build_demo
+from ui import build_demo, session
+from ui.redraw import MISSING, new_value
+from ui.text import DIRECTION_LABELS
 
 # the components a visitor operates; a Button shows its value, every other one its label
 CONTROLS = {"button", "downloadbutton", "slider", "dropdown", "radio", "checkbox", "checkboxgroup", "textbox", "number"}
@@ -74,3 +77,18 @@ def test_the_root_holds_the_header_and_containers_only(page_config):
     strays = [(c["type"], shown_label(c)) for c in root if c["type"] in CONTROLS and not c["props"].get("elem_id")]
     assert not strays
     assert {"player-bar", "views", "below-figure"} <= {c["props"].get("elem_id") for c in root}
+
+
+def test_the_sentence_box_asks_for_the_language_of_the_chosen_direction(tiny_checkpoint):
+    """Picking English -> German makes the empty box ask for an English sentence at once (no Translate needed), and
+    back; what the visitor typed stays."""
+    driver = PageDriver(build_demo(tiny_checkpoint))
+    driver.load()
+    assert driver.prop("source", "placeholder") == "Type a German sentence…"
+    driver.set("source", "A dog runs.")
+    answer = driver.input("direction", "en-de")
+    assert driver.prop("source", "placeholder") == "Type an English sentence…"
+    assert "source" not in answer or new_value(answer["source"]) is MISSING  # the typed sentence is kept
+    driver.input("direction", "de-en")
+    assert driver.prop("source", "placeholder") == "Type a German sentence…"
+    assert set(session.PLACEHOLDERS) == set(DIRECTION_LABELS)  # one per direction the page offers
