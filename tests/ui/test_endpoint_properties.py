@@ -161,7 +161,7 @@ def test_every_link_value_opens_a_view_the_page_has_and_a_bad_one_is_said(demo, 
     if params.get("text") == "":
         return
     config = driver.demo.runner.checkpoint.config
-    assert shown["source"] == driver.trace.source_text
+    assert driver.value("source") == driver.trace.source_text
     assert 1 <= driver.value("step") <= driver.trace.num_steps
     assert driver.value("head") in (*share.HEADS, *map(str, range(1, config.n_heads + 1)))
     assert driver.value("layer") in driver.choices("layer")

@@ -165,7 +165,7 @@ def test_a_shared_link_restores_its_view(demo):
     driver = PageDriver(demo)
     params = {"text": GERMAN, "dir": "en-de", "step": "2", "tab": "masks", "kind": "encoder", "layer": "2", "head": "3"}
     shown = driver.load(params)
-    assert shown["source"] == GERMAN and shown["direction"] == "en-de"
+    assert driver.value("source") == GERMAN and shown["direction"] == "en-de"
     assert driver.value("step") == 2 and driver.prop("views", "selected") == "masks"
     assert (driver.value("attention-kind"), driver.value("layer"), driver.value("head")) == ("encoder", 2, "3")
     trace = driver.trace
@@ -192,7 +192,7 @@ def test_a_link_without_text_opens_the_example_and_an_empty_text_no_sentence(dem
     assert example.prop("views", "selected") == "masks" and example.shown("mask-plot") is not None
     blank = PageDriver(demo)
     shown = blank.load({"text": "", "tab": "masks", "dir": "en-de"})  # `?text=`: a page with no sentence yet
-    assert blank.trace is None and shown["source"] == "" and shown["translation"] == ""
+    assert blank.trace is None and blank.value("source") == "" and shown["translation"] == ""
     assert blank.value("direction") == "en-de" and blank.prop("views", "selected") == "masks"
     assert shown["mask-plot"] is None and shown["share-link"] is None  # nothing drawn of the example
 
