@@ -11,12 +11,13 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .checks import labels_for
-from .heatmap import fit_width, heatmap_size, indexed, token_axes, token_heatmap
+from .heatmap import fit_width, heatmap_size, indexed, label_px, token_axes, token_heatmap
 from .theme import ATTENTION_SCALE, GRID_COLOR, MUTED_COLOR, PRIMARY_COLOR, TEXT_COLOR, colorbar, figure
 from .tokens import shown_length
 
 MATRIX_ABOVE = 40  # tokens: longer sentences get a links matrix instead of lines (a hairball)
 PAD_PX = 40.0  # beyond the first and the last token, left and right
+LABEL_FONT = 13  # a token's label, px
 
 
 def alignment_figure(
@@ -68,6 +69,11 @@ def alignment_figure(
     angle = 0 if closest >= 7.5 * min(longest, 14) else -40  # rotate labels that would overlap
     series, annotations = token_rows(source, target, source_tokens, target_tokens, xs, xt, links, special_tokens, angle)
     room = 90 if angle else 40  # rotated labels need more room above and below
+    # slanted labels reach past the first token (the targets, anchored at their right end) and the last (the
+    # sources, at their left end): the margins hold them
+    slant = float(np.cos(np.radians(angle)))
+    reach = [slant * label_px(row, LABEL_FONT) - PAD_PX if angle else 0.0 for row in (target, source)]
+    margin = dict(l=int(max(80, reach[0] + 16)), r=int(max(70, reach[1] + 16)), t=room + (50 if title else 10), b=room)
     return figure(
         series,
         dict(
@@ -78,9 +84,21 @@ def alignment_figure(
             height=200 + 2 * room,
             **fit_width(7.5 * max(n, 1) + 2 * PAD_PX + 150, width + 2 * PAD_PX + 150),
             showlegend=False,
-            margin=dict(l=80, r=70, t=room + (50 if title else 10), b=room),
+            margin=margin,
+            meta=dict(narrow=upright_labels(annotations, source, target, title=bool(title))),
         ),
         title,
+    )
+
+
+def upright_labels(annotations: list[dict], source: list[str], target: list[str], *, title: bool) -> dict:
+    """The layout a phone draws instead (``meta.narrow``, applied by ui/js/figures.js): every token's label turned
+    upright (a line of type apart, where slanted labels a phone's width apart print over each other), the
+    margins above and below as tall as the longest label."""
+    turned = [dict(note, textangle=-90, xanchor="center") if "yshift" in note else note for note in annotations]
+    top, bottom = (int(label_px(row, LABEL_FONT)) + 24 for row in (source, target))
+    return dict(
+        annotations=turned, height=200 + top + bottom, margin=dict(l=80, r=30, t=top + (50 if title else 10), b=bottom)
     )
 
 
@@ -183,7 +201,7 @@ def token_row(
             yshift=12 if labels_above else -12,
             xanchor="center" if angle == 0 else ("left" if labels_above else "right"),
             yanchor="bottom" if labels_above else "top",
-            font=dict(size=13, color=MUTED_COLOR if m else TEXT_COLOR),
+            font=dict(size=LABEL_FONT, color=MUTED_COLOR if m else TEXT_COLOR),
         )
         for x, label, m in zip(xs, labels, muted)
     ]

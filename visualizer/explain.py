@@ -16,7 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .checks import as_array, as_probabilities, check_axis, labels_for
-from .grid import Refs, on_axes, set_axes, spacing, subplot_grid
+from .grid import STACKED_TITLE_PX, Refs, on_axes, set_axes, spacing, stacked_pair, subplot_grid
 from .heatmap import (
     cell_px,
     fit_width,
@@ -296,6 +296,8 @@ def attention_comparison(
         )
     margin = token_margins(queries, keys, title=bool(title))
     margin["r"] = 90
+    narrow_cell = (NARROW_BOX_PX - margin["l"] - margin["r"]) / a.shape[1]  # a phone: each panel the box's width
+    narrow_gap = margin["b"] + STACKED_TITLE_PX
     return figure(
         series,
         dict(
@@ -304,6 +306,7 @@ def attention_comparison(
             width=int(plot_w + margin["l"] + margin["r"]),
             height=int(max(a.shape[0] * cell + margin["t"] + margin["b"], 260)),
             coloraxis=dict(cmin=0, cmax=1, colorscale=ATTENTION_SCALE, colorbar=colorbar("weight")),
+            meta=dict(narrow=stacked_pair(layout, a.shape[0] * narrow_cell, narrow_gap, margin)),
         ),
         title,
     )

@@ -14,6 +14,9 @@ import numpy as np
 Refs = tuple[str, str]  # ("x2", "y2"): the axes of one panel
 
 
+STACKED_TITLE_PX = 28  # a phone's stacked panels (stacked_pair): room for the lower panel's title above it
+
+
 def axis_name(ref: str) -> str:
     """ "x3" -> "xaxis3", the layout key of an axis reference."""
     return f"{ref[0]}axis{ref[1:]}"
@@ -83,6 +86,33 @@ def subplot_grid(
     if annotations:
         layout["annotations"] = annotations
     return layout, refs
+
+
+def stacked_pair(layout: dict, panel_px: float, gap_px: float, margin: dict, colorbars: dict | None = None) -> dict:
+    """The two panels of a 1x2 ``subplot_grid`` (``layout``, its titles as annotations) one above the other, each
+    ``panel_px`` tall and as wide as the box, ``gap_px`` between them (the upper panel's labels across, the lower
+    one's title), the rows named beside both: the layout a phone draws instead (``meta.narrow``, applied by
+    ui/js/figures.js), where side by side the titles print over each other and the panels' cells are too small to
+    name. colorbars: {coloraxis name: 0 (beside the upper panel) or 1 (the lower)}; one not named keeps its place."""
+    plot_px = 2 * panel_px + gap_px
+    domains = ([(panel_px + gap_px) / plot_px, 1.0], [0.0, panel_px / plot_px])
+    notes = [dict(note, x=0.5, y=domain[1]) for note, domain in zip(layout.get("annotations", []), domains)]
+    narrow = dict(
+        height=int(plot_px + margin["t"] + margin["b"]),
+        annotations=notes,
+        xaxis=dict(domain=[0.0, 1.0]),
+        yaxis=dict(domain=domains[0]),
+        xaxis2=dict(domain=[0.0, 1.0]),
+        yaxis2=dict(domain=domains[1], showticklabels=True),
+    )
+    for name, panel in (colorbars or {}).items():
+        low, high = domains[panel]
+        narrow[name] = dict(
+            colorbar=dict(
+                x=1.0, xanchor="left", y=(low + high) / 2, yanchor="middle", len=high - low, lenmode="fraction"
+            )
+        )
+    return narrow
 
 
 def spacing(gap_px: float, total_px: float, panels: int) -> float:

@@ -15,7 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .checks import as_array, check_index, labels_for
-from .grid import on_axes, set_axes, subplot_grid
+from .grid import STACKED_TITLE_PX, on_axes, set_axes, stacked_pair, subplot_grid
 from .heatmap import highlight_rows, token_axis, token_heatmap, token_margins
 from .theme import ATTENTION_SCALE, colorbar, figure
 
@@ -81,6 +81,8 @@ def paired_heatmaps(
     margin = token_margins(row_labels, col_labels, title=bool(title))
     margin["r"] = 70
     scales = {}
+    panel_px = a.shape[0] * ROW_PX
+    colorbars = {"coloraxis2": 0, "coloraxis": 1} if own else None  # a phone: each panel's colour bar beside it
     if own:
         top = scale_top(a)
         scales["coloraxis2"] = dict(
@@ -99,6 +101,7 @@ def paired_heatmaps(
             height=int(max(a.shape[0] * ROW_PX + margin["t"] + margin["b"], 280)),
             shapes=highlight_rows(highlight, a.shape[1], [refs[1, 1], refs[1, 2]]),
             coloraxis=dict(cmin=0, cmax=1, colorscale=ATTENTION_SCALE, colorbar=colorbar(value_name)),
+            meta=dict(narrow=stacked_pair(layout, panel_px, margin["b"] + STACKED_TITLE_PX, margin, colorbars)),
         ),
         title,
     )

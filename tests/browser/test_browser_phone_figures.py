@@ -4,11 +4,11 @@ where Translate lands, and at step 1, where the look-ahead mask has one row) and
 and the positional encoding at 1280x720 too (projector type), where the masks and the attention figure, their rows
 thinned for a long output, name the step's query at every step.
 
-Measured from the drawn SVG of each figure:
+Measured from the drawn SVG of each figure (tests/support/layout_check.py's MEASURE):
 - its texts (tick labels, titles, notes, colour-bar and legend labels; not a heatmap's text in its cells, which the
-  page cuts to its cell, nor the hover and the toolbar), each as the box of its line of type turned with it (a 45°
-  label is a turned box): no two overlap by more than OVERLAP_PX, and none reaches past the figure's box left or
-  right (a clipped title read "oss (label-smoothed cross-entropy)");
+  page cuts to its cell, nor the hover and the toolbar), each as the box of its ink turned with it (a 45° label is a
+  turned box): no two overlap by more than OVERLAP_PX, and none reaches past the figure's box (a clipped title read
+  "oss (label-smoothed cross-entropy)");
 - its heatmap panels: the drawn cells fill at least FILLED_SHARE of the height the layout gives the panel; below
   that most of the panel is empty space (a look-ahead mask of one row in the height of all of them).
 
@@ -22,6 +22,7 @@ from __future__ import annotations
 import pytest
 
 from browser_helpers import needs_chromium, open_panel, redrawn, show_tab, step_of, wait_last_step, wait_step
+from layout_check import MEASURE, OVERLAP_PX
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -30,7 +31,6 @@ LONG_SENTENCE = (  # 25 target tokens from the shipped checkpoint: the masks' st
     "Zwei Kinder spielen im Sand am Strand, während ihre Mutter ein Buch liest und der Vater im Wasser schwimmt, "
     "weil es heute sehr heiß ist."
 )
-OVERLAP_PX = 1  # two texts may share this much (antialiasing, a line box's rounding)
 FILLED_SHARE = 0.5  # a heatmap panel's cells fill at least this share of its height
 THIN_ROW_PX = 12  # rows under this are too short for a label each: the sentence must give the masks some
 
@@ -39,51 +39,6 @@ FITTED = """(id) => { const g = document.querySelector(`#${id} .js-plotly-plot`)
   const box = g && (g.closest('.block') || g.parentElement);
   return !!(g && g._fullLayout && g.querySelector('.main-svg') && box && g.__fittedWidth === box.clientWidth)
     && document.body.dataset.figuresDrawing === '0'; }"""
-
-# the figure's texts as turned boxes (corners on screen), the pairs that overlap and by how much (the least
-# overlap along the boxes' sides: two convex shapes overlap iff they do along every one of these directions), the
-# texts past the figure's box, and each heatmap panel's cells against the height its domain gives it (Plotly keeps
-# that domain as `_inputDomain` where square cells shrink the drawn one)
-MEASURE = """(id) => {
-  const g = document.querySelector(`#${id} .js-plotly-plot`);
-  const box = (g.closest('.block') || g.parentElement).getBoundingClientRect();
-  const corners = (t) => { const b = t.getBBox(), m = t.getScreenCTM();
-    return [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]]
-      .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]); };
-  const texts = Array.from(g.querySelectorAll('text'))
-    .filter((t) => t.textContent.trim() && t.getBoundingClientRect().width
-                   && !t.closest('.hoverlayer, .modebar, .heatmaplayer'))
-    .map((t) => ({text: t.textContent.trim().slice(0, 40), box: corners(t)}));
-  const depth = (p, q) => { let least = Infinity;
-    for (const shape of [p, q]) for (let i = 0; i < 4; i++) {
-      const [x1, y1] = shape[i], [x2, y2] = shape[(i + 1) % 4], length = Math.hypot(x2 - x1, y2 - y1);
-      if (!length) continue;
-      const along = (points) => points.map(([x, y]) => ((y1 - y2) * x + (x2 - x1) * y) / length);
-      const a = along(p), b = along(q);
-      least = Math.min(least, Math.min(Math.max(...a), Math.max(...b)) - Math.max(Math.min(...a), Math.min(...b)));
-    }
-    return least; };
-  const overlaps = [];
-  texts.forEach((a, i) => texts.slice(i + 1).forEach((b) => {
-    const shared = depth(a.box, b.box);
-    if (shared > 0) overlaps.push([a.text, b.text, Math.round(shared * 10) / 10]);
-  }));
-  const across = (c) => [Math.min(...c.map(([x]) => x)), Math.max(...c.map(([x]) => x))];
-  const outside = texts.map(({text, box: c}) => [text, ...across(c).map(Math.round)])
-    .filter(([, left, right]) => left < box.left - 0.5 || right > box.right + 0.5);
-  const plotHeight = g._fullLayout._size.h;
-  const panels = Object.keys(g._fullLayout._plots).map((id) => {
-    const cells = g.querySelector(`.subplot.${id} .heatmaplayer image`);
-    if (!cells) return null;
-    const axis = g._fullLayout['yaxis' + id.split('y')[1]];
-    const [bottom, top] = axis._inputDomain || axis.domain;  // the layout's domain, before square cells shrink it
-    const drawn = g.calcdata.find(([cell]) => cell.trace.type === 'heatmap'
-                                              && cell.trace.yaxis === 'y' + id.split('y')[1]);
-    return {panel: id, height: (top - bottom) * plotHeight, cells: cells.getBoundingClientRect().height,
-            rows: drawn ? drawn[0].z.length : 0};
-  }).filter(Boolean);
-  return {texts: texts.length, overlaps, outside, panels, box: [box.left, box.right]};
-}"""
 
 
 @pytest.fixture(scope="module", params=["light", "dark"])

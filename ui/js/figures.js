@@ -65,7 +65,7 @@ function installFigures(theme, phonePx) {
     const wide = window.innerWidth >= NARROW_PX;
     const fitted = rest.meta && rest.meta.cells
       ? (wide ? projectorLayout : (same) => same)(cellLabels(rest, boxWidth, wide))
-      : thinned(wide ? projectorRows(projectorLayout(rest)) : rest, boxWidth);
+      : (wide ? thinned(projectorRows(projectorLayout(rest)), boxWidth) : thinnedRows(thinned(rest, boxWidth), boxWidth));
     fitted.autosize = true;
     if (traces) data = data.map((trace, i) => merged(trace, traces[i]));
     return [cellText(wide ? data.map(projectorTrace) : data, fitted, boxWidth, wide), fitted];
@@ -185,6 +185,7 @@ function installFigures(theme, phonePx) {
   };
   // the token labels across each axis, every k-th where the figure at `boxWidth` gives them less room than their
   // font needs (a slanted label: font / sin 45°)
+  const LABEL_EM = 1.25;  // visualizer.heatmap.LABEL_LINE_EM: labels a line's height (1.2 em) and a gap apart
   const thinned = (layout, boxWidth) => {
     const out = {...layout}, plotWidth = plotWidthOf(layout, boxWidth);
     for (const key of Object.keys(out).filter((name) => /^xaxis\d*$/.test(name))) {
@@ -197,6 +198,26 @@ function installFigures(theme, phonePx) {
     }
     return out;
   };
+  // on a phone, the token rows down every k-th where a row is shorter than its label's line (the outlined row, the
+  // step's query, always named): a long sentence's rows there are under a line of type (a projector's rows grow
+  // instead, projectorRows)
+  const thinnedRows = (layout, boxWidth) => {
+    const out = {...layout}, plotWidth = plotWidthOf(layout, boxWidth);
+    const margin = out.margin || {}, plotHeight = (out.height || 450) - (margin.t ?? 100) - (margin.b ?? 80);
+    for (const key of Object.keys(out).filter((name) => /^yaxis\d*$/.test(name))) {
+      const axis = out[key], values = axis && numbers(axis.tickvals);
+      if (!values || !values.length || !Array.isArray(axis.ticktext) || axis.showticklabels === false) continue;
+      const across = out['xaxis' + key.slice(5)], square = axis.scaleanchor || (across && across.scaleanchor);
+      let pitch = plotHeight * span(axis) / rowsOf(axis, values);
+      if (square && across && Array.isArray(across.ticktext)) {  // square cells: the width may be what bounds them
+        pitch = Math.min(pitch, plotWidth * span(across) / Math.max(rowsOf(across), 1));
+      }
+      const font = (axis.tickfont && axis.tickfont.size) || 12;
+      const every = Math.ceil(LABEL_EM * font / Math.max(pitch, 1));
+      if (every > 1) out[key] = everyKthRow(axis, values, every, markedRow(out, key));
+    }
+    return out;
+  };
   // a figure of small panels that carries every token's label (`meta.cells`: the all-heads grid) named at its drawn
   // cells: each axis's labels as large as its cells hold, from its own size (PROJECTOR_PX in a wide window) up to
   // PROJECTOR_PX, the margins grown with them (the rows first: their labels take width from the columns); where
@@ -205,7 +226,6 @@ function installFigures(theme, phonePx) {
   // the others in order wherever they fit, so no token is left out that would fit (the hover names every cell).
   // Where two of those always named stand closer than their labels, the axis's type shrinks until they part (down to
   // MIN_PX; below that the first named wins)
-  const LABEL_EM = 1.25;  // visualizer.heatmap.LABEL_LINE_EM: labels a line's height (1.2 em) and a gap apart
   const MIN_PX = 10;  // visualizer.heatmap.MIN_FONT: the smallest tick label of a token figure
   const closest = (positions) => Math.min(Infinity, ...positions.flatMap((i, n) => positions.slice(n + 1)
     .map((j) => Math.abs(i - j))));
