@@ -54,6 +54,29 @@ HOUSE_FAULTS = [
         "n, changed = len(original.output_ids), 1",
         "an intervention's opening says one token changed, whatever the run did",
     ),
+    # the branch's comparison, aligned (model/analysis/readouts.py aligned_edits): tests/ui/explain/test_explain_readings.py,
+    # tests/model/analysis/test_readouts.py
+    Fault(
+        "branch-alignment-skips-blindly",
+        "model/analysis/readouts.py",
+        "elif j == len(b) or (i < len(a) and longest[i + 1][j] >= longest[i][j + 1]):",
+        "elif j == len(b) or i < len(a):",
+        "the alignment drops the original's token at every difference: a word inserted reads as the rest replaced",
+    ),
+    Fault(
+        "branch-marks-by-position",
+        "ui/explain/panel.py",
+        "was |= dict.fromkeys(edit.original, edit.kind)",
+        "was |= dict.fromkeys(range(edit.original.start, len(original)), edit.kind)",
+        "the original's card marks every token from the first difference on, as a comparison by position does",
+    ),
+    Fault(
+        "branch-kept-counts-the-branch",
+        "ui/explain/panel.py",
+        "kept = n - sum(len(edit.original) for edit in edits)",
+        "kept = n - sum(len(edit.changed) for edit in edits)",
+        "the branch's opening counts the branch's new tokens as the original's lost ones",
+    ),
     Fault(
         "reading-beam-jargon-first",
         "ui/explain/beam.py",

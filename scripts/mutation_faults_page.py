@@ -21,6 +21,21 @@ PAGE_TESTS = [
 ]
 
 PAGE_FAULTS = [
+    # ---- a repaired share link says what it changed (ui/share.py repair_notice): tests/ui/test_start_share_tour.py
+    Fault(
+        "link-clamp-unsaid",
+        "ui/share.py",
+        "        elif asked != str(getattr(shown, name)):",
+        "        elif False:",
+        "a link's step past the end, or a layer or head the model lacks, is clamped without a word",
+    ),
+    Fault(
+        "link-good-link-said-repaired",
+        "ui/share.py",
+        '    if not said:\n        return ""\n    return f"⚠️ {markdown_text(',
+        '    return f"⚠️ {markdown_text(',
+        "a link the page shows as it is still gets a line saying it was repaired",
+    ),
     Fault(
         "page-placeholder-fixed",
         "ui/session.py",

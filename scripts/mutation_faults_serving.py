@@ -55,6 +55,13 @@ SERVING_FAULTS = [
         "the trace tool traces another sentence than it was given",
     ),
     Fault(
+        "api-refusal-in-the-pages-words",
+        "serving/translation.py",
+        "raise gr.Error(API_WORDS.get(self.refused, self.refused), title=self.title, print_exception=False)",
+        "raise gr.Error(self.refused, title=self.title, print_exception=False)",
+        "the API refuses an empty text in the page's words (the text box), not naming its `text` parameter",
+    ),
+    Fault(
         "space-not-pointed-at-the-model",
         "scripts/deploy_space.py",
         'api.add_space_variable(space_id, HUB_VARIABLE, model_repo, description="model repo the app loads")',

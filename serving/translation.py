@@ -9,7 +9,8 @@ model's runner) and says what shaped the result (`notices`): the same words on t
 
 A refused input is an answer, not an exception: `Translated.refused` holds the one message and no trace, so the
 page keeps what it showed and says why; the API raises that message as its error, titled "Input not accepted", or
-"No model loaded" where the server lacks the model asked for.
+"No model loaded" where the server lacks the model asked for, in the API's own words where the page's speak of its
+controls (`API_WORDS`: an empty text is the empty `text` parameter, not the text box).
 """
 
 from __future__ import annotations
@@ -68,6 +69,11 @@ def input_limits() -> str:
     )
 
 
+EMPTY_TEXT = "The text box is empty: type a sentence to translate."  # the page's words
+# a refusal as the API says it, where the page's words name the page's controls (an API client has no text box)
+API_WORDS = {EMPTY_TEXT: 'The "text" parameter is empty: send the German or English sentence to translate.'}
+
+
 def refusal(text: object, direction: object) -> str:
     """Why this input cannot be translated ('' when it can): the one check before any model runs."""
     if parse_direction(direction) is None:
@@ -75,7 +81,7 @@ def refusal(text: object, direction: object) -> str:
     if text is not None and not isinstance(text, str):  # API clients can send any JSON value
         return f"The text must be a string, not {json_type(text)}."
     if not text or not text.strip():
-        return "The text box is empty: type a sentence to translate."
+        return EMPTY_TEXT
     if len(text) > limits.MAX_INPUT_CHARS:
         return (
             f"The text is {len(text):,} characters long; the limit is {limits.MAX_INPUT_CHARS:,} characters. "
@@ -142,13 +148,14 @@ class Translated:
         return self.trace.translation if self.trace is not None else ""
 
     def checked(self) -> "Translated":
-        """This result, or its refusal raised as the one message a refused input gets (gr.Error)."""
+        """This result, or its refusal raised as the API's error (gr.Error): its one message, in the API's words
+        (`API_WORDS`)."""
         if self.refused:
-            raise gr.Error(self.refused, title=self.title, print_exception=False)
+            raise gr.Error(API_WORDS.get(self.refused, self.refused), title=self.title, print_exception=False)
         return self
 
     def answer(self) -> dict:
-        """The API's structured answer {"translation", "notices"}; a refused input raises its one message."""
+        """The API's structured answer {"translation", "notices"}; a refused input raises its message (`checked`)."""
         self.checked()
         return {"translation": self.translation, "notices": list(self.notices)}
 

@@ -13,7 +13,8 @@ answers in words: a wrong type, a huge or unknown value gets the Translate actio
 "Input not accepted", or "No model loaded"), never a traceback; a parameter left out takes its default, which
 gradio_client, `/gradio_api/call/v2/` and the MCP server fill in from the API's description, and `with_defaults`
 for a positional call (`/gradio_api/call/`, the queue) that sends fewer values (Gradio itself would refuse it
-with an error that says nothing, {"error": null}). An empty text is refused like an empty text box.
+with an error that says nothing, {"error": null}). An empty text is refused in the API's own words, naming the
+`text` parameter (serving/translation.py `API_WORDS`), not the page's text box.
 
 Each tool returns one value (Gradio's MCP server sends a tool's several outputs as one text when the client asks no
 progress). Each function's docstring is its API and MCP description (Gradio reads `Args:`); `direction` is typed as the two

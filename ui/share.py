@@ -25,7 +25,7 @@ from model.analysis.readouts import trace_head_diagnostics
 from model.decoding.trace import ATTENTION_KINDS
 
 from serving.runner import shown_value
-from serving.translation import Translated, Translator, parse_direction
+from serving.translation import DIRECTIONS, Translated, Translator, parse_direction
 
 from . import attention, compare, model_tab, next_token, positions
 from .attention import layer_choices
@@ -57,8 +57,8 @@ class View:
     head: str = "1"
     second: str | None = None  # the Compare tab's second sentence
     token: str | None = None  # the source token compared
-    # what the link held that the page could not use, each "name=value" (the page says so): not part of the view
-    repaired: tuple[str, ...] = field(default=(), compare=False)
+    # what the link held that the page could not use, each (name, value) (the page says so): not part of the view
+    unusable: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
 
 # the Compare tab's built-in example: the blog post's pair as lines, "it" picked; it opens on the head that differs
@@ -89,12 +89,12 @@ def link_number(value: object) -> int | None:
 
 
 def parse_query(params: Mapping[str, str]) -> View | None:
-    """Query parameters -> a View (None without any); a bad value falls back to its default and is named in
-    `repaired` (the page says so)."""
+    """Query parameters -> a View (None without any); a bad value falls back to its default and is kept in
+    `unusable` (the page says so: `repair_notice`)."""
     keys = {"text", "dir", "step", "tab", "kind", "layer", "head", "second", "token"}
     if not keys & set(params):
         return None
-    default, repaired = View(), []
+    default, unusable = View(), []
 
     def read(name: str, fallback, parse: Callable):
         """The parameter `name` parsed (None: not usable), else `fallback`, a bad value noted."""
@@ -102,7 +102,7 @@ def parse_query(params: Mapping[str, str]) -> View | None:
             return fallback
         value = parse(params[name])
         if value is None:
-            repaired.append(f"{name}={params[name]}")
+            unusable.append((name, params[name]))
             return fallback
         return value
 
@@ -120,16 +120,48 @@ def parse_query(params: Mapping[str, str]) -> View | None:
         second=params.get("second") or None,
         token=params.get("token") or None,
     )
-    return dataclasses.replace(view, repaired=tuple(repaired))
+    return dataclasses.replace(view, unusable=tuple(unusable))
 
 
-def repair_notice(view: View) -> str:
-    """What the page says about a link's values it could not use ('' when it used them all)."""
-    if not view.repaired:
+def fitted(view: View, checkpoint: Checkpoint, trace: TranslationTrace | None) -> View:
+    """`view` as the page shows it: its step, layer and head clamped to what the trace and the model have."""
+    layers = len(layer_choices(checkpoint, view.kind))
+    head = view.head if view.head in HEADS else str(min(int(view.head), checkpoint.config.n_heads))
+    step = view.step if trace is None else min(view.step, trace.num_steps)
+    return dataclasses.replace(view, step=step, layer=min(view.layer, layers), head=head)
+
+
+def repair_notice(link: View, shown: View, checkpoint: Checkpoint, steps: int | None, tabs: Mapping[str, str]) -> str:
+    """The one line the page says about a link it repaired ('' when it showed the link as it was): for each value
+    it could not use (`View.unusable`) or had to clamp (`fitted`: `shown`), what the link held and what the page
+    shows instead, in the link's order. steps: the trace's steps (None: no sentence); tabs: each tab's label."""
+    unusable = dict(link.unusable)
+    layers, heads = len(layer_choices(checkpoint, shown.kind)), checkpoint.config.n_heads
+    of_steps = f" of {steps}" if steps is not None else ""
+    now = {  # a number's value as the page shows it (a bad head falls back to head 1, never to all heads)
+        "step": f"step {shown.step}{of_steps}",
+        "layer": f"layer {shown.layer} of {layers}",
+        "head": f"head {shown.head} of {heads}",
+    }
+    said = []
+    for name, showing in now.items():
+        asked = str(getattr(link, name))
+        if name in unusable:
+            said.append((name, f"{name} {shown_value(unusable[name])} is not a {name} number: showing {showing}"))
+        elif asked != str(getattr(shown, name)):
+            past = "is past the end" if name == "step" else "does not exist"
+            said.append((name, f"{name} {asked} {past}: showing {showing}"))
+    words = {
+        "dir": f"direction {{}} is unknown: showing {DIRECTIONS[shown.direction]}",
+        "tab": f"tab {{}} is unknown: showing {tabs.get(shown.tab, shown.tab)}",
+        "kind": f"attention kind {{}} is unknown: showing {ATTENTION_KINDS[shown.kind].label}",
+    }
+    said += [(name, text.format(shown_value(unusable[name]))) for name, text in words.items() if name in unusable]
+    order = ("dir", "step", "tab", "kind", "layer", "head")  # as the link writes them (query_string)
+    said.sort(key=lambda named: order.index(named[0]))
+    if not said:
         return ""
-    names = ", ".join(markdown_text(shown_value(value)) for value in view.repaired)
-    verb = "is not a value" if len(view.repaired) == 1 else "are not values"
-    return f"⚠️ This link's {names} {verb} the page can show; it opens with the default instead."
+    return f"⚠️ {markdown_text('The link’s ' + '; '.join(text for _, text in said))}."
 
 
 def query_string(view: View) -> str:
@@ -183,9 +215,10 @@ class Targets:
         Compare tab, compared with `second` at the view's kind, layer and head."""
         trace = translated.trace
         layers = layer_choices(checkpoint, view.kind)
-        head = view.head if view.head in HEADS else str(min(int(view.head), checkpoint.config.n_heads))
+        view = fitted(view, checkpoint, trace)
+        head = view.head
         shown = {
-            **answer_at(self, translated, min(view.step, trace.num_steps)),
+            **answer_at(self, translated, view.step),
             self.header.source: trace.source_text,
             self.header.direction: trace.direction,
             self.tabs: gr.Tabs(selected=view.tab),
@@ -196,10 +229,14 @@ class Targets:
         return {
             **shown,
             self.kind: view.kind,
-            self.layer: gr.Radio(choices=layers, value=min(view.layer, len(layers))),
+            self.layer: gr.Radio(choices=layers, value=view.layer),
             self.head: head,
             self.about_kind: ABOUT_ATTENTION[view.kind],
         }
+
+    def tab_labels(self) -> dict[str, str]:
+        """Each top-level tab's label, by its id, as the page's tabs have them."""
+        return {tab.id: tab.label for tab in self.tabs.children if isinstance(tab, gr.Tab)}
 
 
 def answer_at(targets: Targets, translated: Translated, step: int) -> dict:
@@ -228,11 +265,13 @@ class StartExample:
 
 def open_view(translator: Translator, example: StartExample, targets: Targets, view: View) -> dict:
     """The page at `view`: its sentence translated (text None: the start-up example; '': no sentence), and on the
-    Compare tab its second sentence too. A link whose sentence is refused opens the example and says why."""
+    Compare tab its second sentence too; the notice opens on the one line of what the page repaired of the link
+    (`repair_notice`). A link whose sentence is refused opens the example and says why."""
     checkpoint = translator.runner_of(None).checkpoint
     translated, _, start = example.get()
     if view.text == "":
-        return {**blank(targets, view), targets.header.source: ""}
+        repaired = repair_notice(view, fitted(view, checkpoint, None), checkpoint, None, targets.tab_labels())
+        return {**blank(targets, view), targets.header.source: "", targets.header.notice: repaired}
     if view.text is None:
         view = dataclasses.replace(view, direction=translated.trace.direction)
     else:
@@ -247,16 +286,11 @@ def open_view(translator: Translator, example: StartExample, targets: Targets, v
         start = opening(translated.trace, second, view.token)
         if start is not None:
             view = dataclasses.replace(view, kind=start.kind, layer=start.layer, head=start.head, step=start.step)
-    return targets.show(checkpoint, translated, view, second)
-
-
-def said_with_repairs(targets: Targets, view: View, shown: dict) -> dict:
-    """The page at a link's view (`shown`), its notice opening with what the link held that the page could not use."""
-    said = repair_notice(view)
-    if not said:
-        return shown
+    shown = targets.show(checkpoint, translated, view, second)
+    trace = translated.trace
+    said = repair_notice(view, fitted(view, checkpoint, trace), checkpoint, trace.num_steps, targets.tab_labels())
     notice = shown.get(targets.header.notice) or ""
-    return {**shown, targets.header.notice: f"{said}\n\n{notice}" if notice else said}
+    return {**shown, targets.header.notice: "\n\n".join(line for line in (said, notice) if line)}
 
 
 def blank(targets: Targets, view: View) -> dict:
@@ -351,7 +385,7 @@ def wire(
                     url: link(translated.trace, start.step, start.tab, page_url=page_url(request), **fields),
                 }
             return targets.show(runner.checkpoint, translated, start)
-        return said_with_repairs(targets, view, open_view(translator, example, targets, view))
+        return open_view(translator, example, targets, view)
 
     on_load.loaders = page.loaders  # what else its answer says, each (fn, outputs)
     # text typed while the example was on its way is put back (the page script kept it)

@@ -4,6 +4,8 @@
   3.2.2; no positional encodings, 3.5) so per-step probabilities compare with the original run.
 - `beam_versus_greedy`: beam search of size 4 with length penalty 0.6 (section 6.1) beside greedy
   decoding, and the step where each hypothesis leaves the greedy output.
+- `aligned_edits`: what one output changed of another, aligned by a longest common subsequence (the same
+  tokens one place later are the same tokens): the tokens inserted, removed and replaced.
 - `word_alignment`: encoder-decoder attention (3.2.3) averaged over heads and chosen layers, then
   the argmax source token per output token, exportable as Pharaoh "i-j" pairs.
 - `head_diagnostics`: per layer and head (3.2.2), how spread out the attention is, how diagonal,
@@ -72,6 +74,55 @@ def first_difference(a: Sequence[int], b: Sequence[int]) -> int | None:
         if x != y:
             return index
     return None if len(a) == len(b) else min(len(a), len(b))
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One difference of an alignment: the original's tokens at `original` written as the changed output's at
+    `changed` (positions in each sequence; an insertion has an empty `original`, a removal an empty `changed`)."""
+
+    original: range
+    changed: range
+
+    @property
+    def kind(self) -> str:
+        """ "inserted", "removed" or "replaced"."""
+        if not self.original:
+            return "inserted"
+        return "removed" if not self.changed else "replaced"
+
+
+def aligned_edits(original: Sequence[int], changed: Sequence[int], start: int = 0) -> list[Edit]:
+    """The differences between two id sequences from position ``start`` on (the tokens before it the same in
+    both, as a branch's forced prefix is), in order.
+
+    The two are aligned by a longest common subsequence: the tokens both keep, in order, as many as there are,
+    so an inserted token shifts the rest without changing it. Between two kept tokens, what only the original
+    has is removed, what only the changed output has is inserted, and what both have there is replaced.
+    """
+    a, b = list(original[start:]), list(changed[start:])
+    # longest[i][j]: the length of a longest common subsequence of a[i:] and b[j:]
+    longest = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) - 1, -1, -1):
+        for j in range(len(b) - 1, -1, -1):
+            longest[i][j] = longest[i + 1][j + 1] + 1 if a[i] == b[j] else max(longest[i + 1][j], longest[i][j + 1])
+    edits, i, j, gap = [], 0, 0, (0, 0)  # gap: where the current run of differences began, (i, j)
+
+    def close(i: int, j: int) -> None:
+        if (i, j) != gap:
+            edits.append(Edit(range(start + gap[0], start + i), range(start + gap[1], start + j)))
+
+    while i < len(a) or j < len(b):
+        if i < len(a) and j < len(b) and a[i] == b[j]:  # kept: taking an equal pair is always part of a longest
+            close(i, j)
+            i, j = i + 1, j + 1
+            gap = (i, j)
+        elif j == len(b) or (i < len(a) and longest[i + 1][j] >= longest[i][j + 1]):
+            i += 1  # a[i] is not kept
+        else:
+            j += 1  # b[j] is not kept
+    close(i, j)
+    return edits
 
 
 # --------------------------------------------------------------------------- beam search

@@ -29,6 +29,7 @@ from serving.runner import BAD_INPUT_TITLE, NO_MODEL_TITLE
 from ui import build_demo, share
 from ui.text import EXAMPLES
 
+ROOT = Path(__file__).resolve().parents[2]
 GERMAN = "Ein Mann fährt Fahrrad."
 HUGE = "x" * 6000  # over the input limit (5,000 characters): a value too long to echo
 UNICODE_DIGITS = ["²", "¹", "①", "٣", "５", "𝟕", "߂", "໒"]  # str.isdigit() is True for each; none is ASCII
@@ -36,7 +37,7 @@ PROPERTIES = settings(
     max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 # where the server's files are: the repository, the installed packages, the temporary folders (the checkpoints)
-SERVER_PLACES = (str(Path(__file__).resolve().parents[2]), str(Path(gr.__file__).parents[1]), tempfile.gettempdir())
+SERVER_PLACES = (str(ROOT), str(Path(gr.__file__).parents[1]), tempfile.gettempdir())
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
@@ -105,6 +106,18 @@ def test_a_call_that_leaves_parameters_out_gets_their_defaults(demo):
     assert_plain(payload)
 
 
+@pytest.mark.parametrize("api_name", ["translate", "translation_trace"])
+@pytest.mark.parametrize("data", [["", "de-en"], [" \t\n ", "en-de", "own"], []], ids=["empty", "blank", "left-out"])
+def test_an_empty_text_is_refused_in_the_apis_words_naming_the_text_parameter(demo, api_name, data):
+    """The API's client has no text box: its refusal names the parameter it sent, as docs/serving.md shows."""
+    outcome, payload = call(demo, api_name, data)
+    assert outcome == "error" and payload["title"] == BAD_INPUT_TITLE
+    assert payload["error"] == 'The "text" parameter is empty: send the German or English sentence to translate.'
+    assert_plain(payload)
+    documented = (ROOT / "docs" / "serving.md").read_text(encoding="utf-8")
+    assert f"AppError: {payload['error']}" in documented
+
+
 @pytest.mark.parametrize(
     "model", [["own"], {"key": "own"}, 3, "①", HUGE], ids=["array", "object", "number", "digit", "huge"]
 )
@@ -155,9 +168,9 @@ def test_every_link_value_opens_a_view_the_page_has_and_a_bad_one_is_said(demo, 
     bad = [name for name in ("step", "layer", "head") if name in params and params[name] not in ("all", "mean")]
     bad = [name for name in bad if not (params[name].isascii() and params[name].isdigit() and 0 < int(params[name]))]
     for name in bad:
-        assert f"{name}=" in "".join(view.repaired), (name, view.repaired)
-    if view.repaired:
-        assert "This link" in shown["notice"], shown.get("notice")
+        assert name in dict(view.unusable), (name, view.unusable)
+    if view.unusable:
+        assert "The link’s" in shown["notice"], shown.get("notice")
     if params.get("text") == "":
         return
     config = driver.demo.runner.checkpoint.config

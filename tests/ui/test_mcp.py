@@ -86,7 +86,7 @@ def test_every_listed_tool_answers_with_its_result(served):
         shown["table"], sinusoidal_positional_encoding(config.max_positions, config.d_model).numpy(), atol=1e-4
     )
     assert wrong_direction.isError and "'fr-en' is not one of ['de-en', 'en-de']" in wrong_direction.content[0].text
-    assert empty.isError and "The text box is empty" in empty.content[0].text  # the app's own message
+    assert empty.isError and 'The "text" parameter is empty' in empty.content[0].text  # the API's own words
 
 
 def test_every_example_a_tool_description_offers_validates_against_its_schema(served):

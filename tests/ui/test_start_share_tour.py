@@ -13,6 +13,7 @@ import pytest
 from helpers import translated_trace, translator_of
 from page_driver import PageDriver
 
+from model.decoding.trace import ATTENTION_KINDS
 from model.text import language, limits
 from serving import Runner
 from serving.translation import notices, switch_direction
@@ -175,6 +176,34 @@ def test_a_shared_link_restores_its_view(demo):
     url = share.link(trace, 2, "masks", "encoder", 2, "3", "http://h/?old=1")
     assert url == "http://h/" + share.query_string(share.View(GERMAN, "en-de", 2, "masks", "encoder", 2, "3"))
     assert shown["share-link"] == share.link(trace, 2, "masks", "encoder", 2, "3", driver.url)  # the same view
+    assert "link" not in (shown["notice"] or "")  # a good link is shown as it is: nothing said of it
+    bare = PageDriver(demo).load()
+    assert "link" not in (bare.get("notice") or "")
+
+
+def test_a_repaired_link_says_in_one_line_what_it_changed(demo):
+    """Each value the page could not use or had to clamp is named with what the page shows instead, in one line
+    at the top of the notices; what the page shows is what that line says."""
+    driver = PageDriver(demo)
+    shown = driver.load({"dir": "xx-yy", "step": "99", "tab": "nope", "layer": "9", "head": "77"})
+    config, steps = driver.demo.runner.checkpoint.config, driver.trace.num_steps
+    layers, heads = ATTENTION_KINDS["cross"].num_layers(config), config.n_heads
+    line = shown["notice"].split("\n\n")[0]
+    assert line == (
+        f"⚠️ The link’s direction 'xx-yy' is unknown: showing German → English; step 99 is past the end: showing step "
+        f"{steps} of {steps}; tab 'nope' is unknown: showing Attention; layer 9 does not exist: showing layer {layers} "
+        f"of {layers}; head 77 does not exist: showing head {heads} of {heads}."
+    )
+    assert driver.value("direction") == "de-en" and driver.value("step") == steps < 99
+    assert driver.prop("views", "selected") == "attention" and driver.value("attention-kind") == "cross"
+    assert (driver.value("layer"), driver.value("head")) == (layers, str(heads))
+    assert shown["notice"].count("The link") == 1  # said once, above the translation's own notices
+    unusable = driver.load({"text": GERMAN, "step": "x", "kind": "evil", "head": "<b>"})["notice"].split("\n\n")[0]
+    assert unusable == (
+        "⚠️ The link’s step 'x' is not a step number: showing step 1 of "
+        f"{driver.trace.num_steps}; attention kind 'evil' is unknown: showing Cross-attention (encoder → decoder); "
+        f"head '\\<b\\>' is not a head number: showing head 1 of {heads}."
+    )
 
 
 def test_a_broken_link_opens_the_example_and_says_why(demo):

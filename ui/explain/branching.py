@@ -15,13 +15,16 @@ from .panel import MODEL_RUN, Panel, branch_outcome, cleared_view, comparison_ht
 
 LEAD = (
     "force another candidate at the current step and let the model go on taking its likeliest token; the new "
-    "output is shown beside the original, the forced and changed tokens marked."
+    "output is shown beside the original, aligned word by word: the forced token and only the words it added, "
+    "dropped or replaced are marked."
 )
 RUN, READING = "branch-run", "branch-result"  # the button, and the result that opens on what it changed
 ABOUT = """
 The candidate is forced at the step of the step slider above (the steps before it keep the original tokens)
 and greedy decoding continues from there. Greedy decoding never revisits a choice; this shows what one
-different choice does to the rest.
+different choice does to the rest. The two outputs are aligned from the forced step on by the most tokens they
+share in the same order, so the same words one place later count as kept: green marks a word the branch added, red one it
+replaced, and a struck-through word in the original is one the branch dropped.
 """
 
 

@@ -186,7 +186,11 @@ def intervene(runner: Runner, trace: TranslationTrace, ablation: Ablation) -> In
 
 
 def output_card(heading: str, trace: TranslationTrace, classes: dict[int, str], facts: str) -> str:
-    tips = [f"step {t + 1}: p = {p:.3f}" for t, p in enumerate(trace.chosen_probs)]
+    """One output's card: its text, its token chips (a marked chip's tooltip names its mark) and `facts`."""
+    tips = [
+        f"step {t + 1}: p = {p:.3f}" + (f" · {classes[t]}" if t in classes else "")
+        for t, p in enumerate(trace.chosen_probs)
+    ]
     return (
         f'<div><h4>{html.escape(heading)}</h4><div class="text">{html.escape(trace.translation) or "∅"}</div>'
         f'<div class="token-row">{chips(trace.output_tokens, classes, tips)}</div>'
@@ -194,9 +198,10 @@ def output_card(heading: str, trace: TranslationTrace, classes: dict[int, str], 
     )
 
 
-def changed_tokens(original: Sequence[int], changed: Sequence[int], start: int = 0) -> int:
-    """How many of the original's tokens from ``start`` on the changed output has not at the same place."""
-    return sum(1 for t in range(start, len(original)) if t >= len(changed) or changed[t] != original[t])
+def changed_tokens(original: Sequence[int], changed: Sequence[int]) -> int:
+    """How many of the original's tokens the changed output does not keep (removed or replaced), aligned as
+    `readouts.aligned_edits` aligns them: the same tokens one place later are kept."""
+    return sum(len(edit.original) for edit in readouts.aligned_edits(original, changed))
 
 
 def outcome(original: TranslationTrace, result: Intervention, doing: str) -> str:
@@ -204,8 +209,14 @@ def outcome(original: TranslationTrace, result: Intervention, doing: str) -> str
     and to the original tokens' probabilities, and what that means for this sentence."""
     n, changed = len(original.output_ids), changed_tokens(original.output_ids, result.trace.output_ids)
     before, after = float(np.mean(result.original_probs)), float(np.mean(result.changed_probs))
-    same = changed == 0 and len(result.trace.output_ids) == n
-    writes = "the same translation" if same else f"another translation ({changed} of its {n} tokens change)"
+    same = list(result.trace.output_ids) == list(original.output_ids)
+    added = len(result.trace.output_ids) - (n - changed)  # the changed output's tokens that are not the original's
+    if same:
+        writes = "the same translation"
+    elif changed:
+        writes = f"another translation ({changed} of its {n} tokens change)"
+    else:
+        writes = f"another translation (its {n} tokens all kept, {added} added)"
     if not same:
         meaning = "what was taken away matters for this sentence"
     elif before - after < SURE_DROP:
@@ -218,31 +229,65 @@ def outcome(original: TranslationTrace, result: Intervention, doing: str) -> str
     )
 
 
+EDIT_SHOWN = 3  # a branch's opening names this many edits, then counts the rest
+
+
+def quoted(tokens: Sequence[str]) -> str:
+    return f"“{' '.join(tokens)}”"
+
+
+def edit_words(edit: readouts.Edit, original: Sequence[str], changed: Sequence[str]) -> str:
+    """One edit in words: 'adds “x”', 'drops “y”', 'writes “x” for “y”'."""
+    was, now = quoted([original[t] for t in edit.original]), quoted([changed[t] for t in edit.changed])
+    return {"inserted": f"adds {now}", "removed": f"drops {was}", "replaced": f"writes {now} for {was}"}[edit.kind]
+
+
+def tokens(n: int) -> str:
+    return f"{n} token" if n == 1 else f"{n} tokens"
+
+
 def branch_outcome(original: TranslationTrace, branched: TranslationTrace, step: int) -> str:
-    """One plain sentence, counted from the run: what forcing the branch's token at ``step`` did to the rest."""
+    """One plain sentence, counted from the run: what forcing the branch's token at ``step`` did to the rest, in
+    words: the original's tokens from the step on aligned with the branch's (`readouts.aligned_edits`), so the
+    same words one place later read as kept, and only what was added, dropped or replaced is named."""
     forced, was = branched.output_tokens[step], original.output_tokens[step]
-    after = len(original.output_ids) - step - 1
-    changed = changed_tokens(original.output_ids, branched.output_ids, step + 1)
-    if after == 0:
-        rest = "nothing came after it to change"
-    elif changed == 0 and len(branched.output_ids) == len(original.output_ids):
-        rest = f"the model goes on as before: the {after} tokens after it stay the same"
-    else:
-        rest = f"the model writes a different rest: {changed} of the {after} tokens after it change"
-    return f"Forcing “{forced}” instead of “{was}” at step {step + 1}, {rest}."
+    edits = readouts.aligned_edits(original.output_ids, branched.output_ids, step)
+    n = len(original.output_ids) - step  # the original's tokens from the forced step on
+    kept = n - sum(len(edit.original) for edit in edits)
+    if not edits:
+        return f"Forcing “{forced}” (the model's own choice) at step {step + 1}, the model goes on as before."
+    said = [edit_words(edit, original.output_tokens, branched.output_tokens) for edit in edits[:EDIT_SHOWN]]
+    if len(edits) > EDIT_SHOWN:
+        more = len(edits) - EDIT_SHOWN
+        said.append(f"{more} more {'change' if more == 1 else 'changes'}")
+    words = said[0] if len(said) == 1 else f"{', '.join(said[:-1])} and {said[-1]}"
+    return (
+        f"Forcing “{forced}” instead of “{was}” at step {step + 1}, the model {words}: it keeps {kept} of the "
+        f"original's {tokens(n)} from step {step + 1} on."
+    )
+
+
+def edit_marks(original: Sequence[int], changed: Sequence[int], start: int = 0) -> tuple[dict, dict]:
+    """The chips' marks of an aligned comparison (`readouts.aligned_edits` from `start` on): ({original position:
+    "removed" or "replaced"}, {changed position: "inserted" or "replaced"}); a kept token is unmarked."""
+    was, now = {}, {}
+    for edit in readouts.aligned_edits(original, changed, start):
+        was |= dict.fromkeys(edit.original, edit.kind)
+        now |= dict.fromkeys(edit.changed, edit.kind)
+    return was, now
 
 
 def comparison_html(
     original: TranslationTrace, changed: TranslationTrace, heading: str, forced_step: int | None = None, said: str = ""
 ) -> str:
-    """The original and the changed output side by side, under `said` (a plain sentence of what changed); changed
-    tokens (and a forced one) marked."""
+    """The original and the changed output side by side, under `said` (a plain sentence of what changed): the two
+    aligned (`edit_marks`; a branch from its forced step on), only what differs marked (removed or replaced in
+    the original, inserted or replaced in the changed output), and a forced token marked as forced."""
     differs = readouts.first_difference(original.output_ids, changed.output_ids)
-    marks = {} if differs is None else {t: "after" for t in range(differs + 1, len(changed.output_ids))}
-    if differs is not None and differs < len(changed.output_ids):
-        marks[differs] = "changed"
+    start = forced_step if forced_step is not None else 0
+    was, now = edit_marks(original.output_ids, changed.output_ids, start)
     if forced_step is not None:
-        marks[forced_step] = "forced"
+        now[forced_step] = "forced"
     verdict = "same output" if differs is None else f"outputs part at step {differs + 1}"
 
     def facts(trace: TranslationTrace) -> str:
@@ -253,8 +298,8 @@ def comparison_html(
 
     opening = f'<p class="explain-reading">{html.escape(said)}</p>' if said else ""
     return (
-        f'{opening}<div class="explain-compare">{output_card("Original (greedy)", original, {}, facts(original))}'
-        f"{output_card(heading, changed, marks, facts(changed))}</div>"
+        f'{opening}<div class="explain-compare">{output_card("Original (greedy)", original, was, facts(original))}'
+        f"{output_card(heading, changed, now, facts(changed))}</div>"
     )
 
 

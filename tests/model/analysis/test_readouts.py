@@ -4,13 +4,19 @@ greedy, word alignment from cross-attention, per-head diagnostics. CPU, determin
 
 from __future__ import annotations
 
+import functools
+from itertools import combinations
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from model.decoding.greedy import translate
 from model.decoding.ablation import Ablation
 from model.analysis.readouts import (
     DIAGNOSTICS,
+    aligned_edits,
     beam_versus_greedy,
     first_difference,
     head_diagnostics,
@@ -94,6 +100,61 @@ def test_token_probabilities_reject_empty_input(tiny_model, trace):
 def test_first_difference(a, b, expected):
     assert first_difference(a, b) == expected
     assert first_difference(b, a) == expected
+
+
+# --------------------------------------------------------------------------- what one output changed of another
+def edits_of(a, b, start=0):
+    return [(edit.kind, list(edit.original), list(edit.changed)) for edit in aligned_edits(a, b, start)]
+
+
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        ([1, 2, 3, 4], [1, 2, 3, 4], []),
+        ([1, 2, 3, 4], [1, 9, 2, 3, 4], [("inserted", [], [1])]),  # a shift by one: only the new token
+        ([1, 2, 3, 4], [1, 3, 4], [("removed", [1], [])]),
+        ([1, 2, 3, 4], [1, 9, 3, 4], [("replaced", [1], [1])]),
+        ([1, 2, 3, 4, 5], [1, 7, 8, 2, 3, 5], [("inserted", [], [1, 2]), ("removed", [3], [])]),
+        ([5, 6, 7], [8], [("replaced", [0, 1, 2], [0])]),
+        ([], [4], [("inserted", [], [0])]),
+    ],
+)
+def test_an_alignment_marks_only_what_differs(a, b, expected):
+    assert edits_of(a, b) == expected
+
+
+def test_an_alignment_from_a_start_leaves_the_prefix_and_counts_places_in_the_whole_sequences():
+    assert edits_of([1, 2, 3, 4], [1, 9, 2, 3, 4], start=1) == [("inserted", [], [1])]
+    assert edits_of([1, 2, 3], [1, 5, 2, 3]) == [("inserted", [], [1])]
+    assert edits_of([1, 2, 3], [1, 5, 2, 3], start=2) == [("inserted", [], [2])]  # [3] against [2, 3]: not realigned
+
+
+def lcs_length(a: tuple, b: tuple) -> int:
+    """The longest common subsequence by brute force: the longest subsequence of `a` that is one of `b`."""
+
+    @functools.cache
+    def subsequences(seq: tuple, k: int) -> frozenset:
+        return frozenset(combinations(seq, k))
+
+    return max(k for k in range(min(len(a), len(b)) + 1) if subsequences(a, k) & subsequences(b, k))
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(a=st.lists(st.integers(0, 3), max_size=7), b=st.lists(st.integers(0, 3), max_size=7))
+def test_an_alignment_keeps_a_longest_common_subsequence_and_rebuilds_the_changed_output(a, b):
+    edits = aligned_edits(a, b)
+    kept_a = [t for t in range(len(a)) if not any(t in edit.original for edit in edits)]
+    kept_b = [t for t in range(len(b)) if not any(t in edit.changed for edit in edits)]
+    assert [a[t] for t in kept_a] == [b[t] for t in kept_b]  # what is unmarked is the same tokens in order
+    assert len(kept_a) == lcs_length(tuple(a), tuple(b))  # as many as two such sequences can share
+    rebuilt, at, at_b = [], 0, 0
+    for index, edit in enumerate(edits):  # the original with each edit applied is the changed output
+        assert edit.original or edit.changed
+        if index:  # two edits have a kept token between them, in both sequences
+            assert edit.original.start > at and edit.changed.start > at_b
+        rebuilt += a[at : edit.original.start] + [b[t] for t in edit.changed]
+        at, at_b = edit.original.stop, edit.changed.stop
+    assert rebuilt + a[at:] == b
 
 
 def test_beam_of_one_is_greedy(tiny_model, tiny_tokenizer):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from html import unescape
 
 import numpy as np
 from helpers import first_sentence, plain_words as plain
@@ -20,19 +21,30 @@ from ui.explain import alignment, beam, cache, changes, diagnostics, film_view, 
 
 
 # --------------------------------------------------------------------------- the interventions and the branch
-def changed(original: list[int], new: list[int], start: int = 0) -> int:
-    return len([t for t in range(start, len(original)) if t >= len(new) or new[t] != original[t]])
+def common_length(a: list, b: list) -> int:
+    """The longest common subsequence's length, by the textbook table (an independent count of the kept tokens)."""
+    table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i, x in enumerate(a):
+        for j, y in enumerate(b):
+            table[i + 1][j + 1] = table[i][j] + 1 if x == y else max(table[i][j + 1], table[i + 1][j])
+    return table[len(a)][len(b)]
 
 
 def test_an_intervention_opens_on_how_many_tokens_changed_and_how_sure_the_model_stays(checkpoint, trace):
     result = panel.intervene(Runner(checkpoint), trace, Ablation(cross_heads={(0, 0), (1, 1)}))
     said = panel.outcome(trace, result, "With 2 heads switched off")
-    n, k = len(trace.output_ids), changed(trace.output_ids, result.trace.output_ids)
+    n, k = len(trace.output_ids), len(trace.output_ids) - common_length(trace.output_ids, result.trace.output_ids)
     before, after = result.original_probs.mean(), result.changed_probs.mean()
     assert said.startswith("With 2 heads switched off, the model writes ") and plain(first_sentence(said))
     assert f"goes from {before:.2f} to {after:.2f}" in said
-    same = k == 0 and len(result.trace.output_ids) == n
-    assert ("the same translation" in said) == same and (f"({k} of its {n} tokens change)" in said) == (not same)
+    same = result.trace.output_ids == trace.output_ids
+    assert ("the same translation" in said) == same and (f"({k} of its {n} tokens change)" in said) == (k > 0)
+    # the same tokens one place later are kept: an output that only adds one says so
+    longer = dataclasses.replace(
+        result,
+        trace=dataclasses.replace(trace, output_ids=[-1, *trace.output_ids], output_tokens=["x", *trace.output_tokens]),
+    )
+    assert f"another translation (its {n} tokens all kept, 1 added)" in panel.outcome(trace, longer, "X")
     # the same output, made to be: what it means follows the drop in the original tokens' probability
     kept = dataclasses.replace(result, trace=trace, changed_probs=result.original_probs - 0.01)
     assert panel.outcome(trace, kept, "X").endswith("it hardly needs what was taken away here.")
@@ -40,21 +52,83 @@ def test_an_intervention_opens_on_how_many_tokens_changed_and_how_sure_the_model
     assert panel.outcome(trace, unsure, "X").endswith("it still gets there, less sure of its words.")
 
 
-def test_a_branch_opens_on_how_many_tokens_after_the_forced_one_changed(checkpoint, trace):
+def card_chips(comparison: str) -> list[list[tuple[str, str]]]:
+    """Each output card's chips as (token, mark) pairs, mark "" when unmarked (besides "special")."""
+    cards = comparison.split("<div><h4>")[1:]
+    chip = re.compile(r'<span class="tok([^"]*)"[^>]*>([^<]*)</span>')
+    return [[(unescape(t), marks.replace("special", "").strip()) for marks, t in chip.findall(c)] for c in cards]
+
+
+def test_a_branch_opens_on_what_it_changed_aligned_and_marks_only_that(checkpoint, trace):
     from ui.explain.branching import branch
 
     candidate = next(int(i) for i in trace.candidate_ids[1] if i != trace.output_ids[1])
     branched, t = branch(Runner(checkpoint), trace, 2, candidate)
     said = panel.branch_outcome(trace, branched, t)
-    after = len(trace.output_ids) - t - 1
     assert said.startswith(f"Forcing “{branched.output_tokens[1]}” instead of “{trace.output_tokens[1]}” at step 2, ")
-    k = changed(trace.output_ids, branched.output_ids, t + 1)
-    if k or len(branched.output_ids) != len(trace.output_ids):
-        assert f"{k} of the {after} tokens after it change" in said
-    else:
-        assert f"the {after} tokens after it stay the same" in said
+    n = len(trace.output_ids) - t
+    kept = common_length(trace.output_ids[t:], branched.output_ids[t:])
+    assert f"it keeps {kept} of the original's {n} tokens from step 2 on." in said
     html = panel.comparison_html(trace, branched, "Branch", forced_step=t, said=said)
     assert html.startswith('<p class="explain-reading">Forcing ')
+    original, changed = card_chips(html)
+    assert [token for token, _ in original] == trace.output_tokens
+    assert [token for token, _ in changed] == branched.output_tokens and changed[t][1] == "forced"
+    # what is left unmarked from the forced step on is the same tokens in both, as many as they can share
+    left = [token for token, mark in original[t:] if not mark]
+    right = [token for token, mark in changed[t:] if not mark]
+    assert left == right and len(left) == kept
+    assert not any(mark for _, mark in original[:t] + changed[:t])  # the prefix is the original's
+
+
+VOCABULARY: dict[str, int] = {}  # made-up ids: the same token, the same id
+
+
+def made_up(trace, tokens: list[str]):
+    """`trace` with these output tokens."""
+    ids = [VOCABULARY.setdefault(token, len(VOCABULARY)) for token in tokens]
+    probs = np.linspace(0.9, 0.5, len(tokens)).astype(np.float32)
+    return dataclasses.replace(
+        trace, output_tokens=tokens, output_ids=ids, chosen_probs=probs, translation=" ".join(tokens)
+    )
+
+
+GARDEN = ["▁I", "▁play", "▁soccer", "▁in", "▁the", "▁garden", ".", "[EOS]"]
+
+
+def test_a_branch_that_shifts_the_rest_by_one_word_marks_and_names_only_that_word(trace):
+    original = made_up(trace, GARDEN)
+    shifted = made_up(trace, ["▁I", "▁often", *GARDEN[1:]])  # "often" forced at step 2, the rest one place later
+    said = panel.branch_outcome(original, shifted, 1)
+    assert said == (
+        "Forcing “▁often” instead of “▁play” at step 2, the model adds “▁often”: it keeps 7 of the original's "
+        "7 tokens from step 2 on."
+    )
+    assert plain(first_sentence(said)) and first_sentence(said) == said
+    before, after = card_chips(panel.comparison_html(original, shifted, "Branch", forced_step=1, said=said))
+    assert [mark for _, mark in before] == [""] * 8
+    assert [mark for _, mark in after] == ["", "forced", *[""] * 7]
+
+
+def test_a_branch_names_each_replaced_and_dropped_word_and_counts_what_it_keeps(trace):
+    original = made_up(trace, GARDEN)
+    branched = made_up(trace, ["▁I", "▁kick", "▁soccer", "▁in", "▁a", "▁garden", "[EOS]"])
+    said = panel.branch_outcome(original, branched, 1)
+    assert said == (
+        "Forcing “▁kick” instead of “▁play” at step 2, the model writes “▁kick” for “▁play”, writes “▁a” for "
+        "“▁the” and drops “.”: it keeps 4 of the original's 7 tokens from step 2 on."
+    )
+    before, after = card_chips(panel.comparison_html(original, branched, "Branch", forced_step=1, said=said))
+    assert [mark for _, mark in before] == ["", "replaced", "", "", "replaced", "", "removed", ""]
+    assert [mark for _, mark in after] == ["", "forced", "", "", "replaced", "", ""]
+    marked = panel.comparison_html(original, branched, "Branch", forced_step=1)
+    assert 'title="step 7: p = ' in marked and " · removed" in marked  # the mark in words, not only in colour
+    same = panel.branch_outcome(original, original, 1)
+    assert same == "Forcing “▁play” (the model's own choice) at step 2, the model goes on as before."
+    many = made_up(trace, ["▁I", "▁x", "▁soccer", "▁y", "▁the", "▁z", ".", "▁w"])
+    assert panel.branch_outcome(original, many, 1).endswith(
+        "writes “▁z” for “▁garden” and 1 more change: it keeps 3 of the original's 7 tokens from step 2 on."
+    )
 
 
 # --------------------------------------------------------------------------- beam search
