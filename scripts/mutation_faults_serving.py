@@ -166,4 +166,11 @@ SERVING_FAULTS = [
         "            pass\n",
         "a page built before the server started waits for it for ever",
     ),
+    Fault(
+        "rails-checked-twice",
+        "serving/translation.py",
+        "@functools.lru_cache(maxsize=RAILS_KEPT)\n",
+        "",
+        "a Translate runs the language detector twice: its notices and the header's switch each check again",
+    ),
 ]

@@ -15,6 +15,7 @@ controls (`API_WORDS`: an empty text is the empty `text` parameter, not the text
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -28,6 +29,8 @@ from model.text.special_tokens import END_TOKENS
 
 from .example_cache import ExampleCache
 from .runner import BAD_INPUT_TITLE, NO_MODEL_TITLE, Runner, shown_value, without_paths
+
+RAILS_KEPT = 256  # translated inputs whose guard rails are kept (tripped_rails)
 
 DIRECTIONS = {"de-en": "German → English", "en-de": "English → German"}  # code -> label, the page's order
 
@@ -95,10 +98,21 @@ def end_token(trace: TranslationTrace) -> str:
     return END_TOKENS.get(trace.model, END_TOKENS[OWN.key])
 
 
-def guard_rail_notes(trace: TranslationTrace) -> list[GuardRail]:
-    """The guard rails (model/text/language.py) that this trace's input trips."""
-    own, translation = trace.model == OWN.key, trace.translation
-    return guard_rails(trace.source_text, trace.source_tokens, trace.direction, own_model=own, translation=translation)
+def guard_rail_notes(trace: TranslationTrace) -> tuple[GuardRail, ...]:
+    """The guard rails (model/text/language.py) that this trace's input trips: computed once per input and output
+    (a Translate's notices and the header's direction switch read the same checks)."""
+    return tripped_rails(
+        trace.source_text, tuple(trace.source_tokens), trace.direction, trace.model == OWN.key, trace.translation
+    )
+
+
+@functools.lru_cache(maxsize=RAILS_KEPT)
+def tripped_rails(
+    text: str, source_tokens: tuple[str, ...], direction: str, own_model: bool, translation: str
+) -> tuple[GuardRail, ...]:
+    """`guard_rails` of one translated input, kept for the RAILS_KEPT latest (the language detector is the
+    costly part)."""
+    return tuple(guard_rails(text, source_tokens, direction, own_model=own_model, translation=translation))
 
 
 def notices(trace: TranslationTrace) -> tuple[str, ...]:

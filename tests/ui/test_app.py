@@ -476,6 +476,28 @@ def test_a_translate_click_checks_its_input_once(demo, monkeypatch):
     assert driver.trace is trace
 
 
+def test_a_translate_checks_its_language_once(demo, monkeypatch):
+    """The guard rails' language detector runs once per text a Translate checks (the sentence; the translation,
+    where the sentence looks like the other language), though the notices and the header's direction switch both
+    read them."""
+    import model.text.language as language
+    import serving.translation as translation
+
+    getattr(translation.tripped_rails, "cache_clear", lambda: None)()  # checked afresh, whatever ran before
+    detected = []
+    real = language.detect_language
+    monkeypatch.setattr(language, "detect_language", lambda text: detected.append(text) or real(text))
+    driver = PageDriver(demo)
+    driver.load()
+    detected.clear()
+    sentence = "Der Hund schläft heute im Garten."  # not the start-up example: checked afresh
+    driver.translate(sentence, "de-en")
+    assert detected == [sentence]
+    english = "The dog is sleeping in the garden today."  # English under German -> English: its output checked too
+    driver.translate(english, "de-en")
+    assert detected[1:] == [english, driver.trace.translation]
+
+
 def test_menus_dismissed_without_a_choice_change_nothing(demo):
     """A menu closed with Tab, Escape or a click elsewhere sends no choice: its action returns gr.skip() and its
     listener answers nothing (not fewer values than it declares: Gradio then marks every output with an error)."""

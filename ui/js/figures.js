@@ -318,6 +318,32 @@ function installFigures(theme, phonePx) {
     return {...layout, margin, ...(layout.height ? {height: layout.height + extra} : {}),
             title: {...(typeof title === 'string' ? {} : title), text: lines.join(' <br>')}};
   };
+  // a note above the plot (an annotation on the paper, at its top or above) wider than the figure's box is broken
+  // into lines too, the top margin grown to hold them (the note grows upwards from the plot)
+  const fitNotes = (element, layout) => {
+    const notes = layout && layout.annotations;
+    if (!Array.isArray(notes) || !element || !element.clientWidth) return layout;
+    const box = Math.min(element.clientWidth, layout.width || Infinity) - 12;
+    let extra = 0;
+    const fitted = notes.map((note) => {
+      const text = note && note.text;
+      if (!text || note.xref !== 'paper' || note.yref !== 'paper' || !(note.y >= 1) || /<br>/i.test(text)) return note;
+      const font = {...(layout.font || {}), ...(note.font || {})}, size = font.size || 12;
+      measure.font = `${size}px ${font.family || '"Open Sans", verdana, arial, sans-serif'}`;
+      const width = (line) => measure.measureText(line.replace(/<[^>]+>/g, '')).width;
+      if (width(text) <= box) return note;
+      const lines = [];
+      for (const word of text.split(' ')) {
+        const last = lines.length ? lines[lines.length - 1] + ' ' + word : word;
+        if (lines.length && width(last) <= box) lines[lines.length - 1] = last; else lines.push(word);
+      }
+      extra = Math.max(extra, Math.round((lines.length - 1) * size * 1.3));
+      return {...note, text: lines.join('<br>')};
+    });
+    if (!extra) return layout;
+    const margin = {...(layout.margin || {}), t: ((layout.margin || {}).t ?? 100) + extra};
+    return {...layout, annotations: fitted, margin, ...(layout.height ? {height: layout.height + extra} : {})};
+  };
   document.documentElement.style.setProperty('--figure-dark-background', theme.background);
   // the figures being drawn now (a draw lays out its colour bars and labels after Plotly.react returns), in
   // <body data-figures-drawing>: what tests wait on before they measure a figure, never on timing
@@ -334,7 +360,7 @@ function installFigures(theme, phonePx) {
       if (element) element.__lightFigure = {data: structuredClone(data || []), layout: structuredClone(layout || {}), config};
       if (isDark()) [data, layout] = darken(data, layout);
       [data, layout] = fitFigure(element, data || [], layout);
-      layout = fitTitle(element, layout);
+      layout = fitNotes(element, fitTitle(element, layout));
       drawing(+1);
       let drawn;
       try {
