@@ -5,7 +5,9 @@
 Head roles (Voita et al. 2019), head importance and pruning curves (Michel et al. 2019) and every head's
 query-key map (AttentionViz, Yeh et al. 2023) over Multi30k val in both directions, into
 CHECKPOINT/corpus_heads.npz (< 5 MB), stamped with a hash of the weights: the app shows the file only
-while it matches the loaded weights, and says how to make it otherwise.
+while it matches the loaded weights, and says how to make it otherwise. The roles include
+cross-attention's aligned and monotone heads (model/analysis/corpus/roles.py); the command ends by
+printing how many heads of each kind took each role.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import torch
 
 from model.checkpoints.checkpoint import CheckpointError, load_checkpoint
 from model.analysis.corpus.collect import CorpusSettings, compute_corpus_heads
+from model.analysis.corpus.importance import KINDS
+from model.analysis.corpus.roles import role_counts
 from model.analysis.corpus.store import MAX_BYTES, corpus_path, save_corpus
 from model.training.data import DataError, read_aligned
 
@@ -78,6 +82,9 @@ def main(argv=None) -> int:
     print(
         f"wrote {path} ({size / 1e6:.2f} MB, {data.settings['examples']} examples, {time.perf_counter() - start:.0f} s)"
     )
+    for kind in KINDS:
+        counts = ", ".join(f"{count} {role}" for role, count in role_counts(data.roles[kind]).items())
+        print(f"roles of {kind} ({data.roles[kind].size} heads): {counts}")
     if size > MAX_BYTES:
         print(f"warning: {path} is over {MAX_BYTES / 1e6:.0f} MB; use fewer --map-sentences", file=sys.stderr)
         return 1
