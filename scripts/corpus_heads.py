@@ -23,7 +23,7 @@ from model.checkpoints.checkpoint import CheckpointError, load_checkpoint
 from model.analysis.corpus.collect import CorpusSettings, compute_corpus_heads
 from model.analysis.corpus.importance import KINDS
 from model.analysis.corpus.roles import role_counts
-from model.analysis.corpus.store import MAX_BYTES, corpus_path, save_corpus
+from model.analysis.corpus.store import MAX_BYTES, CorpusHeads, corpus_path, save_corpus
 from model.training.data import DataError, read_aligned
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,6 +51,16 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None, help="output file (default: CHECKPOINT/corpus_heads.npz)")
     return parser.parse_args(argv)
+
+
+def role_count_lines(data: CorpusHeads) -> list[str]:
+    """One line per kind of attention: how many of its heads took each role, most frequent first (docs/views.md
+    records the shipped checkpoint's, a test checks them against its file)."""
+    lines = []
+    for kind in KINDS:
+        counts = ", ".join(f"{count} {role}" for role, count in role_counts(data.roles[kind]).items())
+        lines.append(f"roles of {kind} ({data.roles[kind].size} heads): {counts}")
+    return lines
 
 
 def main(argv=None) -> int:
@@ -82,9 +92,7 @@ def main(argv=None) -> int:
     print(
         f"wrote {path} ({size / 1e6:.2f} MB, {data.settings['examples']} examples, {time.perf_counter() - start:.0f} s)"
     )
-    for kind in KINDS:
-        counts = ", ".join(f"{count} {role}" for role, count in role_counts(data.roles[kind]).items())
-        print(f"roles of {kind} ({data.roles[kind].size} heads): {counts}")
+    print("\n".join(role_count_lines(data)))
     if size > MAX_BYTES:
         print(f"warning: {path} is over {MAX_BYTES / 1e6:.0f} MB; use fewer --map-sentences", file=sys.stderr)
         return 1

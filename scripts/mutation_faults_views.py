@@ -258,6 +258,50 @@ VIEW_FAULTS = [
         "    def draw_roles(trace, step, values) -> dict:\n        if False:",
         "the head-role grid is drawn whenever the Explain tab opens, not when its panel does",
     ),
+    # the cross-attention roles: tests/model/analysis/corpus/test_roles.py and tests/ui/explain/test_corpus_views.py
+    Fault(
+        "corpus-aligned-layer-one-alignment",
+        "model/analysis/corpus/roles.py",
+        "linked = word_alignment(w, source_tokens, output_tokens).source_index",
+        "linked = word_alignment(w[:1], source_tokens, output_tokens).source_index",
+        "the aligned share compares each head with decoder layer 1's alignment, not the one the app draws (all layers)",
+    ),
+    Fault(
+        "corpus-monotone-ranks-wrong-axis",
+        "model/analysis/corpus/roles.py",
+        "below = (values[..., :, None] > values[..., None, :]).sum(-1)",
+        "below = (values[..., :, None] > values[..., None, :]).sum(-2)",
+        "the monotone rho ranks each position by the values above it (the wrong axis): a head moving forward reads "
+        "as moving backwards",
+    ),
+    Fault(
+        "corpus-aligned-outputs-shifted",
+        "model/analysis/corpus/collect.py",
+        "output_tokens = tokenizer.tokens(batch.labels[row, :t].tolist())",
+        "output_tokens = tokenizer.tokens(tgt_in[row, :t].tolist())",
+        "the alignment's outputs are read off the decoder input ([BOS] first): each query is linked one token late",
+    ),
+    Fault(
+        "corpus-monotone-wins-over-shares",
+        "model/analysis/corpus/roles.py",
+        'monotone = unlabelled & (np.asarray(stats["monotone"], dtype=np.float64) >= MONOTONE_RHO)',
+        'monotone = np.asarray(stats["monotone"], dtype=np.float64) >= MONOTONE_RHO',
+        "a head whose share names its role (positional, aligned) is relabelled monotone when its rho is high",
+    ),
+    Fault(
+        "corpus-older-file-says-nothing",
+        "ui/explain/corpus_figures.py",
+        'return f"{lacking}\\n\\n{said}" if lacking else said',
+        "return said",
+        "an older corpus file without the cross-attention roles opens as if it had them",
+    ),
+    Fault(
+        "corpus-hover-aligned-from-same",
+        "ui/explain/corpus_figures.py",
+        "said.append(f\"aligned {100 * stats['aligned'][l, h]:.0f}%",
+        "said.append(f\"aligned {100 * stats['same'][l, h]:.0f}%",
+        "the roles grid's hover gives a cross head's positional share as its aligned share",
+    ),
     Fault(
         "corpus-open-head-off-by-one",
         "ui/explain/corpus_heads.py",
