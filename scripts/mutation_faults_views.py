@@ -275,6 +275,13 @@ VIEW_FAULTS = [
         "as moving backwards",
     ),
     Fault(
+        "corpus-monotone-counts-short-sentences",
+        "model/analysis/corpus/roles.py",
+        "np.array([len(steps) >= MONOTONE_MIN_QUERIES])",
+        "np.array([len(steps) >= 1])",
+        "a sentence of one or two linked queries adds a monotone rho, though it has no order to speak of",
+    ),
+    Fault(
         "corpus-aligned-outputs-shifted",
         "model/analysis/corpus/collect.py",
         "output_tokens = tokenizer.tokens(batch.labels[row, :t].tolist())",
@@ -294,6 +301,13 @@ VIEW_FAULTS = [
         'return f"{lacking}\\n\\n{said}" if lacking else said',
         "return said",
         "an older corpus file without the cross-attention roles opens as if it had them",
+    ),
+    Fault(
+        "corpus-summary-counts-no-heads-without-role",
+        "ui/explain/corpus_figures.py",
+        "none, total = none + mixed, total + heads",
+        "none, total = none, total + heads",
+        "the roles summary says no head in all has no single role",
     ),
     Fault(
         "corpus-hover-aligned-from-same",
