@@ -35,7 +35,7 @@ How the thresholds were chosen:
 - ROLE_SHARE = 0.5, a majority of the queries (or of the weight), for every share; Voita et al. call a
   head positional at 90%: the shares are kept, so a stricter reading is possible. Measured over
   Multi30k val with checkpoints/de-en-small (docs/views.md), the cross heads' aligned shares run from
-  0.02 (decoder layer 1, where a head that picks a source token at random would score about 0.07) to
+  0.02 (decoder layer 1, where a head that picks a source token at random would score about 0.06) to
   0.78 (layer 3); no gap in them suggests another cut than the majority.
 - MONOTONE_RHO = ALIGNMENT_RHO / 2: half way from a head that ignores the target position (rho 0) to
   the model's own word alignment, whose rho over the same sentences is ALIGNMENT_RHO (the references
