@@ -5,7 +5,9 @@
 Head roles (Voita et al. 2019), head importance and pruning curves (Michel et al. 2019) and every head's
 query-key map (AttentionViz, Yeh et al. 2023) over Multi30k val in both directions, into
 CHECKPOINT/corpus_heads.npz (< 5 MB), stamped with a hash of the weights: the app shows the file only
-while it matches the loaded weights, and says how to make it otherwise.
+while it matches the loaded weights, and says how to make it otherwise. The roles include
+cross-attention's aligned and monotone heads (model/analysis/corpus/roles.py); the command ends by
+printing how many heads of each kind took each role.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ import torch
 
 from model.checkpoints.checkpoint import CheckpointError, load_checkpoint
 from model.analysis.corpus.collect import CorpusSettings, compute_corpus_heads
-from model.analysis.corpus.store import MAX_BYTES, corpus_path, save_corpus
+from model.analysis.corpus.importance import KINDS
+from model.analysis.corpus.roles import role_counts
+from model.analysis.corpus.store import MAX_BYTES, CorpusHeads, corpus_path, save_corpus
 from model.training.data import DataError, read_aligned
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,6 +51,16 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None, help="output file (default: CHECKPOINT/corpus_heads.npz)")
     return parser.parse_args(argv)
+
+
+def role_count_lines(data: CorpusHeads) -> list[str]:
+    """One line per kind of attention: how many of its heads took each role, most frequent first (docs/views.md
+    records the shipped checkpoint's, a test checks them against its file)."""
+    lines = []
+    for kind in KINDS:
+        counts = ", ".join(f"{count} {role}" for role, count in role_counts(data.roles[kind]).items())
+        lines.append(f"roles of {kind} ({data.roles[kind].size} heads): {counts}")
+    return lines
 
 
 def main(argv=None) -> int:
@@ -78,6 +92,7 @@ def main(argv=None) -> int:
     print(
         f"wrote {path} ({size / 1e6:.2f} MB, {data.settings['examples']} examples, {time.perf_counter() - start:.0f} s)"
     )
+    print("\n".join(role_count_lines(data)))
     if size > MAX_BYTES:
         print(f"warning: {path} is over {MAX_BYTES / 1e6:.0f} MB; use fewer --map-sentences", file=sys.stderr)
         return 1

@@ -25,7 +25,8 @@ that is not an equivalent mutant.
 
 To add a fault, append a Fault(name, file, old, new, description) to MODEL_FAULTS in scripts/mutation_faults.py
 (the model), to OPUS_MT_FAULTS in scripts/mutation_faults_opus_mt.py (decoding and scoring an OPUS-MT checkpoint),
-to VIEW_FAULTS in scripts/mutation_faults_views.py (the views and what they draw), to SCREEN_FAULTS in
+to VIEW_FAULTS in scripts/mutation_faults_views.py (the views and what they draw), to CORPUS_FAULTS in
+scripts/mutation_faults_corpus.py (the corpus panels: head roles, pruning, query-key map, attribution), to SCREEN_FAULTS in
 scripts/mutation_faults_screen.py (the screen after Translate and its phone figures, Compare's sentence, lines and
 grid), to HOUSE_FAULTS in scripts/mutation_faults_house.py (the panel list, the repository's own checks,
 shipping) or to LESSON_FAULTS in scripts/mutation_faults_lesson.py (a lesson's page): `old` must occur exactly once in `file`; a fault caught by a browser test runs with --browser.
@@ -110,6 +111,7 @@ SUITES = {
 if str(ROOT) not in sys.path:  # run as a file: import scripts.mutation_faults as the package module
     sys.path.insert(0, str(ROOT))
 from scripts.mutation_faults import MODEL_FAULTS  # noqa: E402
+from scripts.mutation_faults_corpus import CORPUS_FAULTS  # noqa: E402
 from scripts.mutation_faults_house import HOUSE_FAULTS  # noqa: E402
 from scripts.mutation_faults_lesson import LESSON_FAULTS, LESSON_TESTS  # noqa: E402
 from scripts.mutation_faults_opus_mt import OPUS_MT_FAULTS  # noqa: E402
@@ -124,6 +126,7 @@ FAULTS = [
     *READOUT_FAULTS,
     *OPUS_MT_FAULTS,
     *VIEW_FAULTS,
+    *CORPUS_FAULTS,
     *SCREEN_FAULTS,
     *HOUSE_FAULTS,
     *SERVING_FAULTS,

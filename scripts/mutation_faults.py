@@ -3,8 +3,8 @@
 `old` must occur exactly once in `file` (`python3 scripts/mutation_check.py --stale` checks). Grouped by
 what they break. Here, MODEL_FAULTS: the first seven, attention/masks/positions, ablation routing, decoding and
 trace assembly (model/decoding/teacher_forced.py), beam search, training, the OPUS-MT tokenizer, analysis. The views (ui/, visualizer/),
-the newer model modules, the corpus panels and the comparison are VIEW_FAULTS in scripts/mutation_faults_views.py;
-scripts/mutation_check.py runs MODEL_FAULTS, then VIEW_FAULTS. A fault that no test can tell apart (an equivalent
+the newer model modules and the comparison are VIEW_FAULTS in scripts/mutation_faults_views.py, the corpus panels
+CORPUS_FAULTS in scripts/mutation_faults_corpus.py; scripts/mutation_check.py runs MODEL_FAULTS, then those. A fault that no test can tell apart (an equivalent
 mutant) says so.
 """
 

@@ -1,7 +1,8 @@
 """The planted faults of scripts/mutation_check.py in the views and what they draw (the second half of its list,
-after MODEL_FAULTS in scripts/mutation_faults.py): the views (ui/, visualizer/), the newer model modules, the corpus
-panels, one screen, the lines view and two sentences compared. One exact text replacement each; `old` must occur
-exactly once in `file` (`python3 scripts/mutation_check.py --stale` checks).
+after MODEL_FAULTS in scripts/mutation_faults.py): the views (ui/, visualizer/), the newer model modules, one screen,
+the lines view and two sentences compared (the corpus panels' are CORPUS_FAULTS in scripts/mutation_faults_corpus.py).
+One exact text replacement each; `old` must occur exactly once in `file` (`python3 scripts/mutation_check.py --stale`
+checks).
 """
 
 from __future__ import annotations
@@ -172,98 +173,6 @@ VIEW_FAULTS = [
         "S * 2 * d * d + 2 * T * T * d",
         "T * 2 * d * d + 2 * T * T * d",
         "cross-attention keys and values counted per target token instead of per source token",
-    ),
-    # ---- the corpus panels (ui/explain/corpus_heads.py, corpus_figures.py, attribution.py): tests/ui/explain/test_corpus_views.py
-    Fault(
-        "corpus-qk-keys-unshifted",
-        "model/analysis/corpus/qk_map.py",
-        "        normalised = (x + projection.key_shift) / projection.scale",
-        "        normalised = x / projection.scale",
-        "the query-key map's keys are not moved onto the queries' centroid: the keys' cloud sits apart",
-    ),
-    Fault(
-        "corpus-qk-keys-plotted-offset",
-        "ui/explain/corpus_figures.py",
-        "        head_map.coords[l, h],\n",
-        "        head_map.coords[l, h] + 0.5 * is_key[:, None] * head_map.coords[l, h].std(),\n",
-        "the query-key map draws its keys' cloud shifted by half a standard deviation",
-    ),
-    Fault(
-        "corpus-qk-scale-inverted",
-        "model/analysis/corpus/qk_map.py",
-        "scale = float(np.sqrt(k_norm / q_norm))",
-        "scale = float(np.sqrt(q_norm / k_norm))",
-        "queries and keys scaled the wrong way: the clouds' mean norms differ",
-    ),
-    Fault(
-        "corpus-attribution-rows-swapped",
-        "ui/explain/attribution.py",
-        "        attribution.integrated_gradients[t],\n        attribution.input_x_gradient[t],\n",
-        "        attribution.input_x_gradient[t],\n        attribution.integrated_gradients[t],\n",
-        "the attribution view shows input x gradient as integrated gradients and vice versa",
-    ),
-    Fault(
-        "corpus-attribution-not-following-step",
-        "ui/explain/attribution.py",
-        "view([figure, facts], draw, controls=[kept], follows_step=True)",
-        "view([figure, facts], draw, controls=[kept])",
-        "the attribution view stays on the step it was first drawn at",
-    ),
-    Fault(
-        "corpus-facts-strongest-signed",
-        "ui/explain/attribution.py",
-        "s = int(np.argmax(np.abs(values)))",
-        "s = int(np.argmax(values))",
-        "the attribution facts name the most positive token, not the strongest",
-    ),
-    Fault(
-        "corpus-prune-most-important",
-        "ui/explain/corpus_figures.py",
-        "return ablation_of(data.pruning.order[:count])",
-        "return ablation_of(data.pruning.order[::-1][:count])",
-        "'prune the k least important' switches off the k most important heads",
-    ),
-    Fault(
-        "corpus-prune-one-fewer",
-        "ui/explain/corpus_heads.py",
-        "ablation = pruned_ablation(data, k_value)",
-        "ablation = pruned_ablation(data, max(int(k_value) - 1, 1))",
-        "the re-decode switches off one head fewer than the k it names",
-    ),
-    Fault(
-        "corpus-prune-marker-ignores-k",
-        "ui/explain/corpus_heads.py",
-        "pruning_view(data, int(values[c.k]))",
-        "pruning_view(data)",
-        "the pruning curves do not mark the chosen k",
-    ),
-    Fault(
-        "corpus-map-layer-head-swapped",
-        "ui/explain/corpus_figures.py",
-        "l, h = clamp(layer, head_map.coords.shape[0]), clamp(head, head_map.coords.shape[1])",
-        "l, h = clamp(head, head_map.coords.shape[0]), clamp(layer, head_map.coords.shape[1])",
-        "the query-key map draws head l of layer h",
-    ),
-    Fault(
-        "corpus-map-sentence-any-head",
-        "ui/explain/corpus_figures.py",
-        'placed["head"] != (kind, layer, head)',
-        'placed["head"][0] != kind',
-        "the user's sentence placed for one head stays on every other head's map",
-    ),
-    Fault(
-        "corpus-drawn-before-opened",
-        "ui/explain/corpus_heads.py",
-        "    def draw_roles(trace, step, values) -> dict:\n        if not values[c.opened]:",
-        "    def draw_roles(trace, step, values) -> dict:\n        if False:",
-        "the head-role grid is drawn whenever the Explain tab opens, not when its panel does",
-    ),
-    Fault(
-        "corpus-open-head-off-by-one",
-        "ui/explain/corpus_heads.py",
-        "**opener.show(kind_value, layer_value, str(head_value)),",
-        "**opener.show(kind_value, layer_value, str(max(head_value - 1, 1))),",
-        "opening a head of the corpus grid shows another head in the Attention tab",
     ),
     # ---- one screen
     Fault(

@@ -38,6 +38,8 @@ ROLE_COLORS = {
     "rare": PALETTE[6],
     "eos": PALETTE[3],
     "punctuation": PALETTE[5],
+    "aligned": PALETTE[2],
+    "monotone": PALETTE[8],
     "broad": PALETTE[9],
     "mixed": PALETTE[7],
 }

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import html
 import threading
-from collections import Counter
 from pathlib import Path
 
 import gradio as gr
@@ -17,7 +16,7 @@ from gradio.components.plot import PlotData
 from model import Checkpoint, TranslationTrace
 from model.analysis.corpus.importance import KINDS, ablation_of
 from model.analysis.corpus.qk_map import project
-from model.analysis.corpus.roles import ROLE_TEXT
+from model.analysis.corpus.roles import ROLE_TEXT, role_counts
 from model.analysis.corpus.store import CorpusHeads, corpus_path, corpus_status
 from model.decoding.ablation import Ablation
 from model.decoding.trace import ATTENTION_KINDS
@@ -67,24 +66,24 @@ class CorpusData:
 
 # --------------------------------------------------------------------------- pure views
 def head_details(data: CorpusHeads, kind: str) -> np.ndarray:
-    """(L, h) hover text: every statistic of each head."""
+    """(L, h) hover text: every statistic of each head (cross-attention's aligned share and monotone rho when the
+    file has them)."""
     stats = data.stats[kind]
     n_layers, n_heads = stats["confidence"].shape
     shares = ("previous", "same", "next", "rare", "eos", "punctuation", "confidence")
+
+    def lines(l: int, h: int) -> list[str]:
+        said = [
+            " · ".join(f"{name} {100 * stats[name][l, h]:.0f}%" for name in shares[:4]),
+            " · ".join(f"{name} {100 * stats[name][l, h]:.0f}%" for name in shares[4:]),
+            f"entropy {stats['entropy'][l, h]:.2f} bits",
+        ]
+        if "aligned" in stats and "monotone" in stats:
+            said.append(f"aligned {100 * stats['aligned'][l, h]:.0f}% · monotone ρ {stats['monotone'][l, h]:+.2f}")
+        return said
+
     return np.array(
-        [
-            [
-                "\n".join(
-                    [
-                        " · ".join(f"{name} {100 * stats[name][l, h]:.0f}%" for name in shares[:4]),
-                        " · ".join(f"{name} {100 * stats[name][l, h]:.0f}%" for name in shares[4:]),
-                        f"entropy {stats['entropy'][l, h]:.2f} bits",
-                    ]
-                )
-                for h in range(n_heads)
-            ]
-            for l in range(n_layers)
-        ],
+        [["\n".join(lines(l, h)) for h in range(n_heads)] for l in range(n_layers)],
         dtype=object,
     )
 
@@ -103,25 +102,47 @@ def roles_view(data: CorpusHeads, selected: tuple[str, int, int] | None = None) 
     return plot(figure, "corpus-head-roles")
 
 
-def roles_summary(data: CorpusHeads) -> str:
-    """Markdown over the roles figure: what the roles found say about this model, one sentence per kind of attention,
-    counted from the corpus file, and what "no single role" means."""
-    sentences = []
-    for kind in KINDS:
-        roles = [str(role) for role in np.asarray(data.roles[kind]).ravel()]
-        label, mixed = ATTENTION_KINDS[kind].label.split(" (")[0], roles.count("mixed")
-        named = Counter(role for role in roles if role != "mixed")
-        if not named:
-            sentences.append(f"{label}: none of its {len(roles)} heads does one job on most sentences.")
-            continue
-        jobs = ", ".join(f"{count} {ROLE_TEXT[role]}" for role, count in named.most_common())
-        rest = f"; the other {mixed} have “no single role”" if mixed else ""
-        sentences.append(f"{label}: {sum(named.values())} of its {len(roles)} heads have one role ({jobs}){rest}.")
-    return (
-        "What the roles say about this model: " + " ".join(sentences) + " A head of “no single role” does none "
-        "of these fixed jobs on most of its queries: it reads different words from sentence to sentence, so what it "
-        "does shows one sentence at a time (the Attention tab), not as one label."
+def lacking_line(data: CorpusHeads, checkpoint_dir: str | Path) -> str:
+    """One Markdown line for a corpus file made before some of its kinds' stats existed ("" for a complete file):
+    what it lacks, what that means for the roles, and the command that adds them."""
+    if not data.lacking:
+        return ""
+    missing = "; ".join(
+        f"{ATTENTION_KINDS[kind].label.split(' (')[0].lower()}: {' and '.join(names)}"
+        for kind, names in data.lacking.items()
     )
+    command = COMMAND.format(checkpoint=public_path(checkpoint_dir))
+    return (
+        f"This corpus file was made before some roles were measured ({missing}): its heads are labelled without "
+        f"them; `{command}` adds them."
+    )
+
+
+def roles_summary(data: CorpusHeads, checkpoint_dir: str | Path) -> str:
+    """Markdown over the roles figure: what the file lacks (an older file), then what the roles found say about this
+    model, one sentence per kind of attention, counted from the corpus file, how many heads have no single role in
+    all and what that means."""
+    sentences, none, total = [], 0, 0
+    for kind in KINDS:
+        counts = role_counts(data.roles[kind])
+        label, heads, mixed = ATTENTION_KINDS[kind].label.split(" (")[0], sum(counts.values()), counts.get("mixed", 0)
+        none, total = none + mixed, total + heads
+        named = {role: count for role, count in counts.items() if role != "mixed"}
+        if not named:
+            sentences.append(f"{label}: none of its {heads} heads does one job on most sentences.")
+            continue
+        jobs = ", ".join(f"{count} {ROLE_TEXT[role]}" for role, count in named.items())
+        rest = f"; the other {mixed} {'has' if mixed == 1 else 'have'} “no single role”" if mixed else ""
+        sentences.append(f"{label}: {sum(named.values())} of its {heads} heads have one role ({jobs}){rest}.")
+    said = (
+        f"What the roles say about this model: {' '.join(sentences)} In all, {none} of the {total} heads "
+        f"{'has' if none == 1 else 'have'} no single role. A head of “no single role” does none of these fixed jobs "
+        "on most of its queries: it reads different words from sentence to sentence, so what it does shows one "
+        "sentence at a time (the Attention tab), not as one label (how each role is measured and where its line "
+        "lies: *More about this*, below)."
+    )
+    lacking = lacking_line(data, checkpoint_dir)
+    return f"{lacking}\n\n{said}" if lacking else said
 
 
 def head_choices(data: CorpusHeads) -> list[tuple[str, str]]:

@@ -20,6 +20,7 @@ import html
 import gradio as gr
 
 from model import Checkpoint
+from model.analysis.corpus.roles import ALIGNMENT_RHO, BROAD_CONFIDENCE, MONOTONE_RHO, ROLE_SHARE
 from model.analysis.corpus.store import CorpusHeads
 from serving import jobs
 
@@ -54,15 +55,25 @@ LEAD = (
     "every head over many sentences, coloured by its role and sized by its "
     "importance, what switching the least important off costs, and one head's queries and keys."
 )
-ABOUT = """
+ABOUT = f"""
 Every other view explains one sentence; these read Multi30k val (both directions), computed once per checkpoint.
 
 - *Roles* (Voita et al. 2019, "Analyzing Multi-Head Self-Attention: Specialized Heads Do the Heavy Lifting,
   the Rest Can Be Pruned"): for every head, the share of queries whose strongest key is the previous, same or
   next token (*positional* heads; for cross-attention the source position in proportion to the target
   position), or the rarest token in reach (*rare-token* heads); the weight on [EOS] and on punctuation; and
-  *confidence*, the mean maximum weight. A head takes a role when a majority of its queries (or of its weight)
-  does so; Voita et al. call a head positional at 90 %, and the hover gives the shares to read it that way.
+  *confidence*, the mean maximum weight. Cross-attention heads are also measured for what they are known for,
+  following the source word being translated: *aligned*, the share of queries whose strongest source token is
+  the one the model's word alignment (the *Word alignment* panel: all heads and layers averaged) links the
+  output to, and *monotone*, the rank correlation ρ between the target position and the head's strongest
+  source position (+1: it moves through the source in the translation's order). A head takes a share's role
+  when a majority ({ROLE_SHARE:.0%}) of its queries (or of its weight) does so, the largest share winning, else
+  *monotone* at ρ ≥ {MONOTONE_RHO:.3f} (half the ρ of {ALIGNMENT_RHO:.2f} the shipped model's own alignment
+  reaches on these sentences), else *broad* below a confidence of {BROAD_CONFIDENCE:.0%}; the rest have no
+  single role. These lines were chosen from the measured values, not to make a count come out: the shares and
+  ρ of the shipped model's heads spread evenly (no gap to cut at), so a share takes the plain majority and ρ
+  the half-way mark to the alignment itself. Voita et al. call a head positional at 90 %, and the hover gives
+  every head's shares and ρ to read them another way.
 - *Importance* (Michel et al. 2019, "Are Sixteen Heads Really Better than One?"): each head's output is
   multiplied by a gate ξ = 1; importance is the mean |∂ loss / ∂ξ| over the sentences (teacher-forced),
   normalised per layer. Dots are sized by it. The *pruning curves* switch heads off least important first
@@ -106,8 +117,9 @@ class Controls:
     pruned: gr.State  # this user's re-decode: {"source_ids", "output_ids", "k", "result" (Intervention)}
 
 
-def layout(data: CorpusHeads, n_layers: int, n_heads: int) -> Controls:
-    """The sub-tab's components, top to bottom: open a head, roles, pruning and its re-decode, the query-key map."""
+def layout(data: CorpusHeads, summary: str, n_layers: int, n_heads: int) -> Controls:
+    """The sub-tab's components, top to bottom: open a head, the roles' `summary` and figure, pruning and its
+    re-decode, the query-key map."""
     opened = gr.State(False)
     open_head = gr.Dropdown(
         head_choices(data),
@@ -116,7 +128,7 @@ def layout(data: CorpusHeads, n_layers: int, n_heads: int) -> Controls:
         info="outlined in the grid; with a translation, the Attention tab opens on it",
         elem_id="corpus-open-head",
     )
-    gr.Markdown(roles_summary(data), elem_id=READING)
+    gr.Markdown(summary, elem_id=READING)
     roles_plot = gr.Plot(elem_id="corpus-roles", show_label=False)
     pruning_plot = gr.Plot(elem_id="corpus-pruning", show_label=False)
     with gr.Row():
@@ -270,7 +282,8 @@ def build(page: Page, opener: HeadOpener, tab: gr.Tab) -> list[TabView]:
     if data is None:
         gr.HTML(message, elem_id="corpus-missing")
         return []
-    controls = layout(data, max(config.n_encoder_layers, config.n_decoder_layers), config.n_heads)
+    summary = roles_summary(data, page.checkpoint.path)
+    controls = layout(data, summary, max(config.n_encoder_layers, config.n_decoder_layers), config.n_heads)
     show_result(controls.run, controls.pruned_plot)
     show_result(controls.place, controls.qk_plot)
     page.listen(tab.select, lambda: {controls.opened: True}, None, [controls.opened], **PRIVATE)

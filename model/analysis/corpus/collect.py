@@ -22,7 +22,7 @@ from model.core.transformer import Transformer
 from .batches import batches, corpus_examples
 from .importance import KINDS, head_importance, normalized, pruning_curves, pruning_order
 from .qk_map import fit_projection, project
-from .roles import RoleSums, add_sentence, role_labels
+from .roles import RoleSums, add_cross_sentence, add_sentence, role_labels
 from .store import CorpusHeads, HeadMap, weights_hash
 from .vectors import attention_inputs, queries_and_keys
 
@@ -77,7 +77,8 @@ def head_roles(
     counts: np.ndarray,
     batch_size: int = 32,
 ) -> dict[str, dict[str, np.ndarray]]:
-    """{kind: {stat: (L, h)}} over the examples (model/analysis/corpus/roles.py), teacher-forced on the references."""
+    """{kind: {stat: (L, h)}} over the examples (model/analysis/corpus/roles.py KIND_STATS), teacher-forced on the
+    references: cross-attention row t is the query that chose the reference's token t + 1 (batch.labels)."""
     model.eval()
     pad = model.config.pad_id
     sums = {kind: RoleSums() for kind in KINDS}
@@ -97,6 +98,7 @@ def head_roles(
         for row, (s, t) in enumerate(zip(*lengths(examples, batch.indices))):
             source_ids, target_ids = src[row, :s].tolist(), tgt_in[row, :t].tolist()
             source_tokens, target_tokens = tokenizer.tokens(source_ids), tokenizer.tokens(target_ids)
+            output_tokens = tokenizer.tokens(batch.labels[row, :t].tolist())
             add_sentence(
                 sums["encoder"],
                 weights["encoder"][row, :, :, :s, :s],
@@ -121,6 +123,7 @@ def head_roles(
                 np.ones((t, s), dtype=bool),
                 "cross",
             )
+            add_cross_sentence(sums["cross"], weights["cross"][row, :, :, :t, :s], source_tokens, output_tokens)
     return {kind: sums[kind].means() for kind in KINDS}
 
 

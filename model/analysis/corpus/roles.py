@@ -17,8 +17,29 @@ of many sentences:
 - confidence: the mean maximum weight (Voita's head *confidence*).
 - entropy: the mean entropy of a query's weights, in bits.
 
-`role_labels` names each head by its strongest behaviour (ROLE_SHARE of the queries or the weight);
-Voita et al. call a head positional at 90%: the shares are kept, so a stricter reading is possible.
+Cross-attention heads are known for two more (`add_cross_sentence`): attention read as a soft alignment
+(Bahdanau et al. 2015), whose clearest heads sit in the upper decoder layers (Garg et al. 2019,
+"Jointly Learning to Align and Translate with Transformer Models"):
+- aligned: the share of queries whose strongest source key is the source token the model's own word
+  alignment links the output to (`model.analysis.readouts.word_alignment`: every cross-attention head
+  and layer averaged, real source tokens only, as the Word alignment panel draws it). A query whose
+  output is a special token ([EOS]) has no link and does not count.
+- monotone: the mean over sentences of Spearman's rank correlation rho between the target position
+  and the head's strongest source position (queries with a link; sentences with at least
+  MONOTONE_MIN_QUERIES of them; a head whose strongest position never moves has rho 0): +1 when the
+  head moves through the source in the order the translation does.
+
+`role_labels` names each head by the largest share that reaches ROLE_SHARE (aligned is a share like
+the positional ones), else "monotone" when rho reaches MONOTONE_RHO, else "broad" or "mixed".
+How the thresholds were chosen:
+- ROLE_SHARE = 0.5, a majority of the queries (or of the weight), for every share; Voita et al. call a
+  head positional at 90%: the shares are kept, so a stricter reading is possible. Measured over
+  Multi30k val with checkpoints/de-en-small (docs/views.md), the cross heads' aligned shares run from
+  0.02 (decoder layer 1, where a head that picks a source token at random would score about 0.06) to
+  0.78 (layer 3); no gap in them suggests another cut than the majority.
+- MONOTONE_RHO = ALIGNMENT_RHO / 2: half way from a head that ignores the target position (rho 0) to
+  the model's own word alignment, whose rho over the same sentences is ALIGNMENT_RHO (the references
+  mostly keep the source's word order). The heads' rho runs from -0.05 to 0.96 with no gap either.
 """
 
 from __future__ import annotations
@@ -28,15 +49,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from model.analysis.readouts import is_punctuation
+from model.analysis.readouts import is_punctuation, word_alignment
 from model.text.tokenizer import BOS, EOS, SPECIAL_TOKENS
 
 SHARES = ("previous", "same", "next", "rare")  # argmax shares
 WEIGHTS = ("eos", "punctuation", "confidence", "entropy")  # mean weights (entropy in bits)
 STATS = SHARES + WEIGHTS
-ROLE_SHARE = 0.5  # a head takes a role when a majority of its queries (or of its weight) behaves so
+CROSS_STATS = ("aligned", "monotone")  # cross-attention only (`add_cross_sentence`)
+KIND_STATS = {"encoder": STATS, "decoder_self": STATS, "cross": STATS + CROSS_STATS}  # what each kind is measured on
+ROLE_SHARE = 0.5  # a head takes a share's role when a majority of its queries (or of its weight) behaves so
+ALIGNMENT_RHO = 0.91  # mean rho of `word_alignment`'s links, de-en-small over Multi30k val (module docstring)
+MONOTONE_RHO = ALIGNMENT_RHO / 2  # a head is monotone half as much as the alignment or more
+MONOTONE_MIN_QUERIES = 3  # a sentence with fewer linked queries has no order to speak of
 BROAD_CONFIDENCE = 0.3  # below this mean max weight an unlabelled head is "broad" (spreads its attention)
-ROLES = ("previous", "same", "next", "rare", "eos", "punctuation", "broad", "mixed")
+SHARE_ROLES = ("previous", "same", "next", "rare", "eos", "punctuation", "aligned")  # named by a share >= ROLE_SHARE
+ROLES = (*SHARE_ROLES, "monotone", "broad", "mixed")
 ROLE_TEXT = {
     "previous": "positional: previous token",
     "same": "positional: same token",
@@ -44,6 +71,8 @@ ROLE_TEXT = {
     "rare": "rarest token",
     "eos": "[EOS] (sink)",
     "punctuation": "punctuation",
+    "aligned": "aligned: word being translated",
+    "monotone": "monotone: in source order",
     "broad": "broad (low confidence)",
     "mixed": "no single role",
 }
@@ -139,15 +168,57 @@ def add_sentence(
     sums.add("entropy", -(w * np.log2(np.clip(w, 1e-12, None))).sum(-1), everyone)
 
 
+def rank_correlation(order: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Spearman's rho of (n,) distinct positions `order` against (..., n) `values`, ties in `values` given
+    their mean rank; 0 where `values` are all equal (no order to correlate)."""
+    x = np.argsort(np.argsort(order)).astype(np.float64)  # (n,) ranks 0..n-1
+    below = (values[..., :, None] > values[..., None, :]).sum(-1)  # (..., n)
+    equal = (values[..., :, None] == values[..., None, :]).sum(-1)
+    ranks = below + (equal - 1) / 2.0  # (..., n) mean rank of each value
+    x, ranks = x - x.mean(), ranks - ranks.mean(-1, keepdims=True)
+    spread = np.sqrt((x**2).sum() * (ranks**2).sum(-1))  # (...,)
+    return np.where(spread > 0, (ranks * x).sum(-1) / np.where(spread > 0, spread, 1.0), 0.0)
+
+
+def add_cross_sentence(
+    sums: RoleSums, weights: np.ndarray, source_tokens: Sequence[str], output_tokens: Sequence[str]
+) -> None:
+    """Add one sentence's cross-attention to the cross-only stats of `sums` (CROSS_STATS).
+
+    weights: (L, h, T, S) every decoder layer's cross-attention, row t the query that chose
+    output_tokens[t] (padding removed); source_tokens: S tokens; output_tokens: T tokens.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    linked = word_alignment(w, source_tokens, output_tokens).source_index  # (T,), -1: no link ([EOS])
+    strongest = w.argmax(-1)  # (L, h, T) the head's strongest source position per query
+    has_link = linked >= 0
+    sums.add("aligned", (strongest == linked[None, None, :]).astype(np.float64), has_link)
+    steps = np.nonzero(has_link)[0]
+    rho = rank_correlation(steps, strongest[..., steps]) if len(steps) else np.zeros(w.shape[:2])  # (L, h)
+    sums.add("monotone", rho[..., None], np.array([len(steps) >= MONOTONE_MIN_QUERIES]))  # one value a sentence
+
+
 def role_labels(stats: dict[str, np.ndarray]) -> np.ndarray:
-    """(L, h) role names (ROLES): the largest of previous/same/next/rare/eos/punctuation if it reaches
-    ROLE_SHARE, else "broad" below BROAD_CONFIDENCE, else "mixed"."""
-    candidates = ("previous", "same", "next", "rare", "eos", "punctuation")
-    values = np.stack([np.asarray(stats[name], dtype=np.float64) for name in candidates])  # (6, L, h)
+    """(L, h) role names (ROLES): the largest share of SHARE_ROLES the stats hold if it reaches ROLE_SHARE,
+    else "monotone" if the stats hold a monotone rho of at least MONOTONE_RHO, else "broad" below
+    BROAD_CONFIDENCE, else "mixed". A kind without the cross-only stats (or a file made before them)
+    is labelled from the stats it has."""
+    candidates = [name for name in SHARE_ROLES if name in stats]
+    values = np.stack([np.asarray(stats[name], dtype=np.float64) for name in candidates])  # (roles, L, h)
     best = values.argmax(0)  # (L, h)
     labels = np.array(candidates, dtype=object)[best]
     unlabelled = values.max(0) < ROLE_SHARE
+    if "monotone" in stats:
+        monotone = unlabelled & (np.asarray(stats["monotone"], dtype=np.float64) >= MONOTONE_RHO)
+        labels[monotone] = "monotone"
+        unlabelled &= ~monotone
     confidence = np.asarray(stats["confidence"], dtype=np.float64)
     labels[unlabelled & (confidence < BROAD_CONFIDENCE)] = "broad"
     labels[unlabelled & (confidence >= BROAD_CONFIDENCE)] = "mixed"
     return labels.astype(str)
+
+
+def role_counts(labels: np.ndarray) -> dict[str, int]:
+    """{role: how many heads of `labels` (role names, any shape) have it}, most frequent first."""
+    names, counts = np.unique(np.asarray(labels, dtype=str), return_counts=True)
+    return {str(names[i]): int(counts[i]) for i in np.argsort(-counts, kind="stable")}

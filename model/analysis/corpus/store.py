@@ -4,6 +4,9 @@
 is stamped with `weights_hash` (SHA-256 of the model's tensors), so a file written for other weights
 (a retrained checkpoint in the same directory) is detected as stale rather than shown. Plain arrays
 only (no pickle: `np.load(allow_pickle=False)`), floats of the 2-D map in float16 to stay small.
+A file made before a kind's stats grew (model/analysis/corpus/roles.py KIND_STATS: cross-attention's
+aligned and monotone) still reads: `CorpusHeads.lacking` says which stats it has not, and its roles
+were labelled without them.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from model.checkpoints.reading import read_checkpoint_file
 
 from .importance import KINDS, PruningCurves
 from .qk_map import Projection
+from .roles import KIND_STATS
 
 CORPUS_FILE = "corpus_heads.npz"
 FORMAT_VERSION = 1
@@ -80,6 +84,12 @@ class CorpusHeads:
     importance_normalized: dict[str, np.ndarray]  # kind -> (L, h), l2-normalised per layer
     pruning: PruningCurves
     maps: dict[str, HeadMap] = field(default_factory=dict)  # kind -> query-key map
+
+    @property
+    def lacking(self) -> dict[str, list[str]]:
+        """{kind: the stats of KIND_STATS this file has not} for the kinds that lack any (an older file)."""
+        missing = {kind: [name for name in KIND_STATS[kind] if name not in self.stats[kind]] for kind in KINDS}
+        return {kind: names for kind, names in missing.items() if names}
 
 
 def _flat(data: CorpusHeads) -> dict[str, np.ndarray]:

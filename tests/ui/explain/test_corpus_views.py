@@ -21,6 +21,7 @@ from model import load_checkpoint
 from model.analysis.corpus.batches import corpus_examples
 from model.analysis.corpus.collect import CorpusSettings, compute_corpus_heads
 from model.analysis.corpus.importance import KINDS
+from model.analysis.corpus.roles import CROSS_STATS, ROLE_TEXT, role_labels
 from model.analysis import readouts
 from model.analysis.corpus.store import CORPUS_FILE, save_corpus
 from model.decoding.greedy import translate
@@ -29,7 +30,7 @@ from explain_page import ExplainPage, by_id, on
 from helpers import array, figure_json
 import provenance_fixtures as ref
 from ui.explain import attribution
-from ui.explain import corpus_figures
+from ui.explain import corpus_figures, corpus_heads
 from ui.explain.panel import sentence_matches
 from serving import Runner, jobs
 from visualizer import corpus as figures
@@ -472,9 +473,11 @@ def test_provenance_the_attribution_shown_is_the_derivative_of_the_models_log_pr
 
 
 def test_the_roles_summary_says_what_the_roles_mean_for_this_model(corpus_checkpoint):
-    """Counted here from the corpus file's roles: per kind, the heads with one role and the rest ("no single role")."""
+    """Counted here from the corpus file's roles: per kind, the heads with one role and the rest ("no single role"),
+    and how many heads have none in all."""
     data, _ = corpus_figures.CorpusData(corpus_checkpoint).get()
-    said = corpus_figures.roles_summary(data)
+    said = corpus_figures.roles_summary(data, corpus_checkpoint.path)
+    none = 0
     for kind, label in (
         ("encoder", "Encoder self-attention"),
         ("decoder_self", "Masked decoder self-attention"),
@@ -482,8 +485,73 @@ def test_the_roles_summary_says_what_the_roles_mean_for_this_model(corpus_checkp
     ):
         roles = list(np.asarray(data.roles[kind]).ravel())
         mixed = sum(role == "mixed" for role in roles)
+        none += mixed
         if mixed == len(roles):
             assert f"{label}: none of its {len(roles)} heads does one job on most sentences." in said
         else:
             assert f"{label}: {len(roles) - mixed} of its {len(roles)} heads have one role (" in said
+    assert f"In all, {none} of the 24 heads ha" in said
     assert "A head of “no single role” does none of these fixed jobs" in said
+    assert "made before" not in said  # a file of today's command lacks nothing
+
+
+def cross_hovers(figure: dict) -> dict[str, str]:
+    """{"cross:layer:head": hover text} of the roles grid's cross-attention dots."""
+    return {
+        key: hover
+        for trace in figure["data"]
+        for key, hover in (trace.get("customdata") or [])
+        if str(key).startswith("cross:")
+    }
+
+
+def test_the_roles_grid_gives_every_cross_head_its_aligned_share_and_rho_from_the_file(data):
+    """The hover of each cross-attention head shows the file's aligned share and monotone rho (the file's own numbers
+    are checked against the model in tests/model/analysis/corpus/test_roles.py), and a head the file labels aligned
+    or monotone is drawn in that role's legend entry."""
+    figure = figure_json(corpus_figures.roles_view(data))
+    hovers = cross_hovers(figure)
+    assert len(hovers) == data.roles["cross"].size
+    for (l, h), role in np.ndenumerate(data.roles["cross"]):
+        aligned = 100 * data.stats["cross"]["aligned"][l, h]
+        rho = data.stats["cross"]["monotone"][l, h]
+        hover = hovers[f"cross:{l + 1}:{h + 1}"]
+        assert f"aligned {aligned:.0f}% · monotone ρ {rho:+.2f}" in hover, hover
+        assert f"role <b>{ROLE_TEXT[role]}</b>" in hover
+    named = {trace["legendgroup"]: trace["name"] for trace in figure["data"]}
+    for role in set(np.ravel(data.roles["cross"])) & {"aligned", "monotone"}:
+        assert named[role] == ROLE_TEXT[role]
+
+
+def older_file(data):
+    """The corpus data as a file made before the cross-attention roles: no aligned or monotone stats, roles labelled
+    without them."""
+    older = copy.deepcopy(data)
+    for name in CROSS_STATS:
+        del older.stats["cross"][name]
+    older.roles = {kind: role_labels(older.stats[kind]) for kind in KINDS}
+    return older
+
+
+def test_an_older_corpus_file_without_the_alignment_roles_opens_and_says_in_one_line_what_it_lacks(
+    data, corpus_checkpoint, tmp_path
+):
+    from ui.app import build_demo
+
+    directory = tmp_path / "older"
+    shutil.copytree(corpus_checkpoint.path, directory)
+    save_corpus(directory / CORPUS_FILE, older_file(data))
+    checkpoint = load_checkpoint(directory)
+    loaded, message = corpus_figures.CorpusData(checkpoint).get()
+    assert message == "" and loaded.lacking == {"cross": ["aligned", "monotone"]}
+    assert "aligned" not in "".join(cross_hovers(figure_json(corpus_figures.roles_view(loaded))).values())
+    demo = build_demo(directory)
+    [said] = [b.value for b in demo.blocks.values() if getattr(b, "elem_id", None) == corpus_heads.READING]
+    first, *rest = said.split("\n\n")
+    assert first == (
+        "This corpus file was made before some roles were measured (cross-attention: aligned and monotone): its "
+        "heads are labelled without them; `python3 -m scripts.corpus_heads --checkpoint older` adds them."
+    )
+    assert rest and rest[0].startswith("What the roles say about this model:")
+    assert "corpus-roles" in elem_ids(demo) and "corpus-missing" not in elem_ids(demo)
+    assert corpus_figures.lacking_line(data, corpus_checkpoint.path) == ""

@@ -1,15 +1,23 @@
-"""model/analysis/corpus/collect.py and store.py: the corpus computation has every head, and its file round-trips
-and tells missing, stale and unreadable files apart."""
+"""model/analysis/corpus/collect.py and store.py: the corpus computation has every head, its file round-trips
+and tells missing, stale and unreadable files apart, and the shipped checkpoint's file is today's."""
 
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 
+from model import load_checkpoint
 from model.analysis.corpus.importance import KINDS
+from model.analysis.corpus.roles import role_labels
 from model.analysis.corpus.store import CORPUS_FILE, corpus_status, save_corpus, weights_hash
+from scripts.corpus_heads import role_count_lines
+
+ROOT = Path(__file__).resolve().parents[4]
+SHIPPED = ROOT / "checkpoints" / "de-en-small"
 
 
 def test_corpus_figures_have_every_head(corpus):
@@ -50,3 +58,18 @@ def test_corpus_file_round_trips_and_detects_stale_weights(corpus, tmp_path):
             changed.decoder_layers[0].feed_forward.linear1.weight[0, 0] -= 1e-3
     (tmp_path / "bad.npz").write_bytes(b"not a zip")
     assert corpus_status(tmp_path / "bad.npz", checkpoint.model)[1].startswith("unreadable")
+
+
+def test_the_shipped_corpus_file_is_current_and_docs_views_gives_its_role_counts():
+    """checkpoints/de-en-small/corpus_heads.npz matches the weights, has every stat of today's roles, its roles are
+    what today's rules make of its stats, and docs/views.md records the counts the command printed for it."""
+    if not (SHIPPED / "config.json").exists():
+        pytest.skip("no shipped checkpoint in this checkout")
+    checkpoint = load_checkpoint(SHIPPED)
+    data, problem = corpus_status(SHIPPED / CORPUS_FILE, checkpoint.model)
+    assert problem == "" and data.lacking == {}
+    for kind in KINDS:
+        np.testing.assert_array_equal(data.roles[kind], role_labels(data.stats[kind]), err_msg=kind)
+    views = (ROOT / "docs" / "views.md").read_text()
+    for line in role_count_lines(data):
+        assert f"  {line}\n" in views, line
