@@ -22,6 +22,34 @@ PAGE_TESTS = [
 
 PAGE_FAULTS = [
     Fault(
+        "page-pick-no-swap",
+        "ui/session.py",
+        "        if not swaps(trace, text, direction):\n",
+        "        if True:\n",
+        "picking the other direction with a translation on screen only changes the radio (nothing until Translate)",
+    ),
+    Fault(
+        "page-swap-box-not-filled",
+        "ui/session.py",
+        "{header.source: trace.translation, **back}",
+        "back",
+        "a swap translates the translation back but leaves the old sentence in the box",
+    ),
+    Fault(
+        "page-swap-edited-box",
+        "ui/session.py",
+        '        and (text or "").strip() == trace.source_text.strip()\n',
+        "",
+        "a pick swaps even where the box is empty or holds another sentence (what the visitor typed is lost)",
+    ),
+    Fault(
+        "page-pick-outside-model-slots",
+        "ui/session.py",
+        "page.listen(header.direction.input, pick_direction, picked, [header.source, *outputs], **stay)",
+        'page.listen(header.direction.input, pick_direction, picked, [header.source, *outputs], show_progress="hidden")',
+        "a direction pick runs the model outside the model slots (not as Translate does)",
+    ),
+    Fault(
         "page-placeholder-fixed",
         "ui/session.py",
         "gr.update(placeholder=placeholder_for(values[header.direction]))",
