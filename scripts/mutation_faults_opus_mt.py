@@ -182,8 +182,8 @@ OPUS_MT_FAULTS = [
     Fault(
         "later-line-no-retry",
         "ui/later_model.py",
-        'Hugging Face Hub; {AGAIN}, and to use it "',
-        'Hugging Face Hub; to use it "',
+        'Hugging Face Hub; {AGAIN}, or copy "',
+        'Hugging Face Hub; copy "',
         "the line under the menu does not say that picking OPUS-MT again tries once more",
     ),
     Fault(

@@ -37,10 +37,9 @@ LAUNCH_WAIT_S = 300.0  # Gradio builds its server app in seconds
 
 # What the menu says, in plain words (no exception text, no library names)
 AGAIN = "picking it again in the menu tries once more"  # what a pick does after any failure
-UNREACHABLE = (
-    f"OPUS-MT could not be downloaded because this server cannot reach the Hugging Face Hub; {AGAIN}, and to use it "
-    "without the Hub, copy its two folders (opus-mt-de-en and opus-mt-en-de) into one folder on this machine and name "
-    f"that folder in {OPUS_MT_ENV} when starting the app."
+UNREACHABLE = (  # as long as a phone shows in a few lines
+    f"OPUS-MT could not be downloaded because this server cannot reach the Hugging Face Hub; {AGAIN}, or copy "
+    f"its two folders (opus-mt-de-en, opus-mt-en-de) into one folder here and name it in {OPUS_MT_ENV} at start-up."
 )
 UNREADABLE = f"OPUS-MT was not loaded because this app could not read its files (the server's log says why); {AGAIN}."
 OWN_SHOWN = "This page shows this project's model because OPUS-MT, asked for at start-up, is not here: "
