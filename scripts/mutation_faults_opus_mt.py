@@ -158,6 +158,35 @@ OPUS_MT_FAULTS = [
         "a failed download shows the library's exception text instead of the plain sentence",
     ),
     Fault(
+        "later-log-several-lines",
+        "ui/models.py",
+        "        return LoadedModel(OPUS_MT.key, problem=why_not(error), error=one_line(error))",
+        "        return LoadedModel(OPUS_MT.key, problem=why_not(error), error=str(error))",
+        "a failed download writes the Hub's error to the log over several lines",
+    ),
+    Fault(
+        "later-failure-logged-twice",
+        "ui/later_model.py",
+        '                self.finish("failed", loaded.problem or UNREADABLE, attempt, loaded.error)\n',
+        '                LOG.warning("OPUS-MT not loaded: %s", loaded.error)\n'
+        '                self.finish("failed", loaded.problem or UNREADABLE, attempt, loaded.error)\n',
+        "a failed load is logged where it failed and again where it ends: two lines per failure",
+    ),
+    Fault(
+        "menu-entry-ignores-failure",
+        "ui/models.py",
+        "    if progress is not None and progress.entry:\n",
+        "    if False:\n",
+        "after a failed download the menu still says picking OPUS-MT downloads about 600 MB",
+    ),
+    Fault(
+        "later-line-no-retry",
+        "ui/later_model.py",
+        'Hugging Face Hub; {AGAIN}, or copy "',
+        'Hugging Face Hub; copy "',
+        "the line under the menu does not say that picking OPUS-MT again tries once more",
+    ),
+    Fault(
         "later-bytes-not-counted",
         "ui/later_model.py",
         "                self.bytes += int(n or 0)\n",

@@ -80,7 +80,7 @@ def build_demo(
     chosen = models.chosen_model(model)
     loaded, load_error = session.open_checkpoint(checkpoint, hub, device)
     own = models.LoadedModel(models.OWN.key, {"": loaded} if loaded else {}, load_error)
-    opus_mt = models.open_opus_mt(device) if models.wants_opus_mt(chosen) else models.not_loaded(models.OPUS_MT.key)
+    opus_mt = models.at_start_up(chosen, device)
     first, second = (opus_mt, own) if chosen == models.OPUS_MT.key and opus_mt.by_direction else (own, opus_mt)
     runners = {
         page.key: Runner.start(page.checkpoint, on_zerogpu, page.by_direction if page is opus_mt else None)

@@ -2,9 +2,11 @@
 page's model menu shows, and its page, built into the running app when the load ends (docs/opus-mt.md, "A page
 built when the model arrives", says what Gradio allows and why this way).
 
-Every wait has a deadline: a load that has not ended after LOAD_TIMEOUT_S is given up (the menu's line says so, the
-log says it once; its download stops at its next chunk and a page it would still build is not built), and a page
-built before the server has started waits for it at most LAUNCH_WAIT_S.
+Every wait has a deadline: a load that has not ended after LOAD_TIMEOUT_S is given up (the menu's line says so; its
+download stops at its next chunk and a page it would still build is not built), and a page built before the server
+has started waits for it at most LAUNCH_WAIT_S. Each failed load writes one line to the server's log, whatever ended
+it (`LaterModel.finish`), and the menu's words follow it: its entry says the load failed and its line why, in plain
+words, and that picking it again tries once more.
 """
 
 from __future__ import annotations
@@ -34,17 +36,16 @@ LOAD_TIMEOUT_S = 30 * 60.0  # both directions (about 600 MB) take a minute or tw
 LAUNCH_WAIT_S = 300.0  # Gradio builds its server app in seconds
 
 # What the menu says, in plain words (no exception text, no library names)
-UNREACHABLE = (
-    "OPUS-MT could not be downloaded because this server cannot reach the Hugging Face Hub; to use it here, copy "
-    "its two folders (opus-mt-de-en and opus-mt-en-de) into one folder on this machine and name that folder in "
-    f"{OPUS_MT_ENV} when starting the app."
+AGAIN = "picking it again in the menu tries once more"  # what a pick does after any failure
+UNREACHABLE = (  # as long as a phone shows in a few lines
+    f"OPUS-MT could not be downloaded because this server cannot reach the Hugging Face Hub; {AGAIN}, or copy "
+    f"its two folders (opus-mt-de-en, opus-mt-en-de) into one folder here and name it in {OPUS_MT_ENV} at start-up."
 )
-UNREADABLE = "OPUS-MT's files could not be read by this app, so it is not offered here (the server's log says why)."
+UNREADABLE = f"OPUS-MT was not loaded because this app could not read its files (the server's log says why); {AGAIN}."
 OWN_SHOWN = "This page shows this project's model because OPUS-MT, asked for at start-up, is not here: "
-NOT_STARTED = (
-    "OPUS-MT's page could not be opened because this server had not finished starting; picking it again in the menu "
-    "tries once more."
-)
+NOT_STARTED = f"OPUS-MT's page could not be opened because this server had not finished starting; {AGAIN}."
+DOWNLOAD_FAILED = "its download failed; picking it tries once more"  # the menu's entry: a download failed or hung
+LOAD_FAILED = "it could not be loaded; picking it tries once more"  # ... any other failure
 
 
 def timed_out(timeout_s: float) -> str:
@@ -52,7 +53,7 @@ def timed_out(timeout_s: float) -> str:
     took = f"{timeout_s / 60:.0f} minutes" if timeout_s >= 120 else f"{timeout_s:g} seconds"
     return (
         f"OPUS-MT was not loaded: its download had not ended after {took}, so this server stopped waiting for it; "
-        "picking it again in the menu tries once more."
+        f"{AGAIN}."
     )
 
 
@@ -62,7 +63,8 @@ class LoadedModel:
 
     key: str
     by_direction: dict[str, Checkpoint] = field(default_factory=dict)
-    problem: str = ""
+    problem: str = ""  # what the page says (why_not)
+    error: str = ""  # what went wrong, on one line, for the server's log
 
     @property
     def checkpoint(self) -> Checkpoint | None:
@@ -75,12 +77,18 @@ def why_not(error: Exception) -> str:
     return UNREACHABLE if isinstance(error, MarianDownloadError) else UNREADABLE
 
 
+def one_line(error: Exception | str) -> str:
+    """An error's text on one line of the log (the Hub's errors run over several)."""
+    return " ".join(str(error).split())
+
+
 @dataclass
 class Progress:
     """Where a background load stands: its state and the sentence every page's menu shows."""
 
     state: str  # "idle", "loading", "ready" or "failed"
     text: str  # the menu's line ("" when there is nothing to say)
+    entry: str = ""  # what the menu's entry says after the model's name ("": what picking it downloads)
 
 
 class LaterModel:
@@ -133,14 +141,14 @@ class LaterModel:
         try:
             loaded = self.load(**{"tqdm_class": self.progress_bar()})
             if not loaded.by_direction:
-                raise _Failed(loaded.problem or UNREADABLE)
+                self.finish("failed", loaded.problem or UNREADABLE, attempt, loaded.error)
+                return
             self.given_up(attempt)
             self.open_page(loaded)
-        except (_Failed, LoadStopped) as failure:
-            self.finish("failed", str(failure), attempt)
+        except LoadStopped as stopped:
+            self.finish("failed", str(stopped), attempt)
         except Exception as error:  # noqa: BLE001 - the page says one plain sentence; the log has the rest
-            LOG.exception("OPUS-MT's page could not be built")
-            self.finish("failed", why_not(error), attempt)
+            self.finish("failed", why_not(error), attempt, f"its page could not be built: {one_line(error)}", error)
         else:
             self.finish("ready", "", attempt)
 
@@ -150,17 +158,25 @@ class LaterModel:
             if attempt != self.attempt or self.state != "loading" or time.monotonic() > self.deadline:
                 raise LoadStopped(timed_out(self.timeout_s))
 
-    def finish(self, state: str, problem: str, attempt: int) -> None:
-        """End `attempt` unless it has ended or a later one runs. Past its deadline it failed for that reason, whatever
-        ended it (a download stopped at its deadline fails as a download); that, or a LoadStopped, is logged once."""
+    def finish(
+        self, state: str, problem: str, attempt: int, error: str = "", exception: Exception | None = None
+    ) -> None:
+        """End `attempt` unless it has ended or a later one runs: the one place a load's end is logged, so a failed
+        attempt writes one line (`error`, else `problem`; an unexpected `exception` with its traceback) however many
+        ways it ended (a watch that gave up, then the load's own failure). Past its deadline it failed for that
+        reason, whatever ended it (a download stopped at its deadline fails as a download)."""
         with self.lock:
             if attempt != self.attempt or self.state != "loading":
                 return
             if state == "failed" and time.monotonic() > self.deadline:
                 problem = timed_out(self.timeout_s)
             self.state, self.problem = state, problem
-            if problem in (timed_out(self.timeout_s), NOT_STARTED):
-                LOG.warning("OPUS-MT's load stopped: %s", problem)
+        if state != "failed":
+            return
+        if problem in (timed_out(self.timeout_s), NOT_STARTED):
+            LOG.warning("OPUS-MT's load stopped: %s", problem)
+        else:
+            LOG.warning("OPUS-MT not loaded: %s", one_line(error or problem), exc_info=exception)
 
     def wait(self, timeout: float | None = None) -> str:
         """Block until the load ends (tests) -> the state."""
@@ -214,14 +230,13 @@ class LaterModel:
                 index = list(OPUS_MT_REPOS).index(direction) + 1
                 of = f"{done / 1e6:,.0f} of {total / 1e6:,.0f} MB" if total else "starting"
                 text = f"Downloading OPUS-MT, {DIRECTION_LABELS.get(direction, direction)} ({index} of 2): {of}"
-            return Progress(state, f"{text}. This model stays usable meanwhile; OPUS-MT opens when it is ready.")
-        if state == "failed" or (state == "idle" and problem):
-            return Progress(state, (OWN_SHOWN if self.asked_at_start else "") + problem)
+            entry = "downloading now; it opens when it is ready"
+            return Progress(state, f"{text}. This model stays usable meanwhile; OPUS-MT opens when it is ready.", entry)
+        if state == "failed" or (state == "idle" and problem):  # idle: the start-up's load failed
+            downloading = problem in (UNREACHABLE, timed_out(self.timeout_s))
+            entry = DOWNLOAD_FAILED if downloading else LOAD_FAILED
+            return Progress(state, (OWN_SHOWN if self.asked_at_start else "") + problem, entry)
         return Progress(state, "")
-
-
-class _Failed(Exception):
-    """A load that ended without a model: its sentence (the log has the reason already)."""
 
 
 class LoadStopped(Exception):

@@ -10,8 +10,9 @@ $ATTENTION_EXPLORER_PRELOAD_OPUS_MT asks for it (a Space), else when a visitor f
 model serves meanwhile, and every page's menu shows the download's progress. When the load ends, its page is built
 into the running app (`mount_page`) at the path a placeholder page held since start-up, and the visitor who asked
 for it is taken there; with the preload, a plain visit to the app's address opens on OPUS-MT from then on. Where the
-Hub cannot be reached, the menu says so in one sentence and how to give a local copy. docs/opus-mt.md explains why
-the page is built when the load ends.
+Hub cannot be reached, the line under the menu says so in one sentence, that picking it again tries once more, and
+how to give a local copy; the menu's entry then says the download failed (ui/later_model.py says each failure's
+words). docs/opus-mt.md explains why the page is built when the load ends.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from .later_model import (
     LoadedModel,
     Progress,
     mount_page,
+    one_line,
     placeholder_page,
     why_not,
 )
@@ -87,14 +89,25 @@ def wants_opus_mt(chosen: str) -> bool:
 
 
 def open_opus_mt(device: str = "cpu", **download_options) -> LoadedModel:
-    """OPUS-MT's checkpoints, both directions, or the one sentence why it could not be loaded (why_not)."""
+    """OPUS-MT's checkpoints, both directions, or the one sentence why it could not be loaded (why_not) and the error
+    on one line; the caller logs it (`at_start_up`, `LaterModel.finish`), once."""
     loaded = LoadedModel(OPUS_MT.key)
     try:
         for direction in OPUS_MT_REPOS:
             loaded.by_direction[direction] = load_opus_mt(direction, device, **download_options)
     except (CheckpointError, ValueError, OSError) as error:
-        LOG.warning("OPUS-MT not loaded: %s", error)
-        return LoadedModel(OPUS_MT.key, problem=why_not(error))
+        return LoadedModel(OPUS_MT.key, problem=why_not(error), error=one_line(error))
+    return loaded
+
+
+def at_start_up(chosen: str, device: str) -> LoadedModel:
+    """OPUS-MT as the app is built: loaded where the start-up asks for it (`wants_opus_mt`; a failure logged in one
+    line), else not loaded (the menu offers it)."""
+    if not wants_opus_mt(chosen):
+        return not_loaded(OPUS_MT.key)
+    loaded = open_opus_mt(device)
+    if not loaded.by_direction:
+        LOG.warning("OPUS-MT not loaded: %s", loaded.error)
     return loaded
 
 
@@ -114,11 +127,14 @@ def later_model(
     return LaterModel(open_page, functools.partial(open_opus_mt, device), preloads(), asked)
 
 
-def menu_label(key: str, loaded: bool) -> str:
-    """A model's entry in the menu: its name, and for one not loaded, what it is and what picking it downloads."""
+def menu_label(key: str, loaded: bool, progress: Progress | None = None) -> str:
+    """A model's entry in the menu: its name, and for one not loaded, where its load stands (`progress.entry`: under
+    way, or failed and what picking it again does), else what it is and what picking it downloads."""
     info = MODELS[key]
     if loaded or not info.download_mb:
         return info.label
+    if progress is not None and progress.entry:
+        return f"{info.label}: {progress.entry}"
     return f"{info.label}: {info.summary}; picking it downloads about {info.download_mb} MB"
 
 
@@ -150,8 +166,9 @@ class Choice:
 
     def build(self) -> gr.Dropdown:
         loaded = {self.shown.key: True, self.other.key: bool(self.other.by_direction)}
+        now = self.later.progress() if self.later is not None else None
         choice = gr.Dropdown(
-            [(menu_label(key, loaded[key]), key) for key in MODELS],
+            [(menu_label(key, loaded[key], now), key) for key in MODELS],
             value=self.shown.key,
             label="Model",
             show_label=False,
@@ -163,7 +180,6 @@ class Choice:
         if self.later is None or self.other.by_direction:
             choice.input(None, choice, None, js=open_js(self.path, self.other.key), **PRIVATE)
         else:
-            now = self.later.progress()
             self.status = gr.Markdown(now.text, visible=bool(now.text), elem_id="model-status")
             self.timer = gr.Timer(POLL_S, active=False)
             self.go = gr.Textbox(visible="hidden", elem_id="model-go", interactive=False)  # "open" / "auto": go there
@@ -180,7 +196,7 @@ class Choice:
 
         def update(progress: Progress, send: str = "") -> dict:
             loading = progress.state == "loading"
-            labels = [(menu_label(key, key == shown or progress.state == "ready"), key) for key in MODELS]
+            labels = [(menu_label(key, key == shown or progress.state == "ready", progress), key) for key in MODELS]
             return {
                 status: gr.Markdown(progress.text, visible=bool(progress.text)),
                 timer: gr.Timer(active=loading),

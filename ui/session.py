@@ -1,11 +1,14 @@
 """The session: the checkpoint, the page's header (introduction, examples, sentence, translation, direction,
 notices) and its Translate actions.
 
-Every way the header translates (the Translate button, Enter, an example, the direction switch) is one action of
-the page (ui/redraw.py) that calls the one Translate function (`serving.translation.Translator`, Figure 1 of
-"Attention Is All You Need") and keeps the whole `TranslationTrace` in the user's `gr.State`; the same answer
-draws every view from it. A refused input changes nothing but the notice: the previous translation, figure and
-step stay. The download and the tokens are placed below the figure (ui/app.py).
+Every way the header translates (the Translate button, Enter, an example, the direction switch, a direction picked
+with a translation on screen) is one action of the page (ui/redraw.py) that calls the one Translate function
+(`serving.translation.Translator`, Figure 1 of "Attention Is All You Need") and keeps the whole `TranslationTrace`
+in the user's `gr.State`; the same answer draws every view from it. Picking the other direction swaps, as
+translators do: the translation goes into the sentence box and is translated back at once, while the box holds the
+sentence it translates; otherwise (no translation, an empty or edited box) the pick only sets the direction. A
+refused input changes nothing but the notice: the previous translation, figure and step stay. The download and the
+tokens are placed below the figure (ui/app.py).
 """
 
 from __future__ import annotations
@@ -126,6 +129,18 @@ def answer(header: Header, step: gr.Slider, translated: Translated) -> dict:
 
 
 PLACEHOLDERS = {"de-en": "Type a German sentence…", "en-de": "Type an English sentence…"}
+SWAP_INFO = "Picking the other one swaps the sentence and its translation."  # what a pick does (`swaps`)
+
+
+def swaps(trace: TranslationTrace | None, text: str | None, direction: str) -> bool:
+    """Whether picking `direction` swaps the sentence and its translation: a translation is on screen, of the other
+    direction, and the box still holds the sentence it translates (an empty or edited box keeps what it holds)."""
+    return (
+        trace is not None
+        and bool(trace.translation.strip())
+        and trace.direction != direction
+        and (text or "").strip() == trace.source_text.strip()
+    )
 
 
 def placeholder_for(direction: str | None) -> str:
@@ -154,6 +169,7 @@ def input_row() -> tuple[gr.Textbox, gr.Radio, gr.Button, gr.Textbox]:
             [(label, code) for code, label in DIRECTION_LABELS.items()],
             value="de-en",
             label="Direction",
+            info=SWAP_INFO,
             elem_id="direction",
             scale=0,
             min_width=360,
@@ -202,7 +218,8 @@ def build(load_error: str, model_choice: Callable[[], gr.Dropdown] | None = None
 
 def wire(page: Page, header: Header, translator: Translator) -> None:
     """The header's actions, each one listener that translates once and draws the page from the answer: Translate
-    (the button, Enter), an example (it sets the sentence and its direction) and the direction switch."""
+    (the button, Enter), an example (it sets the sentence and its direction), the direction switch, and a direction
+    picked (a swap where `swaps`, else the direction alone)."""
 
     def translate(text: str, direction: str) -> dict:
         return answer(header, page.step, translator.translate(text, direction))
@@ -219,6 +236,12 @@ def wire(page: Page, header: Header, translator: Translator) -> None:
         changed = {} if translated.refused else {header.direction: flipped}  # refused: nothing but the notice
         return {**changed, **answer(header, page.step, translated)}
 
+    def pick_direction(text: str, direction: str, trace: TranslationTrace | None) -> dict:
+        if not swaps(trace, text, direction):
+            return {}  # the direction alone: Translate uses it, the box asks for its language (the follower below)
+        back = translate(trace.translation, direction)
+        return back if header.trace not in back else {header.source: trace.translation, **back}  # refused: notice
+
     outputs = [header.trace, page.step, header.notice]
     # then the view is placed under the player bar (ui/js/scroll.js)
     run = model_event(show_progress="minimal", show_progress_on=[header.translation], then_js=SHOW_VIEW_JS)
@@ -228,7 +251,9 @@ def wire(page: Page, header: Header, translator: Translator) -> None:
     page.listen(header.examples.input, example, [header.examples], [header.source, header.direction, *outputs], **run)
     page.listen(header.switch.click, switch, [header.source, header.direction], [header.direction, *outputs], **run)
     page.follow([header.trace], list(header.shown(None)), lambda values: header.shown(values[header.trace]))
-    page.listen(header.direction.input, None, show_progress="hidden")  # a pick: the box asks for its language
+    stay = {name: option for name, option in run.items() if name != "then_js"}  # a pick: the page stays where it is
+    picked = [header.source, header.direction, header.trace]
+    page.listen(header.direction.input, pick_direction, picked, [header.source, *outputs], **stay)
     page.follow(  # the sentence box speaks the direction on screen
         [header.direction],
         [header.source],

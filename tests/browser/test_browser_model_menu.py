@@ -4,8 +4,9 @@ or one that cannot be reached.
 
 - Served: pick OPUS-MT on the own page; the download runs in the server, OPUS-MT's page is built into the running
   app, and this page goes there by itself, in its theme; that page translates and its menu leads back.
-- Unreachable: the line under the menus says so in the plain sentence, at the page's width on a laptop and a phone;
-  the page stays on the own model.
+- Unreachable: the line under the menus says so in the plain sentence, at the page's width on a laptop and a phone,
+  and the menu's entry says the download failed and that picking it tries once more; the page stays on the own
+  model.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 
 from browser_helpers import needs_chromium
 from model.checkpoints.catalogue import OPUS_MT_REPOS
-from ui import models
+from ui import later_model, models
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -54,9 +55,10 @@ def no_hub_app(tiny_checkpoint, tmp_path_factory):
     yield from app_with_hub(tiny_checkpoint, tmp_path_factory, "menu-no-hub", f"http://127.0.0.1:{port}")
 
 
-def pick_opus_mt(page) -> None:
+def pick_opus_mt(page, entry: str = r".*downloads about 600 MB") -> None:
+    """Pick OPUS-MT in the menu, its entry saying `entry` (a pattern) after its name."""
     page.locator("#model-choice input").click()
-    page.get_by_role("option", name=re.compile(r"^OPUS-MT \(Helsinki-NLP\): .*downloads about 600 MB$")).click()
+    page.get_by_role("option", name=re.compile(rf"^OPUS-MT \(Helsinki-NLP\): {entry}$")).click()
 
 
 def test_picking_opus_mt_downloads_it_and_opens_its_page(browser, served_hub_app, hub):
@@ -98,8 +100,12 @@ def test_an_unreachable_hub_leaves_one_plain_line_and_the_own_model(browser, no_
     try:
         page.goto(no_hub_app + f"?__theme={theme}")
         page.wait_for_selector("#attention-plot .js-plotly-plot")
-        pick_opus_mt(page)
+        failed = re.escape(later_model.DOWNLOAD_FAILED)  # once a pick has failed, the menu says so (the app is shared)
+        pick_opus_mt(page, rf"(.*downloads about 600 MB|{failed})")
         expect(page.locator("#model-status")).to_have_text(models.UNREACHABLE, timeout=120_000)
+        page.locator("#model-choice input").click()  # the entry says what happened and what picking it again does
+        expect(page.get_by_role("option", name=re.compile(rf"^OPUS-MT \(Helsinki-NLP\): {failed}$"))).to_be_visible()
+        page.keyboard.press("Escape")
         boxes = page.evaluate(BOXES)
         status, row, menu = boxes["#model-status"], boxes["#intro-row"], boxes["#model-choice"]
         assert status["width"] >= 0.9 * row["width"], boxes  # a line of the page's width, not a column beside the menu

@@ -42,6 +42,52 @@ def test_a_load_that_does_not_end_is_given_up_and_says_why_once(caplog):
     assert stopped_lines(caplog) == [f"OPUS-MT's load stopped: {timed_out(TIMEOUT_S)}"]
 
 
+def test_a_download_given_up_that_fails_later_still_logs_one_line(monkeypatch, caplog):
+    """The watch gives the download up at its deadline; when the download itself fails afterwards (the Hub's error,
+    several lines long), nothing more is logged: one failed load, one line."""
+    from model.checkpoints.marian import MarianDownloadError
+    from ui import models
+
+    release = threading.Event()
+
+    def hanging_download(*args, **kwargs):
+        release.wait(WAIT_S)
+        raise MarianDownloadError("could not download 'Helsinki-NLP/opus-mt-de-en' (Got: refused\nAn error happened)")
+
+    monkeypatch.setattr(models, "load_opus_mt", hanging_download)
+    later = LaterModel(lambda loaded: None, models.open_opus_mt, timeout_s=TIMEOUT_S)
+    caplog.set_level(logging.WARNING)
+    later.start()
+    assert later.wait(WAIT_S) == "failed"
+    worker = next(thread for thread in threading.enumerate() if thread.name == "load-opus-mt-work")
+    release.set()
+    worker.join(WAIT_S)
+    lines = [line for record in caplog.records for line in record.getMessage().splitlines()]
+    assert lines == [f"OPUS-MT's load stopped: {timed_out(TIMEOUT_S)}"]
+    assert later.progress().text == timed_out(TIMEOUT_S)
+
+
+@pytest.mark.parametrize(
+    "problem, entry",
+    [
+        (later_model.UNREACHABLE, later_model.DOWNLOAD_FAILED),
+        (timed_out(TIMEOUT_S), later_model.DOWNLOAD_FAILED),
+        (later_model.UNREADABLE, later_model.LOAD_FAILED),
+        (NOT_STARTED, later_model.LOAD_FAILED),
+    ],
+    ids=["unreachable", "timed-out", "unreadable", "not-started"],
+)
+def test_after_each_failure_the_menu_says_what_failed_and_what_a_pick_does(problem, entry):
+    """The menu's entry says whether the download or the load failed; the line under it says why in one sentence
+    and that picking it again tries once more (never that OPUS-MT is not offered: the menu still offers it)."""
+    later = LaterModel(lambda loaded: None, lambda **_: LoadedModel("opus-mt"), timeout_s=TIMEOUT_S)
+    later.state, later.problem = "failed", problem
+    shown = later.progress()
+    assert shown.entry == entry and entry.endswith("; picking it tries once more")
+    assert shown.text == problem and "picking it again in the menu tries once more" in problem
+    assert ". " not in problem and problem.endswith(".") and "not offered" not in problem  # one sentence
+
+
 def test_a_download_running_past_its_deadline_stops_at_its_next_chunk():
     later = LaterModel(lambda loaded: None, lambda **_: LoadedModel("opus-mt"), timeout_s=TIMEOUT_S)
     later.state, later.attempt, later.deadline = "loading", 1, 0.0  # an attempt whose deadline has passed

@@ -175,13 +175,48 @@ def test_an_unreachable_hub_says_so_in_one_plain_sentence(no_hub, tiny_checkpoin
     assert run_listener(api_function(demo, "translate"), SENTENCE, "de-en", OWN.key)["translation"]
 
 
-def test_model_opus_mt_without_the_hub_says_why_the_own_model_is_shown(no_hub, tiny_checkpoint):
+def test_a_failed_download_changes_the_menus_words_and_logs_one_line_per_failure(no_hub, tiny_checkpoint, caplog):
+    """After a failed download the menu's entry no longer offers the download but says it failed and what picking it
+    again does (on the page that picked it and on a fresh one), the line under it says why; each failed pick writes
+    one line to the server's log, naming what failed, whichever logger would write it."""
+    import logging
+
     from ui.app import build_demo
 
+    demo = build_demo(tiny_checkpoint)
+    pick, visit = handler(demo, "model_pick"), handler(demo, "model_visit")
+    caplog.set_level(logging.WARNING)
+    caplog.clear()
+    for failures in (1, 2):  # the first pick, and picking it again
+        pick(OPUS_MT.key)
+        assert demo.later.wait(TIMEOUT_S) == "failed"
+        lines = [line for record in caplog.records for line in record.getMessage().splitlines()]
+        assert len(lines) == failures, lines
+        assert lines[-1].startswith("OPUS-MT not loaded: could not download 'Helsinki-NLP/opus-mt-de-en'"), lines
+    for answer in (by_elem_id(handler(demo, "model_tick")(True)), by_elem_id(visit())):
+        entry = dict((key, label) for label, key in answer["model-choice"].choices)[OPUS_MT.key]
+        assert entry == "OPUS-MT (Helsinki-NLP): its download failed; picking it tries once more"
+        assert "600 MB" not in entry and answer["model-choice"].value == OWN.key
+    text = shown_text(by_elem_id(pick(OWN.key))["model-status"])
+    assert text.startswith("OPUS-MT could not be downloaded because this server cannot reach the Hugging Face Hub; ")
+    assert "; picking it again in the menu tries once more, or copy its two folders" in text and text.count(".") == 1
+    assert demo.later.state == "failed"  # picking the own model starts nothing
+
+
+def test_model_opus_mt_without_the_hub_says_why_the_own_model_is_shown(no_hub, tiny_checkpoint, caplog):
+    import logging
+
+    from ui.app import build_demo
+
+    caplog.set_level(logging.WARNING)
     demo = build_demo(tiny_checkpoint, model=OPUS_MT.key)
+    failed = [line for record in caplog.records for line in record.getMessage().splitlines() if "OPUS-MT" in line]
+    assert len(failed) == 1 and failed[0].startswith("OPUS-MT not loaded: could not download"), failed  # one line
     assert demo.runner.model == OWN.key
     status = status_of(demo)
     assert status.visible is True and status.value == models.OWN_SHOWN + models.UNREACHABLE
+    entry = dict((key, label) for label, key in menu(demo).choices)[OPUS_MT.key]
+    assert entry.endswith(": its download failed; picking it tries once more")  # the menu says what happened
     assert "This page shows this project's model because OPUS-MT, asked for at start-up" in status.value
 
 

@@ -10,13 +10,17 @@ with OPUS-MT's place held (ui/models.py).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from page_driver import PageDriver
 
 from ui import build_demo, session
 from ui.redraw import MISSING, new_value
+from ui.runner import MODEL_EVENTS
 from ui.text import DIRECTION_LABELS
 
+SHIPPED = Path(__file__).resolve().parents[2] / "checkpoints" / "de-en-small"
 # the components a visitor operates; a Button shows its value, every other one its label
 CONTROLS = {"button", "downloadbutton", "slider", "dropdown", "radio", "checkbox", "checkboxgroup", "textbox", "number"}
 # the labels Gradio's front end shows for a control built without one
@@ -92,3 +96,50 @@ def test_the_sentence_box_asks_for_the_language_of_the_chosen_direction(tiny_che
     driver.input("direction", "de-en")
     assert driver.prop("source", "placeholder") == "Type a German sentence…"
     assert set(session.PLACEHOLDERS) == set(DIRECTION_LABELS)  # one per direction the page offers
+
+
+def test_picking_the_other_direction_swaps_the_sentence_and_its_translation():
+    """With a translation on screen and its sentence in the box, picking the other direction is one action that
+    moves the translation into the box and translates it back: the trace is the core's own greedy decoding of that
+    text in the picked direction, and the translation box, the step and the share link are that trace's. On the
+    shipped model, whose translations are sentences (the tiny one's are cut bytes)."""
+    from urllib.parse import parse_qs, urlsplit
+
+    from model import load_checkpoint
+    from model.decoding.greedy import translate as core_translate
+
+    driver = PageDriver(build_demo(SHIPPED))
+    driver.load()
+    driver.translate("Zwei Hunde spielen im Schnee.", "de-en")
+    first = driver.trace
+    assert first.translation.strip() and driver.shown("translation") == first.translation
+    picks = [f for f in driver.listeners if (driver.component("direction")._id, "input") in f.targets]
+    assert [f.name for f in picks] == ["pick_direction"]  # one listener, a model event like Translate
+    assert picks[0].concurrency_id == driver.on("translate", "click").concurrency_id == MODEL_EVENTS
+    answer = driver.input("direction", "en-de")
+    assert new_value(answer["source"]) == first.translation == driver.value("source")
+    trace = driver.trace
+    assert (trace.source_text, trace.direction) == (first.translation, "en-de")
+    checkpoint = load_checkpoint(SHIPPED)
+    expected = core_translate(checkpoint.model, checkpoint.tokenizer, first.translation, "en-de")
+    assert (trace.translation, trace.output_ids) == (expected.translation, expected.output_ids)
+    assert driver.shown("translation") == trace.translation and driver.value("step") == trace.num_steps
+    link = parse_qs(urlsplit(driver.shown("share-link")).query)
+    assert (link["text"], link["dir"], link["step"]) == ([first.translation], ["en-de"], [str(trace.num_steps)])
+    assert driver.prop("source", "placeholder") == "Type an English sentence…"
+
+
+@pytest.mark.parametrize("box", ["", "Ein Hund läuft am Strand."], ids=["empty-box", "edited-box"])
+def test_a_pick_without_its_sentence_in_the_box_only_changes_the_direction(tiny_checkpoint, box):
+    """An empty box, or one holding another sentence than the translation's, keeps what it holds: the pick sets the
+    direction (and the box's placeholder) and translates nothing; the radio says what a pick does."""
+    driver = PageDriver(build_demo(tiny_checkpoint))
+    driver.load()
+    driver.translate("Zwei Hunde spielen im Schnee.", "de-en")
+    shown = driver.trace
+    driver.set("source", box)
+    answer = driver.input("direction", "en-de")
+    assert driver.trace is shown and driver.value("source") == box and driver.value("direction") == "en-de"
+    assert "source" not in answer or new_value(answer["source"]) is MISSING
+    assert driver.prop("source", "placeholder") == "Type an English sentence…"
+    assert driver.prop("direction", "info") == session.SWAP_INFO
