@@ -228,7 +228,7 @@ after the page's navigation started).
     theme.addEventListener('click', () => setDark(!document.body.classList.contains('dark')));
     const asked = new URLSearchParams(window.location.search).get('theme');
     setDark(asked ? asked === 'dark' : window.matchMedia('(prefers-color-scheme: dark)').matches);
-    window.installFigures(LESSON.dark);
+    window.installFigures(LESSON.dark, LESSON.phone_px);
     // the first sentence opens at its last step; the others load once the first figure is up
     update({step: Infinity}).then(() => LESSON.sentences.forEach((_, i) => sentence(i)));
   };

@@ -16,13 +16,12 @@ from pathlib import Path
 
 import gradio
 
-from visualizer.theme import ACCENT_COLOR, dark_theme
+from visualizer.theme import ACCENT_COLOR, PHONE_WINDOW_PX, dark_theme
 
 from .stepping import KEYS
 
 SCRIPTS = Path(__file__).resolve().parent / "js"
 
-PHONE_PX = 640  # a window (or a figure's box) narrower than this is a phone's: the scripts and style.css's @media
 SHOW_VIEW_JS = "() => { window.attentionExplorer && window.attentionExplorer.showView(); }"
 SHOW_TOUR_JS = "() => { window.attentionExplorer && window.attentionExplorer.showTour(); }"
 SHOW_COMPARE_JS = "() => { window.attentionExplorer && window.attentionExplorer.showCompare(); }"
@@ -47,7 +46,7 @@ def page_script() -> str:
     files = "\n".join(script(name) for name in ("figures.js", "scroll.js", "keys.js", "share.js", "a11y.js"))
     return (
         "() => {\n  if (window.__attentionExplorer) return;\n  window.__attentionExplorer = true;\n"
-        f"{files}\n  installFigures({json.dumps(dark_theme())}, {PHONE_PX});\n  installScroll({PHONE_PX});\n"
+        f"{files}\n  installFigures({json.dumps(dark_theme())}, {PHONE_WINDOW_PX});\n  installScroll({PHONE_WINDOW_PX});\n"
         f"  installKeys({json.dumps(KEYS)});\n  installShare();\n  installA11y({json.dumps(A11Y)});\n}}"
     )
 
@@ -57,7 +56,7 @@ def page_css() -> str:
     """The page's style sheet (ui/style.css) with the facts it shares with the scripts and the figures: a phone's
     width and the query's colour (visualizer.theme.ACCENT_COLOR, the outline of the query's row in a figure)."""
     css = (SCRIPTS.parent / "style.css").read_text(encoding="utf-8")
-    return css.replace("PHONE_PX", str(PHONE_PX)).replace("QUERY_COLOR", ACCENT_COLOR)
+    return css.replace("PHONE_PX", str(PHONE_WINDOW_PX)).replace("QUERY_COLOR", ACCENT_COLOR)
 
 
 @functools.cache

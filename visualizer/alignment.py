@@ -68,12 +68,15 @@ def alignment_figure(
     closest = width / max(n - 1, 1)  # pixels between neighbours in the fuller row
     angle = 0 if closest >= 7.5 * min(longest, 14) else -40  # rotate labels that would overlap
     series, annotations = token_rows(source, target, source_tokens, target_tokens, xs, xt, links, special_tokens, angle)
-    room = 90 if angle else 40  # rotated labels need more room above and below
-    # slanted labels reach past the first token (the targets, anchored at their right end) and the last (the
-    # sources, at their left end): the margins hold them
-    slant = float(np.cos(np.radians(angle)))
-    reach = [slant * label_px(row, LABEL_FONT) - PAD_PX if angle else 0.0 for row in (target, source)]
-    margin = dict(l=int(max(80, reach[0] + 16)), r=int(max(70, reach[1] + 16)), t=room + (50 if title else 10), b=room)
+    # slanted labels reach above and below the rows as far as their length turned, and past the first token (the
+    # targets, anchored at their right end) and the last (the sources, at their left end): the margins hold them
+    rise, slant = (float(abs(f(np.radians(angle)))) for f in (np.sin, np.cos))
+    lengths = [label_px(row, LABEL_FONT) for row in (source, target)]
+    above, below = (int(max(40, rise * length + 30)) for length in lengths)
+    reach = [slant * length - PAD_PX if angle else 0.0 for length in lengths]
+    margin = dict(
+        l=int(max(80, reach[1] + 16)), r=int(max(70, reach[0] + 16)), t=above + (50 if title else 10), b=below
+    )
     return figure(
         series,
         dict(
@@ -81,7 +84,7 @@ def alignment_figure(
             annotations=annotations,
             xaxis=dict(visible=False, range=[-PAD_PX, width + PAD_PX]),
             yaxis=dict(visible=False, range=[-0.05, 1.05]),
-            height=200 + 2 * room,
+            height=200 + above + below,
             **fit_width(7.5 * max(n, 1) + 2 * PAD_PX + 150, width + 2 * PAD_PX + 150),
             showlegend=False,
             margin=margin,
@@ -96,9 +99,9 @@ def upright_labels(annotations: list[dict], source: list[str], target: list[str]
     upright (a line of type apart, where slanted labels a phone's width apart print over each other), the
     margins above and below as tall as the longest label."""
     turned = [dict(note, textangle=-90, xanchor="center") if "yshift" in note else note for note in annotations]
-    top, bottom = (int(label_px(row, LABEL_FONT)) + 24 for row in (source, target))
+    top, bottom = (int(label_px(row, LABEL_FONT)) + 30 for row in (source, target))
     return dict(
-        annotations=turned, height=200 + top + bottom, margin=dict(l=80, r=30, t=top + (50 if title else 10), b=bottom)
+        annotations=turned, height=200 + top + bottom, margin=dict(l=80, r=30, t=top + (70 if title else 10), b=bottom)
     )
 
 

@@ -20,6 +20,8 @@ TEXT_COLOR = "#1f2933"
 MUTED_COLOR = "#616e7c"  # 5.2:1 on white (secondary text stays readable)
 GRID_COLOR = "#e4e7eb"
 ACCENT_COLOR = "#e4572e"  # highlighted query row, chosen candidate
+# a window (or a figure's box) narrower than this is a phone's: the app's scripts and style sheet, the lesson's player
+PHONE_WINDOW_PX = 640
 ACCENT_TEXT_COLOR = "#b93a1c"  # the accent as text: 5.2:1 on white
 PRIMARY_COLOR = "#4c78a8"
 MASKED_COLOR = "#cdd2d9"  # cells a query may not attend to

@@ -315,19 +315,27 @@ function installFigures(theme, phonePx) {
     }
     const extra = Math.round((lines.length - 1) * size * 1.3);
     const margin = {...(layout.margin || {}), t: ((layout.margin || {}).t ?? 100) + extra};
+    // its lines hang from the top (Plotly sets a title's first line on the middle of the top margin, so the lines
+    // below it would reach into what lies above the plot: a note, the columns' names)
+    const top = typeof title === 'object' && title.y !== undefined ? {} : {y: 1, yref: 'container', yanchor: 'top', pad: {t: 8}};
     return {...layout, margin, ...(layout.height ? {height: layout.height + extra} : {}),
-            title: {...(typeof title === 'string' ? {} : title), text: lines.join(' <br>')}};
+            title: {...(typeof title === 'string' ? {} : title), ...top, text: lines.join(' <br>')}};
   };
   // a note above the plot (an annotation on the paper, at its top or above) wider than the figure's box is broken
   // into lines too, the top margin grown to hold them (the note grows upwards from the plot)
   const fitNotes = (element, layout) => {
     const notes = layout && layout.annotations;
     if (!Array.isArray(notes) || !element || !element.clientWidth) return layout;
-    const box = Math.min(element.clientWidth, layout.width || Infinity) - 12;
+    const figureWidth = Math.min(element.clientWidth, layout.width || Infinity), margin = layout.margin || {};
+    const plotWidth = figureWidth - (margin.l ?? 80) - (margin.r ?? 80);
     let extra = 0;
     const fitted = notes.map((note) => {
       const text = note && note.text;
       if (!text || note.xref !== 'paper' || note.yref !== 'paper' || !(note.y >= 1) || /<br>/i.test(text)) return note;
+      // the room the note has from where it is anchored (paper x: the plot's share) to the figure's edges
+      const at = (margin.l ?? 80) + (note.x ?? 0.5) * plotWidth;
+      const room = {left: figureWidth - at, right: at}[note.xanchor] ?? 2 * Math.min(at, figureWidth - at);
+      const box = room - 12;
       const font = {...(layout.font || {}), ...(note.font || {})}, size = font.size || 12;
       measure.font = `${size}px ${font.family || '"Open Sans", verdana, arial, sans-serif'}`;
       const width = (line) => measure.measureText(line.replace(/<[^>]+>/g, '')).width;
@@ -341,8 +349,8 @@ function installFigures(theme, phonePx) {
       return {...note, text: lines.join('<br>')};
     });
     if (!extra) return layout;
-    const margin = {...(layout.margin || {}), t: ((layout.margin || {}).t ?? 100) + extra};
-    return {...layout, annotations: fitted, margin, ...(layout.height ? {height: layout.height + extra} : {})};
+    return {...layout, annotations: fitted, margin: {...margin, t: (margin.t ?? 100) + extra},
+            ...(layout.height ? {height: layout.height + extra} : {})};
   };
   document.documentElement.style.setProperty('--figure-dark-background', theme.background);
   // the figures being drawn now (a draw lays out its colour bars and labels after Plotly.react returns), in
