@@ -9,7 +9,8 @@ several lines, a title broken to fit, keeps its lines' boxes). A figure is clean
 - no two texts overlap by more than OVERLAP_PX;
 - no text reaches past the figure's box, left, right, above or below (cut by it);
 - no text lies under the toolbar (Plotly's mode bar, always shown);
-- no colour bar or legend lies over a heatmap's cells.
+- no colour bar or legend lies over a heatmap's cells;
+and every control on the screen has a name of its own (a label, or its own text).
 """
 
 from __future__ import annotations
@@ -121,6 +122,25 @@ MEASURE_SCREEN = (
 )
 
 
+# every control the visitor can see without a name of its own (no label, aria-label, aria-labelledby, title or text
+# of its own) -> a line naming where it is
+UNNAMED_CONTROLS = """() => {
+  const seen = (e) => e.getClientRects().length && getComputedStyle(e).visibility !== 'hidden';
+  const named = (e) => {
+    const text = (value) => !!(value && value.trim());
+    if (text(e.getAttribute('aria-label')) || text(e.title)) return true;
+    const by = e.getAttribute('aria-labelledby');
+    if (by && by.split(/\\s+/).some((id) => text(document.getElementById(id)?.textContent))) return true;
+    if (e.labels && Array.from(e.labels).some((label) => text(label.textContent))) return true;
+    return ['BUTTON', 'A'].includes(e.tagName) || e.getAttribute('role') === 'tab' ? text(e.textContent) : false;
+  };
+  return Array.from(document.querySelectorAll('button, select, textarea, [role=tab], '
+                                              + 'input:not([type=hidden]):not([type=file])'))
+    .filter((e) => seen(e) && !e.closest('.modebar, .js-plotly-plot') && !named(e))
+    .map((e) => `${e.tagName.toLowerCase()}${e.type ? '[' + e.type + ']' : ''} in #${e.closest('[id]')?.id || 'page'}`);
+}"""
+
+
 def problems(figure: dict) -> list[str]:
     """What is wrong with one measured figure, one line each ([] when clean)."""
     name = f"{figure['id'] or 'figure'} ({figure['title']!r})"
@@ -142,9 +162,10 @@ def screen_name(*parts: str) -> str:
 
 
 def check_screen(page, *name: str) -> tuple[int, list[str]]:
-    """(how many figures the screen shows, what is wrong with them); a screenshot of the whole page is kept as
-    SCREENSHOTS/<name>.png."""
+    """(how many figures the screen shows, what is wrong with them and with its controls: a control without a name
+    of its own); a screenshot of the whole page is kept as SCREENSHOTS/<name>.png."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{screen_name(*name)}.png"), full_page=True)
     figures = page.evaluate(MEASURE_SCREEN)
-    return len(figures), [line for figure in figures for line in problems(figure)]
+    unnamed = [f"a control without a label: {where}" for where in page.evaluate(UNNAMED_CONTROLS)]
+    return len(figures), [line for figure in figures for line in problems(figure)] + unnamed
