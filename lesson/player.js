@@ -7,8 +7,11 @@ here by slicing, never computed: at step t a decoder kind shows rows 0..t (and, 
 the later rows blank and unnamed, row t outlined. Figures go through the app's figures.js (installFigures): the
 page's theme (light, dark) and the box's width (a projector, a phone) as in the app.
 
-State the tests read: <body data-step> (1-based), data-view, data-kind, data-layer (1-based), data-head,
-data-sentence (1-based), data-drawn (draws finished so far), data-first-figure-ms (the first draw's end, in ms
+The page opens where the lesson's "start" record says (lesson/start.py: the view on the app's screen when it was
+downloaded; a null step is the last), with its note, if any, under the sentence.
+
+State the tests read: <body data-step> (1-based), data-view, data-kind, data-layer (1-based), data-head (the head
+button's choice: "0" is head 1, "mean", "all"), data-sentence (1-based), data-drawn (draws finished so far), data-first-figure-ms (the first draw's end, in ms
 after the page's navigation started).
 */
 
@@ -19,7 +22,11 @@ after the page's navigation started).
                   toImageButtonOptions: {format: 'png', filename: 'lesson', scale: 2}};
   const TYPED = {f4: Float32Array, f8: Float64Array, i4: Int32Array, u1: Uint8Array, i1: Int8Array};
   const $ = (id) => document.getElementById(id);
-  const state = {sentence: 0, step: 0, view: 'attention', kind: 'cross', layer: 0, head: '0'};
+  const START = LESSON.start;
+  const state = {  // the player's own terms: 0-based, head "0" = head 1
+    sentence: START.sentence - 1, step: START.step === null ? Infinity : START.step - 1, view: START.view,
+    kind: START.kind, layer: START.layer - 1, head: /^\d+$/.test(START.head) ? String(START.head - 1) : START.head,
+  };
   const loaded = {};  // sentence index -> its data, unpacked
   let drawn = 0, timer = null;
 
@@ -229,8 +236,10 @@ after the page's navigation started).
     const asked = new URLSearchParams(window.location.search).get('theme');
     setDark(asked ? asked === 'dark' : window.matchMedia('(prefers-color-scheme: dark)').matches);
     window.installFigures(LESSON.dark, LESSON.phone_px);
-    // the first sentence opens at its last step; the others load once the first figure is up
-    update({step: Infinity}).then(() => LESSON.sentences.forEach((_, i) => sentence(i)));
+    $('start-note').textContent = START.note;
+    $('start-note').hidden = !START.note;
+    // the page opens at the start record (state); the other sentences load once the first figure is up
+    update({}).then(() => LESSON.sentences.forEach((_, i) => sentence(i)));
   };
   install();
 }());

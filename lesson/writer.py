@@ -4,7 +4,7 @@
     lesson.css, player.js      the page's look and its player (lesson/page.css, lesson/player.js)
     figures.js                 the app's own theme and fitting of figures (ui/js/figures.js, unchanged)
     plotly-cartesian.min.js    Plotly's partial bundle, PLOTLY-LICENSE.txt its licence (lesson/vendor/)
-    data/lesson.js             the lesson: title, views, kinds, the figures' light template and dark theme
+    data/lesson.js             the lesson: title, views, kinds, where it opens, the figures' light template and dark theme
     data/sentence-N.js         sentence N: its data (lesson/sentence.py) as JSON, gzip-compressed and base64
 
 Every file is loaded by a <script> or <link> of the page (a file:// page may not fetch its own files); the
@@ -27,6 +27,7 @@ from visualizer.theme import PHONE_WINDOW_PX, dark_theme
 
 from . import figures, page, sections
 from .sentence import LessonSentence, sentence_data
+from .start import Start
 
 HERE = Path(__file__).resolve().parent
 VENDOR = HERE / "vendor"
@@ -54,13 +55,16 @@ def compressed(value) -> str:
     return base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
 
 
-def lesson_data(title: str, sentences: Sequence[LessonSentence]) -> dict:
+def lesson_data(title: str, sentences: Sequence[LessonSentence], start: Start = Start()) -> dict:
     """What data/lesson.js holds."""
+    if start.sentence > len(sentences):
+        raise ValueError(f"the lesson opens on sentence {start.sentence} of {len(sentences)}")
     return {
         "title": title,
         "paper": sections.PAPER,
         "views": sections.views(),
         "kinds": sections.kinds(),
+        "start": start.record(),
         "sentences": [{"title": s.title, "direction": s.trace.direction, "model": s.trace.model} for s in sentences],
         "template": figures.template(),
         "dark": dark_theme(),
@@ -68,21 +72,30 @@ def lesson_data(title: str, sentences: Sequence[LessonSentence]) -> dict:
     }
 
 
-def write_lesson(sentences: Sequence[LessonSentence], out: str | Path, title: str = "A lesson") -> Path:
-    """Write the lesson folder ``out`` (made if missing; its lesson files replaced) and return its index.html."""
+def write_lesson(
+    sentences: Sequence[LessonSentence], out: str | Path, title: str = "A lesson", start: Start = Start()
+) -> Path:
+    """Write the lesson folder ``out`` (made if missing; its lesson files replaced), opening at ``start``, and return
+    its index.html."""
     if not sentences:
         raise ValueError("a lesson needs at least one sentence")
     out = Path(out)
     (out / "data").mkdir(parents=True, exist_ok=True)
     for name, source in COPIED.items():
         shutil.copyfile(source, out / name)
-    (out / "data" / "lesson.js").write_text(script_of("LESSON", None, lesson_data(title, sentences)), "utf-8")
+    (out / "data" / "lesson.js").write_text(script_of("LESSON", None, lesson_data(title, sentences, start)), "utf-8")
     for index, sentence in enumerate(sentences):
         text = script_of("LESSON_SENTENCES", str(index), compressed(sentence_data(sentence)))
         (out / "data" / f"sentence-{index + 1}.js").write_text(text, "utf-8")
     index_html = out / "index.html"
     index_html.write_text(page.index_html(title, len(sentences)), "utf-8")
     return index_html
+
+
+def read_lesson(folder: str | Path) -> dict:
+    """data/lesson.js of a lesson folder as the page reads it (tests, and a look from Python)."""
+    text = (Path(folder) / "data" / "lesson.js").read_text("utf-8")
+    return json.loads(text[text.index(" = ") + 3 : text.rindex(";")])
 
 
 def read_sentence(folder: str | Path, index: int) -> dict:

@@ -12,6 +12,43 @@ from scripts.mutation_faults import Fault
 LESSON_TESTS = ["tests/lesson/test_lesson_data.py", "tests/browser/test_browser_lesson.py"]
 
 LESSON_FAULTS = [
+    # ---- where the lesson opens: tests/ui/test_lesson_button.py (the page's state -> the start record) and, with
+    # --browser, tests/browser/test_browser_lesson.py (the page opens on it)
+    Fault(
+        "lesson-start-at-the-attention-tabs-view",
+        "ui/lesson.py",
+        '    tab, view = shown["tab"], shown["tab"] if shown["tab"] in LESSON_VIEWS else NEAREST_VIEW\n',
+        '    tab, view = shown["tab"], NEAREST_VIEW\n',
+        "a lesson downloaded on the Next token, Positions or Masks tab opens on Attention",
+    ),
+    Fault(
+        "lesson-start-compare-controls-ignored",
+        "ui/share.py",
+        '    if tab == "compare" and targets.compare is not None:\n        return {"tab": tab, **targets.compare.link_fields(values)}\n',
+        "",
+        "a lesson (and the share link) from the Compare tab names the Attention tab's kind, layer and head",
+    ),
+    Fault(
+        "lesson-start-note-hidden",
+        "lesson/player.js",
+        "    $('start-note').hidden = !START.note;\n",
+        "    $('start-note').hidden = true;\n",
+        "the lesson's page never says that it opened on another view than the app's",
+    ),
+    Fault(
+        "lesson-start-head-one-off",
+        "lesson/player.js",
+        "String(START.head - 1)",
+        "String(START.head)",
+        "the lesson opens on the head after the one on the app's screen",
+    ),
+    Fault(
+        "lesson-start-step-ignored",
+        "lesson/player.js",
+        "step: START.step === null ? Infinity : START.step - 1,",
+        "step: Infinity,",
+        "the lesson opens at the last step, not the app's",
+    ),
     Fault(
         "lesson-layers-reversed",
         "lesson/figures.py",

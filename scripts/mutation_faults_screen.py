@@ -64,9 +64,9 @@ SCREEN_FAULTS = [
     Fault(
         "story-keys-by-weight",
         "model/analysis/compare.py",
-        "return sorted(keys, key=lambda key: -key.gap)",
-        "return sorted(keys, key=lambda key: -max(key.first or 0.0, key.second or 0.0))",
-        "the keys the top head 'differs most at' are those it weighs most, not those whose weights differ most",
+        "return sorted(words, key=lambda word: -word.gap)",
+        "return sorted(words, key=lambda word: -max(word.first or 0.0, word.second or 0.0))",
+        "the words the top head 'differs most at' are those it weighs most, not those whose weights differ most",
     ),
     Fault(
         "story-same-weight-ignored",
@@ -88,6 +88,42 @@ SCREEN_FAULTS = [
         '    step = step_index(trace, step) + 1\n    if draw != "lines":',
         '    step = step_index(trace, looks.translating.step + 1 if looks else step) + 1\n    if draw != "lines":',
         "each Compare figure is drawn at its own token's step, not the player bar's",
+    ),
+    Fault(
+        "compare-back-keeps-the-pairs-second",
+        "ui/compare.py",
+        'lambda values: {c["second"]: None} if values[c["second"]] is not None else {},',
+        "lambda values: {},",
+        "a new first sentence (Back to your sentence, Translate) is compared at once with the second left over",
+    ),
+    Fault(
+        "compare-alone-empty-boxes",
+        "ui/compare.py",
+        '                r["plot1"]: figure,\n',
+        '                r["plot1"]: None,\n',
+        "the Compare tab without a second sentence shows an empty figure box, not the first sentence's figure",
+    ),
+    Fault(
+        "compare-advice-by-direction",
+        "ui/compare.py",
+        "        if written == source_language(first):\n",
+        "        if True:\n",
+        "a second sentence of another language is advised to be translated in the first's direction",
+    ),
+    Fault(
+        "compare-names-subword-pieces",
+        "model/analysis/compare.py",
+        "row, words = np.asarray(row, dtype=np.float64), source_words(tokens, keep_special=True)",
+        "row, words = np.asarray(row, dtype=np.float64), [(t, [i]) for i, t in enumerate(tokens)]",
+        "the Compare summary names subword pieces ('w' of 'wide') as the words the top head differs on",
+    ),
+    Fault(
+        "compare-follower-overrides-the-action",
+        "ui/redraw.py",
+        "                values = overlay(values, changes)\n",
+        "                values = overlay(values, followed)\n",
+        "the views are drawn from a follower's value where the action wrote its own (the blog pair drawn without its "
+        "second sentence)",
     ),
     Fault(
         "lines-every-head-every-line",

@@ -43,17 +43,17 @@ def find(demo: gr.Blocks, elem_id: str):
     return next((block for block in demo.blocks.values() if getattr(block, "elem_id", None) == elem_id), None)
 
 
-def below_figure(header, page: Page) -> gr.Textbox:
+def below_figure(header) -> tuple[gr.Textbox, tuple]:
     """What the first screen leaves out, under the views: the token chips, the download and share link, and the
-    rest of the introduction (folded) -> the share link's box."""
+    rest of the introduction (folded) -> the share link's box and the lesson's two buttons (ui/lesson.py)."""
     header.tokens.render()
     with gr.Row(equal_height=False, elem_id="below-figure"):
         header.download.render()
         link = share.link_row()
-        lesson.build(page)  # "Download as a lesson" (ui/lesson.py)
+        lesson_buttons = lesson.build()  # "Download as a lesson"
     with gr.Accordion("About this app, the model and its limits", open=False, elem_id="about-app"):
         gr.Markdown(ABOUT_APP)
-    return link
+    return link, lesson_buttons
 
 
 def build_demo(
@@ -146,9 +146,10 @@ def build_page(demo: gr.Blocks, shown: models.LoadedModel, translator: Translato
         views += [model_tab.build(page), *explain.build(page, attention_tab.opener)]
     session.wire(page, header, translator)
     choice.wire(page)  # the model menu's actions (ui/models.py)
-    link = below_figure(header, page)  # the tokens, download, share link and the folded introduction
+    link, lesson_buttons = below_figure(header)  # the tokens, download, share link and the folded introduction
     targets = share.Targets(header, steps.slider, tabs, tab_state, *attention_tab.opener.outputs[:4], compare_tab)
     views.append(share.link_view(targets, link))
+    lesson.wire(page, targets, *lesson_buttons)  # the lesson opens on the view the share link names
     # the first view arrives with the page (in its config): the header, the step and the attention figure
     example = share.wire(page, translator, targets, link, demo, [header.prefill, steps.prefill, attention_tab.prefill])
     if example is not None:

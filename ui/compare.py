@@ -6,6 +6,8 @@ animal or the street): where it looks in every head of each sentence, the heads 
 The first sentence is the page's trace; the second is translated in the first's direction by the page's one
 Translate action (`serving.translation.Translator`, through `compare_with`) and kept in this user's gr.State. The two figures and
 the comparison are views of the page's one redraw (ui/redraw.py); what they show is made in ui/compare_views.py.
+A comparison is made when asked (Compare, a link, the blog pair): a new first sentence drops the second, and until a
+second is compared the first is drawn alone with one line on how to compare it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import gradio as gr
 
 from model import Checkpoint, TranslationTrace
 from model.analysis.compare import Comparison, compare_token, shared_source_tokens
+from model.text.language import written_in
+from model.text.tokenizer import LANGUAGES
 
 from .attention import VIEWS, head_choices, layer_choices
 from .common import KIND_CHOICES, Page, TabView
@@ -64,19 +68,34 @@ def compare_with(translator: Translator, first: TranslationTrace | None, text: s
     return Second(note=f"⚠️ {translated.refused}") if translated.refused else Second(translated.trace)
 
 
+def source_language(trace: TranslationTrace) -> str:
+    """The language a trace translates from ('de' or 'en')."""
+    return trace.direction.split("-")[0]
+
+
 def problem(first: TranslationTrace | None, second: Second | None) -> str:
-    """'' when the two sentences can be compared, else the one message the tab shows."""
+    """'' when the two sentences can be compared, else the one message the tab shows. Where the second was translated
+    in another direction, the advice follows the language it is written in (`written_in`): translate it in the
+    first's direction when it is in the first's language, else type a sentence in that language."""
     if first is None:
         return "Translate a first sentence above (or open the blog post's pair), then compare a second one with it."
+    wanted = LANGUAGES[source_language(first)]
     if second is None or (second.trace is None and not second.note):
-        return "Type a second sentence of the same direction and press **Compare**, or open the blog post's pair."
+        return (
+            f"To compare your sentence with another, type a second sentence in {wanted} and press **Compare**, or open "
+            "the blog post's pair."
+        )
     if second.trace is None:
         return second.note
     if second.trace.direction != first.direction:
         now, then = DIRECTION_LABELS[first.direction], DIRECTION_LABELS[second.trace.direction]
+        written = written_in(second.trace.source_text, source_language(second.trace))
+        said = f"⚠️ The first sentence is translated {now} and the second {then}: "
+        if written == source_language(first):
+            return said + f"press **Compare** to translate the second {now} too."
         return (
-            f"⚠️ The first sentence is translated {now} and the second {then}: press **Compare** to translate "
-            f"the second {now} too."
+            said
+            + f"the second is written in {LANGUAGES[written]}; type a second sentence in {wanted} and press **Compare**."
         )
     return ""
 
@@ -220,34 +239,47 @@ def controls(page: Page) -> dict:
 
 def results() -> dict:
     """The main column: the message, the two figures side by side (stacked on a narrow screen), the ranked heads,
-    the candidates of both sentences and the table of every head."""
+    the candidates of both sentences and the table of every head. Shown only with what they hold: no figures
+    without a sentence, the first sentence's alone until a second is compared, the comparison's parts with one."""
     made = {"message": gr.Markdown(elem_id="compare-message")}
-    with gr.Row(equal_height=False, elem_id="compare-pair"):
+    with gr.Row(equal_height=False, elem_id="compare-pair", visible=False) as made["pair"]:
         for n in (1, 2):
-            with gr.Column(min_width=340):
+            with gr.Column(min_width=340, elem_id=f"compare-side-{n}") as made[f"side{n}"]:
                 made[f"caption{n}"] = gr.HTML(elem_id=f"compare-caption-{n}")
                 made[f"plot{n}"] = gr.Plot(elem_id=f"compare-plot-{n}", show_label=False)
-    made["ranking"] = gr.Radio(
-        [], value=None, label="Heads that tell the two apart (choose one to draw it)", elem_id="compare-ranking"
-    )
-    with gr.Row(equal_height=False, elem_id="compare-candidates"):
-        for n in (1, 2):
-            with gr.Column(min_width=300):
-                made[f"candidates{n}"] = gr.Plot(elem_id=f"compare-candidates-{n}-plot", show_label=False)
-    with gr.Accordion("Where the token looks: every head", open=True):
-        made["looks"] = gr.HTML(elem_id="compare-looks")
+    with gr.Column(elem_id="compare-result", visible=False) as made["result"]:
+        made["ranking"] = gr.Radio(
+            [], value=None, label="Heads that tell the two apart (choose one to draw it)", elem_id="compare-ranking"
+        )
+        with gr.Row(equal_height=False, elem_id="compare-candidates"):
+            for n in (1, 2):
+                with gr.Column(min_width=300):
+                    made[f"candidates{n}"] = gr.Plot(elem_id=f"compare-candidates-{n}-plot", show_label=False)
+        with gr.Accordion("Where the token looks: every head", open=True):
+            made["looks"] = gr.HTML(elem_id="compare-looks")
     return made
 
 
 def views(c: dict, r: dict) -> list[TabView]:
-    """The two figures (they follow the step) and the comparison (it does not), both drawn by the one redraw."""
+    """The two figures (they follow the step) and the comparison (it does not), both drawn by the one redraw. Until a
+    second sentence is compared the first is drawn alone, the second's box hidden."""
+    shown_with = {r["pair"]: gr.update(visible=True), r["side2"]: gr.update(visible=True)}
 
     def render_figures(first, step, values) -> dict:
         second = values[c["second"]]
         if problem(first, second):
-            return {r["caption1"]: "", r["caption2"]: "", r["plot1"]: None, r["plot2"]: None}
+            kind, layer, head, draw = (values[c[name]] for name in ("kind", "layer", "head", "draw"))
+            figure, shown = side_view(first, step, None, kind, layer, head, draw)
+            return {
+                **shown_with,
+                r["side2"]: gr.update(visible=False),
+                r["caption1"]: caption(1, first, shown, None),
+                r["plot1"]: figure,
+                r["caption2"]: "",
+                r["plot2"]: None,
+            }
         result, referents = comparison(first, second.trace, values[c["token"]]), pair_referents(first, second.trace)
-        updates = {}
+        updates = dict(shown_with)
         for n, trace in ((1, first), (2, second.trace)):
             looks = None if result is None else (result.first, result.second)[n - 1]
             named = ((), ()) if result is None else named_positions(result, n, values[c["kind"]], referents)
@@ -260,6 +292,7 @@ def views(c: dict, r: dict) -> list[TabView]:
     def cleared(message: str) -> dict:
         return {
             r["message"]: message,
+            r["result"]: gr.update(visible=False),
             r["ranking"]: gr.Radio(choices=[], value=None),
             r["looks"]: "",
             r["candidates1"]: None,
@@ -276,18 +309,24 @@ def views(c: dict, r: dict) -> list[TabView]:
             return cleared("⚠️ The two sentences share no source token: nothing to compare token by token.")
         return {
             r["message"]: summary(result, pair_referents(first, second.trace)),
+            r["result"]: gr.update(visible=True),
             r["ranking"]: gr.Radio(choices=ranking_choices(result), value=None),
             r["looks"]: looks_html(result),
             r["candidates1"]: candidates_view(1, result.first),
             r["candidates2"]: candidates_view(2, result.second),
         }
 
+    def no_figures() -> dict:  # no sentence: no figure boxes
+        hidden = {r["pair"]: gr.update(visible=False), r["plot1"]: None, r["plot2"]: None}
+        return {**hidden, r["caption1"]: "", r["caption2"]: ""}
+
     figure_controls = [c["second"], c["token"], c["kind"], c["layer"], c["head"], c["draw"]]
+    figures = [r["pair"], r["side2"], r["caption1"], r["caption2"], r["plot1"], r["plot2"]]
     return [
-        TabView(TAB_ID, [r["caption1"], r["caption2"], r["plot1"], r["plot2"]], render_figures, figure_controls),
+        TabView(TAB_ID, figures, render_figures, figure_controls, empty=no_figures),
         TabView(
             TAB_ID,
-            [r["message"], r["ranking"], r["looks"], r["candidates1"], r["candidates2"]],
+            [r["message"], r["result"], r["ranking"], r["looks"], r["candidates1"], r["candidates2"]],
             render_comparison,
             [c["second"], c["token"]],
             follows_step=False,
@@ -332,6 +371,13 @@ def wire(page: Page, c: dict, ranking: gr.Radio, translator: Translator) -> None
         return gr.skip() if start is None else {page.step: start.step}
 
     page.listen(c["token"].input, on_token, [page.trace, c["second"], c["token"]], [page.step])
+    # a new first sentence (Translate, an example, "Back to your sentence") is compared only when asked: the second
+    # goes with the first it was compared with (an action that sets both, a link or the blog pair, keeps its own)
+    page.follow(
+        [page.trace],
+        [c["second"]],
+        lambda values: {c["second"]: None} if values[c["second"]] is not None else {},
+    )
     page.follow(
         [page.trace, c["second"]],
         [c["token"]],

@@ -17,12 +17,12 @@ from model import TranslationTrace
 from model.analysis.compare import (
     Comparison,
     HeadDifference,
-    KeyDifference,
     TokenLooks,
+    WordDifference,
     bare,
-    key_differences,
     referent_link,
     source_words,
+    word_differences,
 )
 from model.text.tokenizer import WORD_BOUNDARY
 
@@ -119,14 +119,15 @@ def summary(result: Comparison, referents: Sequence[str] | None = None) -> str:
 
 LINK_WEIGHT = 0.25  # a head links the token to a word when it sends that word at least this share of its attention
 SAME_WEIGHT = 0.05  # two weights of one head this close read as "about the same in both sentences"
-KEYS_SAID = 2  # keys named where the head that differs most differs
+WORDS_SAID = 2  # words named where the head that differs most differs
 
 
 def story(result: Comparison, referents: Sequence[str] | None = None) -> str:
     """Plain sentences, from the numbers of both sentences, of what the heads do with the token: the encoder head that
     sends it most to a candidate referent (`model.analysis.compare.referent_link`), that head's weight in both
     sentences and whether it links them (LINK_WEIGHT) and separates them (SAME_WEIGHT); then the head whose weights
-    differ most and the keys where its two rows differ most, with both weights."""
+    differ most and the words (subword pieces joined, `word_differences`) where its two rows differ most, with both
+    weights."""
     token, link, top = word(result.token), referent_link(result, referents), result.ranking[0]
     where = " or ".join(word(r) for r in referents) if referents else "a word before it that both sentences have"
     if link is None:
@@ -149,31 +150,31 @@ def story(result: Comparison, referents: Sequence[str] | None = None) -> str:
                 linked += ", about the same in both, so this head does not separate the sentences either."
             else:
                 linked += f", more in sentence {1 if link.first > link.second else 2}."
-    differs = " and ".join(f"{word(key.token)} ({key_weights(key)})" for key in said_keys(result))
+    differs = " and ".join(f"{word(key.word)} ({key_weights(key)})" for key in said_words(result))
     return (
         f"{linked} The head whose weights differ most between the sentences is {head_name(top)} (by "
-        f"{top.distance:.2f} of 1), most at {differs or 'no key'}."
+        f"{top.distance:.2f} of 1), most at {differs or 'no word'}."
     )
 
 
-def said_keys(result: Comparison) -> list[KeyDifference]:
-    """The keys where the two rows of the head whose weights differ most differ most (up to KEYS_SAID, each with a
-    gap): the keys `story` names."""
+def said_words(result: Comparison) -> list[WordDifference]:
+    """The words where the two rows of the head whose weights differ most differ most (up to WORDS_SAID, each with a
+    gap): the words `story` names."""
     (first_row, second_row), sentences = result.rows(result.ranking[0]), (result.first, result.second)
-    keys = key_differences(first_row, sentences[0].source_tokens, second_row, sentences[1].source_tokens)
-    return [key for key in keys[:KEYS_SAID] if key.gap > 0]
+    words = word_differences(first_row, sentences[0].source_tokens, second_row, sentences[1].source_tokens)
+    return [said for said in words[:WORDS_SAID] if said.gap > 0]
 
 
 def named_positions(
     result: Comparison, number: int, kind: str, referents: Sequence[str] | None = None
 ) -> tuple[list[int], list[int]]:
     """(query rows, key columns) of sentence `number`'s figure of `kind` whose labels the all-heads grid always draws,
-    the first first where two are too close for both: the source tokens the summary names (the token, the keys where
-    the head that differs most differs most, the word its referent head links it to) and, as the decoder's query
-    rows, the step that translates the token."""
+    the first first where two are too close for both: the source tokens the summary names (the token, the pieces of
+    the words where the head that differs most differs most, of the word its referent head links it to) and, as the
+    decoder's query rows, the step that translates the token."""
     looks = (result.first, result.second)[number - 1]
-    link, keys = referent_link(result, referents), [key.token for key in said_keys(result)]
-    source = [looks.position, *(i for key in keys for i, token in enumerate(looks.source_tokens) if token == key)]
+    link = referent_link(result, referents)
+    source = [looks.position, *(i for said in said_words(result) for i in said.pieces[number - 1])]
     if link is not None:
         words = source_words(looks.source_tokens)
         source += [i for text, pieces in words if bare(text) == bare(link.word) for i in pieces]
@@ -181,8 +182,8 @@ def named_positions(
     return {"encoder": (source, source), "cross": (step, source)}.get(kind, (step, []))
 
 
-def key_weights(key: KeyDifference) -> str:
-    """A key's weights in words: "0.12 / 0.37" (sentence 1 / sentence 2), or "0.40, sentence 1 only"."""
+def key_weights(key: WordDifference) -> str:
+    """A word's weights in words: "0.12 / 0.37" (sentence 1 / sentence 2), or "0.40, sentence 1 only"."""
     if key.first is None or key.second is None:
         return f"{key.first if key.second is None else key.second:.2f}, sentence {1 if key.second is None else 2} only"
     return both(key.first, key.second)

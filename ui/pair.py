@@ -1,6 +1,7 @@
 """The Compare tab's built-in example, the 2017 blog post's pair ("…too tired" / "…too wide"): one click translates
 both sentences and opens the comparison on "it" (ui/share.py's `BLOG_VIEW`), the notice says that it replaced the
-visitor's sentence (and the direction, where it changed), and "Back to your sentence" brings that sentence back.
+visitor's sentence (and the direction, where it changed), and "Back to your sentence" brings that sentence back, alone on
+the Compare tab (the pair's second sentence goes with the pair).
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ def wire(page: Page, translator: Translator, example: StartExample, targets: Tar
             **answer_at(targets, translated, translated.step),
             targets.header.source: text,
             targets.header.direction: direction,
+            targets.compare.second_text: "",  # the pair's second sentence goes with the pair
             targets.compare.kept: None,
             back: gr.Button(visible=False),
         }
@@ -79,6 +81,7 @@ def wire(page: Page, translator: Translator, example: StartExample, targets: Tar
             targets.header.direction,
             targets.header.notice,
             targets.slider,
+            targets.compare.second_text,
             targets.compare.kept,
             back,
         ],

@@ -200,7 +200,7 @@ class PageListeners:
 
     def settle(self, values: dict, changes: dict, shown: dict, request: gr.Request | None) -> dict:
         """After `changes`: the followers of what differs from `shown` (updated in place), then the views -> every
-        update (the action's own writes win over a follower's)."""
+        update (the action's own writes win over a follower's, in what the views are drawn from too)."""
         page = self.page
         values = overlay(values, changes)
         for index, follower in enumerate(page.followers):
@@ -209,7 +209,7 @@ class PageListeners:
                 shown[("follower", index)] = key
                 followed = follower.update(values)
                 changes = merge(followed, changes)
-                values = overlay(values, followed)
+                values = overlay(values, changes)
         trace, step = values[page.trace], values[page.step]
         values = {**values, PAGE_URL: page_url(request)}
         updates = render_views(self.views, values[page.tab], trace, step, values, shown)

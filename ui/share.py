@@ -402,16 +402,27 @@ def wire(
     return example
 
 
+def screen_inputs(targets: Targets) -> list:
+    """The components that say which view is on screen besides the trace and the step (`on_screen` reads them)."""
+    compare = targets.compare
+    compared = [compare.second, compare.token, compare.kind, compare.layer, compare.head] if compare else []
+    return [targets.tab, targets.kind, targets.layer, targets.head, *compared]
+
+
+def on_screen(targets: Targets, values: dict) -> dict:
+    """The view on screen besides the sentence and the step, as `link`'s fields: the open tab and the Attention tab's
+    kind, layer and head (on the Compare tab that tab's, with its second sentence and token). What the share link
+    names and a downloaded lesson opens on (ui/lesson.py); `values` holds `screen_inputs`."""
+    tab = values[targets.tab]
+    if tab == "compare" and targets.compare is not None:
+        return {"tab": tab, **targets.compare.link_fields(values)}
+    return {"tab": tab, "kind": values[targets.kind], "layer": values[targets.layer], "head": values[targets.head]}
+
+
 def link_view(targets: Targets, url: gr.Textbox) -> TabView:
     """The link box follows the view: a page-wide view of the redraw listener (ui/redraw.py)."""
-    compare = targets.compare
 
     def render(trace, step, values) -> dict:
-        tab = values[targets.tab]
-        shown = {"kind": values[targets.kind], "layer": values[targets.layer], "head": values[targets.head]}
-        if tab == "compare" and compare is not None:
-            shown = compare.link_fields(values)
-        return {url: link(trace, step, tab, page_url=values[PAGE_URL], **shown)}
+        return {url: link(trace, step, page_url=values[PAGE_URL], **on_screen(targets, values))}
 
-    compared = [compare.second, compare.token, compare.kind, compare.layer, compare.head] if compare else []
-    return TabView(None, [url], render, inputs=[targets.tab, targets.kind, targets.layer, targets.head, *compared])
+    return TabView(None, [url], render, inputs=screen_inputs(targets))

@@ -16,9 +16,9 @@ variation between the token's two attention rows over these matched keys:
 weight. Rankings are by this distance, largest first (ties: layer, then head).
 
 What the Compare tab says in words is computed here too, from both sentences: whether the token became the same
-output token in both (`Comparison.same_output`), which keys the top head's two rows differ on most, each key's
-weight in both sentences (`key_differences`), and the encoder head that sends the token most to a candidate
-referent, with that head's weight in both sentences (`referent_link`).
+output token in both (`Comparison.same_output`), which words the top head's two rows differ on most, each word's
+weight (its subword pieces' summed) in both sentences (`word_differences`), and the encoder head that sends the token
+most to a candidate referent, with that head's weight in both sentences (`referent_link`).
 """
 
 from __future__ import annotations
@@ -236,40 +236,50 @@ def compare_token(
 
 
 @dataclass(frozen=True)
-class KeyDifference:
-    """One key's weight in the token's row of the same head in both sentences (None: that sentence has no such key,
-    matched by (token, occurrence) as in `row_distances`)."""
+class WordDifference:
+    """One word's weight in the token's row of the same head in both sentences: its subword pieces' weights summed
+    (None: that sentence has no such word, matched by (word, occurrence) as `row_distances` matches keys), with the
+    positions of its pieces in each sentence."""
 
-    token: str
+    word: str  # its pieces joined, without the word marker ("▁w" + "ide." -> "wide.")
     first: float | None
     second: float | None
+    pieces: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())  # its pieces' positions in sentence 1, sentence 2
 
     @property
     def gap(self) -> float:
         return abs((self.first or 0.0) - (self.second or 0.0))
 
 
-def key_differences(
-    first_row: np.ndarray, first_keys: Sequence[str], second_row: np.ndarray, second_keys: Sequence[str]
-) -> list[KeyDifference]:
-    """Every key of two attention rows (S1,) and (S2,) with its weight in each, the largest gap first (ties: the
-    first sentence's keys in order, then the second's own). The gaps sum to twice `row_distances`."""
-    weights: dict[tuple[str, int], list[float | None]] = {}
-    for side, (row, keys) in enumerate(((first_row, first_keys), (second_row, second_keys))):
-        for name, weight in zip(key_names(keys), np.asarray(row, dtype=np.float64)):
-            weights.setdefault(name, [None, None])[side] = float(weight)
-    keys = [KeyDifference(name[0], a, b) for name, (a, b) in weights.items()]
-    return sorted(keys, key=lambda key: -key.gap)  # stable: ties keep the sentences' order
+def word_differences(
+    first_row: np.ndarray, first_tokens: Sequence[str], second_row: np.ndarray, second_tokens: Sequence[str]
+) -> list[WordDifference]:
+    """Every word (`source_words`, a special token its own word) of two attention rows (S1,) and (S2,) with its weight
+    in each, the largest gap first (ties: the first sentence's words in order, then the second's own)."""
+    found: dict[tuple[str, int], list] = {}
+    for side, (row, tokens) in enumerate(((first_row, first_tokens), (second_row, second_tokens))):
+        row, words = np.asarray(row, dtype=np.float64), source_words(tokens, keep_special=True)
+        for name, (_, positions) in zip(key_names([text for text, _ in words]), words):
+            entry = found.setdefault(name, [None, None, (), ()])
+            entry[side], entry[2 + side] = float(row[positions].sum()), tuple(positions)
+    words = [WordDifference(name[0], a, b, (p, q)) for name, (a, b, p, q) in found.items()]
+    return sorted(words, key=lambda word: -word.gap)  # stable: ties keep the sentences' order
 
 
-def source_words(tokens: Sequence[str]) -> list[tuple[str, list[int]]]:
-    """The words of a source sentence as (text, positions of its subword pieces): a new word at each "▁"."""
+def source_words(tokens: Sequence[str], keep_special: bool = False) -> list[tuple[str, list[int]]]:
+    """The words of a source sentence as (text, positions of its subword pieces): a new word at each "▁"; the special
+    tokens left out, or with `keep_special` each a word of its own."""
     words: list[tuple[str, list[int]]] = []
+    after_special = False  # a piece after a special token kept as a word starts a word of its own
     for i, token in enumerate(tokens):
         if is_special(token):
+            if keep_special:
+                words.append((token, [i]))
+                after_special = True
             continue
-        if token.startswith(WORD_BOUNDARY) or not words:
+        if token.startswith(WORD_BOUNDARY) or not words or after_special:
             words.append(("", []))
+        after_special = False
         text, positions = words[-1]
         words[-1] = (text + token.replace(WORD_BOUNDARY, ""), [*positions, i])
     return words

@@ -79,6 +79,13 @@ def detect_language(text: str) -> tuple[str, float] | None:
     return str(language), float(probability)
 
 
+def written_in(text: str, fallback: str) -> str:
+    """The language `text` is written in ('de' or 'en'): py3langid's guess where it is sure (LANGUAGE_CONFIDENCE),
+    else `fallback` (the language it was translated from)."""
+    guess = detect_language(text)
+    return guess[0] if guess is not None and guess[1] >= LANGUAGE_CONFIDENCE else fallback
+
+
 def subwords(source_tokens: Sequence[str]) -> list[str]:
     """The source tokens without the language tag and the end token (an unknown token is one of its pieces)."""
     return [token for token in source_tokens if token not in SPECIAL_TOKENS or token in UNKNOWN_TOKENS]

@@ -3,7 +3,8 @@
 The figure is drawn, every control redraws it, the keys step, and the numbers drawn (read back from Plotly's graph
 div) are the trace's: attention of several kinds, layers, heads, the mean and every head at several steps (the rows
 after the step blank), the candidates and the masks of a step, the positional encoding. Light and dark, a
-projector's 1280x720 and a 390x844 phone.
+projector's 1280x720 and a 390x844 phone. The page opens on the lesson's "start" record (lesson/start.py), its note
+shown.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import pytest
 
 from browser_helpers import needs_chromium
 from helpers import array
+from lesson import Start, write_lesson
 from lesson_folder import lesson_folder
 from model.decoding.trace import ATTENTION_KINDS
 
@@ -30,9 +32,15 @@ READ_FIGURE = """() => {
 
 
 @pytest.fixture(scope="module")
-def lesson(checkpoint, tmp_path_factory):
+def written(checkpoint, tmp_path_factory):
+    """(index.html, the LessonSentences) of a lesson with the default start."""
+    return lesson_folder(checkpoint, tmp_path_factory.mktemp("lesson") / "lesson")
+
+
+@pytest.fixture(scope="module")
+def lesson(written):
     """(index.html's file:// URL, the sentences' traces)."""
-    index, sentences = lesson_folder(checkpoint, tmp_path_factory.mktemp("lesson") / "lesson")
+    index, sentences = written
     return index.as_uri(), [sentence.trace for sentence in sentences]
 
 
@@ -105,6 +113,39 @@ def test_the_lesson_draws_offline_and_asks_for_nothing_outside_its_folder(browse
     assert state(page) == {**state(page), "view": "attention", "kind": "cross", "step": str(traces[0].num_steps)}
     assert page.refused == [] and page.errors == []
     assert page.locator("#translation").text_content() == traces[0].translation
+    page.close()
+
+
+@pytest.mark.parametrize(
+    "start, title",
+    [
+        (Start(1, "attention", "encoder", 2, "3", 2), "layer 2, head 3"),
+        (Start(2, "next", "decoder_self", 1, "all", 1, "Downloaded on the app's Model tab."), "Step 1:"),
+        (Start(1, "masks", "cross", 2, "mean", 3, "A note."), None),
+    ],
+    ids=["attention", "next-of-sentence-2", "masks"],
+)
+def test_the_page_opens_on_its_start(browser, written, tmp_path, start, title):
+    """<body data-sentence data-view data-kind data-layer data-head data-step> are the start record's (data-head the
+    head button's choice: "2" is head 3), the figure drawn is that view's, and the note is shown where there is one."""
+    _, sentences = written
+    page = open_lesson(browser, write_lesson(sentences, tmp_path / "lesson", start=start).as_uri())
+    head = str(int(start.head) - 1) if start.head.isdigit() else start.head
+    expected = {"sentence": start.sentence, "view": start.view, "kind": start.kind, "layer": start.layer, "head": head}
+    assert {key: state(page)[key] for key in (*expected, "step")} == {
+        **{key: str(value) for key, value in expected.items()},
+        "step": str(start.step),
+    }
+    figure = page.evaluate(READ_FIGURE)
+    if title:
+        assert title in figure["title"]
+    if start.view == "masks":
+        trace = sentences[start.sentence - 1].trace
+        np.testing.assert_array_equal(matrix(figure["data"][1]["z"]), trace.causal_mask[: start.step])
+    note = page.locator("#start-note")
+    assert note.is_visible() == bool(start.note) and note.text_content() == start.note
+    assert page.locator("#attention-controls").is_visible() == (start.view == "attention")
+    assert page.refused == [] and page.errors == []
     page.close()
 
 

@@ -1,5 +1,6 @@
 """The lesson's numbers are the trace's: the exported attention arrays, the figures per step (candidates, masks),
-the positional encoding, and the references the page resolves (lesson/figures.py, lesson/writer.py)."""
+the positional encoding, and the references the page resolves (lesson/figures.py, lesson/writer.py); the "start"
+record the page opens on (lesson/start.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import pytest
 from helpers import array
 from lesson.arrays import packed, unpacked
 from lesson.figures import MEAN
-from lesson.writer import read_sentence
+from lesson import Start, write_lesson
+from lesson.writer import read_lesson, read_sentence
 from lesson_folder import lesson_folder
 from model.decoding.trace import ATTENTION_KINDS
 
@@ -99,3 +101,45 @@ def test_the_template_is_held_once(lesson):
     layouts = [data["figures"]["positions"]["layout"], *(f["layout"] for f in data["figures"]["next"])]
     assert all("template" not in layout for layout in layouts)
     assert '"template":{"data"' in (folder / "data" / "lesson.js").read_text("utf-8")
+
+
+def test_the_lesson_carries_the_start_it_was_written_with(lesson, tmp_path):
+    """The start record in data/lesson.js is the one written (1-based, as <body data-step data-layer> show it); by
+    default the first sentence's last step, cross-attention, layer 1, head 1."""
+    _, sentences = lesson
+    assert read_lesson(write_lesson(sentences, tmp_path / "default").parent)["start"] == {
+        "sentence": 1,
+        "view": "attention",
+        "kind": "cross",
+        "layer": 1,
+        "head": "1",
+        "step": None,
+        "note": "",
+    }
+    start = Start(2, "masks", "decoder_self", 2, "mean", 3, "Opened on Masks.")
+    data = read_lesson(write_lesson(sentences, tmp_path / "start", start=start).parent)
+    assert data["start"] == {
+        "sentence": 2,
+        "view": "masks",
+        "kind": "decoder_self",
+        "layer": 2,
+        "head": "mean",
+        "step": 3,
+        "note": "Opened on Masks.",
+    }
+    assert start.view in [view["id"] for view in data["views"]] and start.kind in [k["id"] for k in data["kinds"]]
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"view": "compare"}, {"kind": "self"}, {"head": "0"}, {"head": "2.5"}, {"layer": 0}, {"step": 0}, {"sentence": 0}],
+)
+def test_a_start_the_page_cannot_open_is_refused(fields):
+    with pytest.raises(ValueError):
+        Start(**fields)
+
+
+def test_a_start_past_the_last_sentence_is_refused(lesson, tmp_path):
+    _, sentences = lesson
+    with pytest.raises(ValueError, match="sentence 3 of 2"):
+        write_lesson(sentences, tmp_path / "past", start=Start(sentence=3))

@@ -238,11 +238,24 @@ def test_a_ranked_head_sets_the_kind_layer_and_head_of_both_figures():
 
 # --------------------------------------------------------------------------- bad input
 def cleared(page: dict) -> bool:
+    """No comparison: its ranking, table and candidates emptied, and their box hidden."""
     return (
         page["compare-looks"] == ""
         and page["compare-ranking"].choices == []
         and page["compare-candidates-1-plot"] is None
         and page["compare-candidates-2-plot"] is None
+        and page["compare-result"]["visible"] is False
+    )
+
+
+def alone(page: dict, first) -> bool:
+    """The first sentence drawn alone: its caption and figure, the second's box hidden and empty."""
+    return (
+        html.escape(first.source_text) in page["compare-caption-1"]
+        and figure_of(page["compare-plot-1"])["data"] != []
+        and page["compare-pair"]["visible"] is True
+        and page["compare-side-2"]["visible"] is False
+        and page["compare-plot-2"] is None
     )
 
 
@@ -251,11 +264,12 @@ def test_bad_input_gives_one_message_and_a_cleared_result(tab, translator, indep
     for text, message in (("  ", "second sentence is empty"), ("x" * 6000, "the limit is")):
         page = shown(tab, first, compare.compare_with(translator, first, text), token)
         assert message in page["compare-message"] and cleared(page)
-        assert page["compare-plot-1"] is None and page["compare-plot-2"] is None
+        assert alone(page, first)  # the first sentence stays, drawn alone
     assert "first sentence" in compare.compare_with(translator, None, WIDE).note
     other = compare.Second(translated(translator, "Ein Mann fährt Fahrrad.", "de-en"))
     page = shown(tab, first, other, token)
     assert "English → German and the second German → English" in page["compare-message"] and cleared(page)
+    assert alone(page, first)
     # nothing in common but the special tokens: the figures stay, the token's comparison goes
     apart = compare.Second(translated(translator, "Wow", "en-de"))
     assert compare.shared_source_tokens(first, apart.trace) == []
@@ -361,6 +375,53 @@ def test_the_blog_pair_says_it_replaced_your_sentence_and_back_restores_it(demo)
     assert driver.click("compare-back") == {}  # nothing kept any more: nothing changes
 
 
+def test_back_to_your_sentence_shows_it_alone_and_compares_only_when_asked(demo):
+    """After "Back to your sentence" the Compare tab shows the visitor's sentence alone, its figure drawn and the
+    second's box hidden, with one line on how to compare it in its own language; a new sentence translated above is
+    not compared with the pair's leftover; a Compare click compares."""
+    own, language = ("Zwei Hunde spielen im Schnee.", "German") if DIRECTION == "en-de" else (TIRED, "English")
+    own_direction = "de-en" if DIRECTION == "en-de" else "en-de"
+    driver = PageDriver(demo)
+    driver.load()
+    driver.translate(own, own_direction)
+    driver.click("compare-example")
+    page = driver.click("compare-back")
+    assert driver.trace.source_text == own and driver.value("compare-second") == ""
+    assert not any(isinstance(v, compare.Second) for v in driver.values.values())  # the pair's second is gone
+    assert alone(page, driver.trace) and cleared(page)
+    line = page["compare-message"]
+    assert "⚠️" not in line and "\n" not in line and f"in {language} and press **Compare**" in line
+    assert not any(label in line for label in DIRECTION_LABELS.values())  # no advice to translate anything
+    # a new sentence typed above and translated: shown alone, not compared with anything left over
+    other, second = ("Ein Kind isst einen Apfel.", "Ein Mann fährt Fahrrad.")
+    if own_direction == "en-de":
+        other, second = ("A child eats an apple.", "A man rides a bike.")
+    page = driver.translate(other, own_direction)
+    assert alone(page, driver.trace) and cleared(page) and "becomes" not in page["compare-message"]
+    # asked: a Compare click compares the two (they share a token), both figures shown
+    driver.set("compare-second", second)
+    page = driver.click("compare-go")
+    assert "becomes" in page["compare-message"] and page["compare-result"]["visible"] is True
+    assert page["compare-side-2"]["visible"] is True and html.escape(second) in page["compare-caption-2"]
+
+
+@pytest.mark.parametrize("written", ["German", "English"])
+def test_a_second_sentence_of_another_direction_gets_advice_in_its_own_language(tab, translator, written):
+    """A second sentence translated English → German beside a first translated German → English: German text is
+    advised to be translated German → English too, English text to be replaced by a German sentence (never
+    translated German → English)."""
+    first = translated(translator, "Ein Mann fährt Fahrrad.", "de-en")
+    text = {"German": "Zwei Hunde spielen im Schnee.", "English": WIDE}[written]
+    message = compare.problem(first, compare.Second(translated(translator, text, "en-de")))
+    if written == "German":
+        assert message.endswith("press **Compare** to translate the second German → English too.")
+    else:
+        assert "translate the second" not in message
+        assert message.endswith(
+            "the second is written in English; type a second sentence in German and press **Compare**."
+        )
+
+
 def test_the_blog_pair_on_a_page_without_a_sentence_offers_no_way_back(demo):
     driver = PageDriver(demo)
     driver.load({"text": ""})
@@ -447,22 +508,33 @@ def test_the_sentence_names_the_head_that_links_it_and_its_weight_in_both_senten
 
 def test_the_sentence_names_the_keys_the_top_head_differs_on_with_both_weights():
     said = compare_views.story(made_comparison({"▁tired": 0.7}), ("animal", "street"))
-    # the top head (layer 1, head 2): sentence 1 sends "tired" 0.70 and "was" 0.30, sentence 2 "was" 1.00: both keys
+    # the top head (layer 1, head 2): sentence 1 sends "tired" 0.70 and "was" 0.30, sentence 2 "was" 1.00: both words
     # differ by 0.70, named in the sentence's order
     assert said.endswith(
         "differ most between the sentences is encoder self · layer 1 · head 2 (by 0.50 of 1), most at “was” "
-        "(0.30 / 1.00) and “tired” (0.70 / 0.00)."
+        "(0.30 / 1.00) and “tired.” (0.70 / 0.00)."
     )
 
 
+def test_the_sentence_names_whole_words_its_pieces_weights_summed():
+    """The top head of sentence 1 sends "▁anim" 0.30 and "al" 0.40 (the word “animal”: 0.70), sentence 2 none: the
+    summary names “animal” with 0.70 / 0.00, never its piece “al”, and the grid labels both pieces."""
+    result = made_comparison({"▁anim": 0.3, "al": 0.4})
+    said = compare_views.story(result, ("animal", "street"))
+    assert said.endswith("most at “animal” (0.70 / 0.00) and “was” (0.30 / 1.00).")
+    assert "“al”" not in said and "“anim”" not in said
+    pieces = [WORDS.index("▁anim"), WORDS.index("al")]
+    assert set(pieces) <= set(compare_views.named_positions(result, 1, "encoder")[1])
+
+
 def test_the_grid_of_every_head_always_names_the_token_and_the_words_the_summary_names():
-    """The token first, then the keys the top head differs on (“was”, “tired”), then the referent word's pieces
-    (“animal”: no head links “it” to either word, the most any sends goes to “animal”); the decoder's row of the
-    step that translates the token (step 4)."""
+    """The token first, then the pieces of the words the top head differs on (“was”, “tired.”: "▁tired" and "."), then the
+    referent word's pieces (“animal”: no head links “it” to either word, the most any sends goes to “animal”); the
+    decoder's row of the step that translates the token (step 4)."""
     result = made_comparison({"▁tired": 0.7})
     said = compare_views.summary(result, ("animal", "street"))
-    assert all(f"“{word}”" in said for word in ("it", "was", "tired", "animal"))
-    words = [WORDS.index(word) for word in ("▁it", "▁was", "▁tired", "▁anim", "al")]
+    assert all(f"“{word}”" in said for word in ("it", "was", "tired.", "animal"))
+    words = [WORDS.index(word) for word in ("▁it", "▁was", "▁tired", ".", "▁anim", "al")]
     assert compare_views.named_positions(result, 1, "encoder", ("animal", "street")) == (words, words)
     assert compare_views.named_positions(result, 2, "cross", ("animal", "street")) == ([3], words)
     assert compare_views.named_positions(result, 1, "decoder_self", ("animal", "street")) == ([3], [])
@@ -495,11 +567,15 @@ def test_both_grids_of_every_head_keep_the_tokens_label(tab, independent, token,
     assert 1 in named
 
 
-def plain_words(tokens) -> list[tuple[str, list[int]]]:
-    """(word, its pieces' positions) written out: a new word at each "▁", the special tokens left out."""
+def plain_words(tokens, specials: bool = False) -> list[tuple[str, list[int]]]:
+    """(word, its pieces' positions) written out: a new word at each "▁", the special tokens left out (`specials`:
+    each a word of its own, and the piece after one starts a word)."""
     words, current = [], None
     for i, piece in enumerate(tokens):
         if piece in SPECIAL_TOKENS or piece.startswith("<2"):
+            if specials:
+                words.append([piece, [i]])
+                current = None
             continue
         if piece.startswith("▁") or current is None:
             current = ["", []]
@@ -542,7 +618,8 @@ def test_the_blog_pairs_sentences_are_both_traces_numbers(independent):
         shown = " / ".join("–" if w is None else f"{w:.2f}" for w in weights)
         assert f"encoder layer {layer + 1} · head {head + 1}" in said and f"{shown} of its attention" in said
         assert ("No encoder head links" in said) == (best < 0.25)  # a quarter of the token's attention, as said
-    # the top head (ranked independently in test_the_numbers_shown_equal_two_independent_translations): the keys
+    # the top head (ranked independently in test_the_numbers_shown_equal_two_independent_translations): the words
+    # (their pieces' weights summed) where its two rows differ most
     top = result.ranking[0]
     rows = [
         (
@@ -552,16 +629,19 @@ def test_the_blog_pairs_sentences_are_both_traces_numbers(independent):
         )
         for t, q, s in zip(independent, queries, [translating_step(t, q).step for t, q in zip(independent, queries)])
     ]
-    named = [
-        dict(zip(zip(t.source_tokens, [t.source_tokens[:i].count(x) for i, x in enumerate(t.source_tokens)]), r))
-        for t, r in zip(independent, rows)
-    ]
+    named = []
+    for t, r in zip(independent, rows):
+        words, seen = {}, {}
+        for text, pieces in plain_words(t.source_tokens, specials=True):
+            words[text, seen.get(text, 0)] = sum(float(r[i]) for i in pieces)
+            seen[text] = seen.get(text, 0) + 1
+        named.append(words)
     keys = list(dict.fromkeys([*named[0], *named[1]]))
     gaps = sorted(keys, key=lambda k: -abs(named[0].get(k, 0.0) - named[1].get(k, 0.0)))[:2]
     for key in gaps:
         a, b = named[0].get(key), named[1].get(key)
         numbers = f"{a:.2f} / {b:.2f}" if a is not None and b is not None else None
-        text = f"“{html.escape(key[0].replace('▁', ''))}” ("
+        text = f"“{html.escape(key[0])}” ("
         assert text in said.split("differ most between")[1]
         if numbers:
             assert f"{text}{numbers})" in said
