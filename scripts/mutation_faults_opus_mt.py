@@ -113,8 +113,8 @@ OPUS_MT_FAULTS = [
     Fault(
         "opus-mt-page-own-guard-rails",
         "serving/translation.py",
-        "own, translation = trace.model == OWN.key, trace.translation",
-        "own, translation = True, trace.translation",
+        "trace.source_text, tuple(trace.source_tokens), trace.direction, trace.model == OWN.key, trace.translation",
+        "trace.source_text, tuple(trace.source_tokens), trace.direction, True, trace.translation",
         "OPUS-MT's notices measure its input against the own model's training data and name a target tag",
     ),
     Fault(

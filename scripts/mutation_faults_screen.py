@@ -317,4 +317,32 @@ SCREEN_FAULTS = [
         "  --button-primary-background-fill: #f97316;",
         "white on Gradio's orange: Translate and Play at 2.8:1, below AA's 4.5:1",
     ),
+    Fault(
+        "layout-colour-bar-over-cells",
+        "visualizer/grid.py",
+        'x=1.0, xanchor="left", y=(low + high) / 2, yanchor="middle"',
+        'x=0.4, xanchor="left", y=(low + high) / 2, yanchor="middle"',
+        "a phone's stacked panels put their colour bars over the cells (flow to the source)",
+    ),
+    Fault(
+        "layout-title-onto-another",
+        "visualizer/grid.py",
+        "notes = [dict(note, x=0.5, y=domain[1]) for note, domain in zip(",
+        "notes = [dict(note, x=0.5, y=domains[0][1]) for note, domain in zip(",
+        "a phone's stacked panels print both titles in one place",
+    ),
+    Fault(
+        "layout-control-unlabelled",
+        "ui/stepping.py",
+        '"first": ("« First", "step-first"),',
+        '"first": ("", "step-first"),',
+        "the First button has no text and no label",
+    ),
+    Fault(
+        "lesson-phone-layout-unknown",
+        "lesson/player.js",
+        "window.installFigures(LESSON.dark, LESSON.phone_px);",
+        "window.installFigures(LESSON.dark);",
+        "the lesson never draws its figures' phone layouts (panels side by side, titles over each other)",
+    ),
 ]

@@ -313,13 +313,13 @@ function installFigures(theme, phonePx) {
       const last = lines.length ? lines[lines.length - 1] + ' ' + word : word;
       if (lines.length && width(last) <= box) lines[lines.length - 1] = last; else lines.push(word);
     }
-    const extra = Math.round((lines.length - 1) * size * 1.3);
+    // Plotly sets a title's first line on the middle of the top margin and the others below it: the margin grows by
+    // twice the lines added, so the last line keeps the distance one line had from what lies above the plot (a
+    // note, the columns' names)
+    const extra = 2 * Math.round((lines.length - 1) * size * 1.3);
     const margin = {...(layout.margin || {}), t: ((layout.margin || {}).t ?? 100) + extra};
-    // its lines hang from the top (Plotly sets a title's first line on the middle of the top margin, so the lines
-    // below it would reach into what lies above the plot: a note, the columns' names)
-    const top = typeof title === 'object' && title.y !== undefined ? {} : {y: 1, yref: 'container', yanchor: 'top', pad: {t: 8}};
     return {...layout, margin, ...(layout.height ? {height: layout.height + extra} : {}),
-            title: {...(typeof title === 'string' ? {} : title), ...top, text: lines.join(' <br>')}};
+            title: {...(typeof title === 'string' ? {} : title), text: lines.join(' <br>')}};
   };
   // a note above the plot (an annotation on the paper, at its top or above) wider than the figure's box is broken
   // into lines too, the top margin grown to hold them (the note grows upwards from the plot)
