@@ -235,7 +235,7 @@ after the page's navigation started).
     theme.addEventListener('click', () => setDark(!document.body.classList.contains('dark')));
     const asked = new URLSearchParams(window.location.search).get('theme');
     setDark(asked ? asked === 'dark' : window.matchMedia('(prefers-color-scheme: dark)').matches);
-    window.installFigures(LESSON.dark, LESSON.phone_px);
+    window.installFigures(LESSON.dark);
     $('start-note').textContent = START.note;
     $('start-note').hidden = !START.note;
     // the page opens at the start record (state); the other sentences load once the first figure is up

@@ -23,7 +23,7 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from visualizer.theme import PHONE_WINDOW_PX, dark_theme
+from visualizer.theme import dark_theme
 
 from . import figures, page, sections
 from .sentence import LessonSentence, sentence_data
@@ -68,7 +68,6 @@ def lesson_data(title: str, sentences: Sequence[LessonSentence], start: Start = 
         "sentences": [{"title": s.title, "direction": s.trace.direction, "model": s.trace.model} for s in sentences],
         "template": figures.template(),
         "dark": dark_theme(),
-        "phone_px": PHONE_WINDOW_PX,  # a figure's box narrower than this takes the figure's phone layout
     }
 
 

@@ -24,14 +24,14 @@ PAGE_FAULTS = [
     # ---- a repaired share link says what it changed (ui/share.py repair_notice): tests/ui/test_start_share_tour.py
     Fault(
         "link-clamp-unsaid",
-        "ui/share.py",
+        "ui/share_link.py",
         "        elif asked != str(getattr(shown, name)):",
         "        elif False:",
         "a link's step past the end, or a layer or head the model lacks, is clamped without a word",
     ),
     Fault(
         "link-good-link-said-repaired",
-        "ui/share.py",
+        "ui/share_link.py",
         '    if not said:\n        return ""\n    return f"⚠️ {markdown_text(',
         '    return f"⚠️ {markdown_text(',
         "a link the page shows as it is still gets a line saying it was repaired",
@@ -129,7 +129,7 @@ PAGE_FAULTS = [
     ),
     Fault(
         "endpoint-link-unicode-digit-let-through",
-        "ui/share.py",
+        "ui/share_link.py",
         "    if not (text.isascii() and text.isdigit()) or len(text) > LINK_NUMBER_DIGITS or int(text) < 1:",
         "    if not text.isdigit() or len(text) > LINK_NUMBER_DIGITS or int(text) < 1:",
         "a share link's ?head=² passes as a number: the page's load event fails and the sentence box stays empty",

@@ -77,7 +77,7 @@ SCREEN_FAULTS = [
     ),
     Fault(
         "compare-opens-on-the-second-head",
-        "ui/compare.py",
+        "ui/compare_second.py",
         "    top = result.ranking[0]\n    return Opening(",
         "    top = result.ranking[1]\n    return Opening(",
         "the blog pair opens on the head that differs second most",
@@ -105,7 +105,7 @@ SCREEN_FAULTS = [
     ),
     Fault(
         "compare-advice-by-direction",
-        "ui/compare.py",
+        "ui/compare_second.py",
         "        if written == source_language(first):\n",
         "        if True:\n",
         "a second sentence of another language is advised to be translated in the first's direction",
@@ -337,12 +337,5 @@ SCREEN_FAULTS = [
         '"first": ("« First", "step-first"),',
         '"first": ("", "step-first"),',
         "the First button has no text and no label",
-    ),
-    Fault(
-        "lesson-phone-layout-unknown",
-        "lesson/player.js",
-        "window.installFigures(LESSON.dark, LESSON.phone_px);",
-        "window.installFigures(LESSON.dark);",
-        "the lesson never draws its figures' phone layouts (panels side by side, titles over each other)",
     ),
 ]

@@ -31,4 +31,9 @@ npm ci --no-audit --no-fund --loglevel=error
 npm run --silent lint
 # -m "": every test (pytest.ini's default leaves out the browser and slow ones); -n 2: two workers (pytest-xdist),
 # each module on one of them (its module-scoped pages stay one page), each worker with its own served apps
-python3 -m pytest -q -m "" -n 2 --dist loadfile "$@"
+# the layout check's screenshots of every screen are the run's artifacts: test-artifacts/screens/ (and its tally)
+rm -rf test-artifacts/screens
+status=0
+python3 -m pytest -q -m "" -n 2 --dist loadfile "$@" || status=$?
+[ ! -f test-artifacts/screens/screens.jsonl ] || python3 -m scripts.layout_tally
+exit "$status"

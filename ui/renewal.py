@@ -21,7 +21,7 @@ from serving.translation import Translator
 
 from .common import Page, markdown_text
 from .compare import TAB_ID as COMPARE_TAB
-from .compare import compare_with
+from .compare_second import compare_with
 from .session import write_trace_json
 from .share import Targets, parse_query
 

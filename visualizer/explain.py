@@ -64,6 +64,7 @@ def probability_change_figure(
     p1 = as_probabilities("changed", changed, p0.shape[0])
     labels = labels_for("tokens", tokens, p0.shape[0])
     delta = p1 - p0
+    mean, count = f"{float(delta.mean()):+.1%}", len(labels)
     x = np.arange(len(labels))
     bars = dict(
         type="bar",
@@ -101,7 +102,15 @@ def probability_change_figure(
                 title=axis_title("change in probability"),
             ),
             shapes=[zero_line],
-            annotations=[corner_note(f"mean change {float(delta.mean()):+.1%} over {len(labels)} tokens")],
+            annotations=[corner_note(f"mean change {mean} over {count} tokens")],
+            # a phone: the note joins the y axis's title as its second line (above the plot it met the title
+            # broken into lines)
+            meta=dict(
+                narrow=dict(
+                    annotations=[],
+                    yaxis=dict(title=axis_title(f"change in probability<br>mean {mean} over {count} tokens")),
+                )
+            ),
             height=400,
             showlegend=False,
             bargap=0.3,

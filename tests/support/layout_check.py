@@ -15,6 +15,7 @@ and every control on the screen has a name of its own (a label, or its own text)
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -122,8 +123,8 @@ MEASURE_SCREEN = (
 )
 
 
-# every control the visitor can see without a name of its own (no label, aria-label, aria-labelledby, title or text
-# of its own) -> a line naming where it is
+# every control the visitor can see without a name of its own (no label, aria-label, aria-labelledby, title, text of
+# its own or label of its Gradio block) -> a line naming where it is
 UNNAMED_CONTROLS = """() => {
   const seen = (e) => e.getClientRects().length && getComputedStyle(e).visibility !== 'hidden';
   const named = (e) => {
@@ -132,6 +133,7 @@ UNNAMED_CONTROLS = """() => {
     const by = e.getAttribute('aria-labelledby');
     if (by && by.split(/\\s+/).some((id) => text(document.getElementById(id)?.textContent))) return true;
     if (e.labels && Array.from(e.labels).some((label) => text(label.textContent))) return true;
+    if (text(e.closest('.block')?.querySelector('[data-testid="block-info"]')?.textContent)) return true;  // its block's label
     return ['BUTTON', 'A'].includes(e.tagName) || e.getAttribute('role') === 'tab' ? text(e.textContent) : false;
   };
   return Array.from(document.querySelectorAll('button, select, textarea, [role=tab], '
@@ -163,9 +165,13 @@ def screen_name(*parts: str) -> str:
 
 def check_screen(page, *name: str) -> tuple[int, list[str]]:
     """(how many figures the screen shows, what is wrong with them and with its controls: a control without a name
-    of its own); a screenshot of the whole page is kept as SCREENSHOTS/<name>.png."""
+    of its own); a screenshot of the whole page is kept as SCREENSHOTS/<name>.png, and a line of what was checked
+    in SCREENSHOTS/screens.jsonl (python3 -m scripts.layout_tally sums them)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{screen_name(*name)}.png"), full_page=True)
     figures = page.evaluate(MEASURE_SCREEN)
     unnamed = [f"a control without a label: {where}" for where in page.evaluate(UNNAMED_CONTROLS)]
-    return len(figures), [line for figure in figures for line in problems(figure)] + unnamed
+    found = [line for figure in figures for line in problems(figure)] + unnamed
+    with (SCREENSHOTS / "screens.jsonl").open("a", encoding="utf-8") as record:  # the run's tally of what it checked
+        record.write(json.dumps({"screen": screen_name(*name), "figures": len(figures), "problems": len(found)}) + "\n")
+    return len(figures), found

@@ -24,6 +24,7 @@ from model.decoding.greedy import translate
 from model.text.tokenizer import SPECIAL_TOKENS
 from serving.translation import notices
 from ui import build_demo, compare, compare_views, redraw, session, share
+from ui import share_link
 from ui.common import Page
 from ui.text import BLOG_PAIR, DIRECTION_LABELS
 from visualizer.lines import LINE_THRESHOLD
@@ -283,10 +284,10 @@ def test_bad_input_gives_one_message_and_a_cleared_result(tab, translator, indep
 
 # --------------------------------------------------------------------------- share links and the blog pair
 def test_a_share_link_restores_a_comparison(demo, independent, token):
-    view = share.View(TIRED, DIRECTION, 1, "compare", "cross", 2, "3", WIDE, token)
-    assert share.parse_query(dict(parse_qsl(urlsplit("http://h/" + share.query_string(view)).query))) == view
+    view = share_link.View(TIRED, DIRECTION, 1, "compare", "cross", 2, "3", WIDE, token)
+    assert share_link.parse_query(dict(parse_qsl(urlsplit("http://h/" + share_link.query_string(view)).query))) == view
     driver = PageDriver(demo)
-    page = driver.load(dict(parse_qsl(share.query_string(view)[1:])))
+    page = driver.load(dict(parse_qsl(share_link.query_string(view)[1:])))
     assert driver.value("source") == TIRED and page["compare-second"] == WIDE
     assert driver.prop("views", "selected") == "compare"
     assert (driver.value("compare-kind"), driver.value("compare-layer"), driver.value("compare-head")) == (
@@ -302,7 +303,7 @@ def test_a_share_link_restores_a_comparison(demo, independent, token):
     # the same answer draws the comparison, and the link box names the same view
     assert page["compare-plot-1"] is not None and page["compare-plot-2"] is not None
     assert_shows(page, independent, token)
-    assert page["share-link"] == driver.url + share.query_string(view)
+    assert page["share-link"] == driver.url + share_link.query_string(view)
 
 
 def ranked_first(independent, token) -> tuple[str, int, int, int]:
@@ -440,8 +441,8 @@ def test_the_link_names_the_comparison_on_the_compare_tab(tab, independent, toke
         page_url="http://h/?x=1",
         **tab.link_fields(values(tab, compare.Second(second_trace), token, kind="cross", layer=2, head="3")),
     )
-    assert link == "http://h/" + share.query_string(
-        share.View(TIRED, DIRECTION, 1, "compare", "cross", 2, "3", WIDE, token)
+    assert link == "http://h/" + share_link.query_string(
+        share_link.View(TIRED, DIRECTION, 1, "compare", "cross", 2, "3", WIDE, token)
     )
 
 

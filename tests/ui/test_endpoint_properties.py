@@ -26,7 +26,8 @@ from page_driver import PageDriver
 
 from model.checkpoints.catalogue import MODELS
 from serving.runner import BAD_INPUT_TITLE, NO_MODEL_TITLE
-from ui import build_demo, share
+from ui import build_demo
+from ui import share_link
 from ui.text import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -137,9 +138,9 @@ def test_no_model_loaded_is_titled_so_without_a_server_path(tmp_path):
 
 # --------------------------------------------------------------------------- the share link
 def test_a_link_number_is_ascii_digits_from_one():
-    assert [share.link_number(value) for value in ("1", "07", "9999")] == [1, 7, 9999]
+    assert [share_link.link_number(value) for value in ("1", "07", "9999")] == [1, 7, 9999]
     for value in [*UNICODE_DIGITS, "0", "-1", "1e3", " 2", "10000", "9" * 5000, "", "²1"]:
-        assert share.link_number(value) is None, value
+        assert share_link.link_number(value) is None, value
 
 
 link_values = st.sampled_from(UNICODE_DIGITS) | st.sampled_from(["1", "2", "3", "4", "0", "99999", "all", "mean"])
@@ -149,7 +150,7 @@ link_params = st.fixed_dictionaries(
         "text": st.sampled_from([EXAMPLES[0][0], GERMAN, ""]),
         "dir": st.sampled_from(["de-en", "en-de"]) | odd_strings,
         "step": link_values | st.text(max_size=6),
-        "tab": st.sampled_from(share.TABS) | st.text(max_size=6),
+        "tab": st.sampled_from(share_link.TABS) | st.text(max_size=6),
         "kind": st.sampled_from(["cross", "encoder", "decoder_self"]) | st.text(max_size=6),
         "layer": link_values | st.text(max_size=6),
         "head": link_values | st.text(max_size=6),
@@ -160,7 +161,7 @@ link_params = st.fixed_dictionaries(
 @PROPERTIES
 @given(params=link_params)
 def test_every_link_value_opens_a_view_the_page_has_and_a_bad_one_is_said(demo, params):
-    view = share.parse_query(params)
+    view = share_link.parse_query(params)
     driver = PageDriver(demo)
     shown = driver.load(params)  # raises if the load handler fails: the page would open with an empty box
     if view is None:
@@ -176,5 +177,5 @@ def test_every_link_value_opens_a_view_the_page_has_and_a_bad_one_is_said(demo, 
     config = driver.demo.runner.checkpoint.config
     assert driver.value("source") == driver.trace.source_text
     assert 1 <= driver.value("step") <= driver.trace.num_steps
-    assert driver.value("head") in (*share.HEADS, *map(str, range(1, config.n_heads + 1)))
+    assert driver.value("head") in (*share_link.HEADS, *map(str, range(1, config.n_heads + 1)))
     assert driver.value("layer") in driver.choices("layer")

@@ -25,7 +25,7 @@ from serving import trace_from_lean
 from serving.translation import notices, switch_direction
 from ui import models, positions, session
 from ui.explain.panels import PANELS
-from ui.share import TABS
+from ui.share_link import TABS
 from visualizer.training import markdown_cell
 
 from explain_page import ExplainPage

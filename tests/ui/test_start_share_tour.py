@@ -18,6 +18,7 @@ from model.text import language, limits
 from serving import Runner
 from serving.translation import notices, switch_direction
 from ui import build_demo, session, share, tour
+from ui import share_link
 from ui.text import EXAMPLES
 
 GERMAN = "Zwei Hunde spielen im Schnee."
@@ -154,12 +155,12 @@ def test_first_view_is_the_most_diagonal_cross_attention_head(trace):
 def test_share_link_round_trip():
     from urllib.parse import parse_qsl, urlsplit
 
-    view = share.View("Wie spät ist es? & = # ü", "en-de", 3, "masks", "decoder_self", 2, "mean")
-    url = "http://host/app/" + share.query_string(view)
-    assert share.parse_query(dict(parse_qsl(urlsplit(url).query))) == view
-    assert share.parse_query({}) is None
-    bad = share.parse_query({"step": "x", "tab": "nope", "kind": "evil", "head": "<b>", "dir": "fr-de"})
-    assert bad == share.View()
+    view = share_link.View("Wie spät ist es? & = # ü", "en-de", 3, "masks", "decoder_self", 2, "mean")
+    url = "http://host/app/" + share_link.query_string(view)
+    assert share_link.parse_query(dict(parse_qsl(urlsplit(url).query))) == view
+    assert share_link.parse_query({}) is None
+    bad = share_link.parse_query({"step": "x", "tab": "nope", "kind": "evil", "head": "<b>", "dir": "fr-de"})
+    assert bad == share_link.View()
 
 
 def test_a_shared_link_restores_its_view(demo):
@@ -174,7 +175,7 @@ def test_a_shared_link_restores_its_view(demo):
     assert shown["translation"] == trace.translation and shown["mask-plot"] is not None  # the linked tab, drawn
     assert f"Step 2 of {trace.num_steps}" in shown["step-info"]
     url = share.link(trace, 2, "masks", "encoder", 2, "3", "http://h/?old=1")
-    assert url == "http://h/" + share.query_string(share.View(GERMAN, "en-de", 2, "masks", "encoder", 2, "3"))
+    assert url == "http://h/" + share_link.query_string(share_link.View(GERMAN, "en-de", 2, "masks", "encoder", 2, "3"))
     assert shown["share-link"] == share.link(trace, 2, "masks", "encoder", 2, "3", driver.url)  # the same view
     assert "link" not in (shown["notice"] or "")  # a good link is shown as it is: nothing said of it
     bare = PageDriver(demo).load()

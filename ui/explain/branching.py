@@ -14,9 +14,8 @@ from ..common import Page, TabView, step_index
 from .panel import MODEL_RUN, Panel, branch_outcome, cleared_view, comparison_html, require, show_result, view
 
 LEAD = (
-    "force another candidate at the current step and let the model go on taking its likeliest token; the new "
-    "output is shown beside the original, aligned word by word: the forced token and only the words it added, "
-    "dropped or replaced are marked."
+    "force another candidate at the current step and let the model go on greedily; the new output beside the "
+    "original, aligned word by word, marks only what it added, dropped or replaced."
 )
 RUN, READING = "branch-run", "branch-result"  # the button, and the result that opens on what it changed
 ABOUT = """
