@@ -23,7 +23,7 @@ from model.analysis.compare import translating_step
 from model.decoding.greedy import translate
 from model.text.tokenizer import SPECIAL_TOKENS
 from serving.translation import notices
-from ui import build_demo, compare, compare_views, redraw, session, share
+from ui import build_demo, compare, compare_second, compare_views, redraw, session, share
 from ui import share_link
 from ui.common import Page
 from ui.text import BLOG_PAIR, DIRECTION_LABELS
@@ -81,7 +81,7 @@ def token(independent):
 
 def values(
     tab: compare.CompareTab,
-    second: compare.Second,
+    second: compare_second.Second,
     token,
     kind="encoder",
     layer=1,
@@ -187,7 +187,7 @@ def assert_shows(page: dict, independent, token) -> None:
 # --------------------------------------------------------------------------- provenance
 def test_the_numbers_shown_equal_two_independent_translations(tab, translator, independent, token):
     first = translated(translator, TIRED, DIRECTION)  # the page's way: both through the one Translate action
-    second = compare.compare_with(translator, first, WIDE)
+    second = compare_second.compare_with(translator, first, WIDE)
     assert second.trace is not None and second.trace.direction == DIRECTION
     page = shown(tab, first, second, token)
     assert_shows(page, independent, token)
@@ -195,7 +195,7 @@ def test_the_numbers_shown_equal_two_independent_translations(tab, translator, i
 
 
 def test_the_second_sentences_trace_reused_for_the_first_is_caught(tab, translator, independent, token):
-    second = compare.compare_with(translator, independent[0], WIDE)
+    second = compare_second.compare_with(translator, independent[0], WIDE)
     page = shown(tab, second.trace, second, token)  # planted fault: the same trace twice
     with pytest.raises(AssertionError):
         assert_shows(page, independent, token)
@@ -204,7 +204,7 @@ def test_the_second_sentences_trace_reused_for_the_first_is_caught(tab, translat
 @pytest.mark.parametrize("kind", ["encoder", "cross"])
 def test_both_figures_draw_the_same_head_each_from_its_own_sentence(tab, independent, token, kind):
     first, second_trace = independent
-    second = compare.Second(second_trace)
+    second = compare_second.Second(second_trace)
     for n, trace in ((1, first), (2, second_trace)):
         position = trace.source_tokens.index(token)
         step = translating_step(trace, position).step
@@ -225,7 +225,7 @@ def test_both_figures_draw_the_same_head_each_from_its_own_sentence(tab, indepen
 
 def test_both_figures_and_captions_show_the_pages_step(tab, independent, token):
     first, second_trace = independent
-    page = shown(tab, first, compare.Second(second_trace), token, step=3, kind="cross", layer=1, head="1")
+    page = shown(tab, first, compare_second.Second(second_trace), token, step=3, kind="cross", layer=1, head="1")
     for n, trace in ((1, first), (2, second_trace)):
         assert f"step 3 of {trace.num_steps}" in page[f"compare-caption-{n}"]
         assert max(query for _, query, _ in drawn_lines(figure_of(page[f"compare-plot-{n}"]))) <= 2  # rows to step 3
@@ -263,17 +263,17 @@ def alone(page: dict, first) -> bool:
 def test_bad_input_gives_one_message_and_a_cleared_result(tab, translator, independent, token):
     first = independent[0]
     for text, message in (("  ", "second sentence is empty"), ("x" * 6000, "the limit is")):
-        page = shown(tab, first, compare.compare_with(translator, first, text), token)
+        page = shown(tab, first, compare_second.compare_with(translator, first, text), token)
         assert message in page["compare-message"] and cleared(page)
         assert alone(page, first)  # the first sentence stays, drawn alone
-    assert "first sentence" in compare.compare_with(translator, None, WIDE).note
-    other = compare.Second(translated(translator, "Ein Mann fährt Fahrrad.", "de-en"))
+    assert "first sentence" in compare_second.compare_with(translator, None, WIDE).note
+    other = compare_second.Second(translated(translator, "Ein Mann fährt Fahrrad.", "de-en"))
     page = shown(tab, first, other, token)
     assert "English → German and the second German → English" in page["compare-message"] and cleared(page)
     assert alone(page, first)
     # nothing in common but the special tokens: the figures stay, the token's comparison goes
-    apart = compare.Second(translated(translator, "Wow", "en-de"))
-    assert compare.shared_source_tokens(first, apart.trace) == []
+    apart = compare_second.Second(translated(translator, "Wow", "en-de"))
+    assert compare_second.shared_source_tokens(first, apart.trace) == []
     page = shown(tab, first, apart, token)
     assert "share no source token" in page["compare-message"] and cleared(page)
     assert page["compare-plot-1"] is not None and page["compare-plot-2"] is not None
@@ -296,7 +296,7 @@ def test_a_share_link_restores_a_comparison(demo, independent, token):
         "3",
     )
     assert driver.value("compare-token") == token and token in driver.choices("compare-token")
-    [second] = [v for v in driver.values.values() if isinstance(v, compare.Second)]
+    [second] = [v for v in driver.values.values() if isinstance(v, compare_second.Second)]
     assert second.trace.source_text == WIDE and second.trace.direction == DIRECTION
     np.testing.assert_array_equal(second.trace.cross_attention, independent[1].cross_attention)
     np.testing.assert_array_equal(driver.trace.cross_attention, independent[0].cross_attention)
@@ -388,7 +388,7 @@ def test_back_to_your_sentence_shows_it_alone_and_compares_only_when_asked(demo)
     driver.click("compare-example")
     page = driver.click("compare-back")
     assert driver.trace.source_text == own and driver.value("compare-second") == ""
-    assert not any(isinstance(v, compare.Second) for v in driver.values.values())  # the pair's second is gone
+    assert not any(isinstance(v, compare_second.Second) for v in driver.values.values())  # the pair's second is gone
     assert alone(page, driver.trace) and cleared(page)
     line = page["compare-message"]
     assert "⚠️" not in line and "\n" not in line and f"in {language} and press **Compare**" in line
@@ -413,7 +413,7 @@ def test_a_second_sentence_of_another_direction_gets_advice_in_its_own_language(
     translated German → English)."""
     first = translated(translator, "Ein Mann fährt Fahrrad.", "de-en")
     text = {"German": "Zwei Hunde spielen im Schnee.", "English": WIDE}[written]
-    message = compare.problem(first, compare.Second(translated(translator, text, "en-de")))
+    message = compare_second.problem(first, compare_second.Second(translated(translator, text, "en-de")))
     if written == "German":
         assert message.endswith("press **Compare** to translate the second German → English too.")
     else:
@@ -439,7 +439,7 @@ def test_the_link_names_the_comparison_on_the_compare_tab(tab, independent, toke
         1,
         "compare",
         page_url="http://h/?x=1",
-        **tab.link_fields(values(tab, compare.Second(second_trace), token, kind="cross", layer=2, head="3")),
+        **tab.link_fields(values(tab, compare_second.Second(second_trace), token, kind="cross", layer=2, head="3")),
     )
     assert link == "http://h/" + share_link.query_string(
         share_link.View(TIRED, DIRECTION, 1, "compare", "cross", 2, "3", WIDE, token)
@@ -548,7 +548,7 @@ def test_both_grids_of_every_head_keep_the_tokens_label(tab, independent, token,
     that translates it in the first sentence."""
     first, second_trace = independent
     step = translating_step(first, first.source_tokens.index(token)).step + 1
-    page = shown(tab, first, compare.Second(second_trace), token, step, kind=kind, layer=1, head="all", draw="heatmap")
+    page = shown(tab, first, compare_second.Second(second_trace), token, step, kind=kind, layer=1, head="all", draw="heatmap")
     named = []
     for n, trace in ((1, first), (2, second_trace)):
         layout = figure_of(page[f"compare-plot-{n}"])["layout"]
@@ -591,8 +591,8 @@ def test_the_blog_pairs_sentences_are_both_traces_numbers(independent):
     traces: the head and word ("animal" or "street", pieces summed) with the largest weight in either sentence, and
     that head's weight in each; the output token in each; the keys where the top head's two rows differ most."""
     first, second = independent
-    token = compare.pick_token(first, second, "▁it")
-    result = compare.comparison(first, second, token)
+    token = compare_second.pick_token(first, second, "▁it")
+    result = compare_second.comparison(first, second, token)
     queries = [trace.source_tokens.index(token) for trace in independent]
     said = compare_views.summary(result, ("animal", "street"))
     # the output at the step that translates the token, in each sentence
