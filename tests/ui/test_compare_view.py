@@ -548,7 +548,9 @@ def test_both_grids_of_every_head_keep_the_tokens_label(tab, independent, token,
     that translates it in the first sentence."""
     first, second_trace = independent
     step = translating_step(first, first.source_tokens.index(token)).step + 1
-    page = shown(tab, first, compare_second.Second(second_trace), token, step, kind=kind, layer=1, head="all", draw="heatmap")
+    page = shown(
+        tab, first, compare_second.Second(second_trace), token, step, kind=kind, layer=1, head="all", draw="heatmap"
+    )
     named = []
     for n, trace in ((1, first), (2, second_trace)):
         layout = figure_of(page[f"compare-plot-{n}"])["layout"]
